@@ -1,0 +1,197 @@
+//! CAIRN syntax: the lexer, an event-based recursive-descent parser, lossless rowan trees and
+//! typed AST wrappers.
+//!
+//! [`parse`] never fails: it returns a [`Parse`], a tree plus the errors met while building it.
+//! The tree is lossless (its text is the input, byte for byte, for *any* input) and holds no
+//! semantic data; errors live beside it, each with a stable code (`E-LEX`, `E-PARSE`, `E-NAME`,
+//! `E-DEPTH`, …) and a byte range. Parsing is linear in the input, never recurses deeper than the
+//! nesting limits (so 100,000 nested brackets are an `E-DEPTH` error, not a stack overflow), and
+//! resynchronises at statements and declarations so that independent mistakes are all reported.
+//!
+//! This crate knows nothing of salsa, files or positions as lines; see `docs/syntax.md` for the
+//! grammar decisions.
+
+#[macro_use]
+mod syntax_kind;
+pub mod ast;
+mod builder;
+mod error;
+mod grammar;
+pub mod lexer;
+mod parser;
+mod token_set;
+mod validation;
+
+use std::sync::Arc;
+
+pub use rowan::{GreenNode, TextRange, TextSize};
+
+pub use crate::error::{ErrorCode, SyntaxError};
+pub use crate::lexer::first_token;
+pub use crate::parser::{BLOCK_DEPTH_LIMIT, EXPRESSION_DEPTH_LIMIT, TYPE_DEPTH_LIMIT};
+pub use crate::syntax_kind::SyntaxKind;
+
+use crate::builder::TokenStream;
+use crate::parser::{Parser, ParserInput};
+
+/// The rowan language of CAIRN trees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CairnLanguage {}
+
+impl rowan::Language for CairnLanguage {
+    type Kind = SyntaxKind;
+
+    fn kind_from_raw(raw: rowan::SyntaxKind) -> SyntaxKind {
+        // `ALL` lists the kinds in declaration order, so a kind's number is its index.
+        SyntaxKind::ALL
+            .get(raw.0 as usize)
+            .copied()
+            .unwrap_or(SyntaxKind::ERROR)
+    }
+
+    fn kind_to_raw(kind: SyntaxKind) -> rowan::SyntaxKind {
+        kind.into()
+    }
+}
+
+pub type SyntaxNode = rowan::SyntaxNode<CairnLanguage>;
+pub type SyntaxToken = rowan::SyntaxToken<CairnLanguage>;
+pub type SyntaxElement = rowan::SyntaxElement<CairnLanguage>;
+pub type SyntaxNodePtr = rowan::ast::SyntaxNodePtr<CairnLanguage>;
+
+/// The result of parsing a text: a lossless green tree and the syntax errors, sorted by position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parse {
+    green: GreenNode,
+    errors: Arc<[SyntaxError]>,
+    /// Index into `errors` of the first error that stops the lexer, if any.
+    lexer_stop: Option<usize>,
+}
+
+impl Parse {
+    /// The root of the tree (a `SOURCE_FILE` node).
+    pub fn syntax_node(&self) -> SyntaxNode {
+        SyntaxNode::new_root(self.green.clone())
+    }
+
+    /// The typed root.
+    pub fn tree(&self) -> ast::SourceFile {
+        ast::SourceFile {
+            syntax: self.syntax_node(),
+        }
+    }
+
+    /// The green tree, for storing in a database.
+    pub fn green(&self) -> &GreenNode {
+        &self.green
+    }
+
+    /// Every syntax error, in order of position.
+    pub fn errors(&self) -> &[SyntaxError] {
+        &self.errors
+    }
+
+    /// True when the text parsed without error.
+    pub fn ok(&self) -> bool {
+        self.errors.is_empty()
+    }
+
+    /// The error a front end that stops at the first refusal reports: a lexical error that stops
+    /// the lexer (an unexpected character, an unterminated or empty literal) wherever it is,
+    /// else the first error in the text.
+    pub fn first_error(&self) -> Option<&SyntaxError> {
+        self.lexer_stop().or_else(|| self.errors.first())
+    }
+
+    /// The first error that would stop the original's lexer (an unexpected character, an
+    /// unterminated or empty literal). In a program of several files such an error outranks the
+    /// parse errors of every file, because the original lexes the whole program first.
+    pub fn lexer_stop(&self) -> Option<&SyntaxError> {
+        self.lexer_stop.and_then(|i| self.errors.get(i))
+    }
+
+    /// The tree as indented text with each node's and token's range, then the errors; the form
+    /// the snapshot tests record.
+    pub fn debug_dump(&self) -> String {
+        let mut out = format!("{:#?}", self.syntax_node());
+        // rowan ends its dump with a newline; keep exactly one.
+        while out.ends_with('\n') {
+            out.pop();
+        }
+        out.push('\n');
+        for error in self.errors.iter() {
+            out.push_str(&format!(
+                "error {:?}: {}: {}\n",
+                error.range, error.code, error.message
+            ));
+        }
+        out
+    }
+}
+
+/// Parses a CAIRN source text. Never fails and never panics; see the crate comment.
+pub fn parse(text: &str) -> Parse {
+    parse_with(text, grammar::source_file)
+}
+
+/// Parses `text` as one block `{ … }` on its own (for re-parsing an edited body). The root is a
+/// `SOURCE_FILE` whose only child is the `BLOCK`, plus an error node for anything after it.
+pub fn parse_block(text: &str) -> Parse {
+    parse_with(text, grammar::block_only)
+}
+
+fn parse_with(text: &str, entry: fn(&mut Parser<'_>)) -> Parse {
+    let lexed = lexer::lex(text);
+    let stream = TokenStream::new(text, &lexed.tokens);
+    let input = parser_input(&stream);
+    let mut parser = Parser::new(&input);
+    entry(&mut parser);
+    let (events, parse_errors) = parser.finish();
+    let green = builder::build(&stream, events);
+
+    let mut errors: Vec<(SyntaxError, bool)> = lexed
+        .errors
+        .into_iter()
+        .zip(lexed.hard.iter().copied())
+        .collect();
+    errors.extend(
+        builder::locate_errors(&stream, parse_errors)
+            .into_iter()
+            .map(|e| (e, false)),
+    );
+    let root = SyntaxNode::new_root(green.clone());
+    errors.extend(validation::validate(&root).into_iter().map(|e| (e, false)));
+    errors.sort_by_key(|(error, _)| (error.range.start(), error.range.end()));
+    let lexer_stop = errors.iter().position(|(_, hard)| *hard);
+    let errors: Arc<[SyntaxError]> = errors.into_iter().map(|(error, _)| error).collect();
+    Parse {
+        green,
+        errors,
+        lexer_stop,
+    }
+}
+
+fn parser_input<'a>(stream: &TokenStream<'a>) -> ParserInput<'a> {
+    let n = stream.significant.len();
+    let mut input = ParserInput {
+        kinds: Vec::with_capacity(n),
+        texts: Vec::with_capacity(n),
+        joint: Vec::with_capacity(n),
+        line_start: Vec::with_capacity(n),
+    };
+    let mut previous_raw: Option<usize> = None;
+    for &raw in &stream.significant {
+        let raw = raw as usize;
+        input.kinds.push(stream.raw[raw].kind);
+        input.texts.push(stream.raw_text(raw));
+        let between = previous_raw.map_or(0..raw, |prev| prev + 1..raw);
+        input
+            .joint
+            .push(previous_raw.is_some() && between.is_empty());
+        let newline =
+            previous_raw.is_none() || between.clone().any(|i| stream.raw_text(i).contains('\n'));
+        input.line_start.push(newline);
+        previous_raw = Some(raw);
+    }
+    input
+}

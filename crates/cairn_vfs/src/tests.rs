@@ -1,0 +1,234 @@
+//! Tests of program loading: manifests, path rules, dependencies, encodings.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::manifest::parse_manifest;
+
+/// A fresh directory under the system temp dir, removed when dropped.
+struct TempTree(PathBuf);
+
+impl TempTree {
+    fn new(tag: &str) -> TempTree {
+        let dir = std::env::temp_dir().join(format!("cairn-vfs-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("temp dir");
+        TempTree(dir)
+    }
+
+    fn write(&self, relative: &str, contents: &[u8]) -> &TempTree {
+        let path = self.0.join(relative);
+        fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+        fs::write(path, contents).expect("write");
+        self
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempTree {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+#[track_caller]
+fn check_manifest_error(text: &str, expected_fragment: &str) {
+    let error = parse_manifest(text).expect_err("manifest should be refused");
+    assert!(
+        error.contains(expected_fragment),
+        "`{error}` lacks `{expected_fragment}`"
+    );
+}
+
+#[test]
+fn a_minimal_manifest_takes_the_defaults() {
+    let manifest = parse_manifest("[project]\nname = \"app\"\nsources = [\"src/main.cairn\"]\n")
+        .expect("valid");
+    assert_eq!(manifest.name, "app");
+    assert_eq!(manifest.build, BuildConfig::default());
+    assert!(manifest.tests.is_empty());
+}
+
+#[test]
+fn manifests_refuse_everything_the_spec_refuses() {
+    let good = "[project]\nname = \"app\"\nsources = [\"a.cairn\"]\n";
+    check_manifest_error(&format!("{good}[hooks]\nx = 1\n"), "unknown table `hooks`");
+    check_manifest_error(
+        "[project]\nname = \"app\"\nsources = [\"a.cairn\"]\nextra = 1\n",
+        "unknown key `extra`",
+    );
+    check_manifest_error(
+        "[project]\nname = \"9app\"\nsources = [\"a.cairn\"]\n",
+        "must match",
+    );
+    check_manifest_error("[project]\nname = \"app\"\nsources = []\n", "1..1024");
+    check_manifest_error(
+        "[project]\nname = \"app\"\nsources = [\"../a.cairn\"]\n",
+        "relative .cairn path",
+    );
+    check_manifest_error(
+        "[project]\nname = \"app\"\nsources = [\"./a.cairn\"]\n",
+        "relative .cairn path",
+    );
+    check_manifest_error(
+        "[project]\nname = \"app\"\nsources = [\"/a.cairn\"]\n",
+        "relative .cairn path",
+    );
+    check_manifest_error(
+        "[project]\nname = \"app\"\nsources = [\"a\\\\b.cairn\"]\n",
+        "relative .cairn path",
+    );
+    check_manifest_error(
+        "[project]\nname = \"app\"\nsources = [\"a.cairn\", \"a.cairn\"]\n",
+        "twice",
+    );
+    check_manifest_error(
+        "[project]\nname = \"app\"\nsources = [\"a.txt\"]\n",
+        "relative .cairn path",
+    );
+    check_manifest_error(&format!("{good}[build]\nkind = \"dll\"\n"), "unknown");
+    check_manifest_error(&format!("{good}[build]\narch = \"pentium\"\n"), "unknown");
+    check_manifest_error(&format!("{good}[build]\ntarget = \"wasm\"\n"), "unknown");
+    check_manifest_error(
+        &format!("{good}[build]\nlibraries = [\"ssl\"]\n"),
+        "not a known system library",
+    );
+    check_manifest_error(
+        &format!("{good}[build]\nlibraries = [\"z\", \"z\"]\n"),
+        "twice",
+    );
+    check_manifest_error(
+        &format!("{good}[build]\ntarget = \"aarch64-virt\"\nlibraries = [\"z\"]\n"),
+        "freestanding",
+    );
+    check_manifest_error(
+        &format!("{good}[build]\ndevice_target = \"sm_80a\"\n"),
+        "from sm_90",
+    );
+    check_manifest_error(
+        &format!("{good}[build]\ndevice_target = \"sm_90f\"\n"),
+        "from sm_100",
+    );
+    check_manifest_error(
+        &format!("{good}[build]\ndevice_target = \"gpu\"\n"),
+        "not a device target",
+    );
+    check_manifest_error(
+        &format!("{good}[foreign]\n\"x.c\" = [\"f\"]\n"),
+        ".cpp, .cc or .cu",
+    );
+    check_manifest_error(
+        &format!("{good}[foreign]\n\"x.cu\" = [\"1f\"]\n"),
+        "C identifiers",
+    );
+    check_manifest_error("[project\n", "not valid TOML");
+}
+
+#[test]
+fn a_full_manifest_reads_every_table() {
+    let manifest = parse_manifest(
+        "[project]\nname = \"meter\"\nsources = [\"src/units.cairn\", \"src/main.cairn\"]\ntests = [\"tests/scale.json\"]\n\
+         [build]\nkind = \"exe\"\narch = \"baseline\"\ndevice_target = \"sm_90a\"\nlibraries = [\"z\"]\n\
+         [dependencies]\nringbuf = \"vendor/ringbuf\"\n[foreign]\n\"vendor/scale.cu\" = [\"scale_tiled\"]\n",
+    )
+    .expect("valid");
+    assert_eq!(manifest.build.kind, BuildKind::Exe);
+    assert_eq!(manifest.build.device_target.as_deref(), Some("sm_90a"));
+    assert_eq!(
+        manifest.dependencies,
+        vec![("ringbuf".to_string(), "vendor/ringbuf".to_string())]
+    );
+    assert_eq!(
+        manifest.foreign,
+        vec![(
+            "vendor/scale.cu".to_string(),
+            vec!["scale_tiled".to_string()]
+        )]
+    );
+}
+
+#[test]
+fn a_single_file_is_a_program_named_by_its_stem() {
+    let tree = TempTree::new("single");
+    tree.write(
+        "hello.cairn",
+        b"\xEF\xBB\xBFfn main() -> i32 { return 0; }\n",
+    );
+    let program = load(&tree.path().join("hello.cairn")).expect("loads");
+    assert_eq!(program.name, "hello");
+    assert!(program.is_single_file());
+    assert_eq!(program.files.len(), 1);
+    assert_eq!(program.files[0].name, "hello.cairn");
+    assert!(program.files[0].had_bom);
+    assert!(program.files[0].text.starts_with("fn main"));
+}
+
+#[test]
+fn text_that_is_not_utf8_is_an_environment_error() {
+    let tree = TempTree::new("latin1");
+    tree.write("bad.cairn", b"fn main() -> i32 { return 0; } // caf\xE9\n");
+    let error = load(&tree.path().join("bad.cairn")).expect_err("refused");
+    assert!(
+        error.message.contains("not UTF-8") && error.message.contains("offset 37"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_project_loads_dependencies_first_and_once() {
+    let tree = TempTree::new("deps");
+    tree.write("cairn.toml", b"[project]\nname = \"app\"\nsources = [\"src/main.cairn\"]\n[dependencies]\ngeo = \"deps/geo\"\nmath = \"deps/math\"\n")
+        .write("src/main.cairn", b"module app;\n")
+        .write("deps/geo/cairn.toml", b"[project]\nname = \"geo\"\nsources = [\"g.cairn\"]\n[dependencies]\nmath = \"m\"\n")
+        .write("deps/geo/g.cairn", b"module geo;\n")
+        .write("deps/geo/m/cairn.toml", b"[project]\nname = \"math\"\nsources = [\"m.cairn\"]\n")
+        .write("deps/geo/m/m.cairn", b"module math;\n")
+        .write("deps/math/cairn.toml", b"[project]\nname = \"math\"\nsources = [\"m.cairn\"]\n")
+        .write("deps/math/m.cairn", b"module math;\n");
+    // Two directories hold a project named `math`: refused.
+    let error = load(tree.path()).expect_err("two projects named math");
+    assert!(error.message.contains("Two projects"), "{error}");
+
+    tree.write("cairn.toml", b"[project]\nname = \"app\"\nsources = [\"src/main.cairn\"]\n[dependencies]\ngeo = \"deps/geo\"\n");
+    let program = load(tree.path()).expect("loads");
+    let names: Vec<&str> = program.files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["deps/geo/m/m.cairn", "deps/geo/g.cairn", "src/main.cairn"]
+    );
+    assert_eq!(program.dependencies.len(), 2);
+}
+
+#[test]
+fn missing_sources_and_odd_paths_are_refused() {
+    let tree = TempTree::new("missing");
+    tree.write(
+        "cairn.toml",
+        b"[project]\nname = \"app\"\nsources = [\"src/main.cairn\"]\n",
+    );
+    let error = load(tree.path()).expect_err("missing file");
+    assert!(error.message.contains("missing"), "{error}");
+    let error = load(&tree.path().join("notes.txt")).expect_err("unreadable");
+    assert!(error.message.contains("Cannot read"), "{error}");
+    tree.write("notes.txt", b"hi");
+    let error = load(&tree.path().join("notes.txt")).expect_err("wrong kind");
+    assert!(error.message.contains("neither"), "{error}");
+}
+
+#[cfg(unix)]
+#[test]
+fn symbolic_links_are_not_followed() {
+    let tree = TempTree::new("links");
+    tree.write(
+        "cairn.toml",
+        b"[project]\nname = \"app\"\nsources = [\"src/main.cairn\"]\n",
+    )
+    .write("real/main.cairn", b"fn main() -> i32 { return 0; }\n");
+    std::os::unix::fs::symlink(tree.path().join("real"), tree.path().join("src")).expect("symlink");
+    let error = load(tree.path()).expect_err("link refused");
+    assert!(error.message.contains("symbolic link"), "{error}");
+}
