@@ -25,11 +25,7 @@ pub fn run(path: &Path, out: Output) -> u8 {
     let mut first_hard: Option<Diagnostic> = None;
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut functions = 0usize;
-    let indexes: Vec<LineIndex> = program
-        .files
-        .iter()
-        .map(|f| LineIndex::new(&f.text))
-        .collect();
+    let indexes: Vec<LineIndex> = program.files.iter().map(|f| LineIndex::new(&f.text)).collect();
     for (file, index) in program.files.iter().zip(&indexes) {
         let parse = cairn_syntax::parse(&file.text);
         functions += parse
@@ -57,9 +53,7 @@ pub fn run(path: &Path, out: Output) -> u8 {
             Some(name) => program.files.iter().position(|f| f.name == name)?,
             None => 0,
         };
-        indexes[position]
-            .line_text(&program.files[position].text, line)
-            .map(str::to_string)
+        indexes[position].line_text(&program.files[position].text, line).map(str::to_string)
     };
     match Refusal::from_diagnostics(diagnostics) {
         Some(refusal) => {
@@ -73,10 +67,8 @@ pub fn run(path: &Path, out: Output) -> u8 {
             record.insert("library_functions".into(), json!(0));
             record.insert("formal_status".into(), json!("not-verified"));
             record.insert("checked".into(), Value::String("syntax".into()));
-            let detail = format!(
-                "{} (syntax only: the semantic checker is not built yet)",
-                plural(functions, "function")
-            );
+            let detail =
+                format!("{} (syntax only: the semantic checker is not built yet)", plural(functions, "function"));
             out.summary(&record, true, &detail);
             0
         }
@@ -84,9 +76,5 @@ pub fn run(path: &Path, out: Output) -> u8 {
 }
 
 fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("{n} {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
+    if n == 1 { format!("{n} {noun}") } else { format!("{n} {noun}s") }
 }

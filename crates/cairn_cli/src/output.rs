@@ -34,18 +34,10 @@ impl Output {
                 Some("human") => Some(FormatChoice::Human),
                 _ => None,
             })
-            .unwrap_or(if stdout_terminal {
-                FormatChoice::Human
-            } else {
-                FormatChoice::Json
-            });
+            .unwrap_or(if stdout_terminal { FormatChoice::Human } else { FormatChoice::Json });
         let no_color = std::env::var_os("NO_COLOR").is_some();
         let color = |terminal: bool| {
-            if terminal && !no_color {
-                Color::On
-            } else {
-                Color::Off
-            }
+            if terminal && !no_color { Color::On } else { Color::Off }
         };
         Output {
             format,
@@ -97,11 +89,7 @@ impl Output {
                     Color::On => format!("\x1b[{style}m{status}\x1b[0m"),
                     Color::Off => status.to_string(),
                 };
-                let line = if detail.is_empty() {
-                    status
-                } else {
-                    format!("{status}: {detail}")
-                };
+                let line = if detail.is_empty() { status } else { format!("{status}: {detail}") };
                 let _ = writeln!(std::io::stdout().lock(), "{line}");
             }
         }

@@ -12,16 +12,9 @@ use serde_json::{Map, Value};
 pub type SourceLines<'a> = dyn Fn(Option<&str>, u32) -> Option<String> + 'a;
 
 /// Keys shown in the header or nowhere.
-const HEADER_KEYS: &[&str] = &[
-    "protocol", "status", "code", "message", "line", "column", "trust", "file", "module",
-];
+const HEADER_KEYS: &[&str] = &["protocol", "status", "code", "message", "line", "column", "trust", "file", "module"];
 /// Keys that tally the check rather than describe one refusal.
-const TALLY_KEYS: &[&str] = &[
-    "further",
-    "further_omitted",
-    "not_judged",
-    "further_stopped",
-];
+const TALLY_KEYS: &[&str] = &["further", "further_omitted", "not_judged", "further_stopped"];
 /// Keys taught elsewhere (hint, card) or only meant for models.
 const TAUGHT_KEYS: &[&str] = &[
     "repair_hint",
@@ -55,18 +48,10 @@ impl Painter {
 
 /// Renders a whole refusal record (the first diagnostic, each `further` one, then the tally line)
 /// as it is written to standard error.
-pub fn render_refusal(
-    record: &Map<String, Value>,
-    lines: &SourceLines<'_>,
-    color: Color,
-) -> String {
+pub fn render_refusal(record: &Map<String, Value>, lines: &SourceLines<'_>, color: Color) -> String {
     let mut out = String::new();
     render_one(&mut out, record, lines, color);
-    let further = record
-        .get("further")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
+    let further = record.get("further").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
     for entry in further {
         if let Value::Object(entry) = entry {
             out.push('\n');
@@ -97,22 +82,10 @@ pub fn render_refusal(
 }
 
 /// Renders one diagnostic or environment record (no tally).
-pub fn render_one(
-    out: &mut String,
-    record: &Map<String, Value>,
-    lines: &SourceLines<'_>,
-    color: Color,
-) {
+pub fn render_one(out: &mut String, record: &Map<String, Value>, lines: &SourceLines<'_>, color: Color) {
     let painter = Painter(color);
-    let word = if record.get("status").and_then(Value::as_str) == Some("unknown") {
-        "unknown"
-    } else {
-        "error"
-    };
-    let code = record
-        .get("code")
-        .and_then(Value::as_str)
-        .unwrap_or("E-UNKNOWN");
+    let word = if record.get("status").and_then(Value::as_str) == Some("unknown") { "unknown" } else { "error" };
+    let code = record.get("code").and_then(Value::as_str).unwrap_or("E-UNKNOWN");
     let message = record.get("message").and_then(Value::as_str).unwrap_or("");
     out.push_str(&painter.paint(&format!("{word}[{code}]"), "1;31"));
     out.push_str(&painter.paint(&format!(": {message}"), "1"));
@@ -122,27 +95,16 @@ pub fn render_one(
     let column = count(record, "column") as u32;
     let file = record.get("file").and_then(Value::as_str);
     if file.is_some() || line > 0 {
-        let position = if line > 0 {
-            format!(":{line}:{column}")
-        } else {
-            String::new()
-        };
-        out.push_str(&format!(
-            "  {} {}{position}\n",
-            painter.paint("-->", "1;34"),
-            file.unwrap_or("")
-        ));
+        let position = if line > 0 { format!(":{line}:{column}") } else { String::new() };
+        out.push_str(&format!("  {} {}{position}\n", painter.paint("-->", "1;34"), file.unwrap_or("")));
     }
     if line > 0
         && let Some(text) = lines(file, line)
     {
         let text = text.trim_end();
         let gutter = " ".repeat(line.to_string().len());
-        let marks = format!(
-            "{}{}",
-            " ".repeat(column.saturating_sub(1) as usize),
-            "^".repeat(caret_width(text, column))
-        );
+        let marks =
+            format!("{}{}", " ".repeat(column.saturating_sub(1) as usize), "^".repeat(caret_width(text, column)));
         out.push_str(&painter.paint(&format!("{gutter} |"), "1;34"));
         out.push('\n');
         out.push_str(&painter.paint(&format!("{line} |"), "1;34"));
@@ -169,20 +131,12 @@ pub fn render_one(
         if message.contains(&shown) {
             continue;
         }
-        out.push_str(&format!(
-            "  {}: {}: {shown}\n",
-            painter.paint("= note", "1;36"),
-            key.replace('_', " ")
-        ));
+        out.push_str(&format!("  {}: {}: {shown}\n", painter.paint("= note", "1;36"), key.replace('_', " ")));
     }
     if let Some(hint) = record.get("repair_hint").and_then(Value::as_str)
         && !hint.is_empty()
     {
-        out.push_str(&format!(
-            "  {}: {}\n",
-            painter.paint("= help", "1;36"),
-            lower_first(hint)
-        ));
+        out.push_str(&format!("  {}: {}\n", painter.paint("= help", "1;36"), lower_first(hint)));
     }
     if let Some(card) = record.get("card").and_then(Value::as_str) {
         out.push_str(&format!(
@@ -226,11 +180,7 @@ fn lower_first(text: &str) -> String {
 }
 
 fn plural(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("{n} {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
+    if n == 1 { format!("{n} {noun}") } else { format!("{n} {noun}s") }
 }
 
 #[cfg(test)]
@@ -246,11 +196,8 @@ mod tests {
 
     #[test]
     fn one_refusal_renders_with_excerpt_hint_and_card() {
-        let mut diagnostic = Diagnostic::new(
-            "E-PARSE",
-            "Expected `;` here, found the reserved word `return`.",
-        )
-        .at(Some("main.cairn".into()), LineColumn { line: 3, column: 3 });
+        let mut diagnostic = Diagnostic::new("E-PARSE", "Expected `;` here, found the reserved word `return`.")
+            .at(Some("main.cairn".into()), LineColumn { line: 3, column: 3 });
         diagnostic.repair_hint = Some("Write CAIRN's grammar.".into());
         let refusal = Refusal::from_diagnostics(vec![diagnostic]).expect("one");
         let text = render_refusal(&refusal_record(&refusal), &source, Color::Off);
@@ -267,15 +214,8 @@ mod tests {
 
     #[test]
     fn several_refusals_end_with_a_tally() {
-        let a = Diagnostic::new("E-PARSE", "First.").at(
-            Some("m.cairn".into()),
-            LineColumn {
-                line: 2,
-                column: 12,
-            },
-        );
-        let b = Diagnostic::new("E-DEPTH", "Second.")
-            .at(Some("m.cairn".into()), LineColumn { line: 1, column: 1 });
+        let a = Diagnostic::new("E-PARSE", "First.").at(Some("m.cairn".into()), LineColumn { line: 2, column: 12 });
+        let b = Diagnostic::new("E-DEPTH", "Second.").at(Some("m.cairn".into()), LineColumn { line: 1, column: 1 });
         let refusal = Refusal::from_diagnostics(vec![a, b]).expect("two");
         let text = render_refusal(&refusal_record(&refusal), &source, Color::Off);
         insta::assert_snapshot!(text, @r"
@@ -300,12 +240,7 @@ mod tests {
     #[test]
     fn environment_records_render_without_position() {
         let mut out = String::new();
-        render_one(
-            &mut out,
-            &environment_record("There is no cairn.toml in `app`."),
-            &source,
-            Color::Off,
-        );
+        render_one(&mut out, &environment_record("There is no cairn.toml in `app`."), &source, Color::Off);
         insta::assert_snapshot!(out, @r"
         unknown[E-PROJECT-OR-ENVIRONMENT]: There is no cairn.toml in `app`.
           = note: this rule belongs to the `commands` card; `cairn rules E-PROJECT-OR-ENVIRONMENT` prints it

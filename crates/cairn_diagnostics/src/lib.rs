@@ -102,13 +102,7 @@ impl Refusal {
         let first = diagnostics.remove(0);
         let further_omitted = diagnostics.len().saturating_sub(MAX_FURTHER);
         diagnostics.truncate(MAX_FURTHER);
-        Some(Refusal {
-            first,
-            further: diagnostics,
-            further_omitted,
-            not_judged: 0,
-            further_stopped: None,
-        })
+        Some(Refusal { first, further: diagnostics, further_omitted, not_judged: 0, further_stopped: None })
     }
 
     /// How many refusals were found in all.
@@ -125,8 +119,8 @@ pub fn syntax_diagnostic(
     error: &cairn_syntax::SyntaxError,
 ) -> Diagnostic {
     let position = index.line_column(text, error.range.start());
-    let mut diagnostic = Diagnostic::new(error.code.as_str(), error.message.clone())
-        .at(file.map(str::to_string), position);
+    let mut diagnostic =
+        Diagnostic::new(error.code.as_str(), error.message.clone()).at(file.map(str::to_string), position);
     diagnostic.repair_hint = hints::static_hint(error.code.as_str()).map(str::to_string);
     diagnostic
 }

@@ -23,12 +23,7 @@ pub struct LineIndex {
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
         let mut starts = vec![0u32];
-        starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|&(_, b)| b == b'\n')
-                .map(|(i, _)| i as u32 + 1),
-        );
+        starts.extend(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i as u32 + 1));
         LineIndex { starts }
     }
 
@@ -43,20 +38,14 @@ impl LineIndex {
             end -= 1;
         }
         let column = text[line_start..end].chars().count() as u32 + 1;
-        LineColumn {
-            line: line as u32 + 1,
-            column,
-        }
+        LineColumn { line: line as u32 + 1, column }
     }
 
     /// The text of 1-based `line`, without its line break.
     pub fn line_text<'a>(&self, text: &'a str, line: u32) -> Option<&'a str> {
         let index = (line as usize).checked_sub(1)?;
         let start = *self.starts.get(index)? as usize;
-        let end = self
-            .starts
-            .get(index + 1)
-            .map_or(text.len(), |&next| next as usize - 1);
+        let end = self.starts.get(index + 1).map_or(text.len(), |&next| next as usize - 1);
         let line_text = &text[start..end];
         Some(line_text.strip_suffix('\r').unwrap_or(line_text))
     }
@@ -75,29 +64,14 @@ mod tests {
     fn columns_count_characters_and_lines_start_at_one() {
         let text = "ab\n\u{e9}x\r\nlast";
         let index = LineIndex::new(text);
-        assert_eq!(
-            index.line_column(text, 0.into()),
-            LineColumn { line: 1, column: 1 }
-        );
-        assert_eq!(
-            index.line_column(text, 3.into()),
-            LineColumn { line: 2, column: 1 }
-        );
+        assert_eq!(index.line_column(text, 0.into()), LineColumn { line: 1, column: 1 });
+        assert_eq!(index.line_column(text, 3.into()), LineColumn { line: 2, column: 1 });
         // 'x' follows a two-byte character.
-        assert_eq!(
-            index.line_column(text, 5.into()),
-            LineColumn { line: 2, column: 2 }
-        );
-        assert_eq!(
-            index.line_column(text, 8.into()),
-            LineColumn { line: 3, column: 1 }
-        );
+        assert_eq!(index.line_column(text, 5.into()), LineColumn { line: 2, column: 2 });
+        assert_eq!(index.line_column(text, 8.into()), LineColumn { line: 3, column: 1 });
         assert_eq!(index.line_text(text, 2), Some("\u{e9}x"));
         assert_eq!(index.line_text(text, 3), Some("last"));
         assert_eq!(index.line_text(text, 4), None);
-        assert_eq!(
-            index.line_column(text, 1000.into()),
-            LineColumn { line: 3, column: 5 }
-        );
+        assert_eq!(index.line_column(text, 1000.into()), LineColumn { line: 3, column: 5 });
     }
 }

@@ -44,11 +44,7 @@ pub fn diagnostic_record(diagnostic: &Diagnostic) -> Map<String, Value> {
 pub fn refusal_record(refusal: &Refusal) -> Map<String, Value> {
     let mut record = diagnostic_record(&refusal.first);
     if !refusal.further.is_empty() {
-        let further: Vec<Value> = refusal
-            .further
-            .iter()
-            .map(|d| Value::Object(diagnostic_record(d)))
-            .collect();
+        let further: Vec<Value> = refusal.further.iter().map(|d| Value::Object(diagnostic_record(d))).collect();
         record.insert("further".into(), Value::Array(further));
     }
     if refusal.further_omitted > 0 {
@@ -77,11 +73,7 @@ pub fn environment_record(message: &str) -> Map<String, Value> {
 /// terminal asked for JSON.
 pub fn to_json_text(record: &Map<String, Value>, pretty: bool) -> String {
     let value = Value::Object(record.clone());
-    let text = if pretty {
-        serde_json::to_string_pretty(&value)
-    } else {
-        serde_json::to_string(&value)
-    };
+    let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) };
     // Serialising a map of plain JSON values cannot fail.
     text.unwrap_or_else(|_| "{}".to_string())
 }
@@ -93,15 +85,11 @@ mod tests {
 
     #[test]
     fn records_keep_the_specified_key_order() {
-        let mut first = Diagnostic::new("E-PARSE", "Expected `;` here, found `}`.").at(
-            Some("src/a.cairn".into()),
-            LineColumn { line: 3, column: 9 },
-        );
+        let mut first = Diagnostic::new("E-PARSE", "Expected `;` here, found `}`.")
+            .at(Some("src/a.cairn".into()), LineColumn { line: 3, column: 9 });
         first.repair_hint = Some("Write CAIRN.".into());
-        let second = Diagnostic::new("E-LEX", "Unexpected character `?`.").at(
-            Some("src/a.cairn".into()),
-            LineColumn { line: 7, column: 2 },
-        );
+        let second = Diagnostic::new("E-LEX", "Unexpected character `?`.")
+            .at(Some("src/a.cairn".into()), LineColumn { line: 7, column: 2 });
         let refusal = Refusal::from_diagnostics(vec![first, second]).expect("two diagnostics");
         insta::assert_snapshot!(to_json_text(&refusal_record(&refusal), false), @r#"{"protocol":"cairn.diagnostic/2","status":"rejected","code":"E-PARSE","message":"Expected `;` here, found `}`.","line":3,"column":9,"trust":"prototype-not-verified","file":"src/a.cairn","card":"base","repair_hint":"Write CAIRN.","further":[{"protocol":"cairn.diagnostic/2","status":"rejected","code":"E-LEX","message":"Unexpected character `?`.","line":7,"column":2,"trust":"prototype-not-verified","file":"src/a.cairn","card":"base"}]}"#);
     }

@@ -43,27 +43,8 @@ pub const CARDS: &[CardEntry] = &[
             "E-LOOP-CONTROL",
         ],
     ),
-    lang(
-        "integers",
-        &[
-            "E-WRAP-TYPE",
-            "E-OPERATOR",
-            "E-MINMAX",
-            "E-CAST",
-            "E-LITERAL-RANGE",
-            "E-CONST",
-        ],
-    ),
-    lang(
-        "calls",
-        &[
-            "E-CALLEE",
-            "E-CALL",
-            "E-ARITY",
-            "E-EFFECT-ORDER",
-            "E-DISCARD",
-        ],
-    ),
+    lang("integers", &["E-WRAP-TYPE", "E-OPERATOR", "E-MINMAX", "E-CAST", "E-LITERAL-RANGE", "E-CONST"]),
+    lang("calls", &["E-CALLEE", "E-CALL", "E-ARITY", "E-EFFECT-ORDER", "E-DISCARD"]),
     lang(
         "views",
         &[
@@ -78,34 +59,13 @@ pub const CARDS: &[CardEntry] = &[
             "E-ESCAPE",
         ],
     ),
-    lang(
-        "compact",
-        &[
-            "E-COLLECT-BINDING",
-            "E-COLLECT-CAPACITY",
-            "E-COLLECT-SELF-READ",
-        ],
-    ),
-    lang(
-        "scan",
-        &[
-            "E-SCAN-OP",
-            "E-SCAN-ORDER",
-            "E-SCAN-TARGET",
-            "E-SCAN-EXTENT",
-        ],
-    ),
+    lang("compact", &["E-COLLECT-BINDING", "E-COLLECT-CAPACITY", "E-COLLECT-SELF-READ"]),
+    lang("scan", &["E-SCAN-OP", "E-SCAN-ORDER", "E-SCAN-TARGET", "E-SCAN-EXTENT"]),
     lang("floats", &[]),
     lang("math", &["E-MATH-TYPE"]),
     lang("storage", &["E-QUANTIZE", "E-MMA"]),
-    lang(
-        "gradients",
-        &["E-GRAD", "E-GRAD-FORM", "E-GRAD-CALL", "E-GRAD-RACE"],
-    ),
-    lang(
-        "records",
-        &["E-RECORD", "E-FIELD", "E-RECORD-TYPE", "E-ALIGN", "E-ENUM"],
-    ),
+    lang("gradients", &["E-GRAD", "E-GRAD-FORM", "E-GRAD-CALL", "E-GRAD-RACE"]),
+    lang("records", &["E-RECORD", "E-FIELD", "E-RECORD-TYPE", "E-ALIGN", "E-ENUM"]),
     lang(
         "generators",
         &[
@@ -121,15 +81,7 @@ pub const CARDS: &[CardEntry] = &[
             "E-DERIVE-COLLISION",
         ],
     ),
-    lang(
-        "memory",
-        &[
-            "E-OWNER-ELEMENT",
-            "E-STACK-EXTENT",
-            "E-STACK-LIMIT",
-            "E-OWNER-EXTENT",
-        ],
-    ),
+    lang("memory", &["E-OWNER-ELEMENT", "E-STACK-EXTENT", "E-STACK-LIMIT", "E-OWNER-EXTENT"]),
     lang(
         "sums",
         &[
@@ -174,25 +126,10 @@ pub const CARDS: &[CardEntry] = &[
     ),
     lang(
         "assembly",
-        &[
-            "E-ASM-TARGET",
-            "E-ASM-OPERANDS",
-            "E-ASM-CONSTRAINT",
-            "E-ASM-EFFECT",
-            "E-ASM-CLOBBER",
-            "E-ASM-LANE",
-        ],
+        &["E-ASM-TARGET", "E-ASM-OPERANDS", "E-ASM-CONSTRAINT", "E-ASM-EFFECT", "E-ASM-CLOBBER", "E-ASM-LANE"],
     ),
     lang("foreign", &["E-LAUNCH", "E-FOREIGN"]),
-    lang(
-        "effects",
-        &[
-            "E-EFFECT-CEILING",
-            "E-EXTERN",
-            "E-EXTERN-EFFECTS",
-            "E-UNSAFE",
-        ],
-    ),
+    lang("effects", &["E-EFFECT-CEILING", "E-EXTERN", "E-EXTERN-EFFECTS", "E-UNSAFE"]),
     lang(
         "parallel",
         &[
@@ -250,15 +187,7 @@ pub const CARDS: &[CardEntry] = &[
         ],
     ),
     lang("printing", &["E-PRINT-ARG", "E-FORMAT-TARGET"]),
-    lang(
-        "layouts",
-        &[
-            "E-LAYOUT-OVERLAP",
-            "E-LAYOUT-GAP",
-            "E-LAYOUT-CONSUMER",
-            "E-LAYOUT",
-        ],
-    ),
+    lang("layouts", &["E-LAYOUT-OVERLAP", "E-LAYOUT-GAP", "E-LAYOUT-CONSUMER", "E-LAYOUT"]),
     lang("fragments", &["E-FRAGMENT"]),
     lang("lends", &["E-LENDS"]),
     lang("modules", &["E-IMPORT", "E-PRIVATE", "E-MANGLE"]),
@@ -293,16 +222,7 @@ pub const CARDS: &[CardEntry] = &[
             "E-SKETCH-BUDGET",
         ],
     ),
-    tool(
-        "validation",
-        &[
-            "E-REFERENCE",
-            "E-TOLERANCE",
-            "E-TEST-POLICY",
-            "E-DOMAIN",
-            "E-VALIDATION",
-        ],
-    ),
+    tool("validation", &["E-REFERENCE", "E-TOLERANCE", "E-TEST-POLICY", "E-DOMAIN", "E-VALIDATION"]),
     tool(
         "commands",
         &[
@@ -318,15 +238,7 @@ pub const CARDS: &[CardEntry] = &[
             "E-RULE",
         ],
     ),
-    tool(
-        "harness",
-        &[
-            "E-HARNESS-MAPPING",
-            "E-HARNESS-DTYPE",
-            "E-HARNESS-SYMBOL",
-            "E-HARNESS-FORMAT",
-        ],
-    ),
+    tool("harness", &["E-HARNESS-MAPPING", "E-HARNESS-DTYPE", "E-HARNESS-SYMBOL", "E-HARNESS-FORMAT"]),
     tool(
         "limits",
         &[
@@ -343,19 +255,11 @@ pub const CARDS: &[CardEntry] = &[
 ];
 
 const fn lang(name: &'static str, codes: &'static [&'static str]) -> CardEntry {
-    CardEntry {
-        name,
-        kind: CardKind::Language,
-        codes,
-    }
+    CardEntry { name, kind: CardKind::Language, codes }
 }
 
 const fn tool(name: &'static str, codes: &'static [&'static str]) -> CardEntry {
-    CardEntry {
-        name,
-        kind: CardKind::Tool,
-        codes,
-    }
+    CardEntry { name, kind: CardKind::Tool, codes }
 }
 
 /// The card that owns `code`, if any card does.
@@ -393,21 +297,10 @@ mod tests {
 
     #[test]
     fn the_table_has_the_protocols_totals() {
-        let language = CARDS
-            .iter()
-            .filter(|c| c.kind == CardKind::Language)
-            .count();
+        let language = CARDS.iter().filter(|c| c.kind == CardKind::Language).count();
         let tools = CARDS.iter().filter(|c| c.kind == CardKind::Tool).count();
-        let language_codes: usize = CARDS
-            .iter()
-            .filter(|c| c.kind == CardKind::Language)
-            .map(|c| c.codes.len())
-            .sum();
-        let tool_codes: usize = CARDS
-            .iter()
-            .filter(|c| c.kind == CardKind::Tool)
-            .map(|c| c.codes.len())
-            .sum();
+        let language_codes: usize = CARDS.iter().filter(|c| c.kind == CardKind::Language).map(|c| c.codes.len()).sum();
+        let tool_codes: usize = CARDS.iter().filter(|c| c.kind == CardKind::Tool).map(|c| c.codes.len()).sum();
         assert_eq!((language, tools), (33, 7));
         assert_eq!((language_codes, tool_codes), (166, 49));
     }

@@ -20,12 +20,7 @@ fn main() {
             continue;
         };
         let parse = cairn_syntax::parse(&text);
-        assert_eq!(
-            parse.syntax_node().to_string(),
-            text,
-            "lossless: {}",
-            path.display()
-        );
+        assert_eq!(parse.syntax_node().to_string(), text, "lossless: {}", path.display());
         if tree {
             print!("{}", parse.debug_dump());
         }
@@ -37,17 +32,8 @@ fn main() {
         for error in parse.errors() {
             let start = usize::from(error.range.start());
             let line = text[..start].matches('\n').count() + 1;
-            let column = text[..start]
-                .rsplit('\n')
-                .next()
-                .map_or(0, |l| l.chars().count())
-                + 1;
-            println!(
-                "{}:{line}:{column}: {}: {}",
-                path.display(),
-                error.code,
-                error.message
-            );
+            let column = text[..start].rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            println!("{}:{line}:{column}: {}: {}", path.display(), error.code, error.message);
         }
     }
     println!("{clean} clean, {failed} with errors");
@@ -55,12 +41,8 @@ fn main() {
 
 fn collect(path: &Path, out: &mut Vec<PathBuf>) {
     if path.is_dir() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .collect();
+        let mut entries: Vec<PathBuf> =
+            std::fs::read_dir(path).into_iter().flatten().flatten().map(|e| e.path()).collect();
         entries.sort();
         for entry in entries {
             collect(&entry, out);

@@ -70,17 +70,12 @@ macro_rules! ast_enum {
 
 /// The first direct token child of `node` with one of `kinds`.
 fn token_of(node: &SyntaxNode, kinds: &[SyntaxKind]) -> Option<SyntaxToken> {
-    node.children_with_tokens()
-        .filter_map(|it| it.into_token())
-        .find(|t| kinds.contains(&t.kind()))
+    node.children_with_tokens().filter_map(|it| it.into_token()).find(|t| kinds.contains(&t.kind()))
 }
 
 /// Direct children of kind `N` after the first token of kind `after` (used where two children of
 /// one type sit on either side of a separator).
-fn child_after<N: AstNode<Language = CairnLanguage>>(
-    node: &SyntaxNode,
-    after: SyntaxKind,
-) -> Option<N> {
+fn child_after<N: AstNode<Language = CairnLanguage>>(node: &SyntaxNode, after: SyntaxKind) -> Option<N> {
     let mut seen = false;
     for element in node.children_with_tokens() {
         match element {
@@ -151,12 +146,7 @@ pub fn doc_comment(node: &SyntaxNode) -> Option<String> {
         match element {
             rowan::NodeOrToken::Token(token) if token.kind() == COMMENT => {
                 let text = token.text().trim_start_matches("//");
-                lines.push(
-                    text.strip_prefix(' ')
-                        .unwrap_or(text)
-                        .trim_end()
-                        .to_string(),
-                );
+                lines.push(text.strip_prefix(' ').unwrap_or(text).trim_end().to_string());
             }
             rowan::NodeOrToken::Token(token) if token.kind() == WHITESPACE => {}
             _ => break,
@@ -188,9 +178,7 @@ impl Name {
     }
 
     pub fn text(&self) -> String {
-        self.ident()
-            .map(|t| t.text().to_string())
-            .unwrap_or_default()
+        self.ident().map(|t| t.text().to_string()).unwrap_or_default()
     }
 }
 
@@ -200,9 +188,7 @@ impl NameRef {
     }
 
     pub fn text(&self) -> String {
-        self.ident()
-            .map(|t| t.text().to_string())
-            .unwrap_or_default()
+        self.ident().map(|t| t.text().to_string()).unwrap_or_default()
     }
 }
 
@@ -213,10 +199,7 @@ impl Path {
 
     /// The segments joined by `.`.
     pub fn text(&self) -> String {
-        self.segments()
-            .map(|s| s.text())
-            .collect::<Vec<_>>()
-            .join(".")
+        self.segments().map(|s| s.text()).collect::<Vec<_>>().join(".")
     }
 }
 
@@ -329,10 +312,7 @@ impl LendsClause {
     }
     /// The bounds, `lo` then `hi`: each a `LITERAL` or a `NAME_REF` node.
     pub fn bounds(&self) -> impl Iterator<Item = SyntaxNode> + '_ {
-        self.syntax
-            .children()
-            .filter(|n| matches!(n.kind(), LITERAL | NAME_REF))
-            .skip(1)
+        self.syntax.children().filter(|n| matches!(n.kind(), LITERAL | NAME_REF)).skip(1)
     }
 }
 
@@ -499,10 +479,7 @@ impl Family {
     }
     /// The range's bounds, `lo` then `hi`.
     pub fn bounds(&self) -> impl Iterator<Item = SyntaxToken> + '_ {
-        self.syntax
-            .children_with_tokens()
-            .filter_map(|e| e.into_token())
-            .filter(|t| t.kind() == INT_NUMBER)
+        self.syntax.children_with_tokens().filter_map(|e| e.into_token()).filter(|t| t.kind() == INT_NUMBER)
     }
 }
 
@@ -541,10 +518,7 @@ impl PlanUse {
         support::child(&self.syntax)
     }
     pub fn values(&self) -> impl Iterator<Item = SyntaxToken> + '_ {
-        self.syntax
-            .children_with_tokens()
-            .filter_map(|e| e.into_token())
-            .filter(|t| t.kind() == INT_NUMBER)
+        self.syntax.children_with_tokens().filter_map(|e| e.into_token()).filter(|t| t.kind() == INT_NUMBER)
     }
 }
 
@@ -754,10 +728,7 @@ impl TuneParam {
         support::child(&self.syntax)
     }
     pub fn values(&self) -> impl Iterator<Item = SyntaxToken> + '_ {
-        self.syntax
-            .children_with_tokens()
-            .filter_map(|e| e.into_token())
-            .filter(|t| t.kind() == INT_NUMBER)
+        self.syntax.children_with_tokens().filter_map(|e| e.into_token()).filter(|t| t.kind() == INT_NUMBER)
     }
 }
 
@@ -930,8 +901,7 @@ ast_node!(LetStmt, LET_STMT);
 impl LetStmt {
     /// `let mut` or `reg`.
     pub fn is_mut(&self) -> bool {
-        support::token(&self.syntax, MUT_KW).is_some()
-            || support::token(&self.syntax, REG_KW).is_some()
+        support::token(&self.syntax, MUT_KW).is_some() || support::token(&self.syntax, REG_KW).is_some()
     }
     pub fn name(&self) -> Option<Name> {
         support::child(&self.syntax)
@@ -951,16 +921,13 @@ ast_node!(
 );
 impl UnpackStmt {
     pub fn is_mut(&self) -> bool {
-        support::token(&self.syntax, MUT_KW).is_some()
-            || support::token(&self.syntax, REG_KW).is_some()
+        support::token(&self.syntax, MUT_KW).is_some() || support::token(&self.syntax, REG_KW).is_some()
     }
     pub fn record(&self) -> Option<Path> {
         support::child(&self.syntax)
     }
     pub fn names(&self) -> impl Iterator<Item = Name> {
-        support::child::<UnpackList>(&self.syntax)
-            .into_iter()
-            .flat_map(|l| support::children::<Name>(&l.syntax))
+        support::child::<UnpackList>(&self.syntax).into_iter().flat_map(|l| support::children::<Name>(&l.syntax))
     }
     pub fn value(&self) -> Option<Expr> {
         support::child(&self.syntax)
@@ -977,8 +944,7 @@ ast_node!(
 impl CollectStmt {
     /// `let mut` or `reg` (refused for collectors, but parsed).
     pub fn is_mut(&self) -> bool {
-        support::token(&self.syntax, MUT_KW).is_some()
-            || support::token(&self.syntax, REG_KW).is_some()
+        support::token(&self.syntax, MUT_KW).is_some() || support::token(&self.syntax, REG_KW).is_some()
     }
     /// The bound name, for the `let` forms.
     pub fn name(&self) -> Option<Name> {
@@ -1137,9 +1103,7 @@ impl MatchStmt {
         support::child(&self.syntax)
     }
     pub fn arms(&self) -> impl Iterator<Item = MatchArm> {
-        support::child::<MatchArmList>(&self.syntax)
-            .into_iter()
-            .flat_map(|l| support::children::<MatchArm>(&l.syntax))
+        support::child::<MatchArmList>(&self.syntax).into_iter().flat_map(|l| support::children::<MatchArm>(&l.syntax))
     }
 }
 
@@ -1314,20 +1278,7 @@ impl AssignStmt {
     }
     /// `=`, `+=`, `-=`, …
     pub fn op(&self) -> Option<SyntaxToken> {
-        token_of(
-            &self.syntax,
-            &[
-                T![=],
-                T![+=],
-                T![-=],
-                T![*=],
-                T![/=],
-                T![%=],
-                T![&=],
-                T![|=],
-                T![^=],
-            ],
-        )
+        token_of(&self.syntax, &[T![=], T![+=], T![-=], T![*=], T![/=], T![%=], T![&=], T![|=], T![^=]])
     }
     pub fn value(&self) -> Option<Expr> {
         self.syntax.children().filter_map(Expr::cast).nth(1)
@@ -1415,9 +1366,7 @@ impl CallExpr {
         support::child(&self.syntax)
     }
     pub fn args(&self) -> impl Iterator<Item = Expr> {
-        self.arg_list()
-            .into_iter()
-            .flat_map(|l| support::children::<Expr>(&l.syntax))
+        self.arg_list().into_iter().flat_map(|l| support::children::<Expr>(&l.syntax))
     }
 }
 
@@ -1576,7 +1525,7 @@ impl ReduceExpr {
     }
     /// `out[k]` of the storing form.
     pub fn target(&self) -> Option<IndexExpr> {
-        support::child(&self.syntax)
+        crate::validation::reduce_target(&self.syntax).and_then(IndexExpr::cast)
     }
     pub fn binder(&self) -> Option<Name> {
         support::child(&self.syntax)

@@ -38,12 +38,7 @@ impl<'a> TokenStream<'a> {
             offset += u32::from(token.len);
         }
         raw_starts.push(offset);
-        TokenStream {
-            text,
-            raw,
-            raw_starts,
-            significant,
-        }
+        TokenStream { text, raw, raw_starts, significant }
     }
 
     pub(crate) fn raw_text(&self, raw_index: usize) -> &'a str {
@@ -78,46 +73,23 @@ pub(crate) fn is_skipped(kind: SyntaxKind) -> bool {
 
 /// Builds the tree. `events` must be balanced and open with the root node.
 pub(crate) fn build(stream: &TokenStream<'_>, mut events: Vec<Event>) -> GreenNode {
-    let mut builder = Builder {
-        stream,
-        raw_pos: 0,
-        depth: 0,
-        inner: GreenNodeBuilder::new(),
-    };
+    let mut builder = Builder { stream, raw_pos: 0, depth: 0, inner: GreenNodeBuilder::new() };
     let mut parents: Vec<SyntaxKind> = Vec::new();
     for i in 0..events.len() {
-        match std::mem::replace(
-            &mut events[i],
-            Event::Start {
-                kind: TOMBSTONE,
-                forward_parent: None,
-            },
-        ) {
-            Event::Start {
-                kind: TOMBSTONE,
-                forward_parent: None,
-            } => {}
-            Event::Start {
-                kind,
-                forward_parent,
-            } => {
+        match std::mem::replace(&mut events[i], Event::Start { kind: TOMBSTONE, forward_parent: None }) {
+            Event::Start { kind: TOMBSTONE, forward_parent: None } => {}
+            Event::Start { kind, forward_parent: None } => builder.start_node(kind),
+            Event::Start { kind, forward_parent } => {
+                // A chain of `precede`d nodes: the outermost opens first.
                 parents.push(kind);
                 let mut idx = i;
                 let mut forward = forward_parent;
                 while let Some(distance) = forward {
                     idx += distance as usize;
-                    let taken = std::mem::replace(
-                        &mut events[idx],
-                        Event::Start {
-                            kind: TOMBSTONE,
-                            forward_parent: None,
-                        },
-                    );
+                    let taken =
+                        std::mem::replace(&mut events[idx], Event::Start { kind: TOMBSTONE, forward_parent: None });
                     match taken {
-                        Event::Start {
-                            kind,
-                            forward_parent,
-                        } => {
+                        Event::Start { kind, forward_parent } => {
                             if kind != TOMBSTONE {
                                 parents.push(kind);
                             }
@@ -126,7 +98,7 @@ pub(crate) fn build(stream: &TokenStream<'_>, mut events: Vec<Event>) -> GreenNo
                         _ => unreachable!("forward parents point at Start events"),
                     }
                 }
-                for kind in parents.drain(..).rev() {
+                while let Some(kind) = parents.pop() {
                     builder.start_node(kind);
                 }
             }
@@ -159,11 +131,7 @@ impl Builder<'_, '_> {
     fn start_node(&mut self, kind: SyntaxKind) {
         if self.depth > 0 {
             let pending = self.pending_trivia();
-            let attached = if is_documented(kind) {
-                self.attached_trivia(pending)
-            } else {
-                0
-            };
+            let attached = if is_documented(kind) { self.attached_trivia(pending) } else { 0 };
             for _ in 0..pending - attached {
                 self.raw_token();
             }
@@ -197,10 +165,7 @@ impl Builder<'_, '_> {
 
     /// How many skipped tokens lie before the next significant one.
     fn pending_trivia(&self) -> usize {
-        self.stream.raw[self.raw_pos..]
-            .iter()
-            .take_while(|t| is_skipped(t.kind))
-            .count()
+        self.stream.raw[self.raw_pos..].iter().take_while(|t| is_skipped(t.kind)).count()
     }
 
     /// Of the `pending` skipped tokens, how many at the end are the comments right above a

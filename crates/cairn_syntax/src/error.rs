@@ -31,6 +31,27 @@ pub enum ErrorCode {
     Test,
     /// `E-REDUCE-OP`: an unknown reduction operator.
     ReduceOp,
+    /// `E-CALL`: a call through something other than a name, a path, an instance or a method.
+    Call,
+    /// `E-TYPE`: an index used as type arguments that is not a type or natural.
+    Type,
+    /// `E-EXPRESSION-BODY`: `= expr;` on a function without a result type.
+    ExpressionBody,
+    /// `E-ALIGN`: `align(n)` outside the powers of two 8..65536.
+    Align,
+    /// `E-LENDS`: a second `lends` in one record.
+    Lends,
+    /// `E-EXTERN`: an extern link name that is not one C symbol.
+    Extern,
+    /// `E-PLAN`: a plan item that is not a word, or repeated.
+    Plan,
+    /// `E-RECIPE`: recipe bracket parameters other than naturals and functions.
+    Recipe,
+    /// `E-COLLECT-BINDING`: a collector bound mutably, or a reduction that binds and stores (or
+    /// does neither).
+    CollectBinding,
+    /// `E-ASM-OPERANDS`: an assembly output written after an input.
+    AsmOperands,
 }
 
 impl ErrorCode {
@@ -46,6 +67,16 @@ impl ErrorCode {
             ErrorCode::Static => "E-STATIC",
             ErrorCode::Test => "E-TEST",
             ErrorCode::ReduceOp => "E-REDUCE-OP",
+            ErrorCode::Call => "E-CALL",
+            ErrorCode::Type => "E-TYPE",
+            ErrorCode::ExpressionBody => "E-EXPRESSION-BODY",
+            ErrorCode::Align => "E-ALIGN",
+            ErrorCode::Lends => "E-LENDS",
+            ErrorCode::Extern => "E-EXTERN",
+            ErrorCode::Plan => "E-PLAN",
+            ErrorCode::Recipe => "E-RECIPE",
+            ErrorCode::CollectBinding => "E-COLLECT-BINDING",
+            ErrorCode::AsmOperands => "E-ASM-OPERANDS",
         }
     }
 
@@ -60,6 +91,16 @@ impl ErrorCode {
         ErrorCode::Static,
         ErrorCode::Test,
         ErrorCode::ReduceOp,
+        ErrorCode::Call,
+        ErrorCode::Type,
+        ErrorCode::ExpressionBody,
+        ErrorCode::Align,
+        ErrorCode::Lends,
+        ErrorCode::Extern,
+        ErrorCode::Plan,
+        ErrorCode::Recipe,
+        ErrorCode::CollectBinding,
+        ErrorCode::AsmOperands,
     ];
 }
 
@@ -79,11 +120,7 @@ pub struct SyntaxError {
 
 impl SyntaxError {
     pub fn new(code: ErrorCode, message: impl Into<String>, range: TextRange) -> SyntaxError {
-        SyntaxError {
-            code,
-            message: message.into(),
-            range,
-        }
+        SyntaxError { code, message: message.into(), range }
     }
 }
 

@@ -73,10 +73,8 @@ fn name_like(p: &mut Parser<'_>, kind: SyntaxKind) {
     }
     let message = format!("Expected a name here, found {}.", p.describe_current());
     if p.current().is_keyword() {
-        let hint = format!(
-            "{message} `{}` is a reserved word and cannot name anything; choose another name.",
-            p.nth_text(0)
-        );
+        let hint =
+            format!("{message} `{}` is a reserved word and cannot name anything; choose another name.", p.nth_text(0));
         p.error(ErrorCode::Name, hint);
         let m = p.start();
         p.bump_any();
@@ -89,10 +87,7 @@ fn name_like(p: &mut Parser<'_>, kind: SyntaxKind) {
 /// Reports `E-LEX` for a `$` in the current identifier outside a recipe body.
 pub(crate) fn check_dollar(p: &mut Parser<'_>) {
     if !p.in_recipe && p.nth_text(0).contains('$') {
-        p.error(
-            ErrorCode::Lex,
-            "`$` may appear in a name only inside a recipe body, where it splices a static value.",
-        );
+        p.error(ErrorCode::Lex, "`$` may appear in a name only inside a recipe body, where it splices a static value.");
     }
 }
 
@@ -114,10 +109,7 @@ pub(crate) fn natural_literal(p: &mut Parser<'_>) -> bool {
         p.bump(INT_NUMBER);
         return true;
     }
-    let message = format!(
-        "Expected a non-negative decimal integer literal here, found {}.",
-        p.describe_current()
-    );
+    let message = format!("Expected a non-negative decimal integer literal here, found {}.", p.describe_current());
     p.error(ErrorCode::Static, message);
     // Take a wrong number or word in the literal's place so that parsing goes on after it.
     if matches!(p.current(), INT_NUMBER | FLOAT_NUMBER | IDENT) || p.current().is_keyword() {
@@ -233,8 +225,8 @@ pub(crate) const BINARY_OPERATORS: TokenSet = TokenSet::new(&[
 
 /// Tokens that begin a top-level declaration (contextual words are checked separately).
 pub(crate) const ITEM_KEYWORDS: TokenSet = TokenSet::new(&[
-    FN_KW, KERNEL_KW, STRUCT_KW, LINEAR_KW, ENUM_KW, TRAIT_KW, IMPL_KW, EXTERN_KW, CONST_KW,
-    IMPORT_KW, MODULE_KW, PUB_KW, DERIVE_KW, FAMILY_KW,
+    FN_KW, KERNEL_KW, STRUCT_KW, LINEAR_KW, ENUM_KW, TRAIT_KW, IMPL_KW, EXTERN_KW, CONST_KW, IMPORT_KW, MODULE_KW,
+    PUB_KW, DERIVE_KW, FAMILY_KW,
 ]);
 
 /// True when the current token can only begin a top-level declaration: a reserved item word, or
@@ -246,10 +238,7 @@ pub(crate) fn at_item_start(p: &Parser<'_>) -> bool {
     if p.at(IDENT) {
         return match p.nth_text(0) {
             "test" => nth_word(p, 1) && p.nth_at(2, T!['{']),
-            "plan" => {
-                nth_word(p, 1)
-                    && (p.nth_at(2, T!['{']) || p.nth_contextual(2, "use") || p.nth_at(2, T![.]))
-            }
+            "plan" => nth_word(p, 1) && (p.nth_at(2, T!['{']) || p.nth_contextual(2, "use") || p.nth_at(2, T![.])),
             "recipe" => nth_word(p, 1) && matches!(p.nth(2), T!['['] | T!['{'] | FOR_KW | WHERE_KW),
             "layout" => p.nth_at(1, IDENT) && p.nth_at(2, T![=]),
             _ => false,

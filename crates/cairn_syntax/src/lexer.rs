@@ -30,12 +30,7 @@ pub struct Lexed {
 
 /// Cuts `text` into tokens. Never fails; see the module comment.
 pub fn lex(text: &str) -> Lexed {
-    let mut lexer = Lexer {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-        out: Lexed::default(),
-    };
+    let mut lexer = Lexer { text, bytes: text.as_bytes(), pos: 0, out: Lexed::default() };
     lexer.run();
     lexer.out
 }
@@ -46,12 +41,7 @@ pub fn first_token(text: &str) -> Option<(SyntaxKind, usize)> {
     if text.is_empty() {
         return None;
     }
-    let mut lexer = Lexer {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-        out: Lexed::default(),
-    };
+    let mut lexer = Lexer { text, bytes: text.as_bytes(), pos: 0, out: Lexed::default() };
     let kind = lexer.next_kind();
     Some((kind, lexer.pos))
 }
@@ -76,11 +66,7 @@ impl Lexer<'_> {
             if kind == ERROR_TOKEN
                 && let Some(last) = self.out.tokens.last_mut()
                 && last.kind == ERROR_TOKEN
-                && self
-                    .out
-                    .errors
-                    .last()
-                    .is_some_and(|e| e.range.end() == TextSize::from(start as u32))
+                && self.out.errors.last().is_some_and(|e| e.range.end() == TextSize::from(start as u32))
             {
                 last.len += len;
                 let error = self.out.errors.last_mut().expect("checked above");
@@ -101,9 +87,7 @@ impl Lexer<'_> {
 
     fn push_error(&mut self, start: usize, end: usize, message: String, hard: bool) {
         let range = TextRange::new(TextSize::from(start as u32), TextSize::from(end as u32));
-        self.out
-            .errors
-            .push(SyntaxError::new(ErrorCode::Lex, message, range));
+        self.out.errors.push(SyntaxError::new(ErrorCode::Lex, message, range));
         self.out.hard.push(hard);
     }
 
@@ -130,14 +114,9 @@ impl Lexer<'_> {
             b'0'..=b'9' => self.number(),
             b'"' => self.quoted(b'"'),
             b'\'' => self.quoted(b'\''),
-            _ if byte.is_ascii_whitespace() || byte == 0x0b || (0x1c..=0x1f).contains(&byte) => {
-                self.whitespace()
-            }
+            _ if byte.is_ascii_whitespace() || byte == 0x0b || (0x1c..=0x1f).contains(&byte) => self.whitespace(),
             _ if byte >= 0x80 => {
-                let ch = self.text[self.pos..]
-                    .chars()
-                    .next()
-                    .expect("pos is on a char boundary");
+                let ch = self.text[self.pos..].chars().next().expect("pos is on a char boundary");
                 if ch.is_whitespace() {
                     self.whitespace()
                 } else {
@@ -155,10 +134,7 @@ impl Lexer<'_> {
             if byte.is_ascii_whitespace() || byte == 0x0b || (0x1c..=0x1f).contains(&byte) {
                 self.pos += 1;
             } else if byte >= 0x80 {
-                let ch = self.text[self.pos..]
-                    .chars()
-                    .next()
-                    .expect("pos is on a char boundary");
+                let ch = self.text[self.pos..].chars().next().expect("pos is on a char boundary");
                 if !ch.is_whitespace() {
                     break;
                 }
@@ -237,11 +213,8 @@ impl Lexer<'_> {
                         Some(b'n' | b't' | b'r' | b'0' | b'\\' | b'"' | b'\'') => self.pos += 1,
                         Some(b'x') => {
                             self.pos += 1;
-                            let digits = (0..2)
-                                .take_while(|&i| {
-                                    self.peek(i).is_some_and(|b| b.is_ascii_hexdigit())
-                                })
-                                .count();
+                            let digits =
+                                (0..2).take_while(|&i| self.peek(i).is_some_and(|b| b.is_ascii_hexdigit())).count();
                             self.pos += digits;
                             if digits != 2 && bad_escape.is_none() {
                                 bad_escape = Some(format!(
@@ -286,7 +259,8 @@ impl Lexer<'_> {
             self.push_error(start, self.pos, message, false);
         } else if quote == b'\'' && code_points != 1 {
             let message =
-                "A character literal holds exactly one character after escapes; use a string literal for more.".to_string();
+                "A character literal holds exactly one character after escapes; use a string literal for more."
+                    .to_string();
             self.push_error(start, self.pos, message, false);
         }
         kind
@@ -361,14 +335,8 @@ fn unexpected_character_message(found: &str) -> String {
         _ => "",
     };
     if shown.chars().all(|c| c.is_control()) {
-        let codes: Vec<String> = shown
-            .chars()
-            .map(|c| format!("U+{:04X}", c as u32))
-            .collect();
-        format!(
-            "Unexpected character {} starts no CAIRN token.{hint}",
-            codes.join(" ")
-        )
+        let codes: Vec<String> = shown.chars().map(|c| format!("U+{:04X}", c as u32)).collect();
+        format!("Unexpected character {} starts no CAIRN token.{hint}", codes.join(" "))
     } else {
         format!("Unexpected character `{shown}` starts no CAIRN token.{hint}")
     }

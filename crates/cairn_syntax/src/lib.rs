@@ -43,10 +43,7 @@ impl rowan::Language for CairnLanguage {
 
     fn kind_from_raw(raw: rowan::SyntaxKind) -> SyntaxKind {
         // `ALL` lists the kinds in declaration order, so a kind's number is its index.
-        SyntaxKind::ALL
-            .get(raw.0 as usize)
-            .copied()
-            .unwrap_or(SyntaxKind::ERROR)
+        SyntaxKind::ALL.get(raw.0 as usize).copied().unwrap_or(SyntaxKind::ERROR)
     }
 
     fn kind_to_raw(kind: SyntaxKind) -> rowan::SyntaxKind {
@@ -76,9 +73,7 @@ impl Parse {
 
     /// The typed root.
     pub fn tree(&self) -> ast::SourceFile {
-        ast::SourceFile {
-            syntax: self.syntax_node(),
-        }
+        ast::SourceFile { syntax: self.syntax_node() }
     }
 
     /// The green tree, for storing in a database.
@@ -120,10 +115,7 @@ impl Parse {
         }
         out.push('\n');
         for error in self.errors.iter() {
-            out.push_str(&format!(
-                "error {:?}: {}: {}\n",
-                error.range, error.code, error.message
-            ));
+            out.push_str(&format!("error {:?}: {}: {}\n", error.range, error.code, error.message));
         }
         out
     }
@@ -149,26 +141,13 @@ fn parse_with(text: &str, entry: fn(&mut Parser<'_>)) -> Parse {
     let (events, parse_errors) = parser.finish();
     let green = builder::build(&stream, events);
 
-    let mut errors: Vec<(SyntaxError, bool)> = lexed
-        .errors
-        .into_iter()
-        .zip(lexed.hard.iter().copied())
-        .collect();
-    errors.extend(
-        builder::locate_errors(&stream, parse_errors)
-            .into_iter()
-            .map(|e| (e, false)),
-    );
-    let root = SyntaxNode::new_root(green.clone());
-    errors.extend(validation::validate(&root).into_iter().map(|e| (e, false)));
+    let mut errors: Vec<(SyntaxError, bool)> = lexed.errors.into_iter().zip(lexed.hard.iter().copied()).collect();
+    errors.extend(builder::locate_errors(&stream, parse_errors).into_iter().map(|e| (e, false)));
+    errors.extend(validation::validate(&green).into_iter().map(|e| (e, false)));
     errors.sort_by_key(|(error, _)| (error.range.start(), error.range.end()));
     let lexer_stop = errors.iter().position(|(_, hard)| *hard);
     let errors: Arc<[SyntaxError]> = errors.into_iter().map(|(error, _)| error).collect();
-    Parse {
-        green,
-        errors,
-        lexer_stop,
-    }
+    Parse { green, errors, lexer_stop }
 }
 
 fn parser_input<'a>(stream: &TokenStream<'a>) -> ParserInput<'a> {
@@ -185,11 +164,8 @@ fn parser_input<'a>(stream: &TokenStream<'a>) -> ParserInput<'a> {
         input.kinds.push(stream.raw[raw].kind);
         input.texts.push(stream.raw_text(raw));
         let between = previous_raw.map_or(0..raw, |prev| prev + 1..raw);
-        input
-            .joint
-            .push(previous_raw.is_some() && between.is_empty());
-        let newline =
-            previous_raw.is_none() || between.clone().any(|i| stream.raw_text(i).contains('\n'));
+        input.joint.push(previous_raw.is_some() && between.is_empty());
+        let newline = previous_raw.is_none() || between.clone().any(|i| stream.raw_text(i).contains('\n'));
         input.line_start.push(newline);
         previous_raw = Some(raw);
     }

@@ -237,10 +237,7 @@ impl<'t> Parser<'t> {
     /// Opens a node at the current position.
     pub(crate) fn start(&mut self) -> Marker {
         let pos = self.events.len() as u32;
-        self.events.push(Event::Start {
-            kind: TOMBSTONE,
-            forward_parent: None,
-        });
+        self.events.push(Event::Start { kind: TOMBSTONE, forward_parent: None });
         Marker::new(pos)
     }
 
@@ -251,35 +248,18 @@ impl<'t> Parser<'t> {
     }
 
     /// Records an error covering the significant tokens `first..end`.
-    pub(crate) fn error_tokens(
-        &mut self,
-        code: ErrorCode,
-        message: impl Into<String>,
-        first: usize,
-        end: usize,
-    ) {
+    pub(crate) fn error_tokens(&mut self, code: ErrorCode, message: impl Into<String>, first: usize, end: usize) {
         self.push_error(code, message.into(), first, end);
     }
 
-    fn push_error(
-        &mut self,
-        code: ErrorCode,
-        message: String,
-        first_token: usize,
-        end_token: usize,
-    ) {
+    fn push_error(&mut self, code: ErrorCode, message: String, first_token: usize, end_token: usize) {
         // One error per token is enough: a second complaint about the same spot is a knock-on.
         if let Some(last) = self.errors.last()
             && last.first_token == first_token
         {
             return;
         }
-        self.errors.push(ParseError {
-            code,
-            message,
-            first_token,
-            end_token,
-        });
+        self.errors.push(ParseError { code, message, first_token, end_token });
     }
 
     /// Consumes `kind` or reports `E-PARSE` saying what was expected.
@@ -287,12 +267,8 @@ impl<'t> Parser<'t> {
         if self.eat(kind) {
             return true;
         }
-        let message = format!(
-            "Expected {} here, found {}.{}",
-            describe_kind(kind),
-            self.describe_current(),
-            self.habit_hint()
-        );
+        let message =
+            format!("Expected {} here, found {}.{}", describe_kind(kind), self.describe_current(), self.habit_hint());
         self.error(ErrorCode::Parse, message);
         false
     }
@@ -332,11 +308,7 @@ impl<'t> Parser<'t> {
     /// parse without recursing (see [`Parser::skip_too_deep`]).
     pub(crate) fn enter(&mut self, nesting: Nesting) -> bool {
         let (depth, limit, what) = match nesting {
-            Nesting::Expression => (
-                &mut self.expression_depth,
-                EXPRESSION_DEPTH_LIMIT,
-                "Expressions",
-            ),
+            Nesting::Expression => (&mut self.expression_depth, EXPRESSION_DEPTH_LIMIT, "Expressions"),
             Nesting::Block => (&mut self.block_depth, BLOCK_DEPTH_LIMIT, "Blocks"),
             Nesting::Type => (&mut self.type_depth, TYPE_DEPTH_LIMIT, "Types"),
         };
@@ -424,10 +396,7 @@ pub(crate) struct Marker {
 
 impl Marker {
     fn new(pos: u32) -> Marker {
-        Marker {
-            pos,
-            bomb: DropBomb { armed: true },
-        }
+        Marker { pos, bomb: DropBomb { armed: true } }
     }
 
     /// Closes the node with `kind`.
@@ -438,10 +407,7 @@ impl Marker {
             _ => unreachable!("a marker always points at a Start event"),
         }
         p.events.push(Event::Finish);
-        CompletedMarker {
-            pos: self.pos,
-            kind,
-        }
+        CompletedMarker { pos: self.pos, kind }
     }
 
     /// Drops the node; its tokens go to the parent. Cheap when nothing was parsed after it.
@@ -450,10 +416,7 @@ impl Marker {
         let idx = self.pos as usize;
         if idx == p.events.len() - 1 {
             match p.events.pop() {
-                Some(Event::Start {
-                    kind: TOMBSTONE,
-                    forward_parent: None,
-                }) => (),
+                Some(Event::Start { kind: TOMBSTONE, forward_parent: None }) => (),
                 _ => unreachable!("abandoning a fresh marker"),
             }
         }

@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 use cairn_syntax::{ErrorCode, SyntaxKind, parse};
 
 fn cases(dir: &str) -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("test_data")
-        .join(dir);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data").join(dir);
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&root)
         .expect("test data directory")
         .map(|entry| entry.expect("entry").path())
@@ -25,11 +23,7 @@ fn cases(dir: &str) -> Vec<PathBuf> {
 
 fn snapshot_settings(dir: &str) -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../snapshots/syntax")
-            .join(dir),
-    );
+    settings.set_snapshot_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../snapshots/syntax").join(dir));
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
     settings
@@ -39,17 +33,8 @@ fn snapshot_settings(dir: &str) -> insta::Settings {
 fn check_case(dir: &str, path: &Path) -> cairn_syntax::Parse {
     let text = std::fs::read_to_string(path).expect("case text");
     let parse = parse(&text);
-    assert_eq!(
-        parse.syntax_node().to_string(),
-        text,
-        "tree of {} is not lossless",
-        path.display()
-    );
-    let name = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .expect("name")
-        .to_string();
+    assert_eq!(parse.syntax_node().to_string(), text, "tree of {} is not lossless", path.display());
+    let name = path.file_stem().and_then(|s| s.to_str()).expect("name").to_string();
     snapshot_settings(dir).bind(|| insta::assert_snapshot!(name, parse.debug_dump()));
     parse
 }
@@ -58,12 +43,7 @@ fn check_case(dir: &str, path: &Path) -> cairn_syntax::Parse {
 fn every_accepted_case_parses_without_errors() {
     for path in cases("ok") {
         let parse = check_case("ok", &path);
-        assert!(
-            parse.ok(),
-            "{} has errors: {:?}",
-            path.display(),
-            parse.errors()
-        );
+        assert!(parse.ok(), "{} has errors: {:?}", path.display(), parse.errors());
     }
 }
 
@@ -84,11 +64,7 @@ fn positions(text: &str) -> Vec<(String, usize, usize)> {
         .map(|e| {
             let start = usize::from(e.range.start());
             let line = text[..start].matches('\n').count() + 1;
-            let column = text[..start]
-                .rsplit('\n')
-                .next()
-                .map_or(0, |l| l.chars().count())
-                + 1;
+            let column = text[..start].rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
             (e.code.as_str().to_string(), line, column)
         })
         .collect()
@@ -121,17 +97,9 @@ fn a_lexical_error_that_stops_the_lexer_is_the_first_error() {
 #[test]
 fn expression_nesting_stops_at_one_hundred_levels() {
     // The statement's expression is level 1, so 99 pairs of parentheses reach level 100.
-    let ok = format!(
-        "fn f() -> u64 {{ return {}x{}; }}",
-        "(".repeat(99),
-        ")".repeat(99)
-    );
+    let ok = format!("fn f() -> u64 {{ return {}x{}; }}", "(".repeat(99), ")".repeat(99));
     assert!(parse(&ok).ok(), "{:?}", parse(&ok).errors());
-    let deep = format!(
-        "fn f() -> u64 {{ return {}x{}; }}",
-        "(".repeat(100),
-        ")".repeat(100)
-    );
+    let deep = format!("fn f() -> u64 {{ return {}x{}; }}", "(".repeat(100), ")".repeat(100));
     let codes: Vec<ErrorCode> = parse(&deep).errors().iter().map(|e| e.code).collect();
     assert_eq!(codes, vec![ErrorCode::Depth]);
 }
@@ -144,12 +112,7 @@ fn long_operator_chains_add_no_nesting_level() {
 
 /// Runs `f` on a thread with a small stack, proving the parser's stack use is bounded.
 fn on_small_stack(f: impl FnOnce() + Send + 'static) {
-    std::thread::Builder::new()
-        .stack_size(512 * 1024)
-        .spawn(f)
-        .expect("thread")
-        .join()
-        .expect("no panic");
+    std::thread::Builder::new().stack_size(512 * 1024).spawn(f).expect("thread").join().expect("no panic");
 }
 
 #[test]
@@ -174,9 +137,11 @@ fn pathological_nesting_is_a_coded_error_not_a_crash() {
         for text in inputs {
             let parse = parse(&text);
             assert_eq!(parse.syntax_node().to_string(), text);
-            assert!(parse.errors().iter().any(|e| e.code == ErrorCode::Depth
-                || e.code == ErrorCode::Parse
-                || e.code == ErrorCode::Declaration));
+            assert!(
+                parse.errors().iter().any(|e| e.code == ErrorCode::Depth
+                    || e.code == ErrorCode::Parse
+                    || e.code == ErrorCode::Declaration)
+            );
             // Walking and dropping the tree must not overflow either.
             let depth = max_depth(&parse.syntax_node());
             assert!(depth < 4_000, "tree depth {depth}");
@@ -210,15 +175,7 @@ fn contextual_words_are_keywords_only_in_their_position() {
         .filter(|t| t.text() == "test" || t.text() == "plan")
         .map(|t| t.kind())
         .collect();
-    assert_eq!(
-        kinds,
-        vec![
-            SyntaxKind::TEST_KW,
-            SyntaxKind::IDENT,
-            SyntaxKind::IDENT,
-            SyntaxKind::PLAN_KW
-        ]
-    );
+    assert_eq!(kinds, vec![SyntaxKind::TEST_KW, SyntaxKind::IDENT, SyntaxKind::IDENT, SyntaxKind::PLAN_KW]);
 }
 
 #[test]

@@ -29,9 +29,7 @@ pub struct EnvironmentError {
 
 impl EnvironmentError {
     pub fn new(message: impl Into<String>) -> EnvironmentError {
-        EnvironmentError {
-            message: message.into(),
-        }
+        EnvironmentError { message: message.into() }
     }
 }
 
@@ -100,13 +98,8 @@ impl Program {
 
 /// Reads the program that `path` names (see the module comment).
 pub fn load(path: &Path) -> Result<Program, EnvironmentError> {
-    let metadata = std::fs::metadata(path).map_err(|err| {
-        EnvironmentError::new(format!(
-            "Cannot read `{}`: {}.",
-            path.display(),
-            lower(&err)
-        ))
-    })?;
+    let metadata = std::fs::metadata(path)
+        .map_err(|err| EnvironmentError::new(format!("Cannot read `{}`: {}.", path.display(), lower(&err))))?;
     if metadata.is_dir() {
         let manifest = path.join("cairn.toml");
         if !manifest.is_file() {
@@ -128,27 +121,12 @@ pub fn load(path: &Path) -> Result<Program, EnvironmentError> {
 }
 
 fn load_single_file(path: &Path) -> Result<Program, EnvironmentError> {
-    let canonical = path.canonicalize().map_err(|err| {
-        EnvironmentError::new(format!(
-            "Cannot read `{}`: {}.",
-            path.display(),
-            lower(&err)
-        ))
-    })?;
-    let root = canonical
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    let file_name = canonical
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("main.cairn")
-        .to_string();
-    let name = canonical
-        .file_stem()
-        .and_then(|n| n.to_str())
-        .unwrap_or("main")
-        .to_string();
+    let canonical = path
+        .canonicalize()
+        .map_err(|err| EnvironmentError::new(format!("Cannot read `{}`: {}.", path.display(), lower(&err))))?;
+    let root = canonical.parent().map(Path::to_path_buf).unwrap_or_default();
+    let file_name = canonical.file_name().and_then(|n| n.to_str()).unwrap_or("main.cairn").to_string();
+    let name = canonical.file_stem().and_then(|n| n.to_str()).unwrap_or("main").to_string();
     let (text, had_bom) = read_source(&canonical, &file_name, SOURCE_LIMIT)?;
     Ok(Program {
         name: name.clone(),
@@ -157,28 +135,15 @@ fn load_single_file(path: &Path) -> Result<Program, EnvironmentError> {
         build: BuildConfig::default(),
         tests: Vec::new(),
         dependencies: Vec::new(),
-        files: vec![SourceFile {
-            name: file_name,
-            path: canonical,
-            text,
-            had_bom,
-            project: name,
-        }],
+        files: vec![SourceFile { name: file_name, path: canonical, text, had_bom, project: name }],
     })
 }
 
 fn load_project(manifest_path: &Path) -> Result<Program, EnvironmentError> {
-    let manifest_path = manifest_path.canonicalize().map_err(|err| {
-        EnvironmentError::new(format!(
-            "Cannot read `{}`: {}.",
-            manifest_path.display(),
-            lower(&err)
-        ))
-    })?;
-    let root = manifest_path
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
+    let manifest_path = manifest_path
+        .canonicalize()
+        .map_err(|err| EnvironmentError::new(format!("Cannot read `{}`: {}.", manifest_path.display(), lower(&err))))?;
+    let root = manifest_path.parent().map(Path::to_path_buf).unwrap_or_default();
     let manifest = read_manifest(&manifest_path)?;
     let mut loader = Loader {
         files: Vec::new(),
@@ -217,12 +182,7 @@ struct Loader {
 const DEPENDENCY_DEPTH: usize = 4;
 
 impl Loader {
-    fn add_file(
-        &mut self,
-        name: String,
-        path: PathBuf,
-        project: String,
-    ) -> Result<(), EnvironmentError> {
+    fn add_file(&mut self, name: String, path: PathBuf, project: String) -> Result<(), EnvironmentError> {
         let (text, had_bom) = read_source(&path, &name, SOURCE_LIMIT)?;
         self.total += text.len();
         if self.total > SOURCE_LIMIT {
@@ -230,13 +190,7 @@ impl Loader {
                 "The program's sources exceed the {SOURCE_LIMIT}-byte limit at `{name}`."
             )));
         }
-        self.files.push(SourceFile {
-            name,
-            path,
-            text,
-            had_bom,
-            project,
-        });
+        self.files.push(SourceFile { name, path, text, had_bom, project });
         Ok(())
     }
 
@@ -273,11 +227,7 @@ impl Loader {
                 )));
             }
             self.seen.push((directory.clone(), name.clone()));
-            let nested_prefix = if prefix.is_empty() {
-                relative.clone()
-            } else {
-                format!("{prefix}/{relative}")
-            };
+            let nested_prefix = if prefix.is_empty() { relative.clone() } else { format!("{prefix}/{relative}") };
             self.dependencies(&directory, &nested_prefix, &dependency_manifest, depth + 1)?;
             for source in &dependency_manifest.sources {
                 let path = contained_file(&directory, source, "cairn")?;
@@ -286,37 +236,24 @@ impl Loader {
             for test in &dependency_manifest.tests {
                 contained_file(&directory, test, "json")?;
             }
-            self.dependencies.push(Dependency {
-                name: name.clone(),
-                path: nested_prefix,
-            });
+            self.dependencies.push(Dependency { name: name.clone(), path: nested_prefix });
         }
         Ok(())
     }
 }
 
 /// Reads a source file: at most `limit` bytes, UTF-8, byte-order mark dropped.
-pub fn read_source(
-    path: &Path,
-    shown_name: &str,
-    limit: usize,
-) -> Result<(String, bool), EnvironmentError> {
-    let bytes = std::fs::read(path).map_err(|err| {
-        EnvironmentError::new(format!("Cannot read `{shown_name}`: {}.", lower(&err)))
-    })?;
+pub fn read_source(path: &Path, shown_name: &str, limit: usize) -> Result<(String, bool), EnvironmentError> {
+    let bytes = std::fs::read(path)
+        .map_err(|err| EnvironmentError::new(format!("Cannot read `{shown_name}`: {}.", lower(&err))))?;
     if bytes.len() > limit {
-        return Err(EnvironmentError::new(format!(
-            "`{shown_name}` exceeds its {limit}-byte input limit."
-        )));
+        return Err(EnvironmentError::new(format!("`{shown_name}` exceeds its {limit}-byte input limit.")));
     }
     decode_source(bytes, shown_name)
 }
 
 /// Decodes source bytes: UTF-8 only, a leading byte-order mark dropped and reported.
-pub fn decode_source(
-    mut bytes: Vec<u8>,
-    shown_name: &str,
-) -> Result<(String, bool), EnvironmentError> {
+pub fn decode_source(mut bytes: Vec<u8>, shown_name: &str) -> Result<(String, bool), EnvironmentError> {
     let had_bom = bytes.starts_with(b"\xEF\xBB\xBF");
     if had_bom {
         bytes.drain(..3);
@@ -341,9 +278,7 @@ pub fn is_canonical_relative(value: &str) -> bool {
             !segment.is_empty()
                 && segment != "."
                 && segment != ".."
-                && segment
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+                && segment.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
         })
 }
 
@@ -351,14 +286,10 @@ pub fn is_canonical_relative(value: &str) -> bool {
 fn contained_file(root: &Path, value: &str, ext: &str) -> Result<PathBuf, EnvironmentError> {
     let target = contained(root, value, &format!("a relative .{ext} path"))?;
     if !value.ends_with(&format!(".{ext}")) {
-        return Err(EnvironmentError::new(format!(
-            "`{value}` must be a relative path ending in .{ext}."
-        )));
+        return Err(EnvironmentError::new(format!("`{value}` must be a relative path ending in .{ext}.")));
     }
     if !target.is_file() {
-        return Err(EnvironmentError::new(format!(
-            "The project input `{value}` is missing or not a file."
-        )));
+        return Err(EnvironmentError::new(format!("The project input `{value}` is missing or not a file.")));
     }
     Ok(target)
 }
@@ -366,13 +297,9 @@ fn contained_file(root: &Path, value: &str, ext: &str) -> Result<PathBuf, Enviro
 fn contained_dir(root: &Path, value: &str) -> Result<PathBuf, EnvironmentError> {
     let target = contained(root, value, "a relative directory inside the project")?;
     if !target.is_dir() {
-        return Err(EnvironmentError::new(format!(
-            "The dependency directory `{value}` is missing."
-        )));
+        return Err(EnvironmentError::new(format!("The dependency directory `{value}` is missing.")));
     }
-    target
-        .canonicalize()
-        .map_err(|err| EnvironmentError::new(format!("Cannot read `{value}`: {}.", lower(&err))))
+    target.canonicalize().map_err(|err| EnvironmentError::new(format!("Cannot read `{value}`: {}.", lower(&err))))
 }
 
 fn contained(root: &Path, value: &str, what: &str) -> Result<PathBuf, EnvironmentError> {

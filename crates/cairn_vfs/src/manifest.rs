@@ -66,22 +66,12 @@ pub struct Manifest {
 
 /// Reads and checks the manifest at `path`.
 pub fn read_manifest(path: &Path) -> Result<Manifest, EnvironmentError> {
-    let shown = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("cairn.toml")
-        .to_string();
+    let shown = path.file_name().and_then(|n| n.to_str()).unwrap_or("cairn.toml").to_string();
     let bytes = std::fs::read(path).map_err(|err| {
-        EnvironmentError::new(format!(
-            "Cannot read the manifest `{}`: {}.",
-            path.display(),
-            lower(&err)
-        ))
+        EnvironmentError::new(format!("Cannot read the manifest `{}`: {}.", path.display(), lower(&err)))
     })?;
     if bytes.len() > MANIFEST_LIMIT {
-        return Err(EnvironmentError::new(format!(
-            "The manifest `{shown}` exceeds {MANIFEST_LIMIT} bytes."
-        )));
+        return Err(EnvironmentError::new(format!("The manifest `{shown}` exceeds {MANIFEST_LIMIT} bytes.")));
     }
     let text = String::from_utf8(bytes)
         .map_err(|_| EnvironmentError::new(format!("The manifest `{shown}` is not UTF-8 text.")))?;
@@ -90,14 +80,11 @@ pub fn read_manifest(path: &Path) -> Result<Manifest, EnvironmentError> {
 
 /// Checks manifest text; the error is a sentence without the file name.
 pub fn parse_manifest(text: &str) -> Result<Manifest, String> {
-    let table: Table = text.parse().map_err(|err: toml::de::Error| {
-        format!("not valid TOML: {}", err.message().trim_end_matches('.'))
-    })?;
+    let table: Table = text
+        .parse()
+        .map_err(|err: toml::de::Error| format!("not valid TOML: {}", err.message().trim_end_matches('.')))?;
     for key in table.keys() {
-        if !matches!(
-            key.as_str(),
-            "project" | "build" | "dependencies" | "foreign"
-        ) {
+        if !matches!(key.as_str(), "project" | "build" | "dependencies" | "foreign") {
             return Err(format!(
                 "unknown table `{key}`; a manifest holds only [project], [build], [dependencies] and [foreign] (hooks are not supported)."
             ));
@@ -108,31 +95,23 @@ pub fn parse_manifest(text: &str) -> Result<Manifest, String> {
     let name = match project.get("name") {
         Some(Value::String(name)) if valid_project_name(name) => name.clone(),
         Some(Value::String(name)) => {
-            return Err(format!(
-                "the project name `{name}` must match [A-Za-z][A-Za-z0-9_-]{{0,63}}."
-            ));
+            return Err(format!("the project name `{name}` must match [A-Za-z][A-Za-z0-9_-]{{0,63}}."));
         }
         _ => return Err("[project] needs `name`, a string.".to_string()),
     };
-    let sources = path_list(project, "sources", 1, 1024, "cairn")?
-        .ok_or("[project] needs `sources`, a list of .cairn paths.")?;
+    let sources =
+        path_list(project, "sources", 1, 1024, "cairn")?.ok_or("[project] needs `sources`, a list of .cairn paths.")?;
     let tests = path_list(project, "tests", 0, 128, "json")?.unwrap_or_default();
 
     let mut build = BuildConfig::default();
     if let Some(table) = sub_table(&table, "build")? {
-        only_keys(
-            table,
-            "build",
-            &["kind", "arch", "target", "libraries", "device_target"],
-        )?;
+        only_keys(table, "build", &["kind", "arch", "target", "libraries", "device_target"])?;
         if let Some(kind) = string_key(table, "build", "kind")? {
             build.kind = match kind.as_str() {
                 "library" => BuildKind::Library,
                 "exe" => BuildKind::Exe,
                 other => {
-                    return Err(format!(
-                        "`kind = \"{other}\"` is unknown; use \"library\" or \"exe\"."
-                    ));
+                    return Err(format!("`kind = \"{other}\"` is unknown; use \"library\" or \"exe\"."));
                 }
             };
         }
@@ -142,9 +121,7 @@ pub fn parse_manifest(text: &str) -> Result<Manifest, String> {
         }
         if let Some(target) = string_key(table, "build", "target")? {
             if !matches!(target.as_str(), "hosted" | "aarch64-virt") {
-                return Err(format!(
-                    "`target = \"{target}\"` is unknown; known targets are aarch64-virt and hosted."
-                ));
+                return Err(format!("`target = \"{target}\"` is unknown; known targets are aarch64-virt and hosted."));
             }
             build.target = target;
         }
@@ -171,9 +148,7 @@ pub fn parse_manifest(text: &str) -> Result<Manifest, String> {
                 build.libraries.push(library.clone());
             }
             if !build.libraries.is_empty() && build.target != "hosted" {
-                return Err(
-                    "a freestanding image links no system library; remove `libraries`.".to_string(),
-                );
+                return Err("a freestanding image links no system library; remove `libraries`.".to_string());
             }
         }
         if let Some(device_target) = string_key(table, "build", "device_target")? {
@@ -189,9 +164,7 @@ pub fn parse_manifest(text: &str) -> Result<Manifest, String> {
         }
         for (key, value) in table {
             let Value::String(directory) = value else {
-                return Err(format!(
-                    "the dependency `{key}` must name a relative directory as a string."
-                ));
+                return Err(format!("the dependency `{key}` must name a relative directory as a string."));
             };
             if !is_canonical_relative(directory) {
                 return Err(format!(
@@ -208,49 +181,30 @@ pub fn parse_manifest(text: &str) -> Result<Manifest, String> {
             return Err("[foreign] holds at most 64 entries.".to_string());
         }
         for (key, value) in table {
-            if !is_canonical_relative(key)
-                || !(key.ends_with(".cpp") || key.ends_with(".cc") || key.ends_with(".cu"))
-            {
-                return Err(format!(
-                    "the foreign source `{key}` must be a relative .cpp, .cc or .cu path."
-                ));
+            if !is_canonical_relative(key) || !(key.ends_with(".cpp") || key.ends_with(".cc") || key.ends_with(".cu")) {
+                return Err(format!("the foreign source `{key}` must be a relative .cpp, .cc or .cu path."));
             }
             let Value::Array(items) = value else {
-                return Err(format!(
-                    "the foreign source `{key}` must list the C symbols it defines."
-                ));
+                return Err(format!("the foreign source `{key}` must list the C symbols it defines."));
             };
             if items.len() > 256 {
-                return Err(format!(
-                    "the foreign source `{key}` names more than 256 symbols."
-                ));
+                return Err(format!("the foreign source `{key}` names more than 256 symbols."));
             }
             let mut symbols: Vec<String> = Vec::new();
             for item in items {
                 match item {
-                    Value::String(symbol)
-                        if is_c_identifier(symbol) && !symbols.contains(symbol) =>
-                    {
+                    Value::String(symbol) if is_c_identifier(symbol) && !symbols.contains(symbol) => {
                         symbols.push(symbol.clone())
                     }
                     _ => {
-                        return Err(format!(
-                            "the foreign source `{key}` must list distinct C identifiers."
-                        ));
+                        return Err(format!("the foreign source `{key}` must list distinct C identifiers."));
                     }
                 }
             }
             foreign.push((key.clone(), symbols));
         }
     }
-    Ok(Manifest {
-        name,
-        sources,
-        tests,
-        build,
-        dependencies,
-        foreign,
-    })
+    Ok(Manifest { name, sources, tests, build, dependencies, foreign })
 }
 
 fn sub_table<'a>(table: &'a Table, key: &str) -> Result<Option<&'a Table>, String> {
@@ -264,10 +218,7 @@ fn sub_table<'a>(table: &'a Table, key: &str) -> Result<Option<&'a Table>, Strin
 fn only_keys(table: &Table, name: &str, allowed: &[&str]) -> Result<(), String> {
     for key in table.keys() {
         if !allowed.contains(&key.as_str()) {
-            return Err(format!(
-                "unknown key `{key}` in [{name}]; allowed keys: {}.",
-                allowed.join(", ")
-            ));
+            return Err(format!("unknown key `{key}` in [{name}]; allowed keys: {}.", allowed.join(", ")));
         }
     }
     Ok(())
@@ -281,13 +232,7 @@ fn string_key(table: &Table, name: &str, key: &str) -> Result<Option<String>, St
     }
 }
 
-fn path_list(
-    table: &Table,
-    key: &str,
-    low: usize,
-    high: usize,
-    ext: &str,
-) -> Result<Option<Vec<String>>, String> {
+fn path_list(table: &Table, key: &str, low: usize, high: usize, ext: &str) -> Result<Option<Vec<String>>, String> {
     let Some(value) = table.get(key) else {
         return Ok(None);
     };
@@ -295,10 +240,7 @@ fn path_list(
         return Err(format!("`{key}` must be a list of paths."));
     };
     if items.len() < low || items.len() > high {
-        return Err(format!(
-            "`{key}` must hold {low}..{high} paths, not {}.",
-            items.len()
-        ));
+        return Err(format!("`{key}` must hold {low}..{high} paths, not {}.", items.len()));
     }
     let mut paths: Vec<String> = Vec::with_capacity(items.len());
     for item in items {
@@ -330,11 +272,7 @@ fn check_arch(arch: &str) -> Result<(), String> {
         return Ok(());
     }
     let host_is_arm = cfg!(target_arch = "aarch64");
-    let (own, other) = if host_is_arm {
-        (ARCHES_ARM, ARCHES_X86)
-    } else {
-        (ARCHES_X86, ARCHES_ARM)
-    };
+    let (own, other) = if host_is_arm { (ARCHES_ARM, ARCHES_X86) } else { (ARCHES_X86, ARCHES_ARM) };
     if own.contains(&arch) {
         return Ok(());
     }
@@ -343,19 +281,13 @@ fn check_arch(arch: &str) -> Result<(), String> {
             "`arch = \"{arch}\"` is not a profile of this host's family; cross compilation is not supported."
         ));
     }
-    Err(format!(
-        "`arch = \"{arch}\"` is unknown; use baseline or one of {}.",
-        own.join(", ")
-    ))
+    Err(format!("`arch = \"{arch}\"` is unknown; use baseline or one of {}.", own.join(", ")))
 }
 
 /// `sm_` + digits + optional `a` (from sm_90) or `f` (from sm_100) (tools.md §4.1).
 pub fn check_device_target(spelling: &str) -> Result<(), String> {
-    let bad = || {
-        format!(
-            "`{spelling}` is not a device target; write sm_ followed by the compute capability, as in sm_90a."
-        )
-    };
+    let bad =
+        || format!("`{spelling}` is not a device target; write sm_ followed by the compute capability, as in sm_90a.");
     let rest = spelling.strip_prefix("sm_").ok_or_else(bad)?;
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     let suffix = &rest[digits.len()..];
@@ -364,14 +296,10 @@ pub fn check_device_target(spelling: &str) -> Result<(), String> {
     }
     let capability: u32 = digits.parse().map_err(|_| bad())?;
     if suffix == "a" && capability < 90 {
-        return Err(format!(
-            "`{spelling}`: the `a` suffix exists from sm_90 on."
-        ));
+        return Err(format!("`{spelling}`: the `a` suffix exists from sm_90 on."));
     }
     if suffix == "f" && capability < 100 {
-        return Err(format!(
-            "`{spelling}`: the `f` suffix exists from sm_100 on."
-        ));
+        return Err(format!("`{spelling}`: the `f` suffix exists from sm_100 on."));
     }
     Ok(())
 }

@@ -38,16 +38,12 @@ impl Drop for TempTree {
 #[track_caller]
 fn check_manifest_error(text: &str, expected_fragment: &str) {
     let error = parse_manifest(text).expect_err("manifest should be refused");
-    assert!(
-        error.contains(expected_fragment),
-        "`{error}` lacks `{expected_fragment}`"
-    );
+    assert!(error.contains(expected_fragment), "`{error}` lacks `{expected_fragment}`");
 }
 
 #[test]
 fn a_minimal_manifest_takes_the_defaults() {
-    let manifest = parse_manifest("[project]\nname = \"app\"\nsources = [\"src/main.cairn\"]\n")
-        .expect("valid");
+    let manifest = parse_manifest("[project]\nname = \"app\"\nsources = [\"src/main.cairn\"]\n").expect("valid");
     assert_eq!(manifest.name, "app");
     assert_eq!(manifest.build, BuildConfig::default());
     assert!(manifest.tests.is_empty());
@@ -57,74 +53,26 @@ fn a_minimal_manifest_takes_the_defaults() {
 fn manifests_refuse_everything_the_spec_refuses() {
     let good = "[project]\nname = \"app\"\nsources = [\"a.cairn\"]\n";
     check_manifest_error(&format!("{good}[hooks]\nx = 1\n"), "unknown table `hooks`");
-    check_manifest_error(
-        "[project]\nname = \"app\"\nsources = [\"a.cairn\"]\nextra = 1\n",
-        "unknown key `extra`",
-    );
-    check_manifest_error(
-        "[project]\nname = \"9app\"\nsources = [\"a.cairn\"]\n",
-        "must match",
-    );
+    check_manifest_error("[project]\nname = \"app\"\nsources = [\"a.cairn\"]\nextra = 1\n", "unknown key `extra`");
+    check_manifest_error("[project]\nname = \"9app\"\nsources = [\"a.cairn\"]\n", "must match");
     check_manifest_error("[project]\nname = \"app\"\nsources = []\n", "1..1024");
-    check_manifest_error(
-        "[project]\nname = \"app\"\nsources = [\"../a.cairn\"]\n",
-        "relative .cairn path",
-    );
-    check_manifest_error(
-        "[project]\nname = \"app\"\nsources = [\"./a.cairn\"]\n",
-        "relative .cairn path",
-    );
-    check_manifest_error(
-        "[project]\nname = \"app\"\nsources = [\"/a.cairn\"]\n",
-        "relative .cairn path",
-    );
-    check_manifest_error(
-        "[project]\nname = \"app\"\nsources = [\"a\\\\b.cairn\"]\n",
-        "relative .cairn path",
-    );
-    check_manifest_error(
-        "[project]\nname = \"app\"\nsources = [\"a.cairn\", \"a.cairn\"]\n",
-        "twice",
-    );
-    check_manifest_error(
-        "[project]\nname = \"app\"\nsources = [\"a.txt\"]\n",
-        "relative .cairn path",
-    );
+    check_manifest_error("[project]\nname = \"app\"\nsources = [\"../a.cairn\"]\n", "relative .cairn path");
+    check_manifest_error("[project]\nname = \"app\"\nsources = [\"./a.cairn\"]\n", "relative .cairn path");
+    check_manifest_error("[project]\nname = \"app\"\nsources = [\"/a.cairn\"]\n", "relative .cairn path");
+    check_manifest_error("[project]\nname = \"app\"\nsources = [\"a\\\\b.cairn\"]\n", "relative .cairn path");
+    check_manifest_error("[project]\nname = \"app\"\nsources = [\"a.cairn\", \"a.cairn\"]\n", "twice");
+    check_manifest_error("[project]\nname = \"app\"\nsources = [\"a.txt\"]\n", "relative .cairn path");
     check_manifest_error(&format!("{good}[build]\nkind = \"dll\"\n"), "unknown");
     check_manifest_error(&format!("{good}[build]\narch = \"pentium\"\n"), "unknown");
     check_manifest_error(&format!("{good}[build]\ntarget = \"wasm\"\n"), "unknown");
-    check_manifest_error(
-        &format!("{good}[build]\nlibraries = [\"ssl\"]\n"),
-        "not a known system library",
-    );
-    check_manifest_error(
-        &format!("{good}[build]\nlibraries = [\"z\", \"z\"]\n"),
-        "twice",
-    );
-    check_manifest_error(
-        &format!("{good}[build]\ntarget = \"aarch64-virt\"\nlibraries = [\"z\"]\n"),
-        "freestanding",
-    );
-    check_manifest_error(
-        &format!("{good}[build]\ndevice_target = \"sm_80a\"\n"),
-        "from sm_90",
-    );
-    check_manifest_error(
-        &format!("{good}[build]\ndevice_target = \"sm_90f\"\n"),
-        "from sm_100",
-    );
-    check_manifest_error(
-        &format!("{good}[build]\ndevice_target = \"gpu\"\n"),
-        "not a device target",
-    );
-    check_manifest_error(
-        &format!("{good}[foreign]\n\"x.c\" = [\"f\"]\n"),
-        ".cpp, .cc or .cu",
-    );
-    check_manifest_error(
-        &format!("{good}[foreign]\n\"x.cu\" = [\"1f\"]\n"),
-        "C identifiers",
-    );
+    check_manifest_error(&format!("{good}[build]\nlibraries = [\"ssl\"]\n"), "not a known system library");
+    check_manifest_error(&format!("{good}[build]\nlibraries = [\"z\", \"z\"]\n"), "twice");
+    check_manifest_error(&format!("{good}[build]\ntarget = \"aarch64-virt\"\nlibraries = [\"z\"]\n"), "freestanding");
+    check_manifest_error(&format!("{good}[build]\ndevice_target = \"sm_80a\"\n"), "from sm_90");
+    check_manifest_error(&format!("{good}[build]\ndevice_target = \"sm_90f\"\n"), "from sm_100");
+    check_manifest_error(&format!("{good}[build]\ndevice_target = \"gpu\"\n"), "not a device target");
+    check_manifest_error(&format!("{good}[foreign]\n\"x.c\" = [\"f\"]\n"), ".cpp, .cc or .cu");
+    check_manifest_error(&format!("{good}[foreign]\n\"x.cu\" = [\"1f\"]\n"), "C identifiers");
     check_manifest_error("[project\n", "not valid TOML");
 }
 
@@ -138,26 +86,14 @@ fn a_full_manifest_reads_every_table() {
     .expect("valid");
     assert_eq!(manifest.build.kind, BuildKind::Exe);
     assert_eq!(manifest.build.device_target.as_deref(), Some("sm_90a"));
-    assert_eq!(
-        manifest.dependencies,
-        vec![("ringbuf".to_string(), "vendor/ringbuf".to_string())]
-    );
-    assert_eq!(
-        manifest.foreign,
-        vec![(
-            "vendor/scale.cu".to_string(),
-            vec!["scale_tiled".to_string()]
-        )]
-    );
+    assert_eq!(manifest.dependencies, vec![("ringbuf".to_string(), "vendor/ringbuf".to_string())]);
+    assert_eq!(manifest.foreign, vec![("vendor/scale.cu".to_string(), vec!["scale_tiled".to_string()])]);
 }
 
 #[test]
 fn a_single_file_is_a_program_named_by_its_stem() {
     let tree = TempTree::new("single");
-    tree.write(
-        "hello.cairn",
-        b"\xEF\xBB\xBFfn main() -> i32 { return 0; }\n",
-    );
+    tree.write("hello.cairn", b"\xEF\xBB\xBFfn main() -> i32 { return 0; }\n");
     let program = load(&tree.path().join("hello.cairn")).expect("loads");
     assert_eq!(program.name, "hello");
     assert!(program.is_single_file());
@@ -172,10 +108,7 @@ fn text_that_is_not_utf8_is_an_environment_error() {
     let tree = TempTree::new("latin1");
     tree.write("bad.cairn", b"fn main() -> i32 { return 0; } // caf\xE9\n");
     let error = load(&tree.path().join("bad.cairn")).expect_err("refused");
-    assert!(
-        error.message.contains("not UTF-8") && error.message.contains("offset 37"),
-        "{error}"
-    );
+    assert!(error.message.contains("not UTF-8") && error.message.contains("offset 37"), "{error}");
 }
 
 #[test]
@@ -193,23 +126,20 @@ fn a_project_loads_dependencies_first_and_once() {
     let error = load(tree.path()).expect_err("two projects named math");
     assert!(error.message.contains("Two projects"), "{error}");
 
-    tree.write("cairn.toml", b"[project]\nname = \"app\"\nsources = [\"src/main.cairn\"]\n[dependencies]\ngeo = \"deps/geo\"\n");
+    tree.write(
+        "cairn.toml",
+        b"[project]\nname = \"app\"\nsources = [\"src/main.cairn\"]\n[dependencies]\ngeo = \"deps/geo\"\n",
+    );
     let program = load(tree.path()).expect("loads");
     let names: Vec<&str> = program.files.iter().map(|f| f.name.as_str()).collect();
-    assert_eq!(
-        names,
-        ["deps/geo/m/m.cairn", "deps/geo/g.cairn", "src/main.cairn"]
-    );
+    assert_eq!(names, ["deps/geo/m/m.cairn", "deps/geo/g.cairn", "src/main.cairn"]);
     assert_eq!(program.dependencies.len(), 2);
 }
 
 #[test]
 fn missing_sources_and_odd_paths_are_refused() {
     let tree = TempTree::new("missing");
-    tree.write(
-        "cairn.toml",
-        b"[project]\nname = \"app\"\nsources = [\"src/main.cairn\"]\n",
-    );
+    tree.write("cairn.toml", b"[project]\nname = \"app\"\nsources = [\"src/main.cairn\"]\n");
     let error = load(tree.path()).expect_err("missing file");
     assert!(error.message.contains("missing"), "{error}");
     let error = load(&tree.path().join("notes.txt")).expect_err("unreadable");
@@ -223,11 +153,8 @@ fn missing_sources_and_odd_paths_are_refused() {
 #[test]
 fn symbolic_links_are_not_followed() {
     let tree = TempTree::new("links");
-    tree.write(
-        "cairn.toml",
-        b"[project]\nname = \"app\"\nsources = [\"src/main.cairn\"]\n",
-    )
-    .write("real/main.cairn", b"fn main() -> i32 { return 0; }\n");
+    tree.write("cairn.toml", b"[project]\nname = \"app\"\nsources = [\"src/main.cairn\"]\n")
+        .write("real/main.cairn", b"fn main() -> i32 { return 0; }\n");
     std::os::unix::fs::symlink(tree.path().join("real"), tree.path().join("src")).expect("symlink");
     let error = load(tree.path()).expect_err("link refused");
     assert!(error.message.contains("symbolic link"), "{error}");

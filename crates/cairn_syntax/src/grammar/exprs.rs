@@ -77,11 +77,7 @@ fn expr_bp_inner(p: &mut Parser<'_>, min_level: u8) -> Option<CompletedMarker> {
         let m = lhs.precede(p);
         p.bump(op);
         if (op == T![<] || op == T![>]) && p.at(op) && p.nth_is_joint(0) {
-            let (shift, builtin) = if op == T![<] {
-                ("<<", "shl_wrap(x, k)")
-            } else {
-                (">>", "shr(x, k)")
-            };
+            let (shift, builtin) = if op == T![<] { ("<<", "shl_wrap(x, k)") } else { (">>", "shr(x, k)") };
             p.error(
                 ErrorCode::Parse,
                 format!("There is no `{shift}` operator in CAIRN: shifts are the checked builtins {builtin}."),
@@ -192,10 +188,7 @@ fn primary(p: &mut Parser<'_>) -> Option<CompletedMarker> {
         _ => {
             // Not an expression. The original asks for an identifier here, so the code is `E-NAME`;
             // a reserved word is taken into the tree so that parsing can go on.
-            let message = format!(
-                "Expected an expression here, found {}.",
-                p.describe_current()
-            );
+            let message = format!("Expected an expression here, found {}.", p.describe_current());
             p.error(ErrorCode::Name, message);
             if !p.current().is_keyword() {
                 m.abandon(p);
@@ -273,10 +266,7 @@ fn closure(p: &mut Parser<'_>) {
     if p.at(T!['{']) {
         stmts::block(p);
     } else {
-        let message = format!(
-            "A closure's body is a block in braces; found {}.",
-            p.describe_current()
-        );
+        let message = format!("A closure's body is a block in braces; found {}.", p.describe_current());
         p.error(ErrorCode::Parse, message);
     }
 }

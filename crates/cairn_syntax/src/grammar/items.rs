@@ -64,10 +64,7 @@ pub(super) fn item(p: &mut Parser<'_>) {
         p.bump(PUB_KW);
         v.complete(p, VISIBILITY);
         if p.at(PUB_KW) {
-            p.error(
-                ErrorCode::Declaration,
-                "`pub` is written once, before the declaration it exports.",
-            );
+            p.error(ErrorCode::Declaration, "`pub` is written once, before the declaration it exports.");
             let e = p.start();
             while p.at(PUB_KW) {
                 p.bump(PUB_KW);
@@ -323,10 +320,7 @@ fn trait_item(p: &mut Parser<'_>) -> SyntaxKind {
                 if at_item_start(p) {
                     break;
                 }
-                p.err_and_bump(
-                    "A trait holds only member signatures, each `fn name(params) -> T;`.",
-                    TokenSet::EMPTY,
-                );
+                p.err_and_bump("A trait holds only member signatures, each `fn name(params) -> T;`.", TokenSet::EMPTY);
             }
         }
         p.expect(T!['}']);
@@ -361,10 +355,7 @@ pub(super) fn impl_body(p: &mut Parser<'_>) {
             if at_item_start(p) {
                 break;
             }
-            p.err_and_bump(
-                "An impl holds only member functions, each starting with `fn`.",
-                TokenSet::EMPTY,
-            );
+            p.err_and_bump("An impl holds only member functions, each starting with `fn`.", TokenSet::EMPTY);
         }
     }
     p.expect(T!['}']);
@@ -439,10 +430,8 @@ fn fn_body(p: &mut Parser<'_>) {
     } else if p.at(T!['{']) {
         stmts::block(p);
     } else {
-        let message = format!(
-            "Expected `{{` to open the function's body (or `= expr;`), found {}.",
-            p.describe_current()
-        );
+        let message =
+            format!("Expected `{{` to open the function's body (or `= expr;`), found {}.", p.describe_current());
         p.error(ErrorCode::Parse, message);
     }
 }
@@ -542,10 +531,7 @@ fn effect(p: &mut Parser<'_>) {
 fn effect_part(p: &mut Parser<'_>) {
     match p.current() {
         T![')'] | T![,] | T![;] | T!['{'] | T!['}'] | EOF => {
-            let message = format!(
-                "Expected an effect name such as io or read:x, found {}.",
-                p.describe_current()
-            );
+            let message = format!("Expected an effect name such as io or read:x, found {}.", p.describe_current());
             p.error(ErrorCode::Parse, message);
         }
         _ => p.bump_any(),
@@ -559,10 +545,7 @@ fn launch_clause(p: &mut Parser<'_>) {
     p.bump(T!['(']);
     match p.current() {
         T![')'] | T![,] | EOF => {
-            p.error(
-                ErrorCode::Parse,
-                "`launch` names its thread count first, as in launch(n, 256).",
-            );
+            p.error(ErrorCode::Parse, "`launch` names its thread count first, as in launch(n, 256).");
         }
         _ => p.bump_any(),
     }
@@ -660,10 +643,8 @@ fn test(p: &mut Parser<'_>) -> SyntaxKind {
     if p.at(T!['{']) {
         stmts::block(p);
     } else {
-        let message = format!(
-            "A test is `test name {{ … }}`: no parameters and no result; found {}.",
-            p.describe_current()
-        );
+        let message =
+            format!("A test is `test name {{ … }}`: no parameters and no result; found {}.", p.describe_current());
         p.error(ErrorCode::Test, message);
         // Skip a parameter list or result so that the body can still be read.
         let e = p.start();

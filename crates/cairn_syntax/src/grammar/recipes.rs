@@ -150,10 +150,8 @@ pub(crate) fn require(p: &mut Parser<'_>) {
     exprs::expr(p);
     p.expect(T![,]);
     if !p.eat(STRING) {
-        let message = format!(
-            "`require` states its message: `require condition, \"why\";` found {}.",
-            p.describe_current()
-        );
+        let message =
+            format!("`require` states its message: `require condition, \"why\";` found {}.", p.describe_current());
         p.error(ErrorCode::Parse, message);
     }
     p.expect(T![;]);

@@ -25,10 +25,7 @@ pub(crate) fn block(p: &mut Parser<'_>) {
     statement_list(p);
     if !p.eat(T!['}']) {
         if p.at_end() {
-            p.error(
-                ErrorCode::Parse,
-                "This block is not closed: the file ends before its `}`.",
-            );
+            p.error(ErrorCode::Parse, "This block is not closed: the file ends before its `}`.");
         } else {
             let message = format!(
                 "{} cannot begin a statement; the block before it is probably missing its closing `}}`.",
@@ -129,17 +126,9 @@ pub(crate) fn statement(p: &mut Parser<'_>) {
         IDENT if p.in_recipe && p.at_contextual("require") => recipes::require(p),
         REDUCE_KW => collect_stmt(p),
         IDENT if at_scan(p) => collect_stmt(p),
-        IDENT
-            if p.at_contextual("blocks") && nth_word(p, 1) && matches!(p.nth(2), T![,] | IN_KW) =>
-        {
-            coop_stmt(p)
-        }
-        IDENT if p.at_contextual("shared") && nth_word(p, 1) && p.nth_at(2, T![:]) => {
-            shared_stmt(p)
-        }
-        IDENT if p.at_contextual("pipeline") && nth_word(p, 1) && p.nth_at(2, T![:]) => {
-            pipeline_stmt(p)
-        }
+        IDENT if p.at_contextual("blocks") && nth_word(p, 1) && matches!(p.nth(2), T![,] | IN_KW) => coop_stmt(p),
+        IDENT if p.at_contextual("shared") && nth_word(p, 1) && p.nth_at(2, T![:]) => shared_stmt(p),
+        IDENT if p.at_contextual("pipeline") && nth_word(p, 1) && p.nth_at(2, T![:]) => pipeline_stmt(p),
         IDENT if p.at_contextual("barrier") && p.nth_at(1, T![;]) => {
             let m = p.start();
             p.bump_remap(BARRIER_KW);
@@ -150,11 +139,7 @@ pub(crate) fn statement(p: &mut Parser<'_>) {
         LET_KW | REG_KW => let_stmt(p),
         BREAK_KW | CONTINUE_KW => {
             let m = p.start();
-            let kind = if p.at(BREAK_KW) {
-                BREAK_STMT
-            } else {
-                CONTINUE_STMT
-            };
+            let kind = if p.at(BREAK_KW) { BREAK_STMT } else { CONTINUE_STMT };
             p.bump_any();
             p.expect(T![;]);
             m.complete(p, kind);
@@ -192,10 +177,7 @@ pub(crate) fn statement(p: &mut Parser<'_>) {
             let m = p.start();
             p.bump(DEFER_KW);
             if p.at(T!['}']) || p.at_end() {
-                p.error(
-                    ErrorCode::Parse,
-                    "`defer` schedules one call statement, as in `defer close(f);`.",
-                );
+                p.error(ErrorCode::Parse, "`defer` schedules one call statement, as in `defer close(f);`.");
             } else {
                 statement(p);
             }
@@ -217,10 +199,7 @@ fn block_or_error(p: &mut Parser<'_>) {
     if p.at(T!['{']) {
         block(p);
     } else {
-        let message = format!(
-            "Expected `{{` to open a block, found {}.",
-            p.describe_current()
-        );
+        let message = format!("Expected `{{` to open a block, found {}.", p.describe_current());
         p.error(ErrorCode::Parse, message);
     }
 }
@@ -230,11 +209,7 @@ fn at_scan(p: &Parser<'_>) -> bool {
     if !p.at_contextual("scan") || !at_reducer(p, 1) {
         return false;
     }
-    let k = if p.nth_contextual(2, "exclusive") && !matches!(p.nth(3), FOR_KW | PARALLEL_KW) {
-        3
-    } else {
-        2
-    };
+    let k = if p.nth_contextual(2, "exclusive") && !matches!(p.nth(3), FOR_KW | PARALLEL_KW) { 3 } else { 2 };
     matches!(p.nth(k + 1), FOR_KW | PARALLEL_KW)
 }
 
@@ -274,10 +249,8 @@ fn reducer(p: &mut Parser<'_>) {
     if at_reducer(p, 0) {
         p.bump_any();
     } else {
-        let message = format!(
-            "`reduce` takes one of + * & | ^ add_wrap mul_wrap min max, found {}.",
-            p.describe_current()
-        );
+        let message =
+            format!("`reduce` takes one of + * & | ^ add_wrap mul_wrap min max, found {}.", p.describe_current());
         p.error(ErrorCode::ReduceOp, message);
         if !matches!(p.current(), FOR_KW | PARALLEL_KW | T![;] | EOF) {
             p.bump_any();
@@ -317,15 +290,8 @@ fn collector_range(p: &mut Parser<'_>, parallel_allowed: bool) {
     if p.at(FOR_KW) || (parallel_allowed && p.at(PARALLEL_KW)) {
         p.bump_any();
     } else {
-        let what = if parallel_allowed {
-            "`for` or `parallel`"
-        } else {
-            "`for`"
-        };
-        let message = format!(
-            "Expected {what} and the iteration (`for i in n`), found {}.",
-            p.describe_current()
-        );
+        let what = if parallel_allowed { "`for` or `parallel`" } else { "`for`" };
+        let message = format!("Expected {what} and the iteration (`for i in n`), found {}.", p.describe_current());
         p.error(ErrorCode::Parse, message);
     }
     name(p);
@@ -406,11 +372,7 @@ fn let_stmt(p: &mut Parser<'_>) {
 /// `stack name: T[N] [@place] = zeroed;` / `buffer …`
 fn storage_stmt(p: &mut Parser<'_>) {
     let m = p.start();
-    let kind = if p.at(STACK_KW) {
-        STACK_STMT
-    } else {
-        BUFFER_STMT
-    };
+    let kind = if p.at(STACK_KW) { STACK_STMT } else { BUFFER_STMT };
     p.bump_any();
     name(p);
     p.expect(T![:]);
@@ -433,10 +395,7 @@ fn storage_stmt(p: &mut Parser<'_>) {
 fn storage_element(p: &mut Parser<'_>) {
     let m = p.start();
     if !at_word(p) {
-        let message = format!(
-            "Expected the element type here, found {}.",
-            p.describe_current()
-        );
+        let message = format!("Expected the element type here, found {}.", p.describe_current());
         p.error(ErrorCode::Name, message);
         m.abandon(p);
         return;
@@ -515,10 +474,7 @@ fn match_stmt(p: &mut Parser<'_>) {
 fn match_arm(p: &mut Parser<'_>) {
     let m = p.start();
     if !at_word(p) {
-        let message = format!(
-            "Expected a variant name to begin a match arm, found {}.",
-            p.describe_current()
-        );
+        let message = format!("Expected a variant name to begin a match arm, found {}.", p.describe_current());
         p.error(ErrorCode::Name, message);
         m.abandon(p);
         return;
@@ -538,15 +494,11 @@ fn match_arm(p: &mut Parser<'_>) {
     if p.at(T!['{']) {
         block(p);
     } else if p.at(T!['}']) || p.at_end() {
-        let message = format!(
-            "Expected the arm's statement or block after `=>`, found {}.",
-            p.describe_current()
-        );
+        let message = format!("Expected the arm's statement or block after `=>`, found {}.", p.describe_current());
         p.error(ErrorCode::Parse, message);
     } else {
         let start = p.token_index();
-        let simple =
-            matches!(p.current(), RETURN_KW | BREAK_KW | CONTINUE_KW) || !at_compound_statement(p);
+        let simple = matches!(p.current(), RETURN_KW | BREAK_KW | CONTINUE_KW) || !at_compound_statement(p);
         statement(p);
         if !simple {
             p.error_tokens(
@@ -563,14 +515,12 @@ fn match_arm(p: &mut Parser<'_>) {
 /// True when the statement here is not one an unbraced arm may hold.
 fn at_compound_statement(p: &Parser<'_>) -> bool {
     match p.current() {
-        LET_KW | REG_KW | IF_KW | MATCH_KW | WHILE_KW | FOR_KW | PARALLEL_KW | EACH_KW
-        | DEFER_KW | UNSAFE_KW | STACK_KW | BUFFER_KW | REDUCE_KW => true,
+        LET_KW | REG_KW | IF_KW | MATCH_KW | WHILE_KW | FOR_KW | PARALLEL_KW | EACH_KW | DEFER_KW | UNSAFE_KW
+        | STACK_KW | BUFFER_KW | REDUCE_KW => true,
         IDENT => {
             (p.at_contextual("asm") && nth_word(p, 1))
                 || at_scan(p)
-                || (p.at_contextual("blocks")
-                    && nth_word(p, 1)
-                    && matches!(p.nth(2), T![,] | IN_KW))
+                || (p.at_contextual("blocks") && nth_word(p, 1) && matches!(p.nth(2), T![,] | IN_KW))
                 || (p.at_contextual("shared") && nth_word(p, 1) && p.nth_at(2, T![:]))
                 || (p.at_contextual("pipeline") && nth_word(p, 1) && p.nth_at(2, T![:]))
                 || (p.at_contextual("barrier") && p.nth_at(1, T![;]))
@@ -594,10 +544,8 @@ fn for_stmt(p: &mut Parser<'_>) {
         if p.eat(T![..]) {
             exprs::expr(p);
         } else {
-            let message = format!(
-                "Expected `..` (a range `lo..hi`) or `{{` (an element loop), found {}.",
-                p.describe_current()
-            );
+            let message =
+                format!("Expected `..` (a range `lo..hi`) or `{{` (an element loop), found {}.", p.describe_current());
             p.error(ErrorCode::Parse, message);
         }
     }
@@ -703,10 +651,8 @@ fn pipeline_stmt(p: &mut Parser<'_>) {
     exprs::expr(p);
     p.expect(T![']']);
     if !p.eat_contextual("depth", DEPTH_KW) {
-        let message = format!(
-            "A pipeline states its stages: `pipeline p: f32[256] depth 2;`; found {}.",
-            p.describe_current()
-        );
+        let message =
+            format!("A pipeline states its stages: `pipeline p: f32[256] depth 2;`; found {}.", p.describe_current());
         p.error(ErrorCode::Parse, message);
     }
     exprs::expr(p);

@@ -76,10 +76,7 @@ fn borrow_type(p: &mut Parser<'_>) {
             p.bump(INT_NUMBER);
             lit.complete(p, LITERAL);
         } else if p.at(INT_NUMBER) || p.at(FLOAT_NUMBER) {
-            let message = format!(
-                "A view's extent is a decimal literal or a name, found {}.",
-                p.describe_current()
-            );
+            let message = format!("A view's extent is a decimal literal or a name, found {}.", p.describe_current());
             p.error(ErrorCode::Name, message);
             let lit = p.start();
             p.bump_any();
@@ -111,10 +108,7 @@ pub(crate) fn placement(p: &mut Parser<'_>) {
         Some(kind) => p.bump_remap(kind),
         None => {
             let message = if at_word(p) {
-                format!(
-                    "`{}` is not a placement; a placement is @host, @device, @pinned or @unified.",
-                    p.nth_text(0)
-                )
+                format!("`{}` is not a placement; a placement is @host, @device, @pinned or @unified.", p.nth_text(0))
             } else {
                 format!(
                     "Expected a placement after `@` (host, device, pinned or unified), found {}.",

@@ -1,0 +1,169 @@
+//! `cairn check` end to end: the records, renderings and exit statuses of tools.md §1 and §3.1,
+//! produced by the real binary on real files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Run {
+    status: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn cairn(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    command.args(args).env_remove("CAIRN_FORMAT").env("NO_COLOR", "1");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("run cairn");
+    Run {
+        status: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).to_string(),
+        stderr: String::from_utf8_lossy(&output.stderr).to_string(),
+    }
+}
+
+fn repo(path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path).to_string_lossy().to_string()
+}
+
+/// A scratch directory for one test, removed at the end.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("cairn-cli-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch");
+        Scratch(dir)
+    }
+
+    fn write(&self, name: &str, bytes: &[u8]) -> String {
+        let path = self.0.join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+        std::fs::write(&path, bytes).expect("write");
+        path.to_string_lossy().to_string()
+    }
+
+    fn path(&self) -> String {
+        self.0.to_string_lossy().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../snapshots/cli"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings
+}
+
+const BROKEN: &str = "fn main() -> i32 {\n  let x = 1\n  return x << 2;\n}\nfn b() { let y = ; }\n";
+
+#[test]
+fn a_clean_program_is_parsed_and_exits_zero() {
+    let run = cairn(&["check", &repo("examples/hello.cairn"), "--format", "json"], &[]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    insta::assert_snapshot!(run.stdout.trim(), @r#"{"status":"parsed","functions":2,"library_functions":0,"formal_status":"not-verified","checked":"syntax"}"#);
+}
+
+#[test]
+fn piped_output_defaults_to_json_and_the_flag_outranks_the_variable() {
+    let file = repo("examples/hello.cairn");
+    let piped = cairn(&["check", &file], &[]);
+    assert!(piped.stdout.starts_with('{'), "{}", piped.stdout);
+    let by_variable = cairn(&["check", &file], &[("CAIRN_FORMAT", "human")]);
+    assert!(by_variable.stdout.starts_with("parsed: 2 functions"), "{}", by_variable.stdout);
+    let by_flag = cairn(&["check", &file, "--format", "json"], &[("CAIRN_FORMAT", "human")]);
+    assert!(by_flag.stdout.starts_with('{'));
+}
+
+#[test]
+fn syntax_errors_are_refused_with_every_independent_one() {
+    let scratch = Scratch::new("broken");
+    let file = scratch.write("broken.cairn", BROKEN.as_bytes());
+    let json = cairn(&["check", &file, "--format", "json"], &[]);
+    assert_eq!(json.status, 1);
+    settings().bind(|| insta::assert_snapshot!("broken_json", json.stdout));
+    let human = cairn(&["check", &file, "--format", "human"], &[]);
+    assert_eq!(human.status, 1);
+    assert_eq!(human.stdout, "");
+    settings().bind(|| insta::assert_snapshot!("broken_human", human.stderr));
+}
+
+#[test]
+fn projects_and_manifests_are_checked_like_files() {
+    for path in ["examples/weather", "examples/weather/cairn.toml"] {
+        let run = cairn(&["check", &repo(path), "--format", "json"], &[]);
+        assert_eq!(run.status, 0, "{path}: {}", run.stderr);
+        assert!(run.stdout.contains("\"functions\":2"), "{}", run.stdout);
+    }
+}
+
+#[test]
+fn a_lexical_stop_in_a_later_file_is_the_first_refusal() {
+    let scratch = Scratch::new("order");
+    scratch.write("cairn.toml", b"[project]\nname = \"order\"\nsources = [\"a.cairn\", \"b.cairn\"]\n");
+    scratch.write("a.cairn", b"fn a() { let x = ; }\n");
+    scratch.write("b.cairn", b"fn b() { let s = ?; }\n");
+    let run = cairn(&["check", &scratch.path(), "--format", "json"], &[]);
+    assert_eq!(run.status, 1);
+    let record: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(record["code"], "E-LEX");
+    assert_eq!(record["file"], "b.cairn");
+    assert_eq!(record["further"][0]["code"], "E-NAME");
+    assert_eq!(record["further"][0]["file"], "a.cairn");
+}
+
+#[test]
+fn more_than_twenty_further_refusals_are_counted() {
+    let scratch = Scratch::new("many");
+    let text: String = (0..30).map(|i| format!("fn f{i}() {{ let x = ; }}\n")).collect();
+    let file = scratch.write("many.cairn", text.as_bytes());
+    let run = cairn(&["check", &file, "--format", "json"], &[]);
+    let record: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(record["further"].as_array().map(Vec::len), Some(20));
+    assert_eq!(record["further_omitted"], 9);
+    let human = cairn(&["check", &file, "--format", "human"], &[]);
+    assert!(human.stderr.trim_end().ends_with("error: 30 refusals, 9 not shown"), "{}", human.stderr);
+}
+
+#[test]
+fn environment_faults_exit_two_with_the_small_record() {
+    let scratch = Scratch::new("env");
+    let latin1 = scratch.write("latin1.cairn", b"fn main() -> i32 { return 0; } // caf\xe9\n");
+    let bad_manifest = scratch.write("bad/cairn.toml", b"[project]\nname = \"x\"\nsources = [\"a.cairn\"]\n[hooks]\n");
+    let cases = [
+        (latin1.clone(), "not UTF-8"),
+        (scratch.path() + "/missing.cairn", "Cannot read"),
+        (scratch.path() + "/bad", "unknown table `hooks`"),
+        (bad_manifest, "unknown table `hooks`"),
+        (scratch.path(), "has no cairn.toml"),
+    ];
+    for (path, fragment) in cases {
+        let run = cairn(&["check", &path, "--format", "json"], &[]);
+        assert_eq!(run.status, 2, "{path}");
+        let record: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+        let keys: Vec<&str> = record.as_object().expect("object").keys().map(String::as_str).collect();
+        assert_eq!(keys, ["status", "code", "message", "card"]);
+        assert_eq!(record["code"], "E-PROJECT-OR-ENVIRONMENT");
+        assert!(record["message"].as_str().is_some_and(|m| m.contains(fragment)), "{record}");
+    }
+    let human = cairn(&["check", &latin1, "--format", "human"], &[]);
+    assert!(human.stderr.starts_with("unknown[E-PROJECT-OR-ENVIRONMENT]: "), "{}", human.stderr);
+}
+
+#[test]
+fn a_byte_order_mark_is_dropped_before_parsing() {
+    let scratch = Scratch::new("bom");
+    let file = scratch.write("bom.cairn", b"\xef\xbb\xbffn main() -> i32 { return 0; }\n");
+    let run = cairn(&["check", &file, "--format", "json"], &[]);
+    assert_eq!(run.status, 0, "{}", run.stdout);
+}
