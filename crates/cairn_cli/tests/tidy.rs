@@ -49,7 +49,7 @@ fn normal_dependencies(manifest: &str) -> Vec<String> {
             continue;
         }
         if in_dependencies && line.starts_with("cairn_") {
-            let name = line.split(|c: char| c == '.' || c == ' ' || c == '=').next().unwrap_or("");
+            let name = line.split(['.', ' ', '=']).next().unwrap_or("");
             found.push(name.to_string());
         }
     }

@@ -19,6 +19,7 @@ mod error;
 mod grammar;
 pub mod lexer;
 mod parser;
+mod reparse;
 mod token_set;
 mod validation;
 
@@ -29,6 +30,7 @@ pub use rowan::{GreenNode, TextRange, TextSize};
 pub use crate::error::{ErrorCode, SyntaxError};
 pub use crate::lexer::first_token;
 pub use crate::parser::{BLOCK_DEPTH_LIMIT, EXPRESSION_DEPTH_LIMIT, TYPE_DEPTH_LIMIT};
+pub use crate::reparse::{Reparsed, TextEdit};
 pub use crate::syntax_kind::SyntaxKind;
 
 use crate::builder::TokenStream;
@@ -61,6 +63,8 @@ pub type SyntaxNodePtr = rowan::ast::SyntaxNodePtr<CairnLanguage>;
 pub struct Parse {
     green: GreenNode,
     errors: Arc<[SyntaxError]>,
+    /// Parallel to `errors`: whether the error stops the original's lexer.
+    hard: Arc<[bool]>,
     /// Index into `errors` of the first error that stops the lexer, if any.
     lexer_stop: Option<usize>,
 }
@@ -144,10 +148,25 @@ fn parse_with(text: &str, entry: fn(&mut Parser<'_>)) -> Parse {
     let mut errors: Vec<(SyntaxError, bool)> = lexed.errors.into_iter().zip(lexed.hard.iter().copied()).collect();
     errors.extend(builder::locate_errors(&stream, parse_errors).into_iter().map(|e| (e, false)));
     errors.extend(validation::validate(&green).into_iter().map(|e| (e, false)));
-    errors.sort_by_key(|(error, _)| (error.range.start(), error.range.end()));
-    let lexer_stop = errors.iter().position(|(_, hard)| *hard);
-    let errors: Arc<[SyntaxError]> = errors.into_iter().map(|(error, _)| error).collect();
-    Parse { green, errors, lexer_stop }
+    Parse::from_parts(green, errors)
+}
+
+impl Parse {
+    /// Assembles a parse from a tree and its errors (each flagged when it stops the lexer).
+    fn from_parts(green: GreenNode, mut errors: Vec<(SyntaxError, bool)>) -> Parse {
+        errors.sort_by(|(a, _), (b, _)| {
+            (a.range.start(), a.range.end(), a.code, &a.message).cmp(&(
+                b.range.start(),
+                b.range.end(),
+                b.code,
+                &b.message,
+            ))
+        });
+        let lexer_stop = errors.iter().position(|(_, hard)| *hard);
+        let hard: Arc<[bool]> = errors.iter().map(|(_, hard)| *hard).collect();
+        let errors: Arc<[SyntaxError]> = errors.into_iter().map(|(error, _)| error).collect();
+        Parse { green, errors, hard, lexer_stop }
+    }
 }
 
 fn parser_input<'a>(stream: &TokenStream<'a>) -> ParserInput<'a> {

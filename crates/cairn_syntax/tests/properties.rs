@@ -177,3 +177,80 @@ proptest! {
         check_lossless(&text);
     }
 }
+
+/// An edit inside one function body of a generated program: a random byte range of the body
+/// replaced by a random insertion (which may break the body's braces: then the full parse runs).
+fn body_edit(text: &str, pick: usize, at: usize, len: usize, token: usize) -> Option<cairn_syntax::TextEdit> {
+    let bodies: Vec<(usize, usize)> = text
+        .match_indices("\n}\n")
+        .map(|(end, _)| end + 2)
+        .filter_map(|end| text[..end].rfind(") {").map(|open| (open + 2, end)))
+        .filter(|(open, end)| open < end)
+        .collect();
+    let &(open, close) = bodies.get(pick % bodies.len().max(1))?;
+    let inner = close - open;
+    if inner < 3 {
+        return None;
+    }
+    let mut start = open + 1 + at % (inner - 2);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + len % 12).min(close - 1);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let insert = if token.is_multiple_of(3) { String::new() } else { INSERTIONS[token % INSERTIONS.len()].to_string() };
+    Some(cairn_syntax::TextEdit {
+        delete: cairn_syntax::TextRange::new((start as u32).into(), (end.max(start) as u32).into()),
+        insert,
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+    #[test]
+    fn reparsing_one_body_equals_a_full_parse(
+        seed in any::<u64>(),
+        edits in proptest::collection::vec((any::<usize>(), any::<usize>(), any::<usize>(), any::<usize>()), 1..8),
+    ) {
+        let mut text = cairn_testgen::program(cairn_testgen::Config { seed, functions: 8, expression_depth: 2 });
+        let mut current = cairn_syntax::parse(&text);
+        for (pick, at, len, token) in edits {
+            let Some(edit) = body_edit(&text, pick, at, len, token) else { continue };
+            let new_text = edit.apply(&text);
+            let incremental = current.reparse(&edit, &new_text);
+            let full = cairn_syntax::parse(&new_text);
+            prop_assert_eq!(incremental.syntax_node().to_string(), new_text.clone());
+            prop_assert_eq!(incremental.green(), full.green());
+            prop_assert_eq!(incremental.errors(), full.errors());
+            prop_assert_eq!(incremental.first_error(), full.first_error());
+            text = new_text;
+            current = incremental;
+        }
+    }
+}
+
+#[test]
+fn an_edit_inside_a_body_reparses_only_the_block() {
+    let text = "fn a() -> u32 {\n  return 1;\n}\n\nfn b() -> u32 {\n  return 2;\n}\n";
+    let parse = cairn_syntax::parse(text);
+    let at = text.find("2;").expect("literal") as u32;
+    let edit = cairn_syntax::TextEdit {
+        delete: cairn_syntax::TextRange::new(at.into(), (at + 1).into()),
+        insert: "40 + x".into(),
+    };
+    let new_text = edit.apply(text);
+    let (reparsed, how) = parse.reparse_traced(&edit, &new_text);
+    assert_eq!(how, cairn_syntax::Reparsed::Block);
+    assert_eq!(reparsed.green(), cairn_syntax::parse(&new_text).green());
+    // Removing the body's closing brace needs the whole file.
+    let close = text.rfind('}').expect("brace") as u32;
+    let edit = cairn_syntax::TextEdit {
+        delete: cairn_syntax::TextRange::new(close.into(), (close + 1).into()),
+        insert: String::new(),
+    };
+    let (_, how) = parse.reparse_traced(&edit, &edit.apply(text));
+    assert_eq!(how, cairn_syntax::Reparsed::Full);
+}

@@ -1,0 +1,159 @@
+//! Re-parsing after an edit without re-parsing the file (design.md, "the cost of one body edit").
+//!
+//! When an edit falls strictly inside the body block of a top-level function, impl member or test,
+//! only that block is re-lexed and re-parsed, and its new green node is spliced into the old tree
+//! (rowan rebuilds only the path to the root). Errors outside the block are kept (those after it
+//! shifted by the edit's length change), the block's own are replaced. Anything else (an edit
+//! touching a brace of the body, a body whose braces no longer balance, a block inside a recipe)
+//! falls back to a full parse.
+//!
+//! Invariant: the result equals a full parse of the edited text, tree and errors alike; a property
+//! test compares the two on random edits.
+
+use rowan::{TextRange, TextSize};
+
+use crate::SyntaxKind::*;
+use crate::{Parse, SyntaxError, SyntaxNode, lexer, parse, parse_block};
+
+/// One edit of a text: the bytes in `delete` are replaced by `insert`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextEdit {
+    pub delete: TextRange,
+    pub insert: String,
+}
+
+impl TextEdit {
+    /// Applies the edit to `text`.
+    pub fn apply(&self, text: &str) -> String {
+        let start = usize::from(self.delete.start());
+        let end = usize::from(self.delete.end());
+        format!("{}{}{}", &text[..start], self.insert, &text[end..])
+    }
+}
+
+/// How a reparse was done (for tests and tracing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reparsed {
+    /// Only the enclosing body block was parsed again.
+    Block,
+    /// The whole text was parsed again.
+    Full,
+}
+
+impl Parse {
+    /// The parse of `new_text`, which must be this parse's text with `edit` applied.
+    pub fn reparse(&self, edit: &TextEdit, new_text: &str) -> Parse {
+        self.reparse_traced(edit, new_text).0
+    }
+
+    /// As [`Parse::reparse`], also saying how the work was done.
+    pub fn reparse_traced(&self, edit: &TextEdit, new_text: &str) -> (Parse, Reparsed) {
+        match self.try_block_reparse(edit) {
+            Some(parse) => (parse, Reparsed::Block),
+            None => (parse(new_text), Reparsed::Full),
+        }
+    }
+
+    fn try_block_reparse(&self, edit: &TextEdit) -> Option<Parse> {
+        let root = self.syntax_node();
+        if edit.delete.end() > root.text_range().end() {
+            return None;
+        }
+        let block = enclosing_body(&root, edit.delete)?;
+        let block_range = block.text_range();
+        let relative = edit.delete - block_range.start();
+        let old_block_text = block.text().to_string();
+        let new_block_text = TextEdit { delete: relative, insert: edit.insert.clone() }.apply(&old_block_text);
+        if !is_one_balanced_block(&new_block_text) {
+            return None;
+        }
+        let block_parse = parse_block(&new_block_text);
+        let new_block = block_parse.syntax_node().first_child().filter(|n| n.kind() == BLOCK)?;
+        // The block must end with its *own* closing brace, and the parse must never have run into
+        // the end of the block's text: otherwise an inner construct swallowed the brace, and in
+        // the whole file the parse would have gone on past it.
+        let closes_itself = new_block
+            .last_child_or_token()
+            .and_then(|element| element.into_token())
+            .is_some_and(|token| token.kind() == T!['}']);
+        let end = TextSize::of(new_block_text.as_str());
+        let ran_out = block_parse.errors.iter().any(|e| e.range.start() >= end);
+        if block_parse.syntax_node().children().count() != 1 || !closes_itself || ran_out {
+            return None;
+        }
+        let green = block.replace_with(new_block.green().to_owned());
+
+        let old_len = block_range.len();
+        let new_len = TextSize::of(new_block_text.as_str());
+        let mut errors: Vec<(SyntaxError, bool)> = Vec::with_capacity(self.errors.len() + block_parse.errors.len());
+        for (error, hard) in self.errors.iter().zip(self.hard.iter()) {
+            // An error at the block's opening brace comes from the enclosing parse (a block's own
+            // parse never fails at its `{`), so it stays.
+            if error.range.start() <= block_range.start() {
+                errors.push((error.clone(), *hard));
+            } else if error.range.start() >= block_range.end() {
+                let mut moved = error.clone();
+                moved.range =
+                    TextRange::new(error.range.start() - old_len + new_len, error.range.end() - old_len + new_len);
+                errors.push((moved, *hard));
+            }
+            // Errors inside the old block are replaced by the new block's own.
+        }
+        for (error, hard) in block_parse.errors.iter().zip(block_parse.hard.iter()) {
+            let mut moved = error.clone();
+            moved.range += block_range.start();
+            errors.push((moved, *hard));
+        }
+        Some(Parse::from_parts(green, errors))
+    }
+}
+
+/// The body block of a top-level function, impl member or test that holds `range` strictly inside
+/// its braces.
+fn enclosing_body(root: &SyntaxNode, range: TextRange) -> Option<SyntaxNode> {
+    let element = root.covering_element(range);
+    let start = match element {
+        rowan::NodeOrToken::Node(node) => node,
+        rowan::NodeOrToken::Token(token) => token.parent()?,
+    };
+    let block = start.ancestors().find(|node| {
+        node.kind() == BLOCK
+            && node.parent().is_some_and(|parent| {
+                matches!(parent.kind(), FN | TEST)
+                    && parent.parent().is_some_and(|owner| matches!(owner.kind(), SOURCE_FILE | IMPL))
+                    && !parent.ancestors().any(|a| a.kind() == RECIPE)
+            })
+    })?;
+    let inner = block.text_range();
+    let strictly_inside = inner.start() < range.start() && range.end() < inner.end();
+    // The block must hold its own braces: after an error, an inner construct may have taken the
+    // closing one, and then the block's extent in the old tree says nothing about the new text.
+    let own = |element: Option<rowan::NodeOrToken<SyntaxNode, crate::SyntaxToken>>, kind| {
+        element.and_then(|e| e.into_token()).is_some_and(|t| t.kind() == kind)
+    };
+    (strictly_inside && own(block.first_child_or_token(), T!['{']) && own(block.last_child_or_token(), T!['}']))
+        .then_some(block)
+}
+
+/// True when `text` lexes as `{`, then tokens whose braces balance, then the matching `}` last.
+fn is_one_balanced_block(text: &str) -> bool {
+    let lexed = lexer::lex(text);
+    let mut depth = 0i64;
+    let significant: Vec<_> = lexed.tokens.iter().filter(|t| !t.kind.is_trivia()).collect();
+    if significant.first().map(|t| t.kind) != Some(T!['{']) || !text.starts_with('{') || !text.ends_with('}') {
+        return false;
+    }
+    for (i, token) in significant.iter().enumerate() {
+        match token.kind {
+            T!['{'] => depth += 1,
+            T!['}'] => {
+                depth -= 1;
+                if depth == 0 && i + 1 != significant.len() {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    depth == 0
+}
