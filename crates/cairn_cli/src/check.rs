@@ -1,16 +1,14 @@
 //! `cairn check`: decide whether a program is accepted (tools.md §3.1).
 //!
-//! Today the pipeline is load → parse: syntax errors are reported with every-refusal semantics
-//! (the first is what a front end stopping at the first error reports, then up to 20 more in
-//! source order). A program without syntax errors is reported as `parsed`, not `typed`: the
-//! semantic checker is not built yet, and claiming `typed` would be false.
+//! Load → parse → check through the semantic core, reporting every independent refusal: the
+//! first is what a check that stops at the first would report, then up to 20 more in source
+//! order, with `not_judged` counting the functions left without a verdict.
 
 use std::path::Path;
 
 use cairn_diagnostics::record::refusal_record;
-use cairn_diagnostics::{Diagnostic, LineIndex, Refusal, syntax_diagnostic};
-use cairn_syntax::SyntaxKind;
-use serde_json::{Map, Value, json};
+use cairn_hir::{SourceText, Workspace};
+use serde_json::{Map, json};
 
 use crate::output::Output;
 
@@ -22,57 +20,41 @@ pub fn run(path: &Path, out: Output) -> u8 {
             return 2;
         }
     };
-    let mut first_hard: Option<Diagnostic> = None;
-    let mut diagnostics: Vec<Diagnostic> = Vec::new();
-    let mut functions = 0usize;
-    let indexes: Vec<LineIndex> = program.files.iter().map(|f| LineIndex::new(&f.text)).collect();
-    for (file, index) in program.files.iter().zip(&indexes) {
-        let parse = cairn_syntax::parse(&file.text);
-        functions += parse
-            .syntax_node()
-            .descendants()
-            .filter(|n| matches!(n.kind(), SyntaxKind::FN | SyntaxKind::EXTERN_FN))
-            .count();
-        let lexer_stop = parse.lexer_stop().cloned();
-        for error in parse.errors() {
-            let diagnostic = syntax_diagnostic(Some(&file.name), &file.text, index, error);
-            // The original lexes the whole program before parsing it, so an error that stops its
-            // lexer outranks every parse error, in any file.
-            if lexer_stop.as_ref() == Some(error) && first_hard.is_none() {
-                first_hard = Some(diagnostic);
-            } else {
-                diagnostics.push(diagnostic);
-            }
-        }
-    }
-    if let Some(hard) = first_hard {
-        diagnostics.insert(0, hard);
-    }
+    let workspace = load_workspace(&program);
+    let outcome = workspace.check();
     let lines = |file: Option<&str>, line: u32| -> Option<String> {
-        let position = match file {
-            Some(name) => program.files.iter().position(|f| f.name == name)?,
-            None => 0,
+        let files = workspace.files();
+        let state = match file {
+            Some(name) => files.iter().find(|f| f.name == name)?,
+            None => files.first()?,
         };
-        indexes[position].line_text(&program.files[position].text, line).map(str::to_string)
+        state.line_index.line_text(&state.text, line).map(str::to_string)
     };
-    match Refusal::from_diagnostics(diagnostics) {
+    match outcome.refusal {
         Some(refusal) => {
             out.refusal(&refusal_record(&refusal), &lines);
             1
         }
         None => {
             let mut record = Map::new();
-            record.insert("status".into(), json!("parsed"));
-            record.insert("functions".into(), json!(functions));
-            record.insert("library_functions".into(), json!(0));
+            record.insert("status".into(), json!("typed"));
+            record.insert("functions".into(), json!(outcome.functions));
+            record.insert("library_functions".into(), json!(outcome.library_functions));
             record.insert("formal_status".into(), json!("not-verified"));
-            record.insert("checked".into(), Value::String("syntax".into()));
-            let detail =
-                format!("{} (syntax only: the semantic checker is not built yet)", plural(functions, "function"));
+            let own = outcome.functions - outcome.library_functions;
+            let mut detail = plural(own, "function");
+            if outcome.library_functions > 0 {
+                detail.push_str(&format!(", and {} from the library", outcome.library_functions));
+            }
             out.summary(&record, true, &detail);
             0
         }
     }
+}
+
+/// The workspace of a loaded program.
+pub fn load_workspace(program: &cairn_vfs::Program) -> Workspace {
+    Workspace::new(program.files.iter().map(|f| SourceText { name: f.name.clone(), text: f.text.clone() }).collect())
 }
 
 fn plural(n: usize, noun: &str) -> String {

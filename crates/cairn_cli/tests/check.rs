@@ -68,10 +68,10 @@ fn settings() -> insta::Settings {
 const BROKEN: &str = "fn main() -> i32 {\n  let x = 1\n  return x << 2;\n}\nfn b() { let y = ; }\n";
 
 #[test]
-fn a_clean_program_is_parsed_and_exits_zero() {
+fn a_clean_program_is_typed_and_exits_zero() {
     let run = cairn(&["check", &repo("examples/hello.cairn"), "--format", "json"], &[]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    insta::assert_snapshot!(run.stdout.trim(), @r#"{"status":"parsed","functions":2,"library_functions":0,"formal_status":"not-verified","checked":"syntax"}"#);
+    insta::assert_snapshot!(run.stdout.trim(), @r#"{"status":"typed","functions":2,"library_functions":0,"formal_status":"not-verified"}"#);
 }
 
 #[test]
@@ -80,7 +80,7 @@ fn piped_output_defaults_to_json_and_the_flag_outranks_the_variable() {
     let piped = cairn(&["check", &file], &[]);
     assert!(piped.stdout.starts_with('{'), "{}", piped.stdout);
     let by_variable = cairn(&["check", &file], &[("CAIRN_FORMAT", "human")]);
-    assert!(by_variable.stdout.starts_with("parsed: 2 functions"), "{}", by_variable.stdout);
+    assert!(by_variable.stdout.starts_with("typed: 2 functions"), "{}", by_variable.stdout);
     let by_flag = cairn(&["check", &file, "--format", "json"], &[("CAIRN_FORMAT", "human")]);
     assert!(by_flag.stdout.starts_with('{'));
 }

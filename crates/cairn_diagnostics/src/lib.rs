@@ -16,7 +16,7 @@ pub mod registry;
 use serde_json::Value;
 
 pub use line_index::{LineColumn, LineIndex};
-pub use registry::{CardEntry, CardKind, card_named, card_of};
+pub use registry::{CardEntry, CardKind, card_named, card_of, cards};
 
 /// The constant `trust` of every diagnostic record: acceptance is not a proof.
 pub const TRUST: &str = "prototype-not-verified";

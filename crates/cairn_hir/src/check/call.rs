@@ -1,0 +1,1078 @@
+//! Calls: declared functions (omitted extents, borrows, extent identity, aliasing), builtins,
+//! record construction and variant construction (language §5, §6, §9.3, §9.4, §11, §13).
+//!
+//! The callee is decided in the original's order: a bare variant where a sum is expected, method
+//! syntax on a local, a qualified variant, a builtin (a soft one only when no function of that name
+//! is visible), a record constructor, a declared function; anything else is `E-CALLEE`.
+
+use std::sync::Arc;
+
+use crate::body::{Expr, ExprId, Literal, UnaryOp};
+use crate::check::expr::same;
+use crate::check::{CallEdge, CallTarget, Cx, GuardKind, Mapped, R};
+use crate::decl::fields_of;
+use crate::diag::{Anchor, Diag};
+use crate::input::{Item, ItemKind};
+use crate::scope::Lookup;
+use crate::signature::fn_signature;
+use crate::types::{Extent, FloatTy, IntTy, Mode, Ty, ViewTy};
+
+/// Builtins that cannot be redefined in the root namespace.
+pub(crate) const HARD: &[&str] = &[
+    "len", "min", "max", "add_wrap", "sub_wrap", "mul_wrap", "shl_wrap", "shr", "u8", "u16", "u32", "u64", "usize",
+    "i8", "i16", "i32", "i64", "f32", "f64", "f16", "bf16", "f8e4m3", "f8e5m2", "Buf", "Array", "Group", "IoRing",
+    "Atomic", "Mutex", "Dyn",
+];
+
+/// Builtins a visible program function of the same name replaces.
+pub(crate) const SOFT: &[&str] = &[
+    "print",
+    "println",
+    "eprint",
+    "eprintln",
+    "format",
+    "assert",
+    "assert_eq",
+    "sqrt",
+    "floor",
+    "ceil",
+    "trunc",
+    "abs",
+    "to_bits",
+    "from_bits",
+    "quantize",
+    "quantize_stochastic",
+    "take",
+    "swap",
+    "transfer",
+    "wait",
+    "collect",
+    "mmio_read",
+    "mmio_write",
+    "asm",
+];
+
+/// Type names that are not callable builtins.
+pub(crate) const TYPE_NAMES: &[&str] =
+    &["bool", "void", "fn", "dyn", "Ticket", "WmmaA", "WmmaB", "WmmaAcc", "MmaA", "MmaB", "MmaAcc", "TmemAcc"];
+
+/// Builtins that only compute a value (`E-DISCARD` as a statement).
+pub(crate) const COMPUTING: &[&str] = &[
+    "len", "min", "max", "add_wrap", "sub_wrap", "mul_wrap", "shl_wrap", "shr", "abs", "ceil", "floor", "sqrt",
+    "trunc", "to_bits",
+];
+
+/// Builtins of later tiers.
+const LATER: &[&str] = &[
+    "format",
+    "quantize",
+    "quantize_stochastic",
+    "take",
+    "swap",
+    "transfer",
+    "wait",
+    "collect",
+    "mmio_read",
+    "mmio_write",
+    "asm",
+    "Buf",
+    "Array",
+    "Group",
+    "IoRing",
+    "Atomic",
+    "Mutex",
+    "Dyn",
+    "f16",
+    "bf16",
+    "f8e4m3",
+    "f8e5m2",
+    "from_bits",
+    "atomic_add_wrap",
+    "atomic_add_unordered",
+    "atomic_min",
+    "atomic_max",
+    "atomic_cas",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "shuffle",
+    "shuffle_xor",
+    "shuffle_down",
+    "shuffle_up",
+    "warp_ballot",
+    "warp_any",
+    "warp_all",
+    "warp_match",
+    "mma_unordered",
+    "mma_load",
+    "mma_store",
+    "mma_get",
+    "mma_set",
+    "load_wide",
+    "store_wide",
+];
+
+/// True for any builtin function or intrinsic type name.
+pub(crate) fn is_builtin_name(name: &str) -> bool {
+    HARD.contains(&name) || SOFT.contains(&name) || TYPE_NAMES.contains(&name)
+}
+
+impl Cx<'_> {
+    pub(crate) fn call(&mut self, e: ExprId, callee: ExprId, args: &Arc<[ExprId]>, expected: Option<&Ty>) -> R<Ty> {
+        let body = self.body.clone();
+        let callee = body.unparen(callee);
+        match body.expr(callee).clone() {
+            Expr::Name(name) => {
+                if let Some(Ty::Enum(adt)) = expected.map(Ty::value)
+                    && let Some(ty) = self.bare_variant(e, adt, &name, Some(args))?
+                {
+                    self.target(e, CallTarget::Constructor);
+                    return Ok(ty);
+                }
+                self.call_name(e, &name, None, args)
+            }
+            Expr::Field { base, name } => {
+                // Method syntax: `x.f(a)` is `f(x, a)` when `x` is a local.
+                if self.root_name(base).is_some() {
+                    return self.call_method(e, base, &name, args);
+                }
+                if let Some(adt) = self.enum_path(base)? {
+                    return self.qualified_variant(e, &adt, &name, args, expected);
+                }
+                if let Some(mut path) = self.dotted_path(callee) {
+                    let last = path.pop().unwrap_or_default();
+                    path.push(last.clone());
+                    let full = path.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join(".");
+                    match self.scope.resolve_path(&self.module, &path, |k| matches!(k, ItemKind::Fn | ItemKind::Struct))
+                    {
+                        Lookup::Found(decl) if decl.kind == ItemKind::Fn => {
+                            return self.call_function(e, decl.item, &full, None, args);
+                        }
+                        Lookup::Found(decl) => return self.construct(e, decl.item, args),
+                        Lookup::None => {}
+                    }
+                    if self.local(&path[0]).is_none() && !self.scope.is_module_alias(&self.module, &path[0]) {
+                        // `a.b(…)` with `a` neither a local nor a module: `a` is unbound.
+                        if self.enum_path_name_only(&path[0]).is_none() && self.constant(&path[..1]).is_none() {
+                            return Err(self.unbound(callee, &path[0], None));
+                        }
+                    }
+                }
+                Err(Diag::new(
+                    "E-CALLEE",
+                    "Qualified calls name a declared function or a sum's variant: nothing by this name can be called.",
+                    Anchor::Expr(callee),
+                ))
+            }
+            Expr::Index { base, indices } => {
+                if let Some(path) = self.dotted_path(base) {
+                    let full = path.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join(".");
+                    if LATER.contains(&full.as_str()) || matches!(full.as_str(), "Buf" | "Array") {
+                        return Err(Diag::new(
+                            "E-UNSUPPORTED",
+                            format!("{full}[…](…) belongs to a later tier, which this checker does not check yet."),
+                            Anchor::Expr(callee),
+                        ));
+                    }
+                    let _ = indices;
+                    return Err(Diag::new(
+                        "E-UNSUPPORTED",
+                        format!(
+                            "Explicit type arguments on {full} belong to generics (tier 1), which this checker does not check yet."
+                        ),
+                        Anchor::Expr(callee),
+                    ));
+                }
+                Err(Diag::new(
+                    "E-CALL",
+                    "Only direct calls, methods and qualified constructors are supported.",
+                    Anchor::Expr(callee),
+                ))
+            }
+            _ => Err(Diag::new(
+                "E-CALL",
+                "Only direct calls, methods and qualified constructors are supported.",
+                Anchor::Expr(callee),
+            )),
+        }
+    }
+
+    fn enum_path_name_only(&self, name: &Arc<str>) -> Option<()> {
+        match self
+            .scope
+            .resolve_path(&self.module, std::slice::from_ref(name), |k| matches!(k, ItemKind::Enum | ItemKind::Struct))
+        {
+            Lookup::Found(_) => Some(()),
+            Lookup::None => None,
+        }
+    }
+
+    pub(crate) fn target(&mut self, e: ExprId, target: CallTarget) {
+        self.call_targets.push((e, target));
+    }
+
+    /// `f(args)` with `f` a bare name (and `receiver` for method syntax).
+    fn call_name(&mut self, e: ExprId, name: &Arc<str>, receiver: Option<ExprId>, args: &Arc<[ExprId]>) -> R<Ty> {
+        let path = [name.clone()];
+        let function = self.scope.resolve_path(&self.module, &path, |k| k == ItemKind::Fn);
+        let is_hard = HARD.contains(&&**name);
+        let is_soft = SOFT.contains(&&**name);
+        if LATER.contains(&&**name) && function == Lookup::None {
+            return Err(Diag::new(
+                "E-UNSUPPORTED",
+                format!("{name} belongs to a later tier, which this checker does not check yet."),
+                Anchor::Expr(e),
+            ));
+        }
+        if is_hard || (is_soft && function == Lookup::None) {
+            let mut all: Vec<ExprId> = receiver.into_iter().collect();
+            all.extend(args.iter().copied());
+            return self.builtin(e, name, &all);
+        }
+        if TYPE_NAMES.contains(&&**name) {
+            return Err(Diag::new("E-CALLEE", format!("{name} is a type, not a callable."), Anchor::Expr(e)));
+        }
+        if let Lookup::Found(decl) = self.scope.resolve_path(&self.module, &path, |k| k == ItemKind::Struct)
+            && receiver.is_none()
+        {
+            return self.construct(e, decl.item, args);
+        }
+        if let Lookup::Found(decl) = function {
+            return self.call_function(e, decl.item, name, receiver, args);
+        }
+        if let Lookup::Found(decl) =
+            self.scope.resolve_path(&self.module, &path, |k| matches!(k, ItemKind::Enum | ItemKind::Const))
+        {
+            let what = if decl.kind == ItemKind::Enum { "a type" } else { "a constant" };
+            return Err(Diag::new("E-CALLEE", format!("{name} is {what}, not a callable."), Anchor::Expr(e)));
+        }
+        let mut message = format!("Unknown callable {name}: only declared functions and builtins can be called.");
+        if let Some(owner) = self.variant_owner(name) {
+            message
+                .push_str(&format!(" {name} is a variant of {owner}: nothing here expects that sum, so qualify it."));
+        }
+        let mut candidates: Vec<Arc<str>> = HARD.iter().chain(SOFT.iter()).map(|s| Arc::from(*s)).collect();
+        for (full, decls) in &self.scope.by_full_name {
+            if decls.iter().any(|d| d.kind == ItemKind::Fn) {
+                candidates.push(full.clone());
+                if let Some(short) = full.rsplit('.').next() {
+                    candidates.push(Arc::from(short));
+                }
+            }
+        }
+        let near = crate::check::expr::close_matches(name, &candidates);
+        let mut diag = Diag::new("E-CALLEE", message, Anchor::Expr(e));
+        if !near.is_empty() {
+            diag = diag.with_hint(format!("Perhaps {}?", near.join(" or ")));
+        }
+        Err(diag)
+    }
+
+    /// `x.f(args)`: `f(x, args)`, looked up first in the module of `x`'s type.
+    fn call_method(&mut self, e: ExprId, receiver: ExprId, name: &Arc<str>, args: &Arc<[ExprId]>) -> R<Ty> {
+        let receiver_ty = self.check(receiver, None)?;
+        if let Ty::Record(adt) | Ty::Enum(adt) = receiver_ty.value() {
+            let module = self.scope.module_of(adt.item);
+            if !module.is_empty() {
+                let full: Arc<str> = Arc::from(format!("{module}.{name}"));
+                if let Some(decls) = self.scope.by_full_name.get(&full)
+                    && let Some(decl) = decls.iter().find(|d| d.kind == ItemKind::Fn)
+                {
+                    if !self.scope.visible_from(decl.item, &self.module) {
+                        return Err(Diag::new(
+                            "E-PRIVATE",
+                            format!("{full} is private to module {module}."),
+                            Anchor::Expr(e),
+                        ));
+                    }
+                    return self.call_function(e, decl.item, name, Some(receiver), args);
+                }
+            }
+        }
+        self.call_name(e, name, Some(receiver), args)
+    }
+
+    /// `S.V(args)`.
+    fn qualified_variant(
+        &mut self,
+        e: ExprId,
+        adt: &crate::types::AdtTy,
+        name: &str,
+        args: &Arc<[ExprId]>,
+        expected: Option<&Ty>,
+    ) -> R<Ty> {
+        let def = crate::decl::enum_def(self.db, adt.item);
+        if def.tag_only {
+            return Err(Diag::new(
+                "E-CALLEE",
+                format!("{}.{name} is a variant of a tag-only enum: write it without parentheses.", adt.name),
+                Anchor::Expr(e),
+            ));
+        }
+        let Some((_, payload)) = def.variant(name) else { return Err(self.unknown_variant(e, adt, name)) };
+        let payload = payload.clone();
+        let adt = self.infer_variant_args(e, adt, payload.as_ref(), args.first().copied(), expected)?;
+        let want = payload.map(|p| p.substitute(&adt.args));
+        self.variant_payload(e, &adt, name, want.as_ref(), Some(args))?;
+        self.target(e, CallTarget::Constructor);
+        Ok(Ty::Enum(adt))
+    }
+
+    /// `R(fields…)`: positional, in declaration order.
+    fn construct(&mut self, e: ExprId, item: Item, args: &Arc<[ExprId]>) -> R<Ty> {
+        let name = self.scope.full_name(item);
+        if !self.scope.visible_from(item, &self.module) {
+            let owner = self.scope.module_of(item);
+            return Err(Diag::new("E-PRIVATE", format!("{name} is private to module {owner}."), Anchor::Expr(e)));
+        }
+        if !crate::decl::generic_params(self.db, item).is_empty() {
+            return Err(Diag::new(
+                "E-UNSUPPORTED",
+                format!("{name} is a generic record (tier 1), which this checker does not check yet."),
+                Anchor::Expr(e),
+            ));
+        }
+        let adt = crate::types::AdtTy { item, name: name.clone(), args: Arc::from(Vec::new()) };
+        let fields = fields_of(self.db, &adt);
+        if fields.len() != args.len() {
+            return Err(Diag::new(
+                "E-ARITY",
+                format!(
+                    "The record {name} takes {} values, one per field in declaration order; {} given.",
+                    fields.len(),
+                    args.len()
+                ),
+                Anchor::Expr(e),
+            ));
+        }
+        for ((_, ty), arg) in fields.iter().zip(args.iter()) {
+            self.check(*arg, Some(ty))?;
+        }
+        self.target(e, CallTarget::Constructor);
+        Ok(Ty::Record(adt))
+    }
+
+    /// A call of a declared function.
+    fn call_function(
+        &mut self,
+        e: ExprId,
+        item: Item,
+        written: &str,
+        receiver: Option<ExprId>,
+        args: &Arc<[ExprId]>,
+    ) -> R<Ty> {
+        let signature = fn_signature(self.db, item);
+        if !self.scope.visible_from(item, &self.module) {
+            let owner = self.scope.module_of(item);
+            let full = self.scope.full_name(item);
+            return Err(Diag::new("E-PRIVATE", format!("{full} is private to module {owner}."), Anchor::Expr(e)));
+        }
+        let mut given: Vec<ExprId> = receiver.into_iter().collect();
+        given.extend(args.iter().copied());
+        let params = signature.params.clone();
+        let extents = signature.extent_params.clone();
+        // Omitted extents: all left out together, views written as names, paths, parts or strings.
+        let mut filled: Vec<Option<ExprId>> = Vec::new();
+        let omit = !extents.is_empty() && given.len() == params.len() - extents.len() && {
+            let mut values = given.iter();
+            params.iter().enumerate().filter(|(i, _)| !extents.contains(i)).all(|(_, p)| match (&p.ty, values.next()) {
+                (Ty::View(_), Some(arg)) => self.is_view_argument_shape(*arg),
+                _ => true,
+            })
+        };
+        if omit {
+            let mut values = given.iter();
+            for i in 0..params.len() {
+                if extents.contains(&i) {
+                    filled.push(None);
+                } else {
+                    filled.push(values.next().copied());
+                }
+            }
+        } else {
+            if given.len() != params.len() {
+                let message = if extents.is_empty() {
+                    format!("{written} expects {} arguments.", params.len())
+                } else {
+                    let names: Vec<&str> = extents.iter().map(|&i| &*params[i].name).collect();
+                    format!(
+                        "{written} expects {} arguments, or {} leaving out the extents {}.",
+                        params.len(),
+                        params.len() - extents.len(),
+                        names.join(", ")
+                    )
+                };
+                return Err(Diag::new("E-ARITY", message, Anchor::Expr(e)));
+            }
+            filled = given.iter().map(|a| Some(*a)).collect();
+        }
+        let mut mapping: Vec<Mapped> = Vec::with_capacity(params.len());
+        let mut places: Vec<(Place, bool)> = Vec::new();
+        for (index, param) in params.iter().enumerate() {
+            let Some(arg) = filled[index] else {
+                mapping.push(Mapped::Dropped);
+                continue;
+            };
+            match &param.ty {
+                Ty::View(want) => {
+                    let named = self.root_name(arg).is_some();
+                    if !named && !self.is_string_literal(arg) {
+                        return Err(Diag::new(
+                            "E-CALL-VIEW",
+                            "Only direct view parameters may be passed: pass a named view, a stack array, a part or a string literal.",
+                            Anchor::Expr(arg),
+                        ));
+                    }
+                    let got = self.view_argument(arg)?;
+                    let is_part = matches!(self.body.expr(self.body.unparen(arg)), Expr::Part { .. });
+                    let extent = if is_part {
+                        // A part's length is checked by its guard: its extent argument may be any
+                        // arithmetic the guard can evaluate again.
+                        if let Extent::Name(name) = &want.extent
+                            && let Some(extent_index) = params.iter().position(|p| p.name == *name)
+                            && let Some(extent_arg) = filled[extent_index]
+                            && !self.repeatable(extent_arg)
+                        {
+                            return Err(Diag::new(
+                                "E-CALL-SHAPE",
+                                "The extent paired with a part is evaluated again by the part's guard: bind a call to a name first.",
+                                Anchor::Expr(extent_arg),
+                            ));
+                        }
+                        Extent::Unknown
+                    } else {
+                        self.wanted_extent(want, &params, &filled, index)?
+                    };
+                    let wanted = Ty::View(ViewTy { extent, ..want.clone() });
+                    if !view_accepts(&wanted, &got) {
+                        return Err(self.mismatch(arg, &wanted, &got));
+                    }
+                    if want.mode == Mode::Rw
+                        && let Some(root) = self.root_name(arg)
+                        && self.local(&root).is_some_and(|l| l.mutable && !matches!(l.ty, Ty::View(_)))
+                    {
+                        self.effect(format!("write:{root}"));
+                    }
+                    mapping.push(self.mapped(arg));
+                    places.push((self.place_of(arg, true), want.mode == Mode::Rw));
+                }
+                Ty::Borrow(mode, inner) => {
+                    if matches!(self.body.expr(self.body.unparen(arg)), Expr::Part { .. }) {
+                        return Err(Diag::new(
+                            "E-VIEW-ALIAS",
+                            "A part is a view: pass one element, `xs[i]`, to a single borrow.",
+                            Anchor::Expr(arg),
+                        ));
+                    }
+                    let named = self.root_name(arg).is_some();
+                    if !named && *mode == Mode::Rw {
+                        return Err(Diag::new(
+                            "E-CALL-VIEW",
+                            "An rw borrow needs a named, writable place, not a temporary.",
+                            Anchor::Expr(arg),
+                        ));
+                    }
+                    let got = self.check(arg, None)?;
+                    if let Ty::View(_) = got {
+                        let wanted = Ty::Borrow(*mode, inner.clone());
+                        return Err(self.mismatch(arg, &wanted, &got));
+                    }
+                    if *mode == Mode::Rw && !self.writable_root(arg) {
+                        return Err(Diag::new(
+                            "E-WRITE-LEASE",
+                            "A mutable borrow needs a mutable local or an rw borrow: declare the local `let mut`.",
+                            Anchor::Expr(arg),
+                        ));
+                    }
+                    if !same(&got, inner) {
+                        return Err(self.mismatch(arg, inner, &got));
+                    }
+                    if *mode == Mode::Rw
+                        && let Some(root) = self.root_name(arg)
+                        && self.local(&root).is_some_and(|l| l.mutable && !matches!(l.ty, Ty::View(_)))
+                    {
+                        self.effect(format!("write:{root}"));
+                    }
+                    mapping.push(self.mapped(arg));
+                    places.push((self.place_of(arg, false), *mode == Mode::Rw));
+                }
+                ty => {
+                    self.check(arg, Some(ty))?;
+                    mapping.push(Mapped::Dropped);
+                }
+            }
+        }
+        self.alias_check(e, &places)?;
+        self.calls.push(CallEdge { callee: item, mapping: Arc::from(mapping) });
+        self.target(e, CallTarget::Function(item));
+        Ok(signature.ret.clone())
+    }
+
+    fn is_string_literal(&self, e: ExprId) -> bool {
+        matches!(self.body.expr(self.body.unparen(e)), Expr::Literal(Literal::String(_)))
+    }
+
+    /// A view argument's shape allows leaving extents out: a name, a field path, a part, a string.
+    fn is_view_argument_shape(&self, e: ExprId) -> bool {
+        self.is_name_or_field_path(e)
+            || matches!(self.body.expr(self.body.unparen(e)), Expr::Part { .. } | Expr::Literal(Literal::String(_)))
+    }
+
+    /// The view an argument lends: a view local, a part, or a string literal.
+    fn view_argument(&mut self, arg: ExprId) -> R<Ty> {
+        let inner = self.body.unparen(arg);
+        match self.body.expr(inner).clone() {
+            Expr::Part { base, lo, hi } => self.part(inner, base, lo, hi),
+            _ => self.check(arg, None),
+        }
+    }
+
+    /// `x[lo..hi]` as an argument: a view of unknown static extent, one bounds site.
+    pub(crate) fn part(&mut self, e: ExprId, base: ExprId, lo: ExprId, hi: ExprId) -> R<Ty> {
+        let base_ty = match self.body.expr(self.body.unparen(base)).clone() {
+            Expr::Part { base: inner, lo: l, hi: h } => self.part(self.body.unparen(base), inner, l, h)?,
+            _ => self.check(base, None)?,
+        };
+        let view = match &base_ty {
+            Ty::View(view) => view.clone(),
+            Ty::Error => return Ok(Ty::Error),
+            other => {
+                return Err(Diag::new(
+                    "E-INDEX",
+                    format!("Only views and arrays have parts, and this is a {other}."),
+                    Anchor::Expr(e),
+                ));
+            }
+        };
+        for bound in [lo, hi] {
+            if !self.repeatable(bound) {
+                return Err(Diag::new(
+                    "E-CALL-SHAPE",
+                    "A part's bounds are names, literals and arithmetic, which its guard evaluates again: bind a call to a name first.",
+                    Anchor::Expr(bound),
+                ));
+            }
+            self.check(bound, Some(&Ty::usize()))?;
+        }
+        self.site(GuardKind::Bounds);
+        let ty = Ty::View(ViewTy { extent: Extent::Unknown, ..view });
+        self.types[e.0 as usize] = ty.clone();
+        Ok(ty)
+    }
+
+    /// True for an expression a guard may evaluate again: names, literals, fields, indexes,
+    /// operators, and calls of `len`, `min`, `max`, the wrapping builtins and conversions.
+    fn repeatable(&self, e: ExprId) -> bool {
+        match self.body.expr(e) {
+            Expr::Literal(_) | Expr::Name(_) | Expr::Missing => true,
+            Expr::Paren(inner) => self.repeatable(*inner),
+            Expr::Field { base, .. } => self.repeatable(*base),
+            Expr::Index { base, indices } => self.repeatable(*base) && indices.iter().all(|i| self.repeatable(*i)),
+            Expr::Unary { operand, .. } => self.repeatable(*operand),
+            Expr::Binary { lhs, rhs, .. } => self.repeatable(*lhs) && self.repeatable(*rhs),
+            Expr::Call { callee, args } => {
+                let pure_builtin = match self.body.expr(self.body.unparen(*callee)) {
+                    Expr::Name(name) => {
+                        matches!(
+                            &**name,
+                            "len" | "min" | "max" | "add_wrap" | "sub_wrap" | "mul_wrap" | "shl_wrap" | "shr"
+                        ) || Ty::scalar_named(name).is_some()
+                    }
+                    _ => false,
+                };
+                pure_builtin && args.iter().all(|a| self.repeatable(*a))
+            }
+            _ => false,
+        }
+    }
+
+    /// The extent a view parameter asks for at this call (language §6, extent identity).
+    fn wanted_extent(
+        &mut self,
+        want: &ViewTy,
+        params: &[crate::signature::Param],
+        args: &[Option<ExprId>],
+        index: usize,
+    ) -> R<Extent> {
+        match &want.extent {
+            Extent::Name(name) => {
+                let Some(extent_index) = params.iter().position(|p| p.name == *name) else {
+                    return Ok(Extent::Unknown);
+                };
+                match args[extent_index] {
+                    Some(arg) => self.extent_identity(arg),
+                    None => {
+                        // Left out: the first view argument bound to this extent decides it.
+                        let first = params
+                            .iter()
+                            .enumerate()
+                            .find(|(_, p)| matches!(&p.ty, Ty::View(v) if v.extent == Extent::Name(name.clone())))
+                            .map(|(i, _)| i)
+                            .unwrap_or(index);
+                        match args[first] {
+                            Some(arg) => Ok(self.view_extent(arg)),
+                            None => Ok(Extent::Unknown),
+                        }
+                    }
+                }
+            }
+            other => Ok(other.clone()),
+        }
+    }
+
+    /// The extent of a view argument as an identity.
+    fn view_extent(&self, arg: ExprId) -> Extent {
+        match self.types.get(self.body.unparen(arg).0 as usize) {
+            Some(Ty::View(view)) => view.extent.clone(),
+            _ => Extent::Unknown,
+        }
+    }
+
+    /// The identity of an argument given for an extent parameter.
+    fn extent_identity(&self, arg: ExprId) -> R<Extent> {
+        let inner = self.body.unparen(arg);
+        match self.body.expr(inner) {
+            Expr::Literal(Literal::Int { value: Some(v), .. }) => Ok(Extent::Literal(*v as u64)),
+            Expr::Name(name) => {
+                if self.local(name).is_some() {
+                    return Ok(Extent::Name(name.clone()));
+                }
+                match crate::consts::integer_constant(self.db, &self.module, name) {
+                    Some(v) => Ok(Extent::Literal(v)),
+                    None => Ok(Extent::Name(name.clone())),
+                }
+            }
+            Expr::Field { .. } => match self.dotted_path(inner) {
+                Some(path) => {
+                    Ok(Extent::Name(Arc::from(path.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join("."))))
+                }
+                None => Err(self.call_shape(arg)),
+            },
+            Expr::Call { callee, args } if matches!(self.body.expr(self.body.unparen(*callee)), Expr::Name(n) if &**n == "len") => {
+                match args.first() {
+                    Some(view) => Ok(self.view_extent(*view)),
+                    None => Err(self.call_shape(arg)),
+                }
+            }
+            _ => Err(self.call_shape(arg)),
+        }
+    }
+
+    fn call_shape(&self, arg: ExprId) -> Diag {
+        Diag::new(
+            "E-CALL-SHAPE",
+            "A view's extent argument must be a name, a literal, a constant, a field path or len(view): bind a computed extent to a name first.",
+            Anchor::Expr(arg),
+        )
+    }
+
+    /// True when the argument's root may be lent `rw`: a `let mut` local or an `rw` borrow.
+    fn writable_root(&self, arg: ExprId) -> bool {
+        let Some(root) = self.root_name(arg) else { return false };
+        match self.local(&root) {
+            Some(local) => match &local.ty {
+                Ty::Borrow(mode, _) => *mode == Mode::Rw,
+                Ty::View(view) => {
+                    view.mode == Mode::Rw && !matches!(self.body.expr(self.body.unparen(arg)), Expr::Name(_))
+                }
+                _ => local.mutable,
+            },
+            None => false,
+        }
+    }
+
+    /// How a borrowed argument maps for renaming the callee's footprints.
+    fn mapped(&self, arg: ExprId) -> Mapped {
+        match self.root_name(arg) {
+            Some(root) => match self.local(&root) {
+                Some(local) if local.borrowed_param() => Mapped::Borrow(root),
+                Some(_) => Mapped::Local,
+                None => Mapped::Dropped,
+            },
+            None => Mapped::Dropped,
+        }
+    }
+
+    // ----- aliasing --------------------------------------------------------------------------
+
+    /// The place an argument lends.
+    fn place_of(&self, arg: ExprId, view: bool) -> Place {
+        let mut fields: Vec<Arc<str>> = Vec::new();
+        let mut current = self.body.unparen(arg);
+        let mut shape = if view { PlaceShape::Elements } else { PlaceShape::Whole };
+        loop {
+            match self.body.expr(current) {
+                Expr::Field { base, name } => {
+                    fields.push(name.clone());
+                    current = self.body.unparen(*base);
+                }
+                Expr::Index { base, .. } => {
+                    fields.clear();
+                    shape = PlaceShape::Elements;
+                    current = self.body.unparen(*base);
+                }
+                Expr::Part { base, lo, hi } => {
+                    fields.clear();
+                    shape = match shape {
+                        PlaceShape::Elements => PlaceShape::Part(self.bound(*lo), self.bound(*hi)),
+                        other => other,
+                    };
+                    if !matches!(self.body.expr(self.body.unparen(*base)), Expr::Name(_)) {
+                        shape = PlaceShape::Elements;
+                    }
+                    current = self.body.unparen(*base);
+                }
+                Expr::Name(name) => {
+                    fields.reverse();
+                    return Place { root: Some(name.clone()), fields, shape };
+                }
+                _ => return Place { root: None, fields: Vec::new(), shape },
+            }
+        }
+    }
+
+    /// A part bound as an identity, when it visibly cannot change.
+    fn bound(&self, e: ExprId) -> Option<Bound> {
+        match self.body.expr(self.body.unparen(e)) {
+            Expr::Literal(Literal::Int { value: Some(v), .. }) => Some(Bound::Literal(*v)),
+            Expr::Name(name) => match self.local(name) {
+                Some(local) if !local.mutable => Some(Bound::Name(name.clone())),
+                Some(_) => None,
+                None => {
+                    crate::consts::integer_constant(self.db, &self.module, name).map(|v| Bound::Literal(u128::from(v)))
+                }
+            },
+            _ => None,
+        }
+    }
+
+    fn alias_check(&self, e: ExprId, places: &[(Place, bool)]) -> R<()> {
+        for (i, (a, a_rw)) in places.iter().enumerate() {
+            for (b, b_rw) in &places[i + 1..] {
+                if (*a_rw || *b_rw) && a.overlaps(b) {
+                    return Err(Diag::new(
+                        "E-ALIAS",
+                        "A mutable borrow cannot overlap another argument of the same call: lend disjoint parts, or read through ro.",
+                        Anchor::Expr(e),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ----- builtins --------------------------------------------------------------------------
+
+    fn builtin(&mut self, e: ExprId, name: &Arc<str>, args: &[ExprId]) -> R<Ty> {
+        self.target(e, CallTarget::Builtin(name.clone()));
+        let arity = |n: usize, message: &str| -> R<()> {
+            if args.len() != n {
+                return Err(Diag::new("E-ARITY", message.to_string(), Anchor::Expr(e)));
+            }
+            Ok(())
+        };
+        if let Some(target) = Ty::scalar_named(name) {
+            arity(1, "A scalar conversion takes exactly one argument.")?;
+            let ty = self.check(args[0], None)?;
+            if !ty.is_numeric() && !ty.is_error() {
+                return Err(Diag::new(
+                    "E-CAST",
+                    format!("A conversion takes a number, not a {ty}; compare instead (for example `x != 0`)."),
+                    Anchor::Expr(e),
+                ));
+            }
+            if target.is_integer() {
+                self.site(GuardKind::Conversion);
+            }
+            return Ok(target);
+        }
+        if LATER.contains(&&**name) {
+            return Err(Diag::new(
+                "E-UNSUPPORTED",
+                format!("{name} belongs to a later tier, which this checker does not check yet."),
+                Anchor::Expr(e),
+            ));
+        }
+        match &**name {
+            "add_wrap" | "sub_wrap" | "mul_wrap" | "shl_wrap" | "shr" | "min" | "max" => {
+                arity(2, &format!("{name} takes two arguments."))?;
+                let shift = matches!(&**name, "shl_wrap" | "shr");
+                let first_literal =
+                    matches!(self.body.expr(args[0]), Expr::Literal(Literal::Int { .. } | Literal::Char(_)));
+                let ty = if first_literal && !shift && !self.adapts(args[1]) {
+                    let second = self.check(args[1], None)?;
+                    self.check(args[0], Some(&second))?
+                } else {
+                    let first = self.check(args[0], None)?;
+                    let second_want = if shift { Ty::usize() } else { first.clone() };
+                    self.check(args[1], Some(&second_want))?;
+                    first
+                };
+                if ty.is_error() {
+                    return Ok(Ty::Error);
+                }
+                if matches!(&**name, "min" | "max") {
+                    if !ty.is_integer() {
+                        return Err(Diag::new(
+                            "E-MINMAX",
+                            format!("{name} works on integers only (floats would need a NaN rule), not on {ty}."),
+                            Anchor::Expr(e),
+                        ));
+                    }
+                } else if !ty.is_unsigned() {
+                    return Err(Diag::new(
+                        "E-WRAP-TYPE",
+                        format!("{name} works on unsigned integers only, not on {ty}."),
+                        Anchor::Expr(e),
+                    ));
+                }
+                if shift {
+                    self.site(GuardKind::Shift);
+                }
+                Ok(ty)
+            }
+            "sqrt" | "floor" | "ceil" | "trunc" | "abs" | "to_bits" => {
+                arity(1, &format!("{name} takes one argument."))?;
+                let ty = self.check(args[0], None)?;
+                match (&**name, &ty) {
+                    (_, Ty::Error) => Ok(Ty::Error),
+                    ("to_bits", Ty::Float(FloatTy::F32)) => Ok(Ty::Int(IntTy::U32)),
+                    ("to_bits", Ty::Float(FloatTy::F64)) => Ok(Ty::Int(IntTy::U64)),
+                    ("to_bits", _) => {
+                        Err(Diag::new("E-MATH-TYPE", format!("to_bits takes f32 or f64, not {ty}."), Anchor::Expr(e)))
+                    }
+                    ("abs", Ty::Int(i)) if i.signed() => {
+                        self.site(GuardKind::Overflow);
+                        Ok(ty)
+                    }
+                    (_, Ty::Float(_)) => Ok(ty),
+                    ("abs", _) => Err(Diag::new(
+                        "E-MATH-TYPE",
+                        format!("abs takes a signed integer or a float, not {ty}."),
+                        Anchor::Expr(e),
+                    )),
+                    _ => Err(Diag::new("E-MATH-TYPE", format!("{name} takes f32 or f64, not {ty}."), Anchor::Expr(e))),
+                }
+            }
+            "len" => {
+                if args.len() != 1 {
+                    return Err(Diag::new(
+                        "E-LEN",
+                        "len takes one view, local array or string literal.",
+                        Anchor::Expr(e),
+                    ));
+                }
+                let arg = self.body.unparen(args[0]);
+                let direct = match self.body.expr(arg) {
+                    Expr::Part { .. } => false,
+                    Expr::Literal(Literal::String(_)) => true,
+                    _ => self.root_name(arg).is_some() || self.root_is_name(arg),
+                };
+                if !direct {
+                    return Err(Diag::new(
+                        "E-LEN",
+                        "len takes one direct view, local array or string literal (never a part or a computed value).",
+                        Anchor::Expr(e),
+                    ));
+                }
+                let ty = self.check(arg, None)?;
+                if !matches!(ty, Ty::View(_) | Ty::Error) {
+                    return Err(Diag::new(
+                        "E-LEN",
+                        format!("len needs a view or an array, and this is a {ty}."),
+                        Anchor::Expr(e),
+                    ));
+                }
+                Ok(Ty::usize())
+            }
+            "print" | "println" | "eprint" | "eprintln" => {
+                self.effect("io");
+                self.effect("ffi:write");
+                for &arg in args {
+                    self.print_argument(arg)?;
+                }
+                Ok(Ty::Void)
+            }
+            "assert" => {
+                if args.is_empty() || args.len() > 2 || (args.len() == 2 && !self.is_string_literal(args[1])) {
+                    return Err(Diag::new(
+                        "E-ARITY",
+                        "assert takes a condition and, optionally, one string literal saying what failed.",
+                        Anchor::Expr(e),
+                    ));
+                }
+                self.check(args[0], Some(&Ty::Bool))?;
+                self.site(GuardKind::Assert);
+                Ok(Ty::Void)
+            }
+            "assert_eq" => {
+                if args.len() < 2 || args.len() > 3 || (args.len() == 3 && !self.is_string_literal(args[2])) {
+                    return Err(Diag::new(
+                        "E-ARITY",
+                        "assert_eq takes two values and, optionally, one string literal saying what failed.",
+                        Anchor::Expr(e),
+                    ));
+                }
+                let ty = self.comparison_operands(e, args[0], args[1])?;
+                if !(ty.is_scalar() || ty.is_error()) {
+                    return Err(Diag::new(
+                        "E-ASSERT-EQ",
+                        format!(
+                            "assert_eq prints what it compares, and {ty} is not an integer, bool or float: write assert(a == b)."
+                        ),
+                        Anchor::Expr(e),
+                    ));
+                }
+                self.site(GuardKind::Assert);
+                Ok(Ty::Void)
+            }
+            _ => Err(Diag::new("E-CALLEE", format!("Unknown callable {name}."), Anchor::Expr(e))),
+        }
+    }
+
+    fn root_is_name(&self, e: ExprId) -> bool {
+        match self.body.expr(self.body.unparen(e)) {
+            Expr::Name(_) => true,
+            Expr::Field { base, .. } | Expr::Index { base, .. } => self.root_is_name(*base),
+            _ => false,
+        }
+    }
+
+    /// Types two operands as `a == b` is typed, and applies its operator rule.
+    fn comparison_operands(&mut self, e: ExprId, a: ExprId, b: ExprId) -> R<Ty> {
+        let (left, right) = if self.adapts(a) && !self.adapts(b) {
+            let right = self.check(b, None)?;
+            let left = self.check(a, Some(&right))?;
+            (left, right)
+        } else {
+            let left = self.check(a, None)?;
+            let right = self.check(b, Some(&left))?;
+            (left, right)
+        };
+        let _ = right;
+        if matches!(left, Ty::View(_)) {
+            return Err(Diag::new(
+                "E-OPERATOR",
+                "Operators never apply to views: views are not implicit loops.",
+                Anchor::Expr(e),
+            ));
+        }
+        if !(left.is_scalar() || left.is_error() || crate::decl::is_tag_only(self.db, &left)) {
+            return Err(Diag::new(
+                "E-OPERATOR",
+                format!("== compares scalars and tag-only enums, not {left}; compare fields instead."),
+                Anchor::Expr(e),
+            ));
+        }
+        Ok(left)
+    }
+
+    /// One argument of `print`.
+    fn print_argument(&mut self, arg: ExprId) -> R<()> {
+        let inner = self.body.unparen(arg);
+        let ty = match self.body.expr(inner).clone() {
+            Expr::Literal(Literal::Char(_)) => {
+                self.check(arg, Some(&Ty::Int(IntTy::U8)))?;
+                return Ok(());
+            }
+            Expr::Unary { op: UnaryOp::Neg, operand }
+                if matches!(self.body.expr(operand), Expr::Literal(Literal::Float { .. })) =>
+            {
+                self.check(arg, Some(&Ty::Float(FloatTy::F64)))?;
+                return Ok(());
+            }
+            Expr::Part { base, lo, hi } => self.part(inner, base, lo, hi)?,
+            _ => self.check(arg, None)?,
+        };
+        match &ty {
+            Ty::View(view) => {
+                if *view.elem != Ty::Int(IntTy::U8) && !view.elem.is_error() {
+                    return Err(Diag::new(
+                        "E-PRINT-ARG",
+                        format!("print writes the bytes of a u8 view; format the elements of {ty} one by one instead."),
+                        Anchor::Expr(arg),
+                    ));
+                }
+                if let Some(root) = self.root_name(arg) {
+                    self.effect(format!("read:{root}"));
+                }
+                Ok(())
+            }
+            ty if ty.is_scalar() || ty.is_error() => Ok(()),
+            other => Err(Diag::new(
+                "E-PRINT-ARG",
+                format!(
+                    "print writes integers, bools, character literals, floats and bytes; print the fields of a {other} one by one."
+                ),
+                Anchor::Expr(arg),
+            )),
+        }
+    }
+}
+
+/// An argument's place, for the aliasing rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Place {
+    root: Option<Arc<str>>,
+    fields: Vec<Arc<str>>,
+    shape: PlaceShape,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PlaceShape {
+    Whole,
+    Elements,
+    Part(Option<Bound>, Option<Bound>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Bound {
+    Literal(u128),
+    Name(Arc<str>),
+}
+
+impl Place {
+    fn overlaps(&self, other: &Place) -> bool {
+        let (Some(a), Some(b)) = (&self.root, &other.root) else { return false };
+        if a != b {
+            return false;
+        }
+        let prefix = self.fields.iter().zip(&other.fields).all(|(x, y)| x == y);
+        if !prefix {
+            return false;
+        }
+        match (&self.shape, &other.shape) {
+            (PlaceShape::Part(lo1, hi1), PlaceShape::Part(lo2, hi2)) => {
+                !(ends_before(hi1, lo2) || ends_before(hi2, lo1))
+            }
+            _ => true,
+        }
+    }
+}
+
+/// True when a part ending at `hi` visibly ends where or before another part starting at `lo`.
+fn ends_before(hi: &Option<Bound>, lo: &Option<Bound>) -> bool {
+    match (hi, lo) {
+        (Some(Bound::Literal(h)), Some(Bound::Literal(l))) => h <= l,
+        (Some(Bound::Name(h)), Some(Bound::Name(l))) => h == l,
+        _ => false,
+    }
+}
+
+/// True when a view argument of type `got` may be passed where `wanted` is asked: the same view,
+/// or an `rw` view where `ro` is asked.
+fn view_accepts(wanted: &Ty, got: &Ty) -> bool {
+    match (wanted, got) {
+        (Ty::View(w), Ty::View(g)) => {
+            let mode_ok = w.mode == g.mode || (w.mode == Mode::Ro && g.mode == Mode::Rw);
+            let place_ok = w.place == g.place
+                || (matches!(g.place, crate::types::Place::Pinned | crate::types::Place::Unified)
+                    && w.place == crate::types::Place::Host)
+                || (g.place == crate::types::Place::Unified && w.place == crate::types::Place::Device);
+            let extent_ok = w.extent == g.extent || w.extent == Extent::Unknown || g.extent == Extent::Unknown;
+            mode_ok && place_ok && extent_ok && same(&w.elem, &g.elem)
+        }
+        (_, Ty::Error) | (Ty::Error, _) => true,
+        _ => false,
+    }
+}

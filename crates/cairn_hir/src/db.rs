@@ -1,0 +1,72 @@
+//! The salsa database: its trait, the concrete database, and the execution log that the
+//! incrementality tests read.
+//!
+//! Invariant: queries do no IO and read no clock or environment; everything they know comes in
+//! through the inputs of `input.rs`. The log records which queries *executed* (not which were
+//! merely validated), so a test can state what an edit must not re-run.
+
+use std::sync::{Arc, Mutex};
+
+/// The database every query takes.
+#[salsa::db]
+pub trait Db: salsa::Database {}
+
+/// The one concrete database.
+#[salsa::db]
+#[derive(Clone)]
+pub struct RootDatabase {
+    storage: salsa::Storage<Self>,
+    log: ExecutionLog,
+}
+
+/// Which queries executed, by name, while logging is on.
+#[derive(Clone, Default)]
+pub struct ExecutionLog {
+    entries: Arc<Mutex<Option<Vec<String>>>>,
+}
+
+impl ExecutionLog {
+    fn record(&self, entry: String) {
+        if let Ok(mut guard) = self.entries.lock()
+            && let Some(entries) = guard.as_mut()
+        {
+            entries.push(entry);
+        }
+    }
+}
+
+impl Default for RootDatabase {
+    fn default() -> RootDatabase {
+        let log = ExecutionLog::default();
+        let sink = log.clone();
+        let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                sink.record(format!("{database_key:?}"));
+            }
+        })));
+        RootDatabase { storage, log }
+    }
+}
+
+impl RootDatabase {
+    /// Starts recording executed queries (clearing anything recorded before).
+    pub fn start_logging(&self) {
+        if let Ok(mut guard) = self.log.entries.lock() {
+            *guard = Some(Vec::new());
+        }
+    }
+
+    /// The queries executed since logging started, as `query_name(Id(..))`, and stops recording.
+    pub fn take_log(&self) -> Vec<String> {
+        match self.log.entries.lock() {
+            Ok(mut guard) => guard.take().unwrap_or_default(),
+            Err(_) => Vec::new(),
+        }
+    }
+}
+
+#[salsa::db]
+impl salsa::Database for RootDatabase {}
+
+#[salsa::db]
+impl Db for RootDatabase {}

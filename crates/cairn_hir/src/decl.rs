@@ -1,0 +1,392 @@
+//! What declarations mean: written types resolved to `Ty`, records and enums laid out.
+//!
+//! [`resolve_type`] resolves a position-free `TypeRef` from inside a module (scalars, `void`,
+//! records and enums through the module's lookup order, generic arguments, borrows and views).
+//! [`record_def`] and [`enum_def`] lay out one declaration each and report the first refusal of its
+//! rules; whether a record or sum contains itself by value is a whole-program question answered by
+//! `report` without recursive queries.
+
+use std::sync::Arc;
+
+use cairn_syntax::SyntaxKind;
+use cairn_syntax::ast::{self, AstNode};
+
+use crate::body::{ExtentRef, TypeArg, TypeRef, lower_type};
+use crate::consts;
+use crate::db::Db;
+use crate::diag::{Anchor, Diag};
+use crate::input::{Item, ItemKind};
+use crate::scope::{Lookup, ProgramScope, scope};
+use crate::types::{AdtTy, Extent, Mode, Place, Ty, ViewTy};
+
+/// A type that could not be resolved: the code and message of the refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl TypeError {
+    fn new(code: &'static str, message: impl Into<String>) -> TypeError {
+        TypeError { code, message: message.into() }
+    }
+}
+
+/// Names the original treats as intrinsic types of later tiers.
+const INTRINSIC_TYPES: &[&str] = &[
+    "Buf", "Array", "Ticket", "Atomic", "Mutex", "Group", "IoRing", "Dyn", "WmmaA", "WmmaB", "WmmaAcc", "MmaA", "MmaB",
+    "MmaAcc", "TmemAcc",
+];
+
+/// Storage floats (tier 3).
+const STORAGE_FLOATS: &[&str] = &["f16", "bf16", "f8e4m3", "f8e5m2"];
+
+/// Where a type is resolved: its module and the generic parameters in scope.
+#[derive(Clone, Copy)]
+pub struct TypeCtx<'a> {
+    pub db: &'a dyn Db,
+    pub scope: &'a ProgramScope,
+    pub module: &'a str,
+    pub generics: &'a [Arc<str>],
+}
+
+/// Resolves a written type.
+pub fn resolve_type(cx: TypeCtx<'_>, ty: &TypeRef) -> Result<Ty, TypeError> {
+    match ty {
+        TypeRef::Missing => Ok(Ty::Error),
+        TypeRef::Fn => {
+            Err(TypeError::new("E-UNSUPPORTED", "Function types are tier 1, which this checker does not check yet."))
+        }
+        TypeRef::Dyn => {
+            Err(TypeError::new("E-UNSUPPORTED", "`dyn` types are tier 1, which this checker does not check yet."))
+        }
+        TypeRef::Borrow { rw, inner, extent, place } => {
+            let mode = if *rw { Mode::Rw } else { Mode::Ro };
+            let inner_ty = resolve_type(cx, inner)?;
+            let inner_ty = match inner_ty {
+                // The inner type's own borrow mode is dropped: `ro<ro<u8>>` is `ro<u8>`.
+                Ty::Borrow(_, value) => (*value).clone(),
+                other => other,
+            };
+            match extent {
+                None => Ok(Ty::Borrow(mode, Arc::new(inner_ty))),
+                Some(extent) => {
+                    if inner_ty == Ty::Void {
+                        return Err(TypeError::new(
+                            "E-TYPE",
+                            "A view cannot contain void: its elements need a value type.",
+                        ));
+                    }
+                    let extent = match extent {
+                        ExtentRef::Literal(text) => match text.parse::<u64>() {
+                            Ok(n) => Extent::Literal(n),
+                            Err(_) => Extent::Literal(u64::MAX),
+                        },
+                        ExtentRef::Name(name) => match consts::integer_constant(cx.db, cx.module, name) {
+                            Some(value) => Extent::Literal(value),
+                            None => Extent::Name(name.clone()),
+                        },
+                    };
+                    let place = match place.as_deref() {
+                        Some("device") => Place::Device,
+                        Some("pinned") => Place::Pinned,
+                        Some("unified") => Place::Unified,
+                        _ => Place::Host,
+                    };
+                    Ok(Ty::View(ViewTy { mode, elem: Arc::new(inner_ty), extent, place }))
+                }
+            }
+        }
+        TypeRef::Path { path, args } => resolve_path_type(cx, path, args),
+    }
+}
+
+fn resolve_path_type(cx: TypeCtx<'_>, path: &[Arc<str>], args: &[TypeArg]) -> Result<Ty, TypeError> {
+    let written = path.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join(".");
+    if path.len() == 1 {
+        let name = &*path[0];
+        if let Some(index) = cx.generics.iter().position(|g| &**g == name) {
+            return Ok(Ty::Param(index as u32));
+        }
+        if let Some(ty) = Ty::scalar_named(name).or_else(|| (name == "void").then_some(Ty::Void)) {
+            if !args.is_empty() {
+                return Err(TypeError::new("E-GENERIC-ARITY", format!("{name} takes 0 type arguments.")));
+            }
+            return Ok(ty);
+        }
+        if STORAGE_FLOATS.contains(&name) {
+            return Err(TypeError::new(
+                "E-UNSUPPORTED",
+                format!("{name} is a storage float (tier 3), which this checker does not check yet."),
+            ));
+        }
+        if INTRINSIC_TYPES.contains(&name) {
+            return Err(TypeError::new(
+                "E-UNSUPPORTED",
+                format!("{name} is a type of a later tier, which this checker does not check yet."),
+            ));
+        }
+    }
+    let found = cx.scope.resolve_path(cx.module, path, |kind| matches!(kind, ItemKind::Struct | ItemKind::Enum));
+    let Lookup::Found(decl) = found else {
+        return Err(TypeError::new("E-TYPE", format!("Unknown type {written}.")));
+    };
+    let full_name = cx.scope.full_name(decl.item);
+    if !cx.scope.visible_from(decl.item, cx.module) {
+        let owner = cx.scope.module_of(decl.item);
+        return Err(TypeError::new("E-PRIVATE", format!("{full_name} is private to module {owner}.")));
+    }
+    let expected = generic_params(cx.db, decl.item).len();
+    if expected != args.len() {
+        return Err(TypeError::new("E-GENERIC-ARITY", format!("{full_name} takes {expected} type arguments.")));
+    }
+    let mut resolved = Vec::with_capacity(args.len());
+    for arg in args {
+        match arg {
+            TypeArg::Type(t) => resolved.push(resolve_type(cx, t)?),
+            TypeArg::Nat(n) => {
+                return Err(TypeError::new(
+                    "E-GENERIC-KIND",
+                    format!("{n} is a natural, but {full_name} takes a type here."),
+                ));
+            }
+        }
+    }
+    let adt = AdtTy { item: decl.item, name: full_name, args: Arc::from(resolved) };
+    Ok(if decl.kind == ItemKind::Struct { Ty::Record(adt) } else { Ty::Enum(adt) })
+}
+
+/// The generic parameter names of a record or enum.
+pub fn generic_params(db: &dyn Db, item: Item) -> Arc<[Arc<str>]> {
+    decl_generics(db, item).clone()
+}
+
+#[salsa::tracked(returns(ref))]
+fn decl_generics(db: &dyn Db, item: Item) -> Arc<[Arc<str>]> {
+    let node = item.syntax(db).syntax_node();
+    node.children()
+        .find(|c| c.kind() == SyntaxKind::GENERIC_PARAM_LIST)
+        .and_then(ast::GenericParamList::cast)
+        .map(|list| list.params().map(|p| Arc::from(p.name().map(|n| n.text()).unwrap_or_default())).collect())
+        .unwrap_or_else(|| Arc::from(Vec::new()))
+}
+
+/// A record laid out: its fields in declaration order (types may mention its parameters).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordDef {
+    pub fields: Arc<[(Arc<str>, Ty)]>,
+    /// The first refusal of the record's own rules.
+    pub error: Option<Diag>,
+}
+
+impl RecordDef {
+    pub fn field(&self, name: &str) -> Option<(usize, &Ty)> {
+        self.fields.iter().enumerate().find(|(_, (n, _))| &**n == name).map(|(i, (_, t))| (i, t))
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn record_def(db: &dyn Db, item: Item) -> RecordDef {
+    let scope = scope(db);
+    let module = scope.module_of(item);
+    let generics = generic_params(db, item);
+    let cx = TypeCtx { db, scope, module: &module, generics: &generics };
+    let node = item.syntax(db).syntax_node();
+    let Some(strukt) = ast::Struct::cast(node) else {
+        return RecordDef { fields: Arc::from(Vec::new()), error: None };
+    };
+    let mut fields: Vec<(Arc<str>, Ty)> = Vec::new();
+    let mut error = None;
+    let list: Vec<ast::Field> = strukt.field_list().map(|l| l.fields().collect()).unwrap_or_default();
+    if list.is_empty() {
+        error = Some(Diag::new("E-RECORD", "A record needs at least one field.", Anchor::Item));
+    }
+    let mut names: Vec<String> = Vec::new();
+    for field in &list {
+        let name = field.name().map(|n| n.text()).unwrap_or_default();
+        if error.is_none() && names.contains(&name) {
+            let full = scope.full_name(item);
+            error = Some(Diag::new(
+                "E-DUPLICATE",
+                format!("{full} declares the field {name} twice."),
+                range_of(field.syntax()),
+            ));
+        }
+        names.push(name.clone());
+    }
+    for field in &list {
+        let name = Arc::from(field.name().map(|n| n.text()).unwrap_or_default());
+        let written = field.ty().map(|t| lower_type(&t)).unwrap_or(TypeRef::Missing);
+        let ty = if matches!(written, TypeRef::Borrow { .. }) {
+            if error.is_none() {
+                error = Some(Diag::new(
+                    "E-RECORD-TYPE",
+                    "A record field holds a value, never a borrow: borrows live only in calls.",
+                    range_of(field.syntax()),
+                ));
+            }
+            Ty::Error
+        } else {
+            match resolve_type(cx, &written) {
+                Ok(Ty::Void) => {
+                    if error.is_none() {
+                        error = Some(Diag::new(
+                            "E-RECORD-TYPE",
+                            "A record field holds a value, and void is none.",
+                            range_of(field.syntax()),
+                        ));
+                    }
+                    Ty::Error
+                }
+                Ok(ty) => ty,
+                Err(e) => {
+                    if error.is_none() {
+                        error = Some(Diag::new(e.code, e.message, range_of(field.syntax())));
+                    }
+                    Ty::Error
+                }
+            }
+        };
+        if field.extent().is_some() && error.is_none() {
+            error = Some(Diag::new(
+                "E-UNSUPPORTED",
+                "Field extents belong to records with Buf fields (tier 1), which this checker does not check yet.",
+                range_of(field.syntax()),
+            ));
+        }
+        fields.push((name, ty));
+    }
+    if let Some(field_list) = strukt.field_list()
+        && field_list.lends_clauses().next().is_some()
+        && error.is_none()
+    {
+        error = Some(Diag::new(
+            "E-UNSUPPORTED",
+            "A record that lends a view (tier 1) is not checked by this checker yet.",
+            Anchor::Item,
+        ));
+    }
+    if (strukt.is_linear() || strukt.is_packed() || strukt.align_clause().is_some()) && error.is_none() {
+        error = Some(Diag::new(
+            "E-UNSUPPORTED",
+            "Linear, packed and aligned records belong to later tiers, which this checker does not check yet.",
+            Anchor::Item,
+        ));
+    }
+    RecordDef { fields: Arc::from(fields), error }
+}
+
+/// An enum or sum laid out: its variants with their payloads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnumDef {
+    pub variants: Arc<[(Arc<str>, Option<Ty>)]>,
+    /// True for a tag-only enum: no payload and no generic parameters.
+    pub tag_only: bool,
+    pub error: Option<Diag>,
+}
+
+impl EnumDef {
+    pub fn variant(&self, name: &str) -> Option<(usize, &Option<Ty>)> {
+        self.variants.iter().enumerate().find(|(_, (n, _))| &**n == name).map(|(i, (_, p))| (i, p))
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn enum_def(db: &dyn Db, item: Item) -> EnumDef {
+    let scope = scope(db);
+    let module = scope.module_of(item);
+    let generics = generic_params(db, item);
+    let cx = TypeCtx { db, scope, module: &module, generics: &generics };
+    let node = item.syntax(db).syntax_node();
+    let Some(enumeration) = ast::Enum::cast(node) else {
+        return EnumDef { variants: Arc::from(Vec::new()), tag_only: true, error: None };
+    };
+    let list: Vec<ast::Variant> = enumeration.variant_list().map(|l| l.variants().collect()).unwrap_or_default();
+    let mut error = None;
+    let mut names: Vec<String> = Vec::new();
+    for variant in &list {
+        let name = variant.name().map(|n| n.text()).unwrap_or_default();
+        if names.contains(&name) && error.is_none() {
+            let full = scope.full_name(item);
+            error = Some(Diag::new("E-ENUM", format!("{full} names the variant {name} twice."), Anchor::Item));
+        }
+        names.push(name);
+    }
+    if list.is_empty() {
+        let full = scope.full_name(item);
+        error = Some(Diag::new("E-ENUM", format!("{full} needs at least one variant."), Anchor::Item));
+    }
+    let mut variants = Vec::new();
+    let mut any_payload = false;
+    for variant in &list {
+        let name: Arc<str> = Arc::from(variant.name().map(|n| n.text()).unwrap_or_default());
+        let payload = variant.payload().map(|written| {
+            any_payload = true;
+            let written = lower_type(&written);
+            if matches!(written, TypeRef::Borrow { .. }) {
+                if error.is_none() {
+                    error = Some(Diag::new(
+                        "E-SUM-PAYLOAD",
+                        "A payload is a value, never a borrow: borrows live only in calls.",
+                        range_of(variant.syntax()),
+                    ));
+                }
+                return Ty::Error;
+            }
+            match resolve_type(cx, &written) {
+                Ok(Ty::Void) => {
+                    if error.is_none() {
+                        error = Some(Diag::new(
+                            "E-SUM-PAYLOAD",
+                            "A payload is a value, and void is none: write the variant without one.",
+                            range_of(variant.syntax()),
+                        ));
+                    }
+                    Ty::Error
+                }
+                Ok(ty) => ty,
+                Err(e) => {
+                    if error.is_none() {
+                        error = Some(Diag::new(e.code, e.message, range_of(variant.syntax())));
+                    }
+                    Ty::Error
+                }
+            }
+        });
+        variants.push((name, payload));
+    }
+    let tag_only = !any_payload && generics.is_empty();
+    EnumDef { variants: Arc::from(variants), tag_only, error }
+}
+
+/// The range of a node, relative to its declaration.
+fn range_of(node: &cairn_syntax::SyntaxNode) -> Anchor {
+    let range = node
+        .descendants_with_tokens()
+        .filter_map(|e| e.into_token())
+        .find(|t| !t.kind().is_trivia())
+        .map_or(node.text_range(), |t| t.text_range());
+    Anchor::Range(range)
+}
+
+/// True for a tag-only enum type.
+pub fn is_tag_only(db: &dyn Db, ty: &Ty) -> bool {
+    match ty {
+        Ty::Enum(adt) => enum_def(db, adt.item).tag_only,
+        _ => false,
+    }
+}
+
+/// The variants of an enum type, payloads instantiated with its arguments.
+pub fn variants_of(db: &dyn Db, adt: &AdtTy) -> Vec<(Arc<str>, Option<Ty>)> {
+    enum_def(db, adt.item)
+        .variants
+        .iter()
+        .map(|(n, p)| (n.clone(), p.as_ref().map(|t| t.substitute(&adt.args))))
+        .collect()
+}
+
+/// The fields of a record type, instantiated with its arguments.
+pub fn fields_of(db: &dyn Db, adt: &AdtTy) -> Vec<(Arc<str>, Ty)> {
+    record_def(db, adt.item).fields.iter().map(|(n, t)| (n.clone(), t.substitute(&adt.args))).collect()
+}

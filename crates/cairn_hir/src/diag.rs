@@ -1,0 +1,68 @@
+//! Refusals as query results: a code, a message, details, and an anchor instead of a position.
+//!
+//! Anchors name what the refusal is about (a body's expression, statement or binder, or the
+//! declaration itself); `report` turns them into file, line and column at the boundary. Body
+//! anchors hold ids, never ranges, so a body's check stays equal when text only moves.
+
+use std::sync::Arc;
+
+use cairn_syntax::TextRange;
+
+use crate::body::{BinderId, ExprId, StmtId};
+
+/// What a refusal points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Anchor {
+    /// The declaration's first token (`pub` included).
+    Item,
+    /// A range inside the declaration, relative to its start (declarations other than bodies).
+    Range(TextRange),
+    Expr(ExprId),
+    Stmt(StmtId),
+    Binder(BinderId),
+}
+
+/// A detail value attached to a refusal.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Detail {
+    Text(Arc<str>),
+    List(Arc<[Arc<str>]>),
+    Null,
+}
+
+/// One refusal.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Diag {
+    pub code: &'static str,
+    pub message: Arc<str>,
+    pub anchor: Anchor,
+    pub details: Arc<[(&'static str, Detail)]>,
+    /// A hint computed where the rule was checked (it outranks the static one).
+    pub hint: Option<Arc<str>>,
+}
+
+impl Diag {
+    pub fn new(code: &'static str, message: impl Into<String>, anchor: Anchor) -> Diag {
+        Diag { code, message: Arc::from(message.into()), anchor, details: Arc::from(Vec::new()), hint: None }
+    }
+
+    pub fn with_details(mut self, details: Vec<(&'static str, Detail)>) -> Diag {
+        self.details = Arc::from(details);
+        self
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Diag {
+        self.hint = Some(Arc::from(hint.into()));
+        self
+    }
+}
+
+/// A detail naming a type.
+pub fn text(value: impl std::fmt::Display) -> Detail {
+    Detail::Text(Arc::from(value.to_string()))
+}
+
+/// A detail listing names.
+pub fn list<I: IntoIterator<Item = S>, S: AsRef<str>>(items: I) -> Detail {
+    Detail::List(items.into_iter().map(|s| Arc::from(s.as_ref())).collect())
+}

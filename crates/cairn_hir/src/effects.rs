@@ -1,0 +1,538 @@
+//! Effect rows (language §14), ceilings, and the operand-order audit (§16).
+//!
+//! [`effect_rows`] builds the call graph from every body's call edges, splits it into strongly
+//! connected components (Tarjan), and computes rows component by component, callees first: the
+//! least fixed point inside a component of the members' local rows and their callees' rows
+//! renamed through each call's argument mapping; a component on a cycle adds `diverge` to every
+//! member. A function whose body or signature was refused has no row, and neither has anything
+//! that reaches it (its row is unknown, never empty). Components are keyed by their members, not
+//! by Tarjan's visiting order, so the answer does not depend on declaration order.
+//!
+//! The audit (`order_refusal`) walks a body's statements after the rows exist: a nested call that
+//! writes through a borrow (or allocates) must stand alone, and an observable call (I/O, foreign
+//! calls, …) may not sit beside another call or a guarded operand.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use crate::body::{BinaryOp, Body, Else, Expr, ExprId, Stmt, StmtId, UnaryOp, fn_body};
+use crate::check::{CallTarget, FnCheck, Mapped, check_fn};
+use crate::db::Db;
+use crate::diag::{Anchor, Diag, list};
+use crate::input::{Item, ItemKind, Program};
+use crate::signature::fn_signature;
+
+/// A row: sorted effect names.
+pub type Row = BTreeSet<Arc<str>>;
+
+/// Every function's row (`None`: unknown, because the function or something it reaches was
+/// refused).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rows {
+    pub rows: HashMap<Item, Option<Row>>,
+    /// Functions (and tests) in declaration order.
+    pub functions: Vec<Item>,
+}
+
+impl Rows {
+    pub fn row(&self, item: Item) -> Option<&Row> {
+        self.rows.get(&item).and_then(Option::as_ref)
+    }
+}
+
+/// The rows of the program in the database.
+pub fn rows(db: &dyn Db) -> &Rows {
+    effect_rows(db, Program::get(db))
+}
+
+/// True for a function whose body was checked (functions and tests).
+pub fn is_function(kind: ItemKind) -> bool {
+    matches!(kind, ItemKind::Fn | ItemKind::Test)
+}
+
+/// True when `item`'s own signature or body was refused.
+pub fn refused(db: &dyn Db, item: Item) -> bool {
+    fn_signature(db, item).error.is_some() || check_fn(db, item).error.is_some()
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn effect_rows(db: &dyn Db, program: Program) -> Rows {
+    let functions: Vec<Item> = program.items(db).iter().filter(|e| is_function(e.key.kind)).map(|e| e.item).collect();
+    let index: HashMap<Item, usize> = functions.iter().enumerate().map(|(i, f)| (*f, i)).collect();
+    let checks: Vec<&FnCheck> = functions.iter().map(|f| check_fn(db, *f)).collect();
+    let edges: Vec<Vec<usize>> = checks
+        .iter()
+        .map(|c| {
+            let mut out: Vec<usize> = c.calls.iter().filter_map(|edge| index.get(&edge.callee).copied()).collect();
+            out.sort_unstable();
+            out.dedup();
+            out
+        })
+        .collect();
+    let components = tarjan(&edges);
+    let mut rows: Vec<Option<Row>> = vec![None; functions.len()];
+    // Tarjan yields components callees-first.
+    for component in &components {
+        let on_cycle = component.len() > 1 || edges[component[0]].contains(&component[0]);
+        let unknown = component.iter().any(|&m| refused(db, functions[m]))
+            || component
+                .iter()
+                .any(|&m| edges[m].iter().any(|&callee| !component.contains(&callee) && rows[callee].is_none()));
+        if unknown {
+            continue;
+        }
+        let mut current: Vec<Row> = component.iter().map(|&m| checks[m].local_row.clone()).collect();
+        if on_cycle {
+            for row in &mut current {
+                row.insert(Arc::from("diverge"));
+            }
+        }
+        loop {
+            let mut changed = false;
+            for (slot, &member) in component.iter().enumerate() {
+                for edge in checks[member].calls.iter() {
+                    let Some(&callee) = index.get(&edge.callee) else { continue };
+                    let callee_row = match component.iter().position(|&c| c == callee) {
+                        Some(position) => current[position].clone(),
+                        None => rows[callee].clone().unwrap_or_default(),
+                    };
+                    let signature = fn_signature(db, edge.callee);
+                    for effect in rename(&callee_row, signature, &edge.mapping) {
+                        changed |= current[slot].insert(effect);
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for (slot, &member) in component.iter().enumerate() {
+            rows[member] = Some(current[slot].clone());
+        }
+    }
+    Rows { rows: functions.iter().copied().zip(rows).collect(), functions }
+}
+
+/// A callee's row as seen by the caller: footprints renamed through the argument mapping.
+fn rename(row: &Row, signature: &crate::signature::Signature, mapping: &[Mapped]) -> Vec<Arc<str>> {
+    let mut out = Vec::with_capacity(row.len());
+    for effect in row {
+        let footprint = [("read:", "local_read"), ("write:", "local_write")]
+            .into_iter()
+            .find_map(|(prefix, local)| effect.strip_prefix(prefix).map(|p| (prefix, local, p)));
+        match footprint {
+            Some((prefix, local, param)) => {
+                let mapped = signature.param_index(param).and_then(|i| mapping.get(i));
+                match mapped {
+                    Some(Mapped::Borrow(name)) => out.push(Arc::from(format!("{prefix}{name}"))),
+                    Some(Mapped::Local) => out.push(Arc::from(local)),
+                    Some(Mapped::Dropped) | None => {}
+                }
+            }
+            None => out.push(effect.clone()),
+        }
+    }
+    out
+}
+
+/// Strongly connected components, each listed once, callees before callers.
+fn tarjan(edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    struct State<'a> {
+        edges: &'a [Vec<usize>],
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        on_stack: Vec<bool>,
+        stack: Vec<usize>,
+        next: usize,
+        out: Vec<Vec<usize>>,
+    }
+    let n = edges.len();
+    let mut state = State {
+        edges,
+        index: vec![None; n],
+        low: vec![0; n],
+        on_stack: vec![false; n],
+        stack: Vec::new(),
+        next: 0,
+        out: Vec::new(),
+    };
+    // Iterative depth-first search: no recursion on deep call chains.
+    for root in 0..n {
+        if state.index[root].is_some() {
+            continue;
+        }
+        let mut work: Vec<(usize, usize)> = vec![(root, 0)];
+        state.index[root] = Some(state.next);
+        state.low[root] = state.next;
+        state.next += 1;
+        state.stack.push(root);
+        state.on_stack[root] = true;
+        while let Some(&mut (node, ref mut child)) = work.last_mut() {
+            if *child < state.edges[node].len() {
+                let next = state.edges[node][*child];
+                *child += 1;
+                match state.index[next] {
+                    None => {
+                        state.index[next] = Some(state.next);
+                        state.low[next] = state.next;
+                        state.next += 1;
+                        state.stack.push(next);
+                        state.on_stack[next] = true;
+                        work.push((next, 0));
+                    }
+                    Some(index) if state.on_stack[next] => {
+                        state.low[node] = state.low[node].min(index);
+                    }
+                    Some(_) => {}
+                }
+            } else {
+                work.pop();
+                if let Some(&(parent, _)) = work.last() {
+                    state.low[parent] = state.low[parent].min(state.low[node]);
+                }
+                if Some(state.low[node]) == state.index[node] {
+                    let mut component = Vec::new();
+                    while let Some(member) = state.stack.pop() {
+                        state.on_stack[member] = false;
+                        component.push(member);
+                        if member == node {
+                            break;
+                        }
+                    }
+                    component.sort_unstable();
+                    state.out.push(component);
+                }
+            }
+        }
+    }
+    state.out
+}
+
+/// True when `item`'s call graph reaches a function whose row is unknown (a refused body).
+pub fn reaches_unknown(db: &dyn Db, item: Item) -> bool {
+    rows(db).rows.get(&item).is_some_and(Option::is_none)
+}
+
+/// `E-EFFECT-CEILING` for `item`, when its row exceeds its declared ceiling.
+pub fn ceiling_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
+    let signature = fn_signature(db, item);
+    let ceiling = signature.ceiling.as_ref()?;
+    let row = rows(db).row(item)?;
+    let excess: Vec<&Arc<str>> = row.iter().filter(|e| !ceiling.admits(e)).collect();
+    if excess.is_empty() {
+        return None;
+    }
+    let name = crate::scope::scope(db).full_name(item);
+    let shown: Vec<&str> = excess.iter().map(|e| &***e).collect();
+    Some(
+        Diag::new(
+            "E-EFFECT-CEILING",
+            format!("{name} exceeds its declared effects: its row also holds {}.", shown.join(", ")),
+            Anchor::Item,
+        )
+        .with_details(vec![("added_effects", list(&shown))]),
+    )
+}
+
+/// Effects that make a call observable from outside (rule 3).
+fn observable(effect: &str) -> bool {
+    matches!(
+        effect,
+        "io" | "mmio"
+            | "asm"
+            | "atomic"
+            | "lock"
+            | "spawn"
+            | "join"
+            | "indirect_call"
+            | "gpu_alloc"
+            | "gpu_free"
+            | "fence"
+            | "barrier"
+    ) || ["ffi:", "transfer:", "par:", "asm:"].iter().any(|p| effect.starts_with(p))
+}
+
+/// The first `E-EFFECT-ORDER` refusal of `item`'s body, if any.
+pub fn order_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
+    let body = fn_body(db, item);
+    let check = check_fn(db, item);
+    let mut audit = Audit { db, body, check, found: None };
+    audit.block(&audit.body.root.clone());
+    audit.found
+}
+
+struct Audit<'db> {
+    db: &'db dyn Db,
+    body: &'db Arc<Body>,
+    check: &'db FnCheck,
+    found: Option<Diag>,
+}
+
+/// A call met inside a group, with where it sits.
+struct NestedCall {
+    call: ExprId,
+    /// The expressions strictly inside the call.
+    inside: Vec<ExprId>,
+}
+
+impl Audit<'_> {
+    fn block(&mut self, block: &[StmtId]) {
+        for &stmt in block {
+            if self.found.is_some() {
+                return;
+            }
+            self.stmt(stmt);
+        }
+    }
+
+    fn stmt(&mut self, id: StmtId) {
+        let body = self.body.clone();
+        match body.stmt(id) {
+            Stmt::Let { init, .. } => self.root(*init, true),
+            Stmt::Assign { target, value, .. } => {
+                self.root(*target, false);
+                self.root(*value, true);
+            }
+            Stmt::Expr(e) => self.root(*e, true),
+            Stmt::Return(Some(e)) => self.root(*e, true),
+            Stmt::If { cond, then, els } => {
+                self.root(*cond, true);
+                self.block(then);
+                match els {
+                    Some(Else::Block(block)) => self.block(block),
+                    Some(Else::If(nested)) => self.stmt(*nested),
+                    None => {}
+                }
+            }
+            Stmt::While { cond, body: block } => {
+                self.root(*cond, true);
+                self.block(block);
+            }
+            Stmt::ForRange { lo, hi, body: block, .. } => {
+                self.root(*lo, true);
+                self.root(*hi, true);
+                self.block(block);
+            }
+            Stmt::ForEach { iterable, body: block, .. } => {
+                self.root(*iterable, true);
+                self.block(block);
+            }
+            Stmt::Each { count, body: block, .. } => {
+                self.root(*count, true);
+                self.block(block);
+            }
+            Stmt::Match { subject, arms } => {
+                self.root(*subject, true);
+                for arm in arms.iter() {
+                    self.block(&arm.body);
+                }
+            }
+            Stmt::Block(block) => self.block(block),
+            Stmt::Stack { capacity, .. } => self.root(*capacity, true),
+            _ => {}
+        }
+    }
+
+    /// One statement expression: split on `&&`/`||`, then each group judged alone.
+    fn root(&mut self, e: ExprId, at_root: bool) {
+        if self.found.is_some() {
+            return;
+        }
+        let mut groups = Vec::new();
+        self.split(e, &mut groups);
+        let split = groups.len() > 1;
+        for group in groups {
+            self.group(group, at_root && !split);
+            if self.found.is_some() {
+                return;
+            }
+        }
+    }
+
+    fn split(&self, e: ExprId, out: &mut Vec<ExprId>) {
+        let e = self.body.unparen(e);
+        match self.body.expr(e) {
+            Expr::Binary { op: BinaryOp::And | BinaryOp::Or, lhs, rhs } => {
+                self.split(*lhs, out);
+                self.split(*rhs, out);
+            }
+            _ => out.push(e),
+        }
+    }
+
+    fn group(&mut self, top: ExprId, at_root: bool) {
+        // The root call, through transparent wrappers (try, unary operators, one-argument
+        // numeric conversions).
+        let mut root_call = None;
+        if at_root {
+            let mut node = self.body.unparen(top);
+            loop {
+                match self.body.expr(node) {
+                    Expr::Try(inner) | Expr::Unary { operand: inner, .. } => node = self.body.unparen(*inner),
+                    Expr::Call { args, .. }
+                        if args.len() == 1
+                            && matches!(self.check.call_target(node), Some(CallTarget::Builtin(n)) if crate::types::Ty::scalar_named(n).is_some()) =>
+                    {
+                        node = self.body.unparen(args[0]);
+                    }
+                    Expr::Call { .. } => {
+                        root_call = Some(node);
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        let mut calls: Vec<NestedCall> = Vec::new();
+        let mut guarded: Vec<(ExprId, Vec<ExprId>)> = Vec::new();
+        self.collect(top, &mut calls, &mut guarded);
+        let rows = rows(self.db);
+        for nested in calls.iter().filter(|c| Some(c.call) != root_call) {
+            let row = match self.check.call_target(nested.call) {
+                Some(CallTarget::Function(item)) => rows.row(*item).cloned().unwrap_or_default(),
+                _ => Row::new(),
+            };
+            // Rule 1: writing or allocating calls stand alone.
+            let writes: Vec<&str> = row.iter().filter_map(|e| e.strip_prefix("write:")).collect();
+            if !writes.is_empty() || row.contains("alloc") {
+                let name = self.callee_name(nested.call);
+                let what = if writes.is_empty() {
+                    "allocates".to_string()
+                } else {
+                    format!("writes through {}", writes.join(", "))
+                };
+                self.found = Some(Diag::new(
+                    "E-EFFECT-ORDER",
+                    format!(
+                        "{name} {what}, so an operand beside it could run before or after it: bind the call to its own statement first (`let v = {name}(…);`) and use v here."
+                    ),
+                    Anchor::Expr(nested.call),
+                ));
+                return;
+            }
+            // Rule 3: observable calls stand alone.
+            if row.iter().any(|e| observable(e)) {
+                let beside_call = calls.iter().any(|other| {
+                    other.call != nested.call
+                        && !nested.inside.contains(&other.call)
+                        && !other.inside.contains(&nested.call)
+                        && !matches!(self.check.call_target(other.call), Some(CallTarget::Constructor))
+                });
+                let beside_guard = guarded.iter().any(|(node, inside)| {
+                    *node != nested.call && !nested.inside.contains(node) && !inside.contains(&nested.call)
+                });
+                if beside_call || beside_guard {
+                    self.found = Some(Diag::new(
+                        "E-EFFECT-ORDER",
+                        "This call can be observed from outside, and an operand beside it could run, or abort, before or after it: bind the call to its own statement first.",
+                        Anchor::Expr(nested.call),
+                    ));
+                    return;
+                }
+            }
+        }
+    }
+
+    fn callee_name(&self, call: ExprId) -> String {
+        match self.check.call_target(call) {
+            Some(CallTarget::Function(item)) => crate::scope::scope(self.db).full_name(*item).to_string(),
+            Some(CallTarget::Builtin(name)) => name.to_string(),
+            _ => "this call".to_string(),
+        }
+    }
+
+    /// Collects every call and every guarded operand under `e`, with what each contains.
+    fn collect(&self, e: ExprId, calls: &mut Vec<NestedCall>, guarded: &mut Vec<(ExprId, Vec<ExprId>)>) {
+        let body = self.body;
+        match body.expr(e) {
+            Expr::Call { args, callee } => {
+                let mut inside = Vec::new();
+                for &arg in args.iter() {
+                    self.descendants(arg, &mut inside);
+                }
+                self.descendants(*callee, &mut inside);
+                calls.push(NestedCall { call: e, inside });
+                for &arg in args.iter() {
+                    self.collect(arg, calls, guarded);
+                }
+                // Method syntax: the receiver sits in the callee's field base.
+                if let Expr::Field { base, .. } = body.expr(body.unparen(*callee)) {
+                    self.collect(*base, calls, guarded);
+                }
+            }
+            Expr::Binary { op, lhs, rhs } => {
+                if op.is_arithmetic() {
+                    let mut inside = Vec::new();
+                    self.descendants(*lhs, &mut inside);
+                    self.descendants(*rhs, &mut inside);
+                    guarded.push((e, inside));
+                }
+                self.collect(*lhs, calls, guarded);
+                self.collect(*rhs, calls, guarded);
+            }
+            Expr::Unary { op, operand } => {
+                if *op == UnaryOp::Neg {
+                    let mut inside = Vec::new();
+                    self.descendants(*operand, &mut inside);
+                    guarded.push((e, inside));
+                }
+                self.collect(*operand, calls, guarded);
+            }
+            Expr::Index { base, indices } => {
+                let mut inside = Vec::new();
+                self.descendants(*base, &mut inside);
+                for &i in indices.iter() {
+                    self.descendants(i, &mut inside);
+                }
+                guarded.push((e, inside));
+                self.collect(*base, calls, guarded);
+                for &i in indices.iter() {
+                    self.collect(i, calls, guarded);
+                }
+            }
+            Expr::Part { base, lo, hi } => {
+                let mut inside = Vec::new();
+                for x in [*base, *lo, *hi] {
+                    self.descendants(x, &mut inside);
+                }
+                guarded.push((e, inside));
+                for x in [*base, *lo, *hi] {
+                    self.collect(x, calls, guarded);
+                }
+            }
+            Expr::Paren(inner) | Expr::Try(inner) => self.collect(*inner, calls, guarded),
+            Expr::Field { base, .. } => self.collect(*base, calls, guarded),
+            _ => {}
+        }
+    }
+
+    fn descendants(&self, e: ExprId, out: &mut Vec<ExprId>) {
+        out.push(e);
+        match self.body.expr(e) {
+            Expr::Call { callee, args } => {
+                self.descendants(*callee, out);
+                for &a in args.iter() {
+                    self.descendants(a, out);
+                }
+            }
+            Expr::Binary { lhs, rhs, .. } => {
+                self.descendants(*lhs, out);
+                self.descendants(*rhs, out);
+            }
+            Expr::Unary { operand, .. } | Expr::Paren(operand) | Expr::Try(operand) => self.descendants(*operand, out),
+            Expr::Index { base, indices } => {
+                self.descendants(*base, out);
+                for &i in indices.iter() {
+                    self.descendants(i, out);
+                }
+            }
+            Expr::Part { base, lo, hi } => {
+                for x in [*base, *lo, *hi] {
+                    self.descendants(x, out);
+                }
+            }
+            Expr::Field { base, .. } => self.descendants(*base, out),
+            _ => {}
+        }
+    }
+}

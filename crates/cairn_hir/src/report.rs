@@ -1,0 +1,361 @@
+//! The whole-program check, in the original's phase order, with every-refusal semantics
+//! (tools.md §3.1).
+//!
+//! Phases: duplicate declarations and unknown imports (reported alone, as the original raises
+//! them before checking), builtin names, type declarations (records, then tag-only enums, then
+//! sums), constants (stopping after the first refused one), signatures (no body is checked when
+//! one is refused), bodies, then ceilings and operand order for every function whose row is known.
+//! The first refusal met is exactly the one a check stopping at the first would report; the others
+//! are independent ones (one per declaration), and functions left without a verdict are counted.
+//! Positions are anchors here; the workspace turns them into files, lines and columns.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::check::check_fn;
+use crate::consts::{ConstValue, constants};
+use crate::db::Db;
+use crate::decl::{enum_def, generic_params, record_def};
+use crate::diag::{Anchor, Diag};
+use crate::effects::{ceiling_refusal, is_function, order_refusal, rows};
+use crate::input::{Item, ItemKind, Program};
+use crate::scope::scope;
+use crate::signature::fn_signature;
+use crate::types::Ty;
+
+/// The outcome of checking the program.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckResult {
+    /// Refusals: the first is the stop-mode refusal; the rest are further independent ones, in
+    /// the order met (the workspace sorts them by position).
+    pub refusals: Vec<(Item, Diag)>,
+    /// When the check stopped after the first refusal on purpose (a refusal the original raises
+    /// before checking anything else).
+    pub alone: bool,
+    /// The program's own functions that got no verdict because of a refusal.
+    pub not_judged: usize,
+    /// Functions of the program, library ones included (tests excluded).
+    pub functions: usize,
+    pub library_functions: usize,
+}
+
+/// Checks the program in the database.
+pub fn check_program(db: &dyn Db) -> CheckResult {
+    program_check(db, Program::get(db)).clone()
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn program_check(db: &dyn Db, program: Program) -> CheckResult {
+    let entries = program.items(db);
+    let mut result = CheckResult::default();
+    for entry in entries.iter().filter(|e| e.key.kind == ItemKind::Fn) {
+        result.functions += 1;
+        if entry.library {
+            result.library_functions += 1;
+        }
+    }
+
+    // Declarations the original refuses while reading the program: reported alone.
+    if let Some(refusal) = duplicates(db, program).or_else(|| unknown_import(db)).or_else(|| builtin_names(db, program))
+    {
+        result.refusals.push(refusal);
+        result.alone = true;
+        result.not_judged = own_functions(db, program).len();
+        return result;
+    }
+
+    // Declarations of later tiers: nothing else can be judged soundly beside them.
+    if let Some(entry) = entries.iter().find(|e| matches!(e.key.kind, ItemKind::Unsupported(_))) {
+        let ItemKind::Unsupported(kind) = entry.key.kind else { unreachable!("filtered above") };
+        let diag = Diag::new(
+            "E-UNSUPPORTED",
+            format!("{} belong to a later tier, which this checker does not check yet.", plural_kind(kind)),
+            Anchor::Item,
+        );
+        result.refusals.push((entry.item, diag));
+        result.alone = true;
+        result.not_judged = own_functions(db, program).len();
+        return result;
+    }
+
+    let mut refused_items: HashSet<Item> = HashSet::new();
+    let mut seen: HashSet<(&'static str, Arc<str>)> = HashSet::new();
+    let mut push = |result: &mut CheckResult, item: Item, diag: Diag, refused: &mut HashSet<Item>| {
+        refused.insert(item);
+        if seen.insert((diag.code, diag.message.clone())) || result.refusals.is_empty() {
+            result.refusals.push((item, diag));
+        }
+    };
+
+    // Types: records, then tag-only enums, then sums (generic ones only when used).
+    let mut layout = Layout { db, done: HashSet::new(), active: Vec::new() };
+    let kinds = [0, 1, 2];
+    for kind in kinds {
+        for entry in entries.iter() {
+            let matches = match (kind, entry.key.kind) {
+                (0, ItemKind::Struct) => true,
+                (1, ItemKind::Enum) => enum_def(db, entry.item).tag_only,
+                (2, ItemKind::Enum) => !enum_def(db, entry.item).tag_only,
+                _ => false,
+            };
+            if !matches || !generic_params(db, entry.item).is_empty() {
+                continue;
+            }
+            if let Some(diag) = layout.lay_out(entry.item) {
+                push(&mut result, entry.item, diag, &mut refused_items);
+            }
+        }
+    }
+    let own = own_functions(db, program);
+    if !result.refusals.is_empty() {
+        result.not_judged = own.len();
+        return result;
+    }
+
+    // Constants, in declaration order; the first refusal ends the phase.
+    let folded = constants(db);
+    for &item in &folded.order {
+        if let Some(ConstValue::Refused(diag)) = folded.get(item) {
+            push(&mut result, item, diag.clone(), &mut refused_items);
+            break;
+        }
+    }
+
+    // Signatures (and declarations of later tiers).
+    let mut signature_refused = false;
+    for entry in entries.iter() {
+        match entry.key.kind {
+            ItemKind::Fn => {
+                if let Some(diag) = &fn_signature(db, entry.item).error {
+                    push(&mut result, entry.item, diag.clone(), &mut refused_items);
+                    signature_refused = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    if signature_refused || !result.refusals.is_empty() {
+        result.not_judged = own.iter().filter(|f| !refused_items.contains(f)).count();
+        return result;
+    }
+
+    // Bodies.
+    for entry in entries.iter().filter(|e| is_function(e.key.kind)) {
+        if let Some(diag) = &check_fn(db, entry.item).error {
+            push(&mut result, entry.item, diag.clone(), &mut refused_items);
+        }
+    }
+
+    // Ceilings, then operand order, for functions whose rows are known.
+    let rows = rows(db);
+    let mut unjudged: HashSet<Item> = HashSet::new();
+    for &function in &rows.functions {
+        if refused_items.contains(&function) {
+            continue;
+        }
+        if rows.row(function).is_none() {
+            unjudged.insert(function);
+            continue;
+        }
+        if let Some(diag) = ceiling_refusal(db, function) {
+            push(&mut result, function, diag, &mut refused_items);
+        }
+    }
+    for &function in &rows.functions {
+        if refused_items.contains(&function) || unjudged.contains(&function) {
+            continue;
+        }
+        if let Some(diag) = order_refusal(db, function) {
+            push(&mut result, function, diag, &mut refused_items);
+        }
+    }
+    result.not_judged = own.iter().filter(|f| unjudged.contains(f) && !refused_items.contains(f)).count();
+    result
+}
+
+fn plural_kind(kind: cairn_syntax::SyntaxKind) -> &'static str {
+    use cairn_syntax::SyntaxKind::*;
+    match kind {
+        TRAIT => "Traits",
+        IMPL => "Trait implementations",
+        EXTERN_FN => "Foreign (`extern`) functions",
+        FAMILY => "Families",
+        RECIPE => "Recipes",
+        DERIVE => "Derivations",
+        PLAN => "Plans",
+        LAYOUT => "Layouts",
+        _ => "These declarations",
+    }
+}
+
+/// The program's own functions and tests (library ones excluded).
+fn own_functions(db: &dyn Db, program: Program) -> Vec<Item> {
+    program.items(db).iter().filter(|e| is_function(e.key.kind) && !e.library).map(|e| e.item).collect()
+}
+
+/// `E-DUPLICATE` (two declarations of one name in one module) and `E-TEST` (two tests of one name
+/// in one module): the first met in declaration order, at the second declaration.
+fn duplicates(db: &dyn Db, program: Program) -> Option<(Item, Diag)> {
+    let scope = scope(db);
+    let mut names: HashSet<(Arc<str>, bool)> = HashSet::new();
+    for entry in program.items(db).iter() {
+        let test = entry.key.kind == ItemKind::Test;
+        if !(entry.key.kind.declares_name() || test) || entry.key.name.is_empty() {
+            continue;
+        }
+        let full = scope.info(entry.item).map(|i| i.full_name.clone())?;
+        if !names.insert((full.clone(), test)) {
+            let diag = if test {
+                Diag::new("E-TEST", format!("A module holds one test named {}.", entry.key.name), Anchor::Item)
+            } else {
+                Diag::new(
+                    "E-DUPLICATE",
+                    format!("{full} is declared twice; a module declares each name once."),
+                    Anchor::Item,
+                )
+            };
+            return Some((entry.item, diag));
+        }
+    }
+    // An unqualified import colliding with a declaration of the importing (non-root) module.
+    for import in &scope.imports {
+        if import.in_module.is_empty() {
+            continue;
+        }
+        for name in import.names.iter() {
+            let local: Arc<str> = Arc::from(format!("{}.{name}", import.in_module));
+            if scope.by_full_name.contains_key(&local) {
+                return Some((
+                    import.item,
+                    Diag::new(
+                        "E-DUPLICATE",
+                        format!("The import of {name} collides with {local}; rename one of them."),
+                        Anchor::Item,
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// `E-IMPORT` for a module neither the program nor the library has.
+fn unknown_import(db: &dyn Db) -> Option<(Item, Diag)> {
+    let scope = scope(db);
+    scope.imports.iter().find(|i| !i.resolved).map(|import| {
+        if crate::library::LATER_MODULES.contains(&&*import.module) {
+            return (
+                import.item,
+                Diag::new(
+                    "E-UNSUPPORTED",
+                    format!("{} belongs to the standard library of a later tier, which this build does not package yet.", import.module),
+                    Anchor::Item,
+                ),
+            );
+        }
+        (
+            import.item,
+            Diag::new(
+                "E-IMPORT",
+                format!(
+                    "No module {} exists: import a module of this project or a packaged std module (nothing is downloaded).",
+                    import.module
+                ),
+                Anchor::Item,
+            ),
+        )
+    })
+}
+
+/// `E-BUILTIN-NAME`: a root declaration named like a builtin (functions, then types, then
+/// constants).
+fn builtin_names(db: &dyn Db, program: Program) -> Option<(Item, Diag)> {
+    let groups: [&[ItemKind]; 3] = [&[ItemKind::Fn], &[ItemKind::Struct, ItemKind::Enum], &[ItemKind::Const]];
+    for kinds in groups {
+        for entry in program.items(db).iter().filter(|e| kinds.contains(&e.key.kind) && e.key.module.is_empty()) {
+            let name = &*entry.key.name;
+            let builtin = crate::check::call::HARD.contains(&name)
+                || crate::check::call::TYPE_NAMES.contains(&name)
+                || Ty::scalar_named(name).is_some();
+            if builtin {
+                return Some((
+                    entry.item,
+                    Diag::new(
+                        "E-BUILTIN-NAME",
+                        format!("{name} is a builtin and cannot be redeclared; choose another name."),
+                        Anchor::Item,
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Lays out record and sum types, finding a type that contains itself by value.
+struct Layout<'db> {
+    db: &'db dyn Db,
+    done: HashSet<Item>,
+    active: Vec<Item>,
+}
+
+impl Layout<'_> {
+    /// The first refusal met laying out `item` (its own rules, then containment).
+    fn lay_out(&mut self, item: Item) -> Option<Diag> {
+        if self.done.contains(&item) {
+            return None;
+        }
+        self.active.push(item);
+        let result = self.members(item);
+        self.active.pop();
+        self.done.insert(item);
+        result
+    }
+
+    fn members(&mut self, item: Item) -> Option<Diag> {
+        let db = self.db;
+        let (error, members, payloads): (Option<Diag>, Vec<Ty>, bool) =
+            match crate::scope::scope(db).info(item).map(|i| i.key.kind) {
+                Some(ItemKind::Struct) => {
+                    let def = record_def(db, item);
+                    (def.error.clone(), def.fields.iter().map(|(_, t)| t.clone()).collect(), false)
+                }
+                Some(ItemKind::Enum) => {
+                    let def = enum_def(db, item);
+                    (def.error.clone(), def.variants.iter().filter_map(|(_, p)| p.clone()).collect(), true)
+                }
+                _ => (None, Vec::new(), false),
+            };
+        if let Some(error) = error {
+            return Some(error);
+        }
+        for member in members {
+            let target = match &member {
+                Ty::Record(adt) | Ty::Enum(adt) => adt.item,
+                _ => continue,
+            };
+            if self.active.contains(&target) {
+                let diag = if payloads {
+                    Diag::new(
+                        "E-SUM-PAYLOAD",
+                        "A payload cannot contain its own sum by value, directly or through a record.",
+                        Anchor::Item,
+                    )
+                } else {
+                    Diag::new(
+                        "E-RECORD-TYPE",
+                        "A record cannot contain itself by value, directly or through another type.",
+                        Anchor::Item,
+                    )
+                };
+                return Some(diag);
+            }
+            if !self.done.contains(&target)
+                && let Some(diag) = self.lay_out(target)
+            {
+                return Some(diag);
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,201 @@
+//! Modules, imports and name lookup.
+//!
+//! [`program_scope`] reads the program's item list and its import declarations. A written name
+//! `a.b…` is looked up from module `M` by trying, in order (language §23.1): a name `a` imported
+//! by name (`import p (a);` → `p.a.b…`), an import alias `a` (`import p as a;` → `p.b…`), the
+//! module's own declaration (`M.a.b…`), and finally the name as written (root declarations, or a
+//! full name `m.f`). The first candidate that exists among the declarations of the wanted kind
+//! wins. The scope depends on no body, so a body edit never re-runs it.
+//!
+//! Invariant: collections that are iterated are ordered (`BTreeMap`); hash maps are only looked
+//! up, so no hash order leaks into an answer.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use cairn_syntax::ast::{self, AstNode};
+
+use crate::db::Db;
+use crate::input::{Item, ItemKey, ItemKind, Program};
+
+/// A declaration a name can mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Decl {
+    pub item: Item,
+    pub kind: ItemKind,
+}
+
+/// One import declaration.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Import {
+    pub item: Item,
+    /// The importing module.
+    pub in_module: Arc<str>,
+    /// The imported module's full name.
+    pub module: Arc<str>,
+    /// The name the module is reached by (`b` for `import a.b;`, `c` for `import a.b as c;`).
+    pub alias: Arc<str>,
+    /// Names brought in unqualified.
+    pub names: Arc<[Arc<str>]>,
+    /// True when the module exists in the program or the library.
+    pub resolved: bool,
+}
+
+/// Facts about one declaration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclInfo {
+    pub key: ItemKey,
+    /// `module.name`, or `name` in the root module.
+    pub full_name: Arc<str>,
+    pub public: bool,
+    pub library: bool,
+    /// Position in the program's item list (declaration order).
+    pub order: usize,
+    pub file: u32,
+}
+
+/// Every module and declaration of the program.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProgramScope {
+    /// Declarations (not tests or imports) by full name.
+    pub by_full_name: BTreeMap<Arc<str>, Vec<Decl>>,
+    /// Module names that exist.
+    pub modules: BTreeMap<Arc<str>, bool>,
+    /// Imports, in declaration order.
+    pub imports: Vec<Import>,
+    /// Facts about every item (tests and imports included).
+    pub info: HashMap<Item, DeclInfo>,
+}
+
+/// The scope of the program in the database.
+pub fn scope(db: &dyn Db) -> &ProgramScope {
+    program_scope(db, Program::get(db))
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn program_scope(db: &dyn Db, program: Program) -> ProgramScope {
+    let mut scope = ProgramScope::default();
+    for (order, entry) in program.items(db).iter().enumerate() {
+        let full_name: Arc<str> = if entry.key.module.is_empty() {
+            entry.key.name.clone()
+        } else {
+            Arc::from(format!("{}.{}", entry.key.module, entry.key.name))
+        };
+        scope.modules.entry(entry.key.module.clone()).or_insert(entry.library);
+        scope.info.insert(
+            entry.item,
+            DeclInfo {
+                key: entry.key.clone(),
+                full_name: full_name.clone(),
+                public: entry.public,
+                library: entry.library,
+                order,
+                file: entry.file,
+            },
+        );
+        if entry.key.kind.declares_name() {
+            scope.by_full_name.entry(full_name).or_default().push(Decl { item: entry.item, kind: entry.key.kind });
+        }
+    }
+    for entry in program.items(db).iter().filter(|e| e.key.kind == ItemKind::Import) {
+        let Some(import) = ast::Import::cast(entry.item.syntax(db).syntax_node()) else { continue };
+        let path: Arc<str> = Arc::from(import.path().map(|p| p.text()).unwrap_or_default());
+        let alias: Arc<str> = match import.alias() {
+            Some(name) => Arc::from(name.text()),
+            None => Arc::from(path.rsplit('.').next().unwrap_or("")),
+        };
+        let names: Arc<[Arc<str>]> =
+            import.import_list().map(|list| list.names().map(|n| Arc::from(n.text())).collect()).unwrap_or_default();
+        let resolved = scope.modules.contains_key(&path);
+        scope.imports.push(Import {
+            item: entry.item,
+            in_module: entry.key.module.clone(),
+            module: path,
+            alias,
+            names,
+            resolved,
+        });
+    }
+    scope
+}
+
+impl ProgramScope {
+    /// Facts about a declaration.
+    pub fn info(&self, item: Item) -> Option<&DeclInfo> {
+        self.info.get(&item)
+    }
+
+    /// The module a declaration belongs to.
+    pub fn module_of(&self, item: Item) -> Arc<str> {
+        self.info(item).map(|i| i.key.module.clone()).unwrap_or_else(|| Arc::from(""))
+    }
+
+    /// The full name of a declaration.
+    pub fn full_name(&self, item: Item) -> Arc<str> {
+        self.info(item).map(|i| i.full_name.clone()).unwrap_or_else(|| Arc::from("?"))
+    }
+
+    /// The full names to try, in order, for `segments` written in `module`.
+    pub fn candidates(&self, module: &str, segments: &[Arc<str>]) -> Vec<String> {
+        let mut out = Vec::new();
+        let Some((first, rest)) = segments.split_first() else { return out };
+        let tail = |prefix: &str| {
+            let mut name = prefix.to_string();
+            for segment in rest {
+                name.push('.');
+                name.push_str(segment);
+            }
+            name
+        };
+        for import in self.imports.iter().filter(|i| &*i.in_module == module) {
+            if import.names.iter().any(|n| n == first) {
+                out.push(tail(&format!("{}.{}", import.module, first)));
+            }
+        }
+        for import in self.imports.iter().filter(|i| &*i.in_module == module) {
+            if &import.alias == first {
+                out.push(tail(&import.module));
+            }
+        }
+        if !module.is_empty() {
+            out.push(tail(&format!("{module}.{first}")));
+        }
+        out.push(tail(first));
+        out
+    }
+
+    /// The declaration `segments` names from `module`, among those `wanted` accepts.
+    pub fn resolve_path(&self, module: &str, segments: &[Arc<str>], wanted: impl Fn(ItemKind) -> bool) -> Lookup {
+        for candidate in self.candidates(module, segments) {
+            if let Some(decls) = self.by_full_name.get(candidate.as_str()) {
+                let matching: Vec<Decl> = decls.iter().copied().filter(|d| wanted(d.kind)).collect();
+                match matching.as_slice() {
+                    [] => continue,
+                    [one] => return Lookup::Found(*one),
+                    _ => return Lookup::Found(matching[0]),
+                }
+            }
+        }
+        Lookup::None
+    }
+
+    /// True when `name` is an import alias (a module reached by name) inside `module`.
+    pub fn is_module_alias(&self, module: &str, name: &str) -> bool {
+        self.imports.iter().any(|i| &*i.in_module == module && &*i.alias == name)
+    }
+
+    /// Whether `item` may be named from `module` (root declarations and `pub` ones always may).
+    pub fn visible_from(&self, item: Item, module: &str) -> bool {
+        match self.info(item) {
+            Some(info) => info.key.module.is_empty() || info.public || &*info.key.module == module,
+            None => true,
+        }
+    }
+}
+
+/// The outcome of looking a name up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    Found(Decl),
+    None,
+}
