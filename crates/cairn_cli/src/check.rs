@@ -20,7 +20,7 @@ pub fn run(path: &Path, out: Output) -> u8 {
             return 2;
         }
     };
-    let workspace = load_workspace(&program);
+    let mut workspace = load_workspace(&program);
     let outcome = workspace.check();
     let lines = |file: Option<&str>, line: u32| -> Option<String> {
         let files = workspace.files();
@@ -28,9 +28,9 @@ pub fn run(path: &Path, out: Output) -> u8 {
             Some(name) => files.iter().find(|f| f.name == name)?,
             None => files.first()?,
         };
-        state.line_index.line_text(&state.text, line).map(str::to_string)
+        state.line_index().line_text(&state.text, line).map(str::to_string)
     };
-    match outcome.refusal {
+    let status = match outcome.refusal {
         Some(refusal) => {
             out.refusal(&refusal_record(&refusal), &lines);
             1
@@ -49,7 +49,10 @@ pub fn run(path: &Path, out: Output) -> u8 {
             out.summary(&record, true, &detail);
             0
         }
-    }
+    };
+    // The process ends here: tearing down every tree and memo would only cost time.
+    std::mem::forget(workspace);
+    status
 }
 
 /// The workspace of a loaded program.

@@ -6,6 +6,7 @@
 
 mod check;
 mod output;
+mod rules;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,12 +34,28 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
     },
+    /// Print rule cards offline: a card by name, the card owning a code, the cards a program
+    /// selects, or (with nothing asked, or --list) every card with its codes.
+    Rules {
+        /// A card name, a code such as E-ALIAS, or a program (.cairn file, project directory or
+        /// manifest).
+        #[arg(value_name = "CODE|CARD|PATH", conflicts_with = "list")]
+        asked: Option<String>,
+        /// List every card with its codes and selection words (the default when nothing is asked).
+        #[arg(long)]
+        list: bool,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let status = match cli.command {
         Command::Check { path, format } => check::run(&path, output::Output::choose(format)),
+        // With --list, nothing else may be asked (clap refuses the pair), so the list is printed.
+        Command::Rules { asked, list: _, format } => rules::run(asked.as_deref(), output::Output::choose(format)),
     };
     ExitCode::from(status)
 }

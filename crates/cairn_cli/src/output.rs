@@ -78,6 +78,19 @@ impl Output {
         }
     }
 
+    /// Writes text meant for a person on standard output, as it is.
+    pub fn text(&self, text: &str) {
+        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    }
+
+    /// `text` in bold when standard output shows colour.
+    pub fn bold(&self, text: &str) -> String {
+        match self.stdout_color {
+            Color::On => format!("\x1b[1m{text}\x1b[0m"),
+            Color::Off => text.to_string(),
+        }
+    }
+
     /// Prints a one-line summary `<status>: <detail>` (human) or the record (JSON).
     pub fn summary(&self, record: &Map<String, Value>, good: bool, detail: &str) {
         match self.format {

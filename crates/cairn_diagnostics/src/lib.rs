@@ -3,15 +3,19 @@
 //! A [`Diagnostic`] is a refusal located in a file (line and column already computed: this
 //! crate sits at the boundary where ids and byte ranges become positions). [`record`] turns one
 //! into the `cairn.diagnostic/2` JSON record of tools.md §1.4, [`human`] renders records the way
-//! tools.md §1.5 pins for a terminal, and [`registry`] says which rule card owns each code.
+//! tools.md §1.5 pins for a terminal, and [`registry`] says which rule card owns each code;
+//! [`selection`] says which cards a piece of source selects and [`card_text`] leads a card with
+//! the sentences that name one code.
 //! Invariant: the human rendering is computed from the JSON record, so both modes always carry
 //! the same content.
 
+pub mod card_text;
 pub mod hints;
 pub mod human;
 pub mod line_index;
 pub mod record;
 pub mod registry;
+pub mod selection;
 
 use serde_json::Value;
 

@@ -5,6 +5,7 @@
 //! through the inputs of `input.rs`. The log records which queries *executed* (not which were
 //! merely validated), so a test can state what an edit must not re-run.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The database every query takes.
@@ -22,6 +23,8 @@ pub struct RootDatabase {
 /// Which queries executed, by name, while logging is on.
 #[derive(Clone, Default)]
 pub struct ExecutionLog {
+    /// Set while logging, so that an unlogged execution costs one relaxed load.
+    on: Arc<AtomicBool>,
     entries: Arc<Mutex<Option<Vec<String>>>>,
 }
 
@@ -36,28 +39,39 @@ impl ExecutionLog {
 }
 
 impl Default for RootDatabase {
+    /// A database without an event callback: salsa then builds no events at all.
     fn default() -> RootDatabase {
+        RootDatabase { storage: salsa::Storage::new(None), log: ExecutionLog::default() }
+    }
+}
+
+impl RootDatabase {
+    /// A database that can log which queries execute (for the incrementality tests); events cost
+    /// a little on every query, so only tests ask for it.
+    pub fn with_execution_log() -> RootDatabase {
         let log = ExecutionLog::default();
         let sink = log.clone();
         let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
-            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind
+                && sink.on.load(Ordering::Relaxed)
+            {
                 sink.record(format!("{database_key:?}"));
             }
         })));
         RootDatabase { storage, log }
     }
-}
 
-impl RootDatabase {
     /// Starts recording executed queries (clearing anything recorded before).
     pub fn start_logging(&self) {
         if let Ok(mut guard) = self.log.entries.lock() {
             *guard = Some(Vec::new());
         }
+        self.log.on.store(true, Ordering::Relaxed);
     }
 
     /// The queries executed since logging started, as `query_name(Id(..))`, and stops recording.
     pub fn take_log(&self) -> Vec<String> {
+        self.log.on.store(false, Ordering::Relaxed);
         match self.log.entries.lock() {
             Ok(mut guard) => guard.take().unwrap_or_default(),
             Err(_) => Vec::new(),

@@ -32,6 +32,8 @@ pub struct Rows {
     pub rows: HashMap<Item, Option<Row>>,
     /// Functions (and tests) in declaration order.
     pub functions: Vec<Item>,
+    /// Each function's index in `functions`.
+    pub index: HashMap<Item, u32>,
 }
 
 impl Rows {
@@ -41,8 +43,29 @@ impl Rows {
 }
 
 /// The rows of the program in the database.
-pub fn rows(db: &dyn Db) -> &Rows {
+pub fn rows(db: &dyn Db) -> &Arc<Rows> {
     effect_rows(db, Program::get(db))
+}
+
+/// What the rows read of one function: whether it was refused, the effects its body performs
+/// itself, and its call edges. A projection of [`check_fn`] that compares equal across body
+/// edits that change neither (a literal, a local's name, an added pure statement), so that the
+/// rows are not recomputed after them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub refused: bool,
+    pub local_row: Row,
+    pub calls: Arc<[crate::check::CallEdge]>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn fn_summary(db: &dyn Db, item: Item) -> Summary {
+    let check = check_fn(db, item);
+    Summary {
+        refused: fn_signature(db, item).error.is_some() || check.error.is_some(),
+        local_row: check.local_row.clone(),
+        calls: check.calls.clone(),
+    }
 }
 
 /// True for a function whose body was checked (functions and tests).
@@ -50,16 +73,11 @@ pub fn is_function(kind: ItemKind) -> bool {
     matches!(kind, ItemKind::Fn | ItemKind::Test)
 }
 
-/// True when `item`'s own signature or body was refused.
-pub fn refused(db: &dyn Db, item: Item) -> bool {
-    fn_signature(db, item).error.is_some() || check_fn(db, item).error.is_some()
-}
-
 #[salsa::tracked(returns(ref))]
-pub fn effect_rows(db: &dyn Db, program: Program) -> Rows {
+pub fn effect_rows(db: &dyn Db, program: Program) -> Arc<Rows> {
     let functions: Vec<Item> = program.items(db).iter().filter(|e| is_function(e.key.kind)).map(|e| e.item).collect();
     let index: HashMap<Item, usize> = functions.iter().enumerate().map(|(i, f)| (*f, i)).collect();
-    let checks: Vec<&FnCheck> = functions.iter().map(|f| check_fn(db, *f)).collect();
+    let checks: Vec<&Summary> = functions.iter().map(|f| fn_summary(db, *f)).collect();
     let edges: Vec<Vec<usize>> = checks
         .iter()
         .map(|c| {
@@ -74,7 +92,7 @@ pub fn effect_rows(db: &dyn Db, program: Program) -> Rows {
     // Tarjan yields components callees-first.
     for component in &components {
         let on_cycle = component.len() > 1 || edges[component[0]].contains(&component[0]);
-        let unknown = component.iter().any(|&m| refused(db, functions[m]))
+        let unknown = component.iter().any(|&m| checks[m].refused)
             || component
                 .iter()
                 .any(|&m| edges[m].iter().any(|&callee| !component.contains(&callee) && rows[callee].is_none()));
@@ -110,7 +128,28 @@ pub fn effect_rows(db: &dyn Db, program: Program) -> Rows {
             rows[member] = Some(current[slot].clone());
         }
     }
-    Rows { rows: functions.iter().copied().zip(rows).collect(), functions }
+    let index = index.into_iter().map(|(item, i)| (item, i as u32)).collect();
+    Arc::new(Rows { rows: functions.iter().copied().zip(rows).collect(), functions, index })
+}
+
+/// One function's row, as a projection of the program's rows: it compares equal when this row
+/// did not move, so the per-function judgements below re-run only where a row they read moved.
+#[salsa::tracked(returns(ref))]
+pub fn effect_row(db: &dyn Db, item: Item) -> Option<Row> {
+    rows(db).row(item).cloned()
+}
+
+/// The ceiling judgement of one function, against its row.
+#[salsa::tracked(returns(ref))]
+pub fn fn_ceiling(db: &dyn Db, item: Item) -> Option<Diag> {
+    let row = effect_row(db, item).as_ref()?;
+    ceiling_refusal(db, row, item)
+}
+
+/// The operand-order audit of one function, against its callees' rows.
+#[salsa::tracked(returns(ref))]
+pub fn fn_order(db: &dyn Db, item: Item) -> Option<Diag> {
+    order_refusal(db, &|callee| effect_row(db, callee).clone(), item)
 }
 
 /// A callee's row as seen by the caller: footprints renamed through the argument mapping.
@@ -208,16 +247,10 @@ fn tarjan(edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
     state.out
 }
 
-/// True when `item`'s call graph reaches a function whose row is unknown (a refused body).
-pub fn reaches_unknown(db: &dyn Db, item: Item) -> bool {
-    rows(db).rows.get(&item).is_some_and(Option::is_none)
-}
-
 /// `E-EFFECT-CEILING` for `item`, when its row exceeds its declared ceiling.
-pub fn ceiling_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
+pub fn ceiling_refusal(db: &dyn Db, row: &Row, item: Item) -> Option<Diag> {
     let signature = fn_signature(db, item);
     let ceiling = signature.ceiling.as_ref()?;
-    let row = rows(db).row(item)?;
     let excess: Vec<&Arc<str>> = row.iter().filter(|e| !ceiling.admits(e)).collect();
     if excess.is_empty() {
         return None;
@@ -252,27 +285,22 @@ fn observable(effect: &str) -> bool {
     ) || ["ffi:", "transfer:", "par:", "asm:"].iter().any(|p| effect.starts_with(p))
 }
 
-/// The first `E-EFFECT-ORDER` refusal of `item`'s body, if any.
-pub fn order_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
+/// The first `E-EFFECT-ORDER` refusal of `item`'s body, if any, judged against the callees' rows
+/// that `row_of` gives (unknown rows count as empty).
+pub fn order_refusal(db: &dyn Db, row_of: &dyn Fn(Item) -> Option<Row>, item: Item) -> Option<Diag> {
     let body = fn_body(db, item);
     let check = check_fn(db, item);
-    let mut audit = Audit { db, body, check, found: None };
+    let mut audit = Audit { db, row_of, body, check, found: None };
     audit.block(&audit.body.root.clone());
     audit.found
 }
 
 struct Audit<'db> {
     db: &'db dyn Db,
+    row_of: &'db dyn Fn(Item) -> Option<Row>,
     body: &'db Arc<Body>,
     check: &'db FnCheck,
     found: Option<Diag>,
-}
-
-/// A call met inside a group, with where it sits.
-struct NestedCall {
-    call: ExprId,
-    /// The expressions strictly inside the call.
-    inside: Vec<ExprId>,
 }
 
 impl Audit<'_> {
@@ -383,19 +411,18 @@ impl Audit<'_> {
                 }
             }
         }
-        let mut calls: Vec<NestedCall> = Vec::new();
-        let mut guarded: Vec<(ExprId, Vec<ExprId>)> = Vec::new();
+        let mut calls: Vec<ExprId> = Vec::new();
+        let mut guarded: Vec<ExprId> = Vec::new();
         self.collect(top, &mut calls, &mut guarded);
-        let rows = rows(self.db);
-        for nested in calls.iter().filter(|c| Some(c.call) != root_call) {
-            let row = match self.check.call_target(nested.call) {
-                Some(CallTarget::Function(item)) => rows.row(*item).cloned().unwrap_or_default(),
+        for &call in calls.iter().filter(|c| Some(**c) != root_call) {
+            let row = match self.check.call_target(call) {
+                Some(CallTarget::Function(item)) => (self.row_of)(*item).unwrap_or_default(),
                 _ => Row::new(),
             };
             // Rule 1: writing or allocating calls stand alone.
             let writes: Vec<&str> = row.iter().filter_map(|e| e.strip_prefix("write:")).collect();
             if !writes.is_empty() || row.contains("alloc") {
-                let name = self.callee_name(nested.call);
+                let name = self.callee_name(call);
                 let what = if writes.is_empty() {
                     "allocates".to_string()
                 } else {
@@ -406,31 +433,41 @@ impl Audit<'_> {
                     format!(
                         "{name} {what}, so an operand beside it could run before or after it: bind the call to its own statement first (`let v = {name}(…);`) and use v here."
                     ),
-                    Anchor::Expr(nested.call),
+                    Anchor::Expr(call),
                 ));
                 return;
             }
-            // Rule 3: observable calls stand alone.
+            // Rule 3: observable calls stand alone. What lies inside each node is computed only
+            // here, for the rare observable call, so the common group costs one walk.
             if row.iter().any(|e| observable(e)) {
-                let beside_call = calls.iter().any(|other| {
-                    other.call != nested.call
-                        && !nested.inside.contains(&other.call)
-                        && !other.inside.contains(&nested.call)
-                        && !matches!(self.check.call_target(other.call), Some(CallTarget::Constructor))
+                let mine = self.inside(call);
+                let beside_call = calls.iter().any(|&other| {
+                    other != call
+                        && !mine.contains(&other)
+                        && !matches!(self.check.call_target(other), Some(CallTarget::Constructor))
+                        && !self.inside(other).contains(&call)
                 });
-                let beside_guard = guarded.iter().any(|(node, inside)| {
-                    *node != nested.call && !nested.inside.contains(node) && !inside.contains(&nested.call)
-                });
+                let beside_guard = guarded
+                    .iter()
+                    .any(|&node| node != call && !mine.contains(&node) && !self.inside(node).contains(&call));
                 if beside_call || beside_guard {
                     self.found = Some(Diag::new(
                         "E-EFFECT-ORDER",
                         "This call can be observed from outside, and an operand beside it could run, or abort, before or after it: bind the call to its own statement first.",
-                        Anchor::Expr(nested.call),
+                        Anchor::Expr(call),
                     ));
                     return;
                 }
             }
         }
+    }
+
+    /// The expressions strictly inside `e`.
+    fn inside(&self, e: ExprId) -> Vec<ExprId> {
+        let mut out = Vec::new();
+        self.descendants(e, &mut out);
+        out.remove(0);
+        out
     }
 
     fn callee_name(&self, call: ExprId) -> String {
@@ -441,17 +478,12 @@ impl Audit<'_> {
         }
     }
 
-    /// Collects every call and every guarded operand under `e`, with what each contains.
-    fn collect(&self, e: ExprId, calls: &mut Vec<NestedCall>, guarded: &mut Vec<(ExprId, Vec<ExprId>)>) {
+    /// Collects every call and every guarded operation (arithmetic, negation, index, part) under `e`.
+    fn collect(&self, e: ExprId, calls: &mut Vec<ExprId>, guarded: &mut Vec<ExprId>) {
         let body = self.body;
         match body.expr(e) {
             Expr::Call { args, callee } => {
-                let mut inside = Vec::new();
-                for &arg in args.iter() {
-                    self.descendants(arg, &mut inside);
-                }
-                self.descendants(*callee, &mut inside);
-                calls.push(NestedCall { call: e, inside });
+                calls.push(e);
                 for &arg in args.iter() {
                     self.collect(arg, calls, guarded);
                 }
@@ -462,40 +494,26 @@ impl Audit<'_> {
             }
             Expr::Binary { op, lhs, rhs } => {
                 if op.is_arithmetic() {
-                    let mut inside = Vec::new();
-                    self.descendants(*lhs, &mut inside);
-                    self.descendants(*rhs, &mut inside);
-                    guarded.push((e, inside));
+                    guarded.push(e);
                 }
                 self.collect(*lhs, calls, guarded);
                 self.collect(*rhs, calls, guarded);
             }
             Expr::Unary { op, operand } => {
                 if *op == UnaryOp::Neg {
-                    let mut inside = Vec::new();
-                    self.descendants(*operand, &mut inside);
-                    guarded.push((e, inside));
+                    guarded.push(e);
                 }
                 self.collect(*operand, calls, guarded);
             }
             Expr::Index { base, indices } => {
-                let mut inside = Vec::new();
-                self.descendants(*base, &mut inside);
-                for &i in indices.iter() {
-                    self.descendants(i, &mut inside);
-                }
-                guarded.push((e, inside));
+                guarded.push(e);
                 self.collect(*base, calls, guarded);
                 for &i in indices.iter() {
                     self.collect(i, calls, guarded);
                 }
             }
             Expr::Part { base, lo, hi } => {
-                let mut inside = Vec::new();
-                for x in [*base, *lo, *hi] {
-                    self.descendants(x, &mut inside);
-                }
-                guarded.push((e, inside));
+                guarded.push(e);
                 for x in [*base, *lo, *hi] {
                     self.collect(x, calls, guarded);
                 }

@@ -25,4 +25,4 @@ pub mod workspace;
 
 pub use db::{Db, RootDatabase};
 pub use input::{Item, ItemEntry, ItemKey, ItemKind, ItemSyntax, Program};
-pub use workspace::{FileState, SourceText, Workspace};
+pub use workspace::{CheckKind, CheckOutcome, FileState, FunctionFacts, SourceText, Workspace};

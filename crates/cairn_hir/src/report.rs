@@ -9,7 +9,7 @@
 //! are independent ones (one per declaration), and functions left without a verdict are counted.
 //! Positions are anchors here; the workspace turns them into files, lines and columns.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use crate::check::check_fn;
@@ -17,7 +17,7 @@ use crate::consts::{ConstValue, constants};
 use crate::db::Db;
 use crate::decl::{enum_def, generic_params, record_def};
 use crate::diag::{Anchor, Diag};
-use crate::effects::{ceiling_refusal, is_function, order_refusal, rows};
+use crate::effects::{fn_ceiling, fn_order, is_function, rows};
 use crate::input::{Item, ItemKind, Program};
 use crate::scope::scope;
 use crate::signature::fn_signature;
@@ -39,28 +39,81 @@ pub struct CheckResult {
     pub library_functions: usize,
 }
 
+/// What the whole-program pass found, phase by phase, before duplicates are dropped.
+///
+/// Kept apart from [`CheckResult`] so that the workspace can update it after an edit of one
+/// body without running the pass again: the body, ceiling and order phases are maps keyed by the
+/// function's index in declaration order, and [`ProgramRecord::compose`] turns the record into
+/// the result exactly as the pass would have.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProgramRecord {
+    pub functions: usize,
+    pub library_functions: usize,
+    /// Refusals of the phases before the bodies, in the order met (already without duplicates).
+    pub early: Vec<(Item, Diag)>,
+    /// True when `early` holds a refusal the original raises alone.
+    pub alone: bool,
+    /// True when the bodies were checked (no refusal before them); otherwise only `early` counts.
+    pub bodies_checked: bool,
+    /// Functions left without a verdict.
+    pub not_judged: usize,
+    pub bodies: BTreeMap<u32, (Item, Diag)>,
+    pub ceilings: BTreeMap<u32, (Item, Diag)>,
+    pub orders: BTreeMap<u32, (Item, Diag)>,
+}
+
+impl ProgramRecord {
+    /// The result: early refusals, or the body, ceiling and order refusals in the pass's order,
+    /// each (code, message) once (the first refusal always kept).
+    pub fn compose(&self) -> CheckResult {
+        let mut result = CheckResult {
+            refusals: self.early.clone(),
+            alone: self.alone,
+            not_judged: self.not_judged,
+            functions: self.functions,
+            library_functions: self.library_functions,
+        };
+        if !self.bodies_checked {
+            return result;
+        }
+        let mut seen: HashSet<(&'static str, &Arc<str>)> = HashSet::new();
+        for (item, diag) in self.bodies.values().chain(self.ceilings.values()).chain(self.orders.values()) {
+            if seen.insert((diag.code, &diag.message)) || result.refusals.is_empty() {
+                result.refusals.push((*item, diag.clone()));
+            }
+        }
+        result
+    }
+}
+
 /// Checks the program in the database.
 pub fn check_program(db: &dyn Db) -> CheckResult {
-    program_check(db, Program::get(db)).clone()
+    program_check(db, Program::get(db)).compose()
+}
+
+/// The record of the whole-program pass over the database.
+pub fn program_record(db: &dyn Db) -> &ProgramRecord {
+    program_check(db, Program::get(db))
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn program_check(db: &dyn Db, program: Program) -> CheckResult {
+pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
     let entries = program.items(db);
-    let mut result = CheckResult::default();
+    let mut result = ProgramRecord::default();
     for entry in entries.iter().filter(|e| e.key.kind == ItemKind::Fn) {
         result.functions += 1;
         if entry.library {
             result.library_functions += 1;
         }
     }
+    let own = own_functions(db, program);
 
     // Declarations the original refuses while reading the program: reported alone.
     if let Some(refusal) = duplicates(db, program).or_else(|| unknown_import(db)).or_else(|| builtin_names(db, program))
     {
-        result.refusals.push(refusal);
+        result.early.push(refusal);
         result.alone = true;
-        result.not_judged = own_functions(db, program).len();
+        result.not_judged = own.len();
         return result;
     }
 
@@ -72,18 +125,18 @@ pub fn program_check(db: &dyn Db, program: Program) -> CheckResult {
             format!("{} belong to a later tier, which this checker does not check yet.", plural_kind(kind)),
             Anchor::Item,
         );
-        result.refusals.push((entry.item, diag));
+        result.early.push((entry.item, diag));
         result.alone = true;
-        result.not_judged = own_functions(db, program).len();
+        result.not_judged = own.len();
         return result;
     }
 
     let mut refused_items: HashSet<Item> = HashSet::new();
     let mut seen: HashSet<(&'static str, Arc<str>)> = HashSet::new();
-    let mut push = |result: &mut CheckResult, item: Item, diag: Diag, refused: &mut HashSet<Item>| {
+    let mut push = |early: &mut Vec<(Item, Diag)>, item: Item, diag: Diag, refused: &mut HashSet<Item>| {
         refused.insert(item);
-        if seen.insert((diag.code, diag.message.clone())) || result.refusals.is_empty() {
-            result.refusals.push((item, diag));
+        if seen.insert((diag.code, diag.message.clone())) || early.is_empty() {
+            early.push((item, diag));
         }
     };
 
@@ -102,12 +155,11 @@ pub fn program_check(db: &dyn Db, program: Program) -> CheckResult {
                 continue;
             }
             if let Some(diag) = layout.lay_out(entry.item) {
-                push(&mut result, entry.item, diag, &mut refused_items);
+                push(&mut result.early, entry.item, diag, &mut refused_items);
             }
         }
     }
-    let own = own_functions(db, program);
-    if !result.refusals.is_empty() {
+    if !result.early.is_empty() {
         result.not_judged = own.len();
         return result;
     }
@@ -116,60 +168,54 @@ pub fn program_check(db: &dyn Db, program: Program) -> CheckResult {
     let folded = constants(db);
     for &item in &folded.order {
         if let Some(ConstValue::Refused(diag)) = folded.get(item) {
-            push(&mut result, item, diag.clone(), &mut refused_items);
+            push(&mut result.early, item, diag.clone(), &mut refused_items);
             break;
         }
     }
 
-    // Signatures (and declarations of later tiers).
-    let mut signature_refused = false;
-    for entry in entries.iter() {
-        match entry.key.kind {
-            ItemKind::Fn => {
-                if let Some(diag) = &fn_signature(db, entry.item).error {
-                    push(&mut result, entry.item, diag.clone(), &mut refused_items);
-                    signature_refused = true;
-                }
-            }
-            _ => {}
+    // Signatures.
+    for entry in entries.iter().filter(|e| e.key.kind == ItemKind::Fn) {
+        if let Some(diag) = &fn_signature(db, entry.item).error {
+            push(&mut result.early, entry.item, diag.clone(), &mut refused_items);
         }
     }
-    if signature_refused || !result.refusals.is_empty() {
+    if !result.early.is_empty() {
         result.not_judged = own.iter().filter(|f| !refused_items.contains(f)).count();
         return result;
     }
 
-    // Bodies.
-    for entry in entries.iter().filter(|e| is_function(e.key.kind)) {
-        if let Some(diag) = &check_fn(db, entry.item).error {
-            push(&mut result, entry.item, diag.clone(), &mut refused_items);
+    // Bodies, then ceilings and operand order for functions whose rows are known. The phases
+    // are recorded whole; `compose` drops repeated messages.
+    result.bodies_checked = true;
+    let rows = rows(db);
+    for (index, &function) in rows.functions.iter().enumerate() {
+        if let Some(diag) = &check_fn(db, function).error {
+            result.bodies.insert(index as u32, (function, diag.clone()));
         }
     }
-
-    // Ceilings, then operand order, for functions whose rows are known.
-    let rows = rows(db);
     let mut unjudged: HashSet<Item> = HashSet::new();
-    for &function in &rows.functions {
-        if refused_items.contains(&function) {
+    for (index, &function) in rows.functions.iter().enumerate() {
+        if result.bodies.contains_key(&(index as u32)) {
             continue;
         }
         if rows.row(function).is_none() {
             unjudged.insert(function);
             continue;
         }
-        if let Some(diag) = ceiling_refusal(db, function) {
-            push(&mut result, function, diag, &mut refused_items);
+        if let Some(diag) = fn_ceiling(db, function) {
+            result.ceilings.insert(index as u32, (function, diag.clone()));
         }
     }
-    for &function in &rows.functions {
-        if refused_items.contains(&function) || unjudged.contains(&function) {
+    for (index, &function) in rows.functions.iter().enumerate() {
+        let key = index as u32;
+        if result.bodies.contains_key(&key) || result.ceilings.contains_key(&key) || unjudged.contains(&function) {
             continue;
         }
-        if let Some(diag) = order_refusal(db, function) {
-            push(&mut result, function, diag, &mut refused_items);
+        if let Some(diag) = fn_order(db, function) {
+            result.orders.insert(key, (function, diag.clone()));
         }
     }
-    result.not_judged = own.iter().filter(|f| unjudged.contains(f) && !refused_items.contains(f)).count();
+    result.not_judged = own.iter().filter(|f| unjudged.contains(f)).count();
     result
 }
 

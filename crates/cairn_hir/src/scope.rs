@@ -49,9 +49,6 @@ pub struct DeclInfo {
     pub full_name: Arc<str>,
     pub public: bool,
     pub library: bool,
-    /// Position in the program's item list (declaration order).
-    pub order: usize,
-    pub file: u32,
 }
 
 /// Every module and declaration of the program.
@@ -75,7 +72,9 @@ pub fn scope(db: &dyn Db) -> &ProgramScope {
 #[salsa::tracked(returns(ref))]
 pub fn program_scope(db: &dyn Db, program: Program) -> ProgramScope {
     let mut scope = ProgramScope::default();
-    for (order, entry) in program.items(db).iter().enumerate() {
+    // Nothing positional enters the scope (no declaration order, no file), so reordering
+    // declarations leaves it equal and nothing that reads it re-runs.
+    for entry in program.items(db).iter() {
         let full_name: Arc<str> = if entry.key.module.is_empty() {
             entry.key.name.clone()
         } else {
@@ -89,8 +88,6 @@ pub fn program_scope(db: &dyn Db, program: Program) -> ProgramScope {
                 full_name: full_name.clone(),
                 public: entry.public,
                 library: entry.library,
-                order,
-                file: entry.file,
             },
         );
         if entry.key.kind.declares_name() {

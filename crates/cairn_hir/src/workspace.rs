@@ -10,15 +10,18 @@
 //! changes; an `Item` input only when its declaration's syntax changes.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cairn_diagnostics::{LineColumn, LineIndex};
-use cairn_syntax::{Parse, SyntaxKind, SyntaxNode, TextEdit, TextRange, TextSize, ast};
+use cairn_syntax::{Parse, Reparsed, SyntaxKind, SyntaxNode, TextEdit, TextRange, TextSize, ast};
 use salsa::{Durability, Setter};
 
 use crate::db::RootDatabase;
+use crate::effects::{Rows, Summary, fn_summary, is_function, order_refusal};
 use crate::input::{Item, ItemEntry, ItemKey, ItemKind, ItemSyntax, Program};
 use crate::library;
+use crate::report::ProgramRecord;
+use crate::signature::{Signature, fn_signature};
 
 /// One file of the workspace.
 #[derive(Debug, Clone)]
@@ -27,13 +30,32 @@ pub struct FileState {
     pub name: String,
     pub text: String,
     pub parse: Parse,
-    pub line_index: LineIndex,
-    /// The declarations of the file in order, each with its start offset.
-    pub items: Vec<(ItemKey, Item, TextSize)>,
+    /// Built on first use: an edit of one body does not pay for indexing the whole file.
+    line_index: OnceLock<LineIndex>,
+    /// The declarations of the file in order.
+    pub items: Vec<FileItem>,
     /// True for a packaged library module.
     pub library: bool,
     /// The module in effect where the file starts (the previous file's last module).
     pub module_at_start: Arc<str>,
+}
+
+impl FileState {
+    /// Where the file's lines start.
+    pub fn line_index(&self) -> &LineIndex {
+        self.line_index.get_or_init(|| LineIndex::new(&self.text))
+    }
+}
+
+/// One declaration of a file.
+#[derive(Debug, Clone)]
+pub struct FileItem {
+    pub key: ItemKey,
+    pub item: Item,
+    /// Where the declaration starts in the file.
+    pub start: TextSize,
+    /// Its index among the children (nodes and tokens) of the file's root.
+    pub child: usize,
 }
 
 /// A source file to load: its name and text.
@@ -52,15 +74,56 @@ pub struct Workspace {
     inputs: HashMap<ItemKey, Item>,
     /// How many files belong to the program (the library files follow them).
     own_files: usize,
+    /// Where each declaration is listed: its file and its index in that file's `items`.
+    places: HashMap<Item, (usize, usize)>,
+    /// The record of the last whole-program check, and the rows it read.
+    last: Option<LastCheck>,
+    /// What changed since `last` was made.
+    pending: Pending,
+    last_kind: CheckKind,
+}
+
+/// The last whole-program check: what the pass found and the rows it judged against.
+#[derive(Debug, Clone)]
+struct LastCheck {
+    record: ProgramRecord,
+    rows: Arc<Rows>,
+}
+
+/// Edits since the last check.
+#[derive(Debug, Clone)]
+enum Pending {
+    /// Only bodies of these functions changed; each holds its summary and signature as the last
+    /// check saw them.
+    Bodies(Vec<(Item, Summary, Signature)>),
+    /// Anything else: the next check runs the whole pass (over memoized queries).
+    Everything,
 }
 
 impl Workspace {
     /// Loads the program's files, then the library modules they import (transitively).
     pub fn new(sources: Vec<SourceText>) -> Workspace {
-        let db = RootDatabase::default();
+        Workspace::with_database(RootDatabase::default(), sources)
+    }
+
+    /// As [`Workspace::new`], over a database that logs executed queries (for tests).
+    pub fn with_execution_log(sources: Vec<SourceText>) -> Workspace {
+        Workspace::with_database(RootDatabase::with_execution_log(), sources)
+    }
+
+    fn with_database(db: RootDatabase, sources: Vec<SourceText>) -> Workspace {
         let program = Program::builder(Arc::from(Vec::new())).durability(Durability::LOW).new(&db);
-        let mut workspace =
-            Workspace { db, program, files: Vec::new(), inputs: HashMap::new(), own_files: sources.len() };
+        let mut workspace = Workspace {
+            db,
+            program,
+            files: Vec::new(),
+            inputs: HashMap::new(),
+            own_files: sources.len(),
+            places: HashMap::new(),
+            last: None,
+            pending: Pending::Everything,
+            last_kind: CheckKind::Whole,
+        };
         let mut module: Arc<str> = Arc::from("");
         for source in sources {
             let parse = cairn_syntax::parse(&source.text);
@@ -94,12 +157,54 @@ impl Workspace {
     }
 
     /// Replaces a file's text after an edit. When the edit falls inside one body, only that body
-    /// is re-parsed and only its declaration's input changes.
+    /// is re-parsed, only its declaration's input changes, and nothing is done per declaration of
+    /// the program (design.md, "the cost of one body edit").
     pub fn edit_file(&mut self, file: usize, edit: &TextEdit) {
+        if edit.delete.is_empty() && edit.insert.is_empty() {
+            return;
+        }
         let state = &self.files[file];
         let new_text = edit.apply(&state.text);
-        let parse = state.parse.reparse(edit, &new_text);
-        self.replace_file(file, new_text, parse);
+        let (parse, how) = state.parse.reparse_traced(edit, &new_text);
+        if let Reparsed::Block { item: child } = how
+            && file < self.own_files
+            && let Ok(index) = state.items.binary_search_by_key(&child, |i| i.child)
+            && is_function(state.items[index].key.kind)
+        {
+            self.replace_body(file, index, new_text, parse);
+        } else {
+            self.replace_file(file, new_text, parse);
+        }
+    }
+
+    /// The fast path of `edit_file`: the declaration at `index` of `file` is the only one whose
+    /// syntax changed, and only inside its body.
+    fn replace_body(&mut self, file: usize, index: usize, text: String, parse: Parse) {
+        let state = &self.files[file];
+        let delta =
+            i64::from(u32::from(TextSize::of(text.as_str()))) - i64::from(u32::from(TextSize::of(state.text.as_str())));
+        let entry = &state.items[index];
+        let item = entry.item;
+        let Some(green) = parse.green().children().nth(entry.child).and_then(|c| c.into_node()).map(|n| n.to_owned())
+        else {
+            return self.replace_file(file, text, parse);
+        };
+        // Remember what the last check saw of this function before its input changes.
+        if let (Some(_), Pending::Bodies(changed)) = (&self.last, &mut self.pending)
+            && !changed.iter().any(|(i, _, _)| *i == item)
+        {
+            let summary = fn_summary(&self.db, item).clone();
+            let signature = fn_signature(&self.db, item).clone();
+            changed.push((item, summary, signature));
+        }
+        item.set_syntax(&mut self.db).with_durability(Durability::LOW).to(ItemSyntax { green });
+        let state = &mut self.files[file];
+        state.text = text;
+        state.parse = parse;
+        state.line_index = OnceLock::new();
+        for later in &mut state.items[index + 1..] {
+            later.start = TextSize::from((i64::from(u32::from(later.start)) + delta) as u32);
+        }
     }
 
     /// Replaces a file's whole text.
@@ -109,8 +214,9 @@ impl Workspace {
     }
 
     fn replace_file(&mut self, file: usize, text: String, parse: Parse) {
+        self.pending = Pending::Everything;
         let state = &mut self.files[file];
-        state.line_index = LineIndex::new(&text);
+        state.line_index = OnceLock::new();
         state.text = text;
         state.parse = parse;
         // A file's last module decides where the next file starts: recompute the chain.
@@ -131,8 +237,7 @@ impl Workspace {
         library: bool,
         module_at_start: Arc<str>,
     ) -> FileState {
-        let line_index = LineIndex::new(&text);
-        FileState { name, text, parse, line_index, items: Vec::new(), library, module_at_start }
+        FileState { name, text, parse, line_index: OnceLock::new(), items: Vec::new(), library, module_at_start }
     }
 
     /// Adds the library modules the program imports, and the ones they import, once each.
@@ -166,11 +271,13 @@ impl Workspace {
         let mut entries: Vec<ItemEntry> = Vec::new();
         let mut ordinals: HashMap<(Arc<str>, ItemKind, Arc<str>), u32> = HashMap::new();
         let mut live: HashMap<ItemKey, ()> = HashMap::new();
+        self.places.clear();
         for (index, file) in self.files.iter_mut().enumerate() {
             let root = file.parse.syntax_node();
             let mut module = file.module_at_start.clone();
             file.items.clear();
-            for child in root.children() {
+            for (child_index, child) in root.children_with_tokens().enumerate() {
+                let Some(child) = child.into_node() else { continue };
                 let kind = child.kind();
                 if kind == SyntaxKind::MODULE_DECL {
                     if let Some(path) = ast::AstNode::cast(child.clone()).and_then(|m: ast::ModuleDecl| m.path()) {
@@ -198,7 +305,13 @@ impl Workspace {
                     }
                 };
                 live.insert(key.clone(), ());
-                file.items.push((key.clone(), item, child.text_range().start()));
+                self.places.insert(item, (index, file.items.len()));
+                file.items.push(FileItem {
+                    key: key.clone(),
+                    item,
+                    start: child.text_range().start(),
+                    child: child_index,
+                });
                 let public = child.children().any(|c| c.kind() == SyntaxKind::VISIBILITY);
                 entries.push(ItemEntry { key, item, file: index as u32, library: file.library, public });
             }
@@ -212,10 +325,8 @@ impl Workspace {
 
     /// The file that declares `item`, and the declaration's start offset in it.
     pub fn locate(&self, item: Item) -> Option<(usize, TextSize)> {
-        self.files
-            .iter()
-            .enumerate()
-            .find_map(|(index, file)| file.items.iter().find(|(_, i, _)| *i == item).map(|(_, _, at)| (index, *at)))
+        let &(file, index) = self.places.get(&item)?;
+        Some((file, self.files[file].items[index].start))
     }
 
     /// A range relative to `item` as a file index, absolute range, and 1-based line and column.
@@ -223,7 +334,7 @@ impl Workspace {
         let (file, start) = self.locate(item)?;
         let absolute = relative + start;
         let state = &self.files[file];
-        Some((file, absolute, state.line_index.line_column(&state.text, absolute.start())))
+        Some((file, absolute, state.line_index().line_column(&state.text, absolute.start())))
     }
 }
 
@@ -284,11 +395,31 @@ pub struct CheckOutcome {
 impl Workspace {
     /// Checks the whole program with every-refusal semantics (syntax errors first: a program
     /// that does not parse gets only its syntax refusals).
-    pub fn check(&self) -> CheckOutcome {
+    ///
+    /// After edits inside function bodies only, the last check's record is brought up to date
+    /// from those functions alone when their summaries (refusal, own effects, call edges) and
+    /// signatures are unchanged: then no row moved, so no other function's verdict can have
+    /// changed. Otherwise the whole pass runs again over memoized queries. Both give the same
+    /// answer; the differential test holds them to it.
+    pub fn check(&mut self) -> CheckOutcome {
         if let Some(refusal) = self.syntax_refusal() {
+            self.last_kind = CheckKind::Syntax;
             return CheckOutcome { refusal: Some(refusal), functions: 0, library_functions: 0 };
         }
-        let result = crate::report::check_program(&self.db);
+        self.last_kind = CheckKind::Incremental;
+        if !self.update_record() {
+            self.last_kind = CheckKind::Whole;
+            if self.last.is_none() {
+                // The first check: every body is yet to be checked.
+                self.warm_bodies();
+            }
+            let record = crate::report::program_record(&self.db).clone();
+            let rows = crate::effects::rows(&self.db).clone();
+            self.last = Some(LastCheck { record, rows });
+        }
+        self.pending = Pending::Bodies(Vec::new());
+        let Some(last) = &self.last else { unreachable!("set above") };
+        let result = last.record.compose();
         let mut located: Vec<(bool, Arc<str>, usize, TextSize, cairn_diagnostics::Diagnostic)> = result
             .refusals
             .iter()
@@ -312,6 +443,52 @@ impl Workspace {
         CheckOutcome { refusal, functions: result.functions, library_functions: result.library_functions }
     }
 
+    /// Brings the last record up to date after body edits; false when the whole pass must run.
+    fn update_record(&mut self) -> bool {
+        let (Some(last), Pending::Bodies(changed)) = (&mut self.last, &self.pending) else { return false };
+        for (item, summary, signature) in changed {
+            if fn_signature(&self.db, *item) != signature || fn_summary(&self.db, *item) != summary {
+                return false;
+            }
+        }
+        if !last.record.bodies_checked {
+            // Nothing the pass reported depends on a body.
+            return true;
+        }
+        for (item, _, _) in changed {
+            let Some(&key) = last.rows.index.get(item) else { return false };
+            let check = crate::check::check_fn(&self.db, *item);
+            match &check.error {
+                Some(diag) => last.record.bodies.insert(key, (*item, diag.clone())),
+                None => last.record.bodies.remove(&key),
+            };
+            let audited =
+                check.error.is_none() && !last.record.ceilings.contains_key(&key) && last.rows.row(*item).is_some();
+            let rows = &last.rows;
+            let row_of = |callee: Item| rows.row(callee).cloned();
+            match audited.then(|| order_refusal(&self.db, &row_of, *item)).flatten() {
+                Some(diag) => last.record.orders.insert(key, (*item, diag)),
+                None => last.record.orders.remove(&key),
+            };
+        }
+        true
+    }
+
+    /// Checks every function body on all cores before the whole-program pass reads them, so that
+    /// the pass finds them memoized. Bodies are independent of each other (a check reads only
+    /// signatures), so the order does not matter and the answers are the same.
+    fn warm_bodies(&self) {
+        use rayon::prelude::*;
+        let functions: Vec<Item> =
+            self.program.items(&self.db).iter().filter(|e| is_function(e.key.kind)).map(|e| e.item).collect();
+        if functions.len() < 64 || rayon::current_num_threads() < 2 {
+            return;
+        }
+        functions.par_iter().for_each_with(self.db.clone(), |db, &item| {
+            let _ = crate::check::check_fn(db, item);
+        });
+    }
+
     /// The program's syntax errors as one refusal (first as the original reports it).
     pub fn syntax_refusal(&self) -> Option<cairn_diagnostics::Refusal> {
         let mut first_hard: Option<cairn_diagnostics::Diagnostic> = None;
@@ -320,7 +497,7 @@ impl Workspace {
             let stop = file.parse.lexer_stop().cloned();
             for error in file.parse.errors() {
                 let diagnostic =
-                    cairn_diagnostics::syntax_diagnostic(Some(&file.name), &file.text, &file.line_index, error);
+                    cairn_diagnostics::syntax_diagnostic(Some(&file.name), &file.text, file.line_index(), error);
                 if stop.as_ref() == Some(error) && first_hard.is_none() {
                     first_hard = Some(diagnostic);
                 } else {
@@ -396,4 +573,59 @@ impl Workspace {
             Anchor::Binder(id) => map().binders.get(id.0 as usize).copied().unwrap_or_else(first_token),
         }
     }
+}
+
+/// What the checker inferred about one function, for `cairn state`, `cairn doc` and tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionFacts {
+    /// The module that declares it (`""` for the root).
+    pub module: Arc<str>,
+    /// Its name as the module writes it.
+    pub name: Arc<str>,
+    pub kind: ItemKind,
+    pub library: bool,
+    /// Its effect row, sorted; `None` when unknown (it, or something it reaches, was refused).
+    pub row: Option<Vec<Arc<str>>>,
+    /// Its guard sites by kind, in order of first occurrence.
+    pub sites: Vec<(&'static str, u32)>,
+}
+
+impl Workspace {
+    /// The facts of every function and test, in declaration order (library ones last).
+    pub fn function_facts(&self) -> Vec<FunctionFacts> {
+        let rows = crate::effects::rows(&self.db);
+        let scope = crate::scope::scope(&self.db);
+        self.program
+            .items(&self.db)
+            .iter()
+            .filter(|e| is_function(e.key.kind))
+            .map(|entry| {
+                let check = crate::check::check_fn(&self.db, entry.item);
+                FunctionFacts {
+                    module: scope.module_of(entry.item),
+                    name: entry.key.name.clone(),
+                    kind: entry.key.kind,
+                    library: entry.library,
+                    row: rows.row(entry.item).map(|row| row.iter().cloned().collect()),
+                    sites: check.sites.iter().map(|(kind, count)| (kind.name(), *count)).collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// How the last [`Workspace::check`] was answered.
+    pub fn last_check_kind(&self) -> CheckKind {
+        self.last_kind
+    }
+}
+
+/// How a check was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckKind {
+    /// From the syntax errors alone.
+    Syntax,
+    /// By updating the last record from the edited bodies.
+    Incremental,
+    /// By the whole-program pass (over memoized queries).
+    Whole,
 }

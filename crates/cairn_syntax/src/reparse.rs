@@ -27,15 +27,21 @@ impl TextEdit {
     pub fn apply(&self, text: &str) -> String {
         let start = usize::from(self.delete.start());
         let end = usize::from(self.delete.end());
-        format!("{}{}{}", &text[..start], self.insert, &text[end..])
+        let mut out = String::with_capacity(text.len() - (end - start) + self.insert.len());
+        out.push_str(&text[..start]);
+        out.push_str(&self.insert);
+        out.push_str(&text[end..]);
+        out
     }
 }
 
 /// How a reparse was done (for tests and tracing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reparsed {
-    /// Only the enclosing body block was parsed again.
-    Block,
+    /// Only the enclosing body block was parsed again; `item` is the index, among the root's
+    /// children (nodes and tokens alike), of the top-level declaration that holds it: the only
+    /// child of the root whose node changed.
+    Block { item: usize },
     /// The whole text was parsed again.
     Full,
 }
@@ -49,12 +55,12 @@ impl Parse {
     /// As [`Parse::reparse`], also saying how the work was done.
     pub fn reparse_traced(&self, edit: &TextEdit, new_text: &str) -> (Parse, Reparsed) {
         match self.try_block_reparse(edit) {
-            Some(parse) => (parse, Reparsed::Block),
+            Some((parse, item)) => (parse, Reparsed::Block { item }),
             None => (parse(new_text), Reparsed::Full),
         }
     }
 
-    fn try_block_reparse(&self, edit: &TextEdit) -> Option<Parse> {
+    fn try_block_reparse(&self, edit: &TextEdit) -> Option<(Parse, usize)> {
         let root = self.syntax_node();
         if edit.delete.end() > root.text_range().end() {
             return None;
@@ -81,6 +87,8 @@ impl Parse {
         if block_parse.syntax_node().children().count() != 1 || !closes_itself || ran_out {
             return None;
         }
+        let top = block.ancestors().find(|node| node.parent().is_some_and(|p| p.parent().is_none()))?;
+        let item = top.index();
         let green = block.replace_with(new_block.green().to_owned());
 
         let old_len = block_range.len();
@@ -104,7 +112,7 @@ impl Parse {
             moved.range += block_range.start();
             errors.push((moved, *hard));
         }
-        Some(Parse::from_parts(green, errors))
+        Some((Parse::from_parts(green, errors), item))
     }
 }
 

@@ -243,7 +243,9 @@ fn an_edit_inside_a_body_reparses_only_the_block() {
     };
     let new_text = edit.apply(text);
     let (reparsed, how) = parse.reparse_traced(&edit, &new_text);
-    assert_eq!(how, cairn_syntax::Reparsed::Block);
+    let cairn_syntax::Reparsed::Block { item } = how else { panic!("expected a block reparse, got {how:?}") };
+    let holder = reparsed.syntax_node().children_with_tokens().nth(item).expect("the item");
+    assert!(holder.to_string().starts_with("fn b()"), "{holder}");
     assert_eq!(reparsed.green(), cairn_syntax::parse(&new_text).green());
     // Removing the body's closing brace needs the whole file.
     let close = text.rfind('}').expect("brace") as u32;
