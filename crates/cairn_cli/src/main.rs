@@ -5,8 +5,10 @@
 //! follow tools.md §1.3: 0 done and positive, 1 a refusal, 2 the environment could not answer.
 
 mod check;
+mod doc;
 mod output;
 mod rules;
+mod state;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,6 +38,33 @@ enum Command {
     },
     /// Print rule cards offline: a card by name, the card owning a code, the cards a program
     /// selects, or (with nothing asked, or --list) every card with its codes.
+    /// The program's state for an agent (`cairn.state/1`), or with --since the delta from a saved one.
+    State {
+        /// A .cairn file, a project directory (its cairn.toml), or a manifest.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Print a `cairn.state-delta/1` from this saved state instead.
+        #[arg(long, value_name = "STATE.json")]
+        since: Option<PathBuf>,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
+    /// An API reference in Markdown: each declaration, its comment and its inferred effects.
+    Doc {
+        /// A .cairn file, a project directory (its cairn.toml), or a manifest.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Only these modules (repeatable); with --std, `core` means `std.core`.
+        #[arg(long = "module", value_name = "M")]
+        modules: Vec<String>,
+        /// Document the packaged standard library instead (no project needed).
+        #[arg(long = "std")]
+        std_library: bool,
+        /// Output mode (the document is Markdown in both modes).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
     Rules {
         /// A card name, a code such as E-ALIAS, or a program (.cairn file, project directory or
         /// manifest).
@@ -55,6 +84,10 @@ fn main() -> ExitCode {
     let status = match cli.command {
         Command::Check { path, format } => check::run(&path, output::Output::choose(format)),
         // With --list, nothing else may be asked (clap refuses the pair), so the list is printed.
+        Command::State { path, since, format } => state::run(&path, since.as_deref(), output::Output::choose(format)),
+        Command::Doc { path, modules, std_library, format } => {
+            doc::run(&path, &modules, std_library, output::Output::choose(format))
+        }
         Command::Rules { asked, list: _, format } => rules::run(asked.as_deref(), output::Output::choose(format)),
     };
     ExitCode::from(status)

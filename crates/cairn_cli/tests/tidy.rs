@@ -33,7 +33,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("cairn_codegen", &["cairn_mir"]),
     ("cairn_runtime", &[]),
     ("cairn_smt", &["cairn_mir"]),
-    ("cairn_agent", &["cairn_hir", "cairn_mir", "cairn_smt", "cairn_codegen"]),
+    ("cairn_agent", &["cairn_hir", "cairn_diagnostics", "cairn_mir", "cairn_smt", "cairn_codegen"]),
     ("cairn_lsp", &["cairn_hir", "cairn_agent"]),
     ("cairn_mcp", &["cairn_agent"]),
 ];

@@ -85,7 +85,7 @@ pub fn render_refusal(record: &Map<String, Value>, lines: &SourceLines<'_>, colo
 pub fn render_one(out: &mut String, record: &Map<String, Value>, lines: &SourceLines<'_>, color: Color) {
     let painter = Painter(color);
     let word = if record.get("status").and_then(Value::as_str) == Some("unknown") { "unknown" } else { "error" };
-    let code = record.get("code").and_then(Value::as_str).unwrap_or("E-INTERNAL");
+    let code = record.get("code").and_then(Value::as_str).unwrap_or("E-UNKNOWN");
     let message = record.get("message").and_then(Value::as_str).unwrap_or("");
     out.push_str(&painter.paint(&format!("{word}[{code}]"), "1;31"));
     out.push_str(&painter.paint(&format!(": {message}"), "1"));

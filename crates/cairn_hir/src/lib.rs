@@ -17,6 +17,7 @@ pub mod diag;
 pub mod effects;
 pub mod input;
 pub mod library;
+pub mod render;
 pub mod report;
 pub mod scope;
 pub mod signature;
@@ -25,4 +26,7 @@ pub mod workspace;
 
 pub use db::{Db, RootDatabase};
 pub use input::{Item, ItemEntry, ItemKey, ItemKind, ItemSyntax, Program};
-pub use workspace::{CheckKind, CheckOutcome, FileState, FunctionFacts, SourceText, Workspace};
+pub use workspace::{
+    CheckKind, CheckOutcome, DeclarationKind, DeclarationView, FileState, FunctionFacts, SourceText, StateView,
+    Workspace,
+};

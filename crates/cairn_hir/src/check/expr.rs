@@ -684,7 +684,7 @@ impl Cx<'_> {
         payload_expr: Option<ExprId>,
         expected: Option<&Ty>,
     ) -> R<AdtTy> {
-        if !adt.args.iter().any(|a| *a == Ty::Param(u32::MAX)) {
+        if !adt.args.contains(&Ty::Param(u32::MAX)) {
             return Ok(adt.clone());
         }
         if let Some(Ty::Enum(want)) = expected.map(Ty::value)
@@ -699,7 +699,7 @@ impl Cx<'_> {
             if let Some(slot) = args.get_mut(*index as usize) {
                 *slot = ty;
             }
-            if !args.iter().any(|a| *a == Ty::Param(u32::MAX)) {
+            if !args.contains(&Ty::Param(u32::MAX)) {
                 return Ok(AdtTy { args: Arc::from(args), ..adt.clone() });
             }
         }

@@ -799,7 +799,7 @@ impl Cx<'_> {
         let cap = self.body.unparen(capacity);
         let extent = match self.body.expr(cap) {
             Expr::Literal(crate::body::Literal::Int { value, .. }) => match value {
-                Some(v) if *v <= (1u128 << 63) - 1 => *v as u64,
+                Some(v) if *v < (1u128 << 63) => *v as u64,
                 _ => {
                     return Err(Diag::new(
                         "E-OWNER-EXTENT",

@@ -1,0 +1,8 @@
+//! The agent protocol of CAIRN (protocol.md): what the hosts, the MCP server and the command line
+//! say to agents. For now: the program state (`cairn.state/1`), its deltas, and the canonical
+//! JSON and digests they are sealed with.
+
+pub mod canonical;
+pub mod state;
+
+pub use state::{StateError, apply_delta, delta, state_record};

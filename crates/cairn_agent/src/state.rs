@@ -1,0 +1,309 @@
+//! `cairn.state/1` and `cairn.state-delta/1` (protocol §7.1–§7.2).
+//!
+//! A state is one deterministic object an agent can load instead of a transcript: the program's
+//! own functions by module with their signatures and rows, its type declarations, the refusal
+//! that stopped the check, and a digest over all of it. A delta lists only what moved between
+//! two states; applying it to the older one reproduces the newer digest exactly, which
+//! [`apply_delta`] checks.
+
+use std::collections::BTreeMap;
+
+use cairn_hir::StateView;
+use serde_json::{Map, Value, json};
+
+use crate::canonical::digest;
+
+pub const STATE_PROTOCOL: &str = "cairn.state/1";
+pub const DELTA_PROTOCOL: &str = "cairn.state-delta/1";
+/// The top-level fields a delta carries whole when they differ, in this order.
+const WHOLE_FIELDS: [&str; 6] = ["profile", "status", "source_sha256", "types", "diagnostics", "evidence"];
+const ACCEPTANCE_BOUNDARY: &str = "frontend only; not a semantic or machine proof";
+
+/// Why a delta could not be computed or applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateError(pub String);
+
+impl std::fmt::Display for StateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The state of a program, sealed with its digest.
+///
+/// `profile` names the compiler; `source_sha256` is the digest of the combined source
+/// (tools.md §2.2); `with_file` adds `file` to the diagnostic (a state read from disk).
+pub fn state_record(view: &StateView, profile: &str, source_sha256: &str, with_file: bool) -> Map<String, Value> {
+    let mut modules: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
+    for function in view.functions.iter().filter(|f| !f.library) {
+        let row = match &function.row {
+            Some(row) => json!(row.iter().map(|e| e.to_string()).collect::<Vec<_>>()),
+            None => Value::Null,
+        };
+        modules
+            .entry(function.module.to_string())
+            .or_default()
+            .insert(function.name.clone(), json!([function.text, row]));
+    }
+    let modules: Map<String, Value> =
+        modules.into_iter().map(|(module, names)| (module, Value::Object(names.into_iter().collect()))).collect();
+    let diagnostics: Vec<Value> = view
+        .first
+        .iter()
+        .map(|(diagnostic, line)| Value::Object(taught(diagnostic, line.as_deref(), with_file)))
+        .collect();
+    let mut record = Map::new();
+    record.insert("protocol".into(), json!(STATE_PROTOCOL));
+    record.insert("profile".into(), json!(profile));
+    record.insert("status".into(), json!(if view.typed { "typed" } else { "rejected" }));
+    record.insert("source_sha256".into(), json!(source_sha256));
+    record.insert("modules".into(), Value::Object(modules));
+    record.insert("types".into(), json!(view.types_text()));
+    record.insert("diagnostics".into(), Value::Array(diagnostics));
+    record.insert("evidence".into(), json!([]));
+    seal(record)
+}
+
+/// A diagnostic as a host teaches it (protocol §4), for the state's `diagnostics`.
+fn taught(diagnostic: &cairn_diagnostics::Diagnostic, line: Option<&str>, with_file: bool) -> Map<String, Value> {
+    let mut record = cairn_diagnostics::record::diagnostic_record(diagnostic);
+    // `shift_remove` keeps the order of the other keys (a plain remove swaps the last one in).
+    let file = record.shift_remove("file");
+    record.shift_remove("module");
+    record.insert("automatic_edit".into(), json!(false));
+    if diagnostic.line > 0
+        && let Some(line) = line
+    {
+        let shown: String = line.chars().take(500).collect();
+        record.insert("source_line".into(), json!(shown));
+    }
+    record.insert("acceptance_boundary".into(), json!(ACCEPTANCE_BOUNDARY));
+    if with_file
+        && diagnostic.line > 0
+        && let Some(file) = file
+    {
+        record.insert("file".into(), file);
+    }
+    record
+}
+
+/// Adds (or replaces) the digest over every other field, as the last key.
+fn seal(mut record: Map<String, Value>) -> Map<String, Value> {
+    record.shift_remove("digest");
+    let sealed = digest(&Value::Object(record.clone()));
+    record.insert("digest".into(), json!(sealed));
+    record
+}
+
+fn require_state(value: &Map<String, Value>) -> Result<(), StateError> {
+    match value.get("protocol").and_then(Value::as_str) {
+        Some(STATE_PROTOCOL) => Ok(()),
+        _ => Err(StateError("A delta runs between two cairn.state/1 objects.".into())),
+    }
+}
+
+fn modules_of(state: &Map<String, Value>) -> Map<String, Value> {
+    state.get("modules").and_then(Value::as_object).cloned().unwrap_or_default()
+}
+
+/// The delta from `before` to `after`.
+pub fn delta(before: &Map<String, Value>, after: &Map<String, Value>) -> Result<Map<String, Value>, StateError> {
+    require_state(before)?;
+    require_state(after)?;
+    let (old, new) = (modules_of(before), modules_of(after));
+    let mut names: BTreeMap<&String, ()> = BTreeMap::new();
+    for module in old.keys().chain(new.keys()) {
+        names.insert(module, ());
+    }
+    let mut modules = Map::new();
+    for module in names.keys() {
+        let empty = Map::new();
+        let old_entries = old.get(*module).and_then(Value::as_object).unwrap_or(&empty);
+        let new_entries = new.get(*module).and_then(Value::as_object).unwrap_or(&empty);
+        let mut keys: Vec<&String> = old_entries.keys().chain(new_entries.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        let mut changed = Map::new();
+        for key in keys {
+            match (old_entries.get(key), new_entries.get(key)) {
+                (Some(a), Some(b)) if a == b => {}
+                (_, Some(b)) => {
+                    changed.insert(key.clone(), b.clone());
+                }
+                (Some(_), None) => {
+                    changed.insert(key.clone(), Value::Null);
+                }
+                (None, None) => {}
+            }
+        }
+        if !changed.is_empty() {
+            modules.insert((*module).clone(), Value::Object(changed));
+        }
+    }
+    let mut out = Map::new();
+    out.insert("protocol".into(), json!(DELTA_PROTOCOL));
+    out.insert("since".into(), before.get("digest").cloned().unwrap_or(Value::Null));
+    out.insert("digest".into(), after.get("digest").cloned().unwrap_or(Value::Null));
+    out.insert("modules".into(), Value::Object(modules));
+    for field in WHOLE_FIELDS {
+        if before.get(field) != after.get(field) {
+            out.insert(field.into(), after.get(field).cloned().unwrap_or(Value::Null));
+        }
+    }
+    Ok(out)
+}
+
+/// Applies a delta to the state it was computed from; the result's digest must be the delta's.
+pub fn apply_delta(before: &Map<String, Value>, delta: &Map<String, Value>) -> Result<Map<String, Value>, StateError> {
+    require_state(before)?;
+    if delta.get("protocol").and_then(Value::as_str) != Some(DELTA_PROTOCOL) {
+        return Err(StateError("Only a cairn.state-delta/1 object can be applied.".into()));
+    }
+    if delta.get("since") != before.get("digest") {
+        return Err(StateError("The delta was not computed from this state (its `since` is another digest).".into()));
+    }
+    let mut state = before.clone();
+    state.remove("digest");
+    for field in WHOLE_FIELDS {
+        if let Some(value) = delta.get(field) {
+            state.insert(field.into(), value.clone());
+        }
+    }
+    let mut modules = modules_of(&state);
+    if let Some(changes) = delta.get("modules").and_then(Value::as_object) {
+        for (module, entries) in changes {
+            let mut current = modules.get(module).and_then(Value::as_object).cloned().unwrap_or_default();
+            for (name, entry) in entries.as_object().into_iter().flatten() {
+                if entry.is_null() {
+                    current.remove(name);
+                } else {
+                    current.insert(name.clone(), entry.clone());
+                }
+            }
+            let mut sorted: Vec<(String, Value)> = current.into_iter().collect();
+            sorted.sort_by(|a, b| a.0.cmp(&b.0));
+            if sorted.is_empty() {
+                modules.remove(module);
+            } else {
+                modules.insert(module.clone(), Value::Object(sorted.into_iter().collect()));
+            }
+        }
+    }
+    let mut sorted: Vec<(String, Value)> = modules.into_iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    state.insert("modules".into(), Value::Object(sorted.into_iter().collect()));
+    // Keep the field order of a fresh state (modules sits before types).
+    let mut ordered = Map::new();
+    for key in ["protocol", "profile", "status", "source_sha256", "modules", "types", "diagnostics", "evidence"] {
+        if let Some(value) = state.remove(key) {
+            ordered.insert(key.into(), value);
+        }
+    }
+    ordered.extend(state);
+    let sealed = seal(ordered);
+    if sealed.get("digest") != delta.get("digest") {
+        return Err(StateError("Applying the delta does not reproduce its digest.".into()));
+    }
+    Ok(sealed)
+}
+
+#[cfg(test)]
+mod tests {
+    use cairn_hir::{SourceText, Workspace};
+
+    use super::*;
+
+    fn state(text: &str) -> Map<String, Value> {
+        let mut workspace = Workspace::new(vec![SourceText { name: "p.cairn".into(), text: text.to_string() }]);
+        let view = workspace.state_view(false);
+        let source = crate::canonical::sha256_hex(text.as_bytes());
+        state_record(&view, "test-profile", &source, true)
+    }
+
+    const PROGRAM: &str = "struct Pair { a:u64; b:u64; }\n\nfn step(x:u64) -> u64 {\n  return x + 1;\n}\n\nfn fill(n:usize, out:rw<u64>[n]) {\n  for i in 0..n {\n    out[i] = step(u64(i));\n  }\n}\n";
+
+    #[test]
+    fn a_state_shows_signatures_rows_and_types() {
+        let state = state(PROGRAM);
+        assert_eq!(state["types"], "struct Pair { a:u64; b:u64; }");
+        assert_eq!(state["modules"][""]["step"], json!(["fn step(x:u64) -> u64", ["trap"]]));
+        assert_eq!(
+            state["modules"][""]["fill"],
+            json!(["fn fill(n:usize, out:rw<u64>[n]@host)", ["ffi_precondition", "trap", "write:out"]])
+        );
+        let keys: Vec<&str> = state.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            ["protocol", "profile", "status", "source_sha256", "modules", "types", "diagnostics", "evidence", "digest"]
+        );
+        let mut unsealed = state.clone();
+        unsealed.remove("digest");
+        assert_eq!(state["digest"], json!(digest(&Value::Object(unsealed))));
+    }
+
+    #[test]
+    fn a_refused_state_keeps_written_signatures_with_unknown_rows() {
+        let state = state(&PROGRAM.replace("return x + 1;", "return true;"));
+        assert_eq!(state["status"], "rejected");
+        assert_eq!(state["modules"][""]["step"], json!(["fn step(x:u64) -> u64", null]));
+        assert_eq!(state["types"], "");
+        let diagnostic = &state["diagnostics"][0];
+        assert_eq!(diagnostic["code"], "E-TYPE-MISMATCH");
+        assert_eq!(diagnostic["source_line"], "  return true;");
+        assert_eq!(diagnostic["file"], "p.cairn");
+        assert_eq!(diagnostic["automatic_edit"], false);
+    }
+
+    #[test]
+    fn an_unparsable_program_has_no_modules() {
+        let state = state("fn f() -> u64 { return 1 }\n");
+        assert_eq!(state["modules"], json!({}));
+        assert_eq!(state["diagnostics"][0]["code"], "E-PARSE");
+    }
+
+    #[test]
+    fn a_delta_lists_what_moved_and_applying_it_reproduces_the_digest() {
+        let before = state(PROGRAM);
+        let cases = [
+            PROGRAM.replace("return x + 1;", "return x + 2;"),
+            PROGRAM.replace("    out[i] = step(u64(i));\n", "    out[i] = 7;\n    println(\"x\");\n"),
+            PROGRAM.replace("fn fill", "fn filler"),
+            PROGRAM.replace("return x + 1;", "return true;"),
+            "module other;\npub fn only() -> u32 {\n  return 1;\n}\n".to_string(),
+            PROGRAM.to_string(),
+        ];
+        for text in cases {
+            let after = state(&text);
+            let delta = delta(&before, &after).expect("a delta");
+            assert_eq!(delta["since"], before["digest"]);
+            let applied = apply_delta(&before, &delta).expect("the delta applies");
+            assert_eq!(applied, after, "for {text}");
+        }
+    }
+
+    #[test]
+    fn a_body_edit_moves_only_the_source_digest_and_that_function() {
+        let before = state(PROGRAM);
+        let after = state(&PROGRAM.replace("return x + 1;", "return x + 2;"));
+        let delta = delta(&before, &after).expect("a delta");
+        let keys: Vec<&str> = delta.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["protocol", "since", "digest", "modules", "source_sha256"]);
+        assert_eq!(delta["modules"], json!({}));
+        let same = super::delta(&before, &before).expect("a delta");
+        assert_eq!(same["since"], same["digest"]);
+        assert_eq!(same.len(), 4);
+    }
+
+    #[test]
+    fn a_delta_from_another_state_or_a_tampered_one_is_refused() {
+        let before = state(PROGRAM);
+        let after = state(&PROGRAM.replace("fn fill", "fn filler"));
+        let mut delta = delta(&before, &after).expect("a delta");
+        assert!(apply_delta(&after, &delta).is_err(), "since names another digest");
+        delta.insert("types".into(), json!("struct X { }"));
+        assert!(apply_delta(&before, &delta).is_err(), "the digest no longer matches");
+        let mut not_a_state = before.clone();
+        not_a_state.insert("protocol".into(), json!("cairn.other/1"));
+        assert!(super::delta(&not_a_state, &after).is_err());
+    }
+}

@@ -1,0 +1,68 @@
+//! `cairn state`: the program as it stands, for an agent to resume from (tools.md §3.6,
+//! protocol §7.1), or with `--since FILE` the delta from a saved state (§7.2).
+//!
+//! The record is JSON in both output modes (it is made for programs); human mode adds nothing
+//! but indentation at a terminal. Exit: 0 when the program is typed, 1 when refused, 2 when the
+//! program or the saved state cannot be read.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::check::load_workspace;
+use crate::output::Output;
+
+/// The profile string every state carries: the compiler and its version.
+pub fn profile() -> String {
+    format!("cairn-rs/{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The largest saved state `--since` reads.
+const SINCE_LIMIT: u64 = 16_000_000;
+
+pub fn run(path: &Path, since: Option<&Path>, out: Output) -> u8 {
+    let program = match cairn_vfs::load(path) {
+        Ok(program) => program,
+        Err(error) => {
+            out.environment(&error.message);
+            return 2;
+        }
+    };
+    let before = match since.map(read_state).transpose() {
+        Ok(before) => before,
+        Err(message) => {
+            out.environment(&message);
+            return 2;
+        }
+    };
+    let mut workspace = load_workspace(&program);
+    let view = workspace.state_view(false);
+    let source = cairn_agent::canonical::sha256_hex(program.combined_source().as_bytes());
+    let state = cairn_agent::state_record(&view, &profile(), &source, true);
+    let status = if view.typed { 0 } else { 1 };
+    std::mem::forget(workspace);
+    match before {
+        None => out.json(&state),
+        Some(before) => match cairn_agent::delta(&before, &state) {
+            Ok(delta) => out.json(&delta),
+            Err(error) => {
+                out.environment(&error.0);
+                return 2;
+            }
+        },
+    }
+    status
+}
+
+fn read_state(path: &Path) -> Result<Map<String, Value>, String> {
+    let shown = path.display();
+    let metadata = std::fs::metadata(path).map_err(|e| format!("Cannot read the saved state {shown}: {e}."))?;
+    if metadata.len() > SINCE_LIMIT {
+        return Err(format!("The saved state {shown} is larger than {SINCE_LIMIT} bytes."));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("Cannot read the saved state {shown}: {e}."))?;
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) | Err(_) => Err(format!("The saved state {shown} is not a JSON object.")),
+    }
+}
