@@ -1,7 +1,7 @@
 //! The differential test (design.md, "tests that keep the design true"): random edit scripts
 //! applied to one long-lived workspace, every answer compared with a workspace built fresh from
-//! the same text. Answers: the check's record (first refusal, further ones, `not_judged`), and
-//! every function's effect row and guard sites. Edits come in every kind the fast path must
+//! the same text. Answers: the check's record (first refusal, further ones, `not_judged`), every
+//! function's effect row and guard sites, and the program's state view. Edits come in every kind the fast path must
 //! recognise or refuse: inside one body (literals, statements added, removed or broken, effects
 //! added), outside bodies (signatures, names, new functions), random deletions, and reverts.
 
@@ -17,11 +17,14 @@ fn answers(workspace: &mut Workspace) -> (String, Vec<String>) {
         Some(refusal) => serde_json::Value::Object(refusal_record(refusal)).to_string(),
         None => format!("typed {} {}", outcome.functions, outcome.library_functions),
     };
-    let facts = if outcome.refusal.as_ref().is_some_and(|r| r.first.code == "E-PARSE" || r.first.code == "E-LEX") {
-        Vec::new()
-    } else {
-        workspace.function_facts().iter().map(|f| format!("{f:?}")).collect()
-    };
+    let mut facts: Vec<String> =
+        if outcome.refusal.as_ref().is_some_and(|r| r.first.code == "E-PARSE" || r.first.code == "E-LEX") {
+            Vec::new()
+        } else {
+            workspace.function_facts().iter().map(|f| format!("{f:?}")).collect()
+        };
+    // The state: signatures, rows, types and the taught first refusal.
+    facts.push(format!("{:?}", workspace.state_view(false)));
     (record, facts)
 }
 

@@ -18,6 +18,7 @@ mod builder;
 mod error;
 mod grammar;
 pub mod lexer;
+mod parallel;
 mod parser;
 mod reparse;
 mod token_set;
@@ -126,7 +127,28 @@ impl Parse {
 }
 
 /// Parses a CAIRN source text. Never fails and never panics; see the crate comment.
+///
+/// A large text is parsed on up to four threads at once (`parallel.rs`), with the same result.
 pub fn parse(text: &str) -> Parse {
+    if text.len() >= parallel::PARALLEL_THRESHOLD {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+        if threads > 1
+            && let Some(parse) = parallel::parse_in_pieces(text, threads)
+        {
+            return parse;
+        }
+    }
+    parse_on_one_thread(text)
+}
+
+/// Parses `text` cut into `pieces` parts on as many threads; `None` when it offers no cut or a
+/// part has an error (then [`parse`] parses it on one thread). For tests and benchmarks.
+pub fn parse_in_pieces(text: &str, pieces: usize) -> Option<Parse> {
+    parallel::parse_in_pieces(text, pieces)
+}
+
+/// Parses a CAIRN source text on the calling thread only (what [`parse`] must always equal).
+pub fn parse_on_one_thread(text: &str) -> Parse {
     parse_with(text, grammar::source_file)
 }
 

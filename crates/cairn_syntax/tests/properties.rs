@@ -256,3 +256,47 @@ fn an_edit_inside_a_body_reparses_only_the_block() {
     let (_, how) = parse.reparse_traced(&edit, &edit.apply(text));
     assert_eq!(how, cairn_syntax::Reparsed::Full);
 }
+
+/// A large program (past the threshold for parsing on several threads) with comments, blank
+/// lines and `pub` declarations between the items, as generated from `seed`.
+fn large_program(seed: u64) -> String {
+    let base = cairn_testgen::program(cairn_testgen::Config::with_lines(seed, 12_000));
+    base.replace("\nfn calc_", "\n// a comment that belongs to the next function\nfn calc_")
+        .replace("\nstruct Rec_", "\npub struct Rec_")
+}
+
+#[test]
+fn parsing_on_several_threads_equals_parsing_on_one() {
+    for seed in [1, 2, 3] {
+        let text = large_program(seed);
+        assert!(text.len() > 256 * 1024, "the program must pass the threshold: {} bytes", text.len());
+        let sequential = cairn_syntax::parse_on_one_thread(&text);
+        for pieces in [2, 3, 4] {
+            let parallel = cairn_syntax::parse_in_pieces(&text, pieces).expect("a valid program can be cut");
+            assert_eq!(parallel.green(), sequential.green(), "seed {seed}, {pieces} pieces");
+            assert_eq!(parallel.errors(), sequential.errors());
+        }
+        assert_eq!(cairn_syntax::parse(&text).green(), sequential.green());
+        assert!(sequential.ok());
+    }
+}
+
+#[test]
+fn a_broken_large_program_is_parsed_like_on_one_thread() {
+    let text = large_program(4);
+    let breaks = [
+        text.replacen("return", "retur n", 1),
+        text.replacen("{", "", 1),
+        format!("{}\nfn tail( {{", text),
+        text.replacen("fn ", "fn fn ", 40),
+        text.replacen("\n}\n", "\n}\n\"open string\n", 7),
+    ];
+    for broken in breaks {
+        assert!(cairn_syntax::parse_in_pieces(&broken, 2).is_none(), "a broken text is parsed on one thread");
+        let parallel = cairn_syntax::parse(&broken);
+        let sequential = cairn_syntax::parse_on_one_thread(&broken);
+        assert_eq!(parallel.green(), sequential.green());
+        assert_eq!(parallel.errors(), sequential.errors());
+        assert!(!parallel.ok());
+    }
+}
