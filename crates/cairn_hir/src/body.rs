@@ -28,6 +28,10 @@ pub struct StmtId(pub u32);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BinderId(pub u32);
 
+/// Index of a `match` arm in its body (for anchoring refusals at the arm).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ArmId(pub u32);
+
 /// A syntactic type written in a body (`let x: T`, `stack a: T[N]`), resolved by the checker.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum TypeRef {
@@ -183,6 +187,7 @@ pub type Block = Arc<[StmtId]>;
 /// One arm of a `match`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Arm {
+    pub id: ArmId,
     /// The variant as written, possibly qualified (`Some`, `Option.Some`).
     pub variant: Arc<[Arc<str>]>,
     pub binder: Option<BinderId>,
@@ -305,6 +310,7 @@ pub struct BodySourceMap {
     pub exprs: Vec<TextRange>,
     pub stmts: Vec<TextRange>,
     pub binders: Vec<TextRange>,
+    pub arms: Vec<TextRange>,
 }
 
 /// The body and its source map, computed together; queries read the halves separately.
@@ -473,7 +479,9 @@ impl Lower {
                         Some(other) => (Arc::from(vec![self.stmt(&other)]), false),
                         None => (Arc::from(Vec::new()), true),
                     };
-                    arms.push(Arm { variant, binder, body, braced });
+                    let id = ArmId(self.map.arms.len() as u32);
+                    self.map.arms.push(arm.syntax().text_range());
+                    arms.push(Arm { id, variant, binder, body, braced });
                 }
                 Stmt::Match { subject, arms: Arc::from(arms) }
             }

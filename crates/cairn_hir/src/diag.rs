@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use cairn_syntax::TextRange;
 
-use crate::body::{BinderId, ExprId, StmtId};
+use crate::body::{ArmId, BinderId, ExprId, StmtId};
 
 /// What a refusal points at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -20,6 +20,8 @@ pub enum Anchor {
     Expr(ExprId),
     Stmt(StmtId),
     Binder(BinderId),
+    /// A `match` arm (its variant).
+    Arm(ArmId),
 }
 
 /// A detail value attached to a refusal.

@@ -326,7 +326,14 @@ impl Audit<'_> {
         let body = self.body.clone();
         match body.stmt(id) {
             Stmt::Let { init, .. } => self.root(*init, true),
-            Stmt::Assign { target, value, .. } => {
+            // `p op= e` means `p = p op e` (language §8): one group holding the place and the
+            // value, with no root call (the value is an operand of the implied operation).
+            Stmt::Assign { target, value, op: Some(_) } => {
+                if self.found.is_none() {
+                    self.group(&[*target, *value], false);
+                }
+            }
+            Stmt::Assign { target, value, op: None } => {
                 self.root(*target, false);
                 self.root(*value, true);
             }
@@ -379,7 +386,7 @@ impl Audit<'_> {
         self.split(e, &mut groups);
         let split = groups.len() > 1;
         for group in groups {
-            self.group(group, at_root && !split);
+            self.group(&[group], at_root && !split);
             if self.found.is_some() {
                 return;
             }
@@ -397,12 +404,13 @@ impl Audit<'_> {
         }
     }
 
-    fn group(&mut self, top: ExprId, at_root: bool) {
+    /// Judges the expressions `tops` as one group (what runs between two sequence points).
+    fn group(&mut self, tops: &[ExprId], at_root: bool) {
         // The root call, through transparent wrappers (try, unary operators, one-argument
         // numeric conversions).
         let mut root_call = None;
-        if at_root {
-            let mut node = self.body.unparen(top);
+        if at_root && let [top] = tops {
+            let mut node = self.body.unparen(*top);
             loop {
                 match self.body.expr(node) {
                     Expr::Try(inner) | Expr::Unary { operand: inner, .. } => node = self.body.unparen(*inner),
@@ -422,7 +430,9 @@ impl Audit<'_> {
         }
         let mut calls: Vec<ExprId> = Vec::new();
         let mut guarded: Vec<ExprId> = Vec::new();
-        self.collect(top, &mut calls, &mut guarded);
+        for &top in tops {
+            self.collect(top, &mut calls, &mut guarded);
+        }
         for &call in calls.iter().filter(|c| Some(**c) != root_call) {
             let row = match self.check.call_target(call) {
                 Some(CallTarget::Function(item)) => (self.row_of)(*item).unwrap_or_default(),

@@ -9,7 +9,7 @@
 //! are independent ones (one per declaration), and functions left without a verdict are counted.
 //! Positions are anchors here; the workspace turns them into files, lines and columns.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use crate::check::check_fn;
@@ -60,6 +60,9 @@ pub struct ProgramRecord {
     pub bodies: BTreeMap<u32, (Item, Diag)>,
     pub ceilings: BTreeMap<u32, (Item, Diag)>,
     pub orders: BTreeMap<u32, (Item, Diag)>,
+    /// Functions whose ceiling or order refusal is a knock-on of another refused function they
+    /// reach: not reported, and counted in `not_judged` (unless the refusal is the first).
+    pub knocked: BTreeSet<u32>,
 }
 
 impl ProgramRecord {
@@ -76,9 +79,14 @@ impl ProgramRecord {
         if !self.bodies_checked {
             return result;
         }
-        let mut seen: HashSet<(&'static str, &Arc<str>)> = HashSet::new();
-        for (item, diag) in self.bodies.values().chain(self.ceilings.values()).chain(self.orders.values()) {
-            if seen.insert((diag.code, &diag.message)) || result.refusals.is_empty() {
+        // A refusal is said once per place: the same code and message at the same anchor of the
+        // same declaration.
+        let mut seen: HashSet<(&'static str, &Arc<str>, Item, crate::diag::Anchor)> = HashSet::new();
+        let knocked = &self.knocked;
+        let ceilings = self.ceilings.iter().filter(|(key, _)| !knocked.contains(*key)).map(|(_, v)| v);
+        let orders = self.orders.iter().filter(|(key, _)| !knocked.contains(*key)).map(|(_, v)| v);
+        for (item, diag) in self.bodies.values().chain(ceilings).chain(orders) {
+            if seen.insert((diag.code, &diag.message, *item, diag.anchor)) || result.refusals.is_empty() {
                 result.refusals.push((*item, diag.clone()));
             }
         }
@@ -215,8 +223,49 @@ pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
             result.orders.insert(key, (function, diag.clone()));
         }
     }
-    result.not_judged = own.iter().filter(|f| unjudged.contains(f)).count();
+    // Knock-ons: a ceiling or order refusal of a function that reaches another refused function
+    // is not reported (the first refusal of all excepted); the function joins `not_judged`.
+    let refused: HashSet<Item> = result
+        .bodies
+        .values()
+        .chain(result.ceilings.values())
+        .chain(result.orders.values())
+        .map(|(item, _)| *item)
+        .collect();
+    // The first refusal of all: the first body refusal, else the first ceiling refusal, else the
+    // first order refusal (a function refused for its ceiling is not audited for order).
+    let first = match result.bodies.keys().next() {
+        Some(_) => None,
+        None => result.ceilings.keys().next().or_else(|| result.orders.keys().next()).copied(),
+    };
+    let candidates: BTreeSet<u32> = result.ceilings.keys().chain(result.orders.keys()).copied().collect();
+    for key in candidates {
+        let function = rows.functions[key as usize];
+        if first != Some(key) && reaches_refused(db, function, &refused) {
+            result.knocked.insert(key);
+        }
+    }
+    let knocked_items: HashSet<Item> = result.knocked.iter().map(|k| rows.functions[*k as usize]).collect();
+    result.not_judged = own.iter().filter(|f| unjudged.contains(f) || knocked_items.contains(f)).count();
     result
+}
+
+/// True when `function` calls, directly or through others, a function in `refused` other than
+/// itself.
+fn reaches_refused(db: &dyn Db, function: Item, refused: &HashSet<Item>) -> bool {
+    let mut seen: HashSet<Item> = HashSet::from([function]);
+    let mut stack: Vec<Item> = vec![function];
+    while let Some(current) = stack.pop() {
+        for edge in crate::effects::fn_summary(db, current).calls.iter() {
+            if edge.callee != function && refused.contains(&edge.callee) {
+                return true;
+            }
+            if seen.insert(edge.callee) {
+                stack.push(edge.callee);
+            }
+        }
+    }
+    false
 }
 
 fn plural_kind(kind: cairn_syntax::SyntaxKind) -> &'static str {

@@ -476,10 +476,14 @@ impl Workspace {
                 check.error.is_none() && !last.record.ceilings.contains_key(&key) && last.rows.row(*item).is_some();
             let rows = &last.rows;
             let row_of = |callee: Item| rows.row(callee).cloned();
-            match audited.then(|| order_refusal(&self.db, &row_of, *item)).flatten() {
-                Some(diag) => last.record.orders.insert(key, (*item, diag)),
-                None => last.record.orders.remove(&key),
-            };
+            let order = audited.then(|| order_refusal(&self.db, &row_of, *item)).flatten();
+            // Whether a function is refused decides knock-ons elsewhere: a change needs the pass.
+            if order.is_some() != last.record.orders.contains_key(&key) {
+                return false;
+            }
+            if let Some(diag) = order {
+                last.record.orders.insert(key, (*item, diag));
+            }
         }
         true
     }
@@ -581,6 +585,7 @@ impl Workspace {
             Anchor::Expr(id) => map().exprs.get(id.0 as usize).copied().unwrap_or_else(first_token),
             Anchor::Stmt(id) => map().stmts.get(id.0 as usize).copied().unwrap_or_else(first_token),
             Anchor::Binder(id) => map().binders.get(id.0 as usize).copied().unwrap_or_else(first_token),
+            Anchor::Arm(id) => map().arms.get(id.0 as usize).copied().unwrap_or_else(first_token),
         }
     }
 }

@@ -129,12 +129,12 @@ impl Cx<'_> {
                     self.target(e, CallTarget::Constructor);
                     return Ok(ty);
                 }
-                self.call_name(e, &name, None, args)
+                self.call_name(e, &name, None, args, expected)
             }
             Expr::Field { base, name } => {
                 // Method syntax: `x.f(a)` is `f(x, a)` when `x` is a local.
                 if self.root_name(base).is_some() {
-                    return self.call_method(e, base, &name, args);
+                    return self.call_method(e, base, &name, args, expected);
                 }
                 if let Some(adt) = self.enum_path(base)? {
                     return self.qualified_variant(e, &adt, &name, args, expected);
@@ -175,6 +175,13 @@ impl Cx<'_> {
                         ));
                     }
                     let _ = indices;
+                    if matches!(full.as_str(), "print" | "println" | "eprint" | "eprintln") {
+                        return Err(Diag::new(
+                            "E-ARITY",
+                            format!("{full} takes no type arguments: write {full}(…)."),
+                            Anchor::Expr(callee),
+                        ));
+                    }
                     return Err(Diag::new(
                         "E-UNSUPPORTED",
                         format!(
@@ -212,7 +219,14 @@ impl Cx<'_> {
     }
 
     /// `f(args)` with `f` a bare name (and `receiver` for method syntax).
-    fn call_name(&mut self, e: ExprId, name: &Arc<str>, receiver: Option<ExprId>, args: &Arc<[ExprId]>) -> R<Ty> {
+    fn call_name(
+        &mut self,
+        e: ExprId,
+        name: &Arc<str>,
+        receiver: Option<ExprId>,
+        args: &Arc<[ExprId]>,
+        expected: Option<&Ty>,
+    ) -> R<Ty> {
         let path = [name.clone()];
         let function = self.scope.resolve_path(&self.module, &path, |k| k == ItemKind::Fn);
         let is_hard = HARD.contains(&&**name);
@@ -227,7 +241,7 @@ impl Cx<'_> {
         if is_hard || (is_soft && function == Lookup::None) {
             let mut all: Vec<ExprId> = receiver.into_iter().collect();
             all.extend(args.iter().copied());
-            return self.builtin(e, name, &all);
+            return self.builtin(e, name, &all, expected);
         }
         if TYPE_NAMES.contains(&&**name) {
             return Err(Diag::new("E-CALLEE", format!("{name} is a type, not a callable."), Anchor::Expr(e)));
@@ -269,7 +283,14 @@ impl Cx<'_> {
     }
 
     /// `x.f(args)`: `f(x, args)`, looked up first in the module of `x`'s type.
-    fn call_method(&mut self, e: ExprId, receiver: ExprId, name: &Arc<str>, args: &Arc<[ExprId]>) -> R<Ty> {
+    fn call_method(
+        &mut self,
+        e: ExprId,
+        receiver: ExprId,
+        name: &Arc<str>,
+        args: &Arc<[ExprId]>,
+        expected: Option<&Ty>,
+    ) -> R<Ty> {
         let receiver_ty = self.check(receiver, None)?;
         if let Ty::Record(adt) | Ty::Enum(adt) = receiver_ty.value() {
             let module = self.scope.module_of(adt.item);
@@ -289,7 +310,7 @@ impl Cx<'_> {
                 }
             }
         }
-        self.call_name(e, name, Some(receiver), args)
+        self.call_name(e, name, Some(receiver), args, expected)
     }
 
     /// `S.V(args)`.
@@ -389,6 +410,17 @@ impl Cx<'_> {
                     filled.push(values.next().copied());
                 }
             }
+            // An extent decided by a part is its `hi - lo`, written in: a checked subtraction.
+            for &extent in extents.iter() {
+                let name = &params[extent].name;
+                let first =
+                    params.iter().position(|p| matches!(&p.ty, Ty::View(v) if v.extent == Extent::Name(name.clone())));
+                if let Some(arg) = first.and_then(|i| filled[i])
+                    && matches!(self.body.expr(self.body.unparen(arg)), Expr::Part { .. })
+                {
+                    self.site(GuardKind::Overflow);
+                }
+            }
         } else {
             if given.len() != params.len() {
                 let message = if extents.is_empty() {
@@ -416,7 +448,8 @@ impl Cx<'_> {
             match &param.ty {
                 Ty::View(want) => {
                     let named = self.root_name(arg).is_some();
-                    if !named && !self.is_string_literal(arg) {
+                    // A string literal is a temporary: it may only be lent read-only.
+                    if !named && (want.mode == Mode::Rw || !self.is_string_literal(arg)) {
                         return Err(Diag::new(
                             "E-CALL-VIEW",
                             "Only direct view parameters may be passed: pass a named view, a stack array, a part or a string literal.",
@@ -610,6 +643,17 @@ impl Cx<'_> {
                             .map(|(i, _)| i)
                             .unwrap_or(index);
                         match args[first] {
+                            // A part decides the extent as `hi - lo`, which a whole view cannot be
+                            // checked against (it is what the call means written out).
+                            Some(arg)
+                                if first != index
+                                    && matches!(self.body.expr(self.body.unparen(arg)), Expr::Part { .. }) =>
+                            {
+                                match args[index] {
+                                    Some(view) => Err(self.call_shape(view)),
+                                    None => Ok(Extent::Unknown),
+                                }
+                            }
                             Some(arg) => Ok(self.view_extent(arg)),
                             None => Ok(Extent::Unknown),
                         }
@@ -747,9 +791,10 @@ impl Cx<'_> {
     }
 
     fn alias_check(&self, e: ExprId, places: &[(Place, bool)]) -> R<()> {
+        let all: Vec<&Place> = places.iter().map(|(p, _)| p).collect();
         for (i, (a, a_rw)) in places.iter().enumerate() {
             for (b, b_rw) in &places[i + 1..] {
-                if (*a_rw || *b_rw) && a.overlaps(b) {
+                if (*a_rw || *b_rw) && a.overlaps(b) && !disjoint_through_chain(a, b, &all) {
                     return Err(Diag::new(
                         "E-ALIAS",
                         "A mutable borrow cannot overlap another argument of the same call: lend disjoint parts, or read through ro.",
@@ -763,7 +808,9 @@ impl Cx<'_> {
 
     // ----- builtins --------------------------------------------------------------------------
 
-    fn builtin(&mut self, e: ExprId, name: &Arc<str>, args: &[ExprId]) -> R<Ty> {
+    /// A builtin call. `expected` (the context's type) reaches the operand that decides the type,
+    /// as a hint only, so `let b:u8 = add_wrap(200, 100);` types both literals `u8`.
+    fn builtin(&mut self, e: ExprId, name: &Arc<str>, args: &[ExprId], expected: Option<&Ty>) -> R<Ty> {
         self.target(e, CallTarget::Builtin(name.clone()));
         let arity = |n: usize, message: &str| -> R<()> {
             if args.len() != n {
@@ -800,10 +847,10 @@ impl Cx<'_> {
                 let first_literal =
                     matches!(self.body.expr(args[0]), Expr::Literal(Literal::Int { .. } | Literal::Char(_)));
                 let ty = if first_literal && !shift && !self.adapts(args[1]) {
-                    let second = self.check(args[1], None)?;
+                    let second = self.hinted(args[1], expected)?;
                     self.check(args[0], Some(&second))?
                 } else {
-                    let first = self.check(args[0], None)?;
+                    let first = self.hinted(args[0], expected)?;
                     let second_want = if shift { Ty::usize() } else { first.clone() };
                     self.check(args[1], Some(&second_want))?;
                     first
@@ -833,7 +880,8 @@ impl Cx<'_> {
             }
             "sqrt" | "floor" | "ceil" | "trunc" | "abs" | "to_bits" => {
                 arity(1, &format!("{name} takes one argument."))?;
-                let ty = self.check(args[0], None)?;
+                let hint = if &**name == "to_bits" { None } else { expected };
+                let ty = self.hinted(args[0], hint)?;
                 match (&**name, &ty) {
                     (_, Ty::Error) => Ok(Ty::Error),
                     ("to_bits", Ty::Float(FloatTy::F32)) => Ok(Ty::Int(IntTy::U32)),
@@ -1048,6 +1096,39 @@ impl Place {
             _ => true,
         }
     }
+}
+
+/// True when two parts of one place are disjoint through a chain of parts of the same call: `a`
+/// ends where (or before) some part begins, which ends where the next begins, … up to `b` (or the
+/// other way round). Each part's guard keeps its `lo <= hi`, so the chain orders them.
+fn disjoint_through_chain(a: &Place, b: &Place, all: &[&Place]) -> bool {
+    let parts: Vec<&Place> = all
+        .iter()
+        .copied()
+        .filter(|p| p.root == a.root && p.fields == a.fields && matches!(p.shape, PlaceShape::Part(..)))
+        .collect();
+    let before = |x: &Place, y: &Place| match (&x.shape, &y.shape) {
+        (PlaceShape::Part(_, hi), PlaceShape::Part(lo, _)) => ends_before(hi, lo),
+        _ => false,
+    };
+    let reaches = |from: &Place, to: &Place| {
+        let mut seen: Vec<&Place> = vec![from];
+        let mut index = 0;
+        while index < seen.len() {
+            let current = seen[index];
+            if before(current, to) {
+                return true;
+            }
+            for next in &parts {
+                if before(current, next) && !seen.iter().any(|s| std::ptr::eq(*s, *next)) {
+                    seen.push(next);
+                }
+            }
+            index += 1;
+        }
+        false
+    };
+    matches!((&a.shape, &b.shape), (PlaceShape::Part(..), PlaceShape::Part(..))) && (reaches(a, b) || reaches(b, a))
 }
 
 /// True when a part ending at `hi` visibly ends where or before another part starting at `lo`.

@@ -28,6 +28,13 @@ impl Cx<'_> {
         Ok(ty)
     }
 
+    /// The type of `e` with `expected` as a hint only (no mismatch is raised here), recorded.
+    pub(crate) fn hinted(&mut self, e: ExprId, expected: Option<&Ty>) -> R<Ty> {
+        let ty = self.infer(e, expected)?;
+        self.types[e.0 as usize] = ty.clone();
+        Ok(ty)
+    }
+
     /// The type of `e`, with `expected` as the hint literals and bare variants adapt to.
     pub(crate) fn infer(&mut self, e: ExprId, expected: Option<&Ty>) -> R<Ty> {
         let body = self.body.clone();

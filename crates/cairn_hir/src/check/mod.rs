@@ -688,7 +688,7 @@ impl Cx<'_> {
                                     "{written} is not a type this module can name; import it, or write {short}.{}.",
                                     variant[0]
                                 ),
-                                Anchor::Stmt(id),
+                                Anchor::Arm(arm.id),
                             ));
                         }
                     }
@@ -739,7 +739,7 @@ impl Cx<'_> {
                     } else {
                         format!("The arm {name} has no payload, so it binds nothing: write {name} without parentheses.")
                     },
-                    Anchor::Stmt(id),
+                    Anchor::Arm(arm.id),
                 ));
             }
             let mark = self.locals.len();
