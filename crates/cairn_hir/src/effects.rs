@@ -328,11 +328,10 @@ impl Audit<'_> {
             Stmt::Let { init, .. } => self.root(*init, true),
             // `p op= e` means `p = p op e` (language §8): one group holding the place and the
             // value, with no root call (the value is an operand of the implied operation).
-            Stmt::Assign { target, value, op: Some(_) } => {
-                if self.found.is_none() {
-                    self.group(&[*target, *value], false);
-                }
+            Stmt::Assign { target, value, op: Some(_) } if self.found.is_none() => {
+                self.group(&[*target, *value], false);
             }
+            Stmt::Assign { op: Some(_), .. } => {}
             Stmt::Assign { target, value, op: None } => {
                 self.root(*target, false);
                 self.root(*value, true);
