@@ -382,10 +382,10 @@ impl Lower {
     fn alloc_binder(&mut self, name: Option<ast::Name>, fallback: &SyntaxNode) -> BinderId {
         let id = BinderId(self.body.binders.len() as u32);
         let (text, range) = match name {
-            Some(name) => (name.text(), name.syntax().text_range()),
-            None => (String::new(), fallback.text_range()),
+            Some(name) => (ident(name.ident()), name.syntax().text_range()),
+            None => (Arc::from(""), fallback.text_range()),
         };
-        self.body.binders.push(Arc::from(text));
+        self.body.binders.push(text);
         self.map.binders.push(range);
         id
     }
@@ -467,7 +467,7 @@ impl Lower {
                 for arm in it.arms() {
                     let variant: Arc<[Arc<str>]> = arm
                         .variant()
-                        .map(|p| p.segments().map(|s| Arc::from(s.text())).collect())
+                        .map(|p| p.segments().map(|s| ident(s.ident())).collect())
                         .unwrap_or_else(|| Arc::from(Vec::new()));
                     let binder = arm
                         .syntax()
@@ -534,7 +534,7 @@ impl Lower {
                 None => Expr::Missing,
             },
             ast::Expr::Name(it) => match it.name_ref() {
-                Some(name) => Expr::Name(Arc::from(name.text())),
+                Some(name) => Expr::Name(ident(name.ident())),
                 None => Expr::Missing,
             },
             ast::Expr::Paren(it) => Expr::Paren(self.expr_opt(it.expr(), &syntax)),
@@ -545,8 +545,8 @@ impl Lower {
             }
             ast::Expr::Field(it) => {
                 let base = self.expr_opt(it.base(), &syntax);
-                let name = it.field().map(|f| f.text()).unwrap_or_default();
-                Expr::Field { base, name: Arc::from(name) }
+                let name = it.field().map(|f| ident(f.ident())).unwrap_or_else(|| Arc::from(""));
+                Expr::Field { base, name }
             }
             ast::Expr::Index(it) => {
                 let base = self.expr_opt(it.base(), &syntax);
@@ -582,6 +582,11 @@ impl Lower {
         };
         self.alloc_expr(lowered, range)
     }
+}
+
+/// A name's text as one allocation (not a `String` copied into an `Arc`).
+fn ident(token: Option<cairn_syntax::SyntaxToken>) -> Arc<str> {
+    token.map_or_else(|| Arc::from(""), |t| Arc::from(t.text()))
 }
 
 fn compound_op(kind: SyntaxKind) -> Option<BinaryOp> {
@@ -628,7 +633,7 @@ pub fn lower_type(ty: &ast::Type) -> TypeRef {
         ast::Type::Path(it) => {
             let path: Arc<[Arc<str>]> = it
                 .path()
-                .map(|p| p.segments().map(|s| Arc::from(s.text())).collect())
+                .map(|p| p.segments().map(|s| ident(s.ident())).collect())
                 .unwrap_or_else(|| Arc::from(Vec::new()));
             let args: Arc<[TypeArg]> = it
                 .generic_arg_list()
@@ -652,7 +657,7 @@ pub fn lower_type(ty: &ast::Type) -> TypeRef {
             let inner = it.inner().map(|t| lower_type(&t)).unwrap_or(TypeRef::Missing);
             let extent = it.extent().map(|e| match (e.literal(), e.name_ref()) {
                 (Some(lit), _) => ExtentRef::Literal(Arc::from(lit.syntax().text().to_string().trim())),
-                (None, Some(name)) => ExtentRef::Name(Arc::from(name.text())),
+                (None, Some(name)) => ExtentRef::Name(ident(name.ident())),
                 (None, None) => ExtentRef::Literal(Arc::from("")),
             });
             let place = it.placement().and_then(|p| p.word()).map(|w| Arc::from(w.text()));
