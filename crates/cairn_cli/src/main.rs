@@ -4,11 +4,15 @@
 //! every command shares (output mode, colour, record printing) live in `output`. Exit statuses
 //! follow tools.md §1.3: 0 done and positive, 1 a refusal, 2 the environment could not answer.
 
+mod build;
 mod check;
 mod doc;
+mod emit;
 mod output;
 mod rules;
+mod run;
 mod state;
+mod test;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,6 +42,87 @@ enum Command {
     },
     /// Print rule cards offline: a card by name, the card owning a code, the cards a program
     /// selects, or (with nothing asked, or --list) every card with its codes.
+    /// Compile the program into a fresh build directory, with its receipt.
+    Build {
+        /// A .cairn file, a project directory (its cairn.toml), or a manifest.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Emit every guard, including those proved unable to fail.
+        #[arg(long)]
+        keep_guards: bool,
+        /// The parent of the build directory (default: <root>/build).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
+    /// Build the program, then run it; arguments after `--` go to the program.
+    Run {
+        /// A .cairn file, a project directory (its cairn.toml), or a manifest.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Emit every guard, including those proved unable to fail.
+        #[arg(long)]
+        keep_guards: bool,
+        /// The parent of the build directory (default: <root>/build).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// The program's address-space limit in MiB (64..65536).
+        #[arg(long, default_value_t = 1024)]
+        memory_mib: u64,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+        /// Arguments for the program.
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+    /// Run every test block, each in its own process.
+    Test {
+        /// A .cairn file, a project directory (its cairn.toml), or a manifest.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Only blocks whose name contains TEXT.
+        #[arg(long, default_value = "")]
+        filter: String,
+        /// Exactly the one block so named (`sums` or `store.sums`).
+        #[arg(long, default_value = "")]
+        test: String,
+        /// Parallel test processes, 1..64; 0 = the number of cores, at most 8.
+        #[arg(long, default_value_t = 0)]
+        jobs: usize,
+        /// Seconds per test, 1..300.
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+        /// Each test's address-space limit in MiB (64..65536).
+        #[arg(long, default_value_t = 1024)]
+        memory_mib: u64,
+        /// Emit every guard, including those proved unable to fail.
+        #[arg(long)]
+        keep_guards: bool,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
+    /// Print the generated code: LLVM IR (default) or MIR.
+    Emit {
+        /// A .cairn file, a project directory (its cairn.toml), or a manifest.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Print the MIR of every function instead of LLVM IR.
+        #[arg(long)]
+        mir: bool,
+        /// LLVM IR before the optimization pipeline.
+        #[arg(long)]
+        unoptimized: bool,
+        /// Emit every guard, including those proved unable to fail.
+        #[arg(long)]
+        keep_guards: bool,
+        /// Output mode (the code is text in both modes).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
     /// The program's state for an agent (`cairn.state/1`), or with --since the delta from a saved one.
     State {
         /// A .cairn file, a project directory (its cairn.toml), or a manifest.
@@ -87,6 +172,26 @@ fn main() -> ExitCode {
     let status = match cli.command {
         Command::Check { path, format } => check::run(&path, output::Output::choose(format)),
         // With --list, nothing else may be asked (clap refuses the pair), so the list is printed.
+        Command::Build { path, keep_guards, out, format } => {
+            build::run(&path, &build::BuildFlags { keep_guards, out }, output::Output::choose(format))
+        }
+        Command::Run { path, keep_guards, out, memory_mib, format, args } => {
+            run::run(&path, &build::BuildFlags { keep_guards, out }, memory_mib, &args, output::Output::choose(format))
+        }
+        Command::Test { path, filter, test, jobs, timeout, memory_mib, keep_guards, format } => {
+            let flags = test::TestFlags {
+                filter,
+                test,
+                jobs,
+                timeout,
+                memory_mib,
+                build: build::BuildFlags { keep_guards, out: None },
+            };
+            test::run(&path, &flags, output::Output::choose(format))
+        }
+        Command::Emit { path, mir, unoptimized, keep_guards, format } => {
+            emit::run(&path, mir, unoptimized, keep_guards, output::Output::choose(format))
+        }
         Command::State { path, since, format } => state::run(&path, since.as_deref(), output::Output::choose(format)),
         Command::Doc { path, modules, std_library, format } => {
             doc::run(&path, &modules, std_library, output::Output::choose(format))

@@ -1,0 +1,256 @@
+/* The CAIRN runtime: what every built program links (language §13, tools.md §3.2).
+ *
+ * Printing formats one print call into a 4096-byte buffer and writes it with write(2): no stdio
+ * buffering, so everything printed before a trap is out. Floats print with the fewest digits that
+ * read back to the same value of their type, laid out as ECMAScript's Number::toString lays such
+ * digits out (language §13.1). A failed guard writes one line naming the guard and its place,
+ * then aborts (SIGABRT, status 134); assert and assert_eq write `assertion failed at FILE:LINE`,
+ * the message and, for assert_eq, both values. Nothing here allocates. */
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char cairn_buffer[4096];
+static size_t cairn_used;
+static int cairn_fd = 1;
+
+static void cairn_write_all(int fd, const char *data, size_t length) {
+    while (length > 0) {
+        ssize_t written = write(fd, data, length);
+        if (written < 0) {
+            if (errno == EINTR) continue;
+            return; /* a refused write ends this print silently */
+        }
+        data += written;
+        length -= (size_t)written;
+    }
+}
+
+static void cairn_flush(void) {
+    cairn_write_all(cairn_fd, cairn_buffer, cairn_used);
+    cairn_used = 0;
+}
+
+static void cairn_put(const char *data, size_t length) {
+    while (length > 0) {
+        if (cairn_used == sizeof cairn_buffer) cairn_flush();
+        size_t room = sizeof cairn_buffer - cairn_used;
+        size_t n = length < room ? length : room;
+        memcpy(cairn_buffer + cairn_used, data, n);
+        cairn_used += n;
+        data += n;
+        length -= n;
+    }
+}
+
+static void cairn_puts(const char *text) { cairn_put(text, strlen(text)); }
+
+void cairn_rt_print_begin(int fd) {
+    cairn_fd = fd;
+    cairn_used = 0;
+}
+
+void cairn_rt_print_end(int fd, int newline) {
+    cairn_fd = fd;
+    if (newline) cairn_put("\n", 1);
+    cairn_flush();
+}
+
+void cairn_rt_put_u64(uint64_t value) {
+    char digits[24];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value != 0);
+    char out[24];
+    for (int i = 0; i < n; i++) out[i] = digits[n - 1 - i];
+    cairn_put(out, (size_t)n);
+}
+
+void cairn_rt_put_i64(int64_t value) {
+    if (value < 0) {
+        cairn_put("-", 1);
+        cairn_rt_put_u64((uint64_t)0 - (uint64_t)value);
+    } else {
+        cairn_rt_put_u64((uint64_t)value);
+    }
+}
+
+void cairn_rt_put_bool(int value) { cairn_puts(value ? "true" : "false"); }
+
+void cairn_rt_put_byte(int value) {
+    char byte = (char)value;
+    cairn_put(&byte, 1);
+}
+
+void cairn_rt_put_bytes(const uint8_t *data, uint64_t length) { cairn_put((const char *)data, (size_t)length); }
+
+/* Writes the shortest round-trip digits of `value` (read back as a float when `single`) in
+ * ECMAScript's layout into `out`. */
+static void cairn_format_float(double value, int single, char *out) {
+    if (isnan(value)) {
+        strcpy(out, signbit(value) ? "-nan" : "nan");
+        return;
+    }
+    if (isinf(value)) {
+        strcpy(out, value < 0 ? "-inf" : "inf");
+        return;
+    }
+    if (value == 0) {
+        strcpy(out, signbit(value) ? "-0" : "0");
+        return;
+    }
+    char text[64];
+    int limit = single ? 9 : 17;
+    for (int precision = 1; precision <= limit; precision++) {
+        snprintf(text, sizeof text, "%.*e", precision - 1, value);
+        if (single ? strtof(text, NULL) == (float)value : strtod(text, NULL) == value) break;
+    }
+    /* text: [-]d[.ddd]e(+|-)XX */
+    const char *p = text;
+    int negative = 0;
+    if (*p == '-') {
+        negative = 1;
+        p++;
+    }
+    char digits[32];
+    int k = 0;
+    while (*p && *p != 'e') {
+        if (*p != '.') digits[k++] = *p;
+        p++;
+    }
+    while (k > 1 && digits[k - 1] == '0') k--;
+    int exponent = atoi(p + 1);
+    int n = exponent + 1; /* value = 0.d1d2...dk x 10^n */
+    char *o = out;
+    if (negative) *o++ = '-';
+    if (k <= n && n <= 21) {
+        memcpy(o, digits, (size_t)k);
+        o += k;
+        for (int i = k; i < n; i++) *o++ = '0';
+    } else if (0 < n && n <= 21) {
+        memcpy(o, digits, (size_t)n);
+        o += n;
+        *o++ = '.';
+        memcpy(o, digits + n, (size_t)(k - n));
+        o += k - n;
+    } else if (-6 < n && n <= 0) {
+        *o++ = '0';
+        *o++ = '.';
+        for (int i = 0; i < -n; i++) *o++ = '0';
+        memcpy(o, digits, (size_t)k);
+        o += k;
+    } else {
+        *o++ = digits[0];
+        if (k > 1) {
+            *o++ = '.';
+            memcpy(o, digits + 1, (size_t)(k - 1));
+            o += k - 1;
+        }
+        o += sprintf(o, "e%c%d", n - 1 >= 0 ? '+' : '-', abs(n - 1));
+    }
+    *o = 0;
+}
+
+void cairn_rt_put_f64(double value) {
+    char out[64];
+    cairn_format_float(value, 0, out);
+    cairn_puts(out);
+}
+
+void cairn_rt_put_f32(float value) {
+    char out[64];
+    cairn_format_float((double)value, 1, out);
+    cairn_puts(out);
+}
+
+/* A failed guard: one line on standard error, then SIGABRT. */
+_Noreturn void cairn_rt_trap(const char *message) {
+    char line[512];
+    int n = snprintf(line, sizeof line, "%s\n", message);
+    cairn_write_all(2, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
+    abort();
+}
+
+static size_t cairn_assert_line(char *line, size_t size, const char *site, const uint8_t *why, uint64_t length) {
+    int n = snprintf(line, size, "%s", site);
+    size_t used = n < (int)size ? (size_t)n : size - 1;
+    if (why != NULL && used + 2 + length < size) {
+        memcpy(line + used, ": ", 2);
+        memcpy(line + used + 2, why, (size_t)length);
+        used += 2 + (size_t)length;
+        line[used] = 0;
+    }
+    return used;
+}
+
+_Noreturn void cairn_rt_assert_failed(const char *site, const uint8_t *why, uint64_t length) {
+    char line[1024];
+    size_t used = cairn_assert_line(line, sizeof line - 1, site, why, length);
+    line[used++] = '\n';
+    cairn_write_all(2, line, used);
+    abort();
+}
+
+static _Noreturn void cairn_assert_eq_failed(const char *site, const uint8_t *why, uint64_t length,
+                                              const char *left, const char *right) {
+    char line[1200];
+    size_t used = cairn_assert_line(line, 1000, site, why, length);
+    int n = snprintf(line + used, sizeof line - used, ": left %s, right %s\n", left, right);
+    used += n < (int)(sizeof line - used) ? (size_t)n : sizeof line - used - 1;
+    cairn_write_all(2, line, used);
+    abort();
+}
+
+_Noreturn void cairn_rt_assert_eq_i64(const char *site, const uint8_t *why, uint64_t length, int64_t a, int64_t b) {
+    char left[32], right[32];
+    snprintf(left, sizeof left, "%lld", (long long)a);
+    snprintf(right, sizeof right, "%lld", (long long)b);
+    cairn_assert_eq_failed(site, why, length, left, right);
+}
+
+_Noreturn void cairn_rt_assert_eq_u64(const char *site, const uint8_t *why, uint64_t length, uint64_t a, uint64_t b) {
+    char left[32], right[32];
+    snprintf(left, sizeof left, "%llu", (unsigned long long)a);
+    snprintf(right, sizeof right, "%llu", (unsigned long long)b);
+    cairn_assert_eq_failed(site, why, length, left, right);
+}
+
+_Noreturn void cairn_rt_assert_eq_f64(const char *site, const uint8_t *why, uint64_t length, double a, double b) {
+    char left[40], right[40];
+    snprintf(left, sizeof left, "%.17g", a);
+    snprintf(right, sizeof right, "%.17g", b);
+    cairn_assert_eq_failed(site, why, length, left, right);
+}
+
+_Noreturn void cairn_rt_assert_eq_f32(const char *site, const uint8_t *why, uint64_t length, float a, float b) {
+    char left[40], right[40];
+    snprintf(left, sizeof left, "%.9g", (double)a);
+    snprintf(right, sizeof right, "%.9g", (double)b);
+    cairn_assert_eq_failed(site, why, length, left, right);
+}
+
+_Noreturn void cairn_rt_assert_eq_bool(const char *site, const uint8_t *why, uint64_t length, int a, int b) {
+    cairn_assert_eq_failed(site, why, length, a ? "true" : "false", b ? "true" : "false");
+}
+
+/* The test runner's argument: the index of the test to run. */
+int64_t cairn_rt_test_index(int argc, char **argv, int64_t count) {
+    if (argc < 2) {
+        cairn_write_all(2, "usage: PROGRAM TEST-INDEX\n", 26);
+        exit(2);
+    }
+    char *end = NULL;
+    long long index = strtoll(argv[1], &end, 10);
+    if (end == argv[1] || *end != 0 || index < 0 || index >= count) {
+        cairn_write_all(2, "no such test\n", 13);
+        exit(2);
+    }
+    return (int64_t)index;
+}

@@ -1,0 +1,339 @@
+//! The mid-level IR: each checked function body as a control-flow graph of basic blocks, in
+//! which every run-time guard is an explicit instruction carrying its kind and the expression it
+//! guards (language §15). Codegen (LLVM) and the reference evaluator read only this.
+//!
+//! Shape: a function has typed locals (parameters first), blocks of instructions, and one
+//! terminator per block. Instructions assign an `Rvalue` to a place, call, print, or guard.
+//! Arithmetic in an `Rvalue` is *raw* (wrapping, unchecked): the checks the language demands are
+//! the `Guard`s placed before it, so a reader sees every trap. A guard the compiler proved cannot
+//! fail stays in the IR marked `elided` (codegen skips it unless asked to keep every guard).
+//!
+//! Invariant: MIR holds no text positions; a guard names the expression it guards (`ExprId`),
+//! turned into a file, line and column only when code is emitted. `verify` checks the structure.
+
+mod display;
+pub mod eval;
+mod lower;
+pub mod verify;
+
+use std::sync::Arc;
+
+pub use cairn_hir::body::ExprId;
+pub use cairn_hir::check::GuardKind;
+pub use cairn_hir::types::{FloatTy, IntTy};
+pub use lower::{fn_mir, mty, program_mir, symbol as lower_symbol};
+
+/// A type as code sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum MTy {
+    Void,
+    Bool,
+    Int(IntTy),
+    Float(FloatTy),
+    /// A record: its fields in declaration order.
+    Record {
+        name: Arc<str>,
+        fields: Arc<[MTy]>,
+    },
+    /// A tag-only enum: its tag (`u32`) and the number of variants.
+    Enum {
+        name: Arc<str>,
+        variants: u32,
+    },
+    /// A sum: a tag and one payload (or none) per variant.
+    Sum {
+        name: Arc<str>,
+        variants: Arc<[Option<MTy>]>,
+    },
+    /// A view: element pointer and length.
+    View(Arc<MTy>),
+    /// A single borrow: a pointer.
+    Ptr(Arc<MTy>),
+    /// A fixed array (`stack` storage).
+    Array(Arc<MTy>, u64),
+}
+
+impl MTy {
+    pub fn usize() -> MTy {
+        MTy::Int(IntTy::Usize)
+    }
+
+    /// The element type of a view or array.
+    pub fn element(&self) -> Option<&MTy> {
+        match self {
+            MTy::View(e) | MTy::Array(e, _) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Index of a local in its function (parameters first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Local(pub u32);
+
+/// Index of a basic block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlockId(pub u32);
+
+/// A local's declaration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalDecl {
+    /// The source name, for locals the program named.
+    pub name: Option<Arc<str>>,
+    pub ty: MTy,
+}
+
+/// A constant operand.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Const {
+    /// An integer of its type, as a two's-complement value (sign-extended for signed types).
+    Int(i128, IntTy),
+    /// A float as its bits (`f32` in the low 32).
+    Float(u64, FloatTy),
+    Bool(bool),
+    /// A string literal's bytes: a read-only `u8` view.
+    Str(Arc<[u8]>),
+    /// A tag-only enum value.
+    Tag(u32, u32),
+}
+
+/// Where a value lives: a local, then projections.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Place {
+    pub local: Local,
+    pub proj: Vec<Proj>,
+}
+
+impl Place {
+    pub fn local(local: Local) -> Place {
+        Place { local, proj: Vec::new() }
+    }
+
+    pub fn project(&self, proj: Proj) -> Place {
+        let mut out = self.clone();
+        out.proj.push(proj);
+        out
+    }
+}
+
+/// One step into a value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Proj {
+    /// A record field.
+    Field(u32),
+    /// An element of a view or array (its guard comes before).
+    Index(Operand),
+    /// Through a single borrow.
+    Deref,
+    /// The payload of a sum's variant (the tag was tested before).
+    Payload(u32),
+}
+
+/// A value an instruction reads.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Operand {
+    Copy(Place),
+    Const(Const),
+}
+
+/// Raw binary operations (integers wrap; the guards come before).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Min,
+    Max,
+}
+
+/// Raw unary operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Neg,
+    Not,
+    BitNot,
+    Abs,
+    Sqrt,
+    Floor,
+    Ceil,
+    Trunc,
+    /// A float's bit pattern as an unsigned integer.
+    ToBits,
+}
+
+/// What an assignment computes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Rvalue {
+    Use(Operand),
+    Binary(BinOp, Operand, Operand),
+    Unary(UnOp, Operand),
+    /// A numeric conversion to the target type (range checks come before).
+    Cast(MTy, Operand),
+    /// A record from its fields.
+    Record(MTy, Vec<Operand>),
+    /// A sum's variant, with its payload.
+    Variant(MTy, u32, Option<Operand>),
+    /// The tag of a sum or tag-only enum.
+    Tag(Place),
+    /// The length of a view or array.
+    Len(Place),
+    /// A view of a whole view or array, or of its elements `lo..hi`.
+    View(Place, Option<(Operand, Operand)>),
+    /// The address of a place (a single borrow).
+    Ref(Place),
+    /// Zero-filled storage of the place's type.
+    Zeroed,
+}
+
+/// The condition a guard requires; the program traps when it fails.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Check {
+    /// `a op b` is representable in the type (op: Add, Sub or Mul).
+    NoOverflow(BinOp, IntTy, Operand, Operand),
+    /// `-a` is representable (signed types).
+    NegNoOverflow(IntTy, Operand),
+    /// `b != 0`, and for a signed type not `MIN / -1`.
+    Division(IntTy, Operand, Operand),
+    /// The value fits the target type (for a float: not NaN and in range after truncation).
+    Fits(MTy, MTy, Operand),
+    /// A shift count below the width.
+    ShiftCount(IntTy, Operand),
+    /// `index < len`.
+    InBounds(Operand, Operand),
+    /// `lo <= hi <= len`.
+    PartInBounds(Operand, Operand, Operand),
+    /// A tag within the variants: never holds when reached (the `match` default).
+    Unreachable,
+    /// `assert(cond)`, with its message.
+    Assert(Operand, Option<Arc<[u8]>>),
+    /// `assert_eq(a, b)` of a scalar type, with its message.
+    AssertEq(MTy, Operand, Operand, Option<Arc<[u8]>>),
+}
+
+/// One guard.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Guard {
+    pub kind: GuardKind,
+    pub check: Check,
+    /// The expression guarded (`None` for a guard at the function's entry).
+    pub at: Option<ExprId>,
+    /// Proved unable to fail: codegen leaves it out unless every guard is kept.
+    pub elided: bool,
+}
+
+/// Where a print goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// One printed value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PrintArg {
+    pub ty: MTy,
+    /// True for a character literal (printed as its byte).
+    pub char: bool,
+    pub value: Operand,
+}
+
+/// An instruction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Inst {
+    Assign(Place, Rvalue),
+    Guard(Guard),
+    /// A call of a program function, by symbol.
+    Call {
+        dst: Option<Place>,
+        callee: Arc<str>,
+        args: Vec<Operand>,
+    },
+    Print {
+        stream: Stream,
+        newline: bool,
+        args: Vec<PrintArg>,
+    },
+}
+
+/// How a block ends.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Terminator {
+    Goto(BlockId),
+    Branch(Operand, BlockId, BlockId),
+    /// On an integer (a tag): the block of each value, else `default`.
+    Switch(Operand, Vec<(u64, BlockId)>, BlockId),
+    Return(Option<Operand>),
+    Unreachable,
+}
+
+/// A basic block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub insts: Vec<Inst>,
+    pub term: Terminator,
+}
+
+/// Whether a function is the program's, the entry point, or a test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FnKind {
+    Function,
+    Main,
+    Test,
+}
+
+/// One function in MIR.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Function {
+    /// The symbol it is emitted under.
+    pub symbol: Arc<str>,
+    /// `module.name` (or `name` in the root module; `test$name` for a test).
+    pub name: Arc<str>,
+    pub kind: FnKind,
+    pub params: u32,
+    pub ret: MTy,
+    pub locals: Vec<LocalDecl>,
+    pub blocks: Vec<Block>,
+}
+
+impl Function {
+    pub fn local(&self, local: Local) -> &LocalDecl {
+        &self.locals[local.0 as usize]
+    }
+
+    pub fn block(&self, id: BlockId) -> &Block {
+        &self.blocks[id.0 as usize]
+    }
+
+    /// Every guard, in block order.
+    pub fn guards(&self) -> impl Iterator<Item = &Guard> {
+        self.blocks.iter().flat_map(|b| b.insts.iter()).filter_map(|i| match i {
+            Inst::Guard(g) => Some(g),
+            _ => None,
+        })
+    }
+}
+
+/// Why a function could not be lowered (a construct the lowering does not handle: never for
+/// an accepted tier-0 program, which the checker guarantees).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LowerError(pub String);
+
+/// The MIR of the whole program: every function and test, in declaration order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    pub functions: Vec<Arc<Function>>,
+    pub errors: Vec<(Arc<str>, LowerError)>,
+}

@@ -1,0 +1,128 @@
+//! The MIR verifier: structural facts codegen relies on, checked after lowering.
+//!
+//! Every block ends in a terminator whose targets exist; every place names a local of the
+//! function, and its projections fit the local's type (a field of a record, an element of a view
+//! or array, a deref of a pointer, a payload of a sum); every operand of a guard, call and print is
+//! well-formed; a function that returns a value never returns without one. Failing it is a
+//! compiler bug (`E-INTERNAL`), never a user's error.
+
+use crate::{Check, Function, Inst, MTy, Operand, Place, Proj, Rvalue, Terminator};
+
+/// The first fault found in `function`, if any.
+pub fn verify(function: &Function) -> Result<(), String> {
+    let blocks = function.blocks.len() as u32;
+    let target = |b: &crate::BlockId| -> Result<(), String> {
+        if b.0 < blocks { Ok(()) } else { Err(format!("{}: a jump to bb{}, which does not exist", function.name, b.0)) }
+    };
+    for (index, block) in function.blocks.iter().enumerate() {
+        for inst in &block.insts {
+            match inst {
+                Inst::Assign(place, value) => {
+                    check_place(function, place)?;
+                    check_rvalue(function, value)?;
+                }
+                Inst::Guard(guard) => {
+                    for operand in check_operands(&guard.check) {
+                        check_operand(function, operand)?;
+                    }
+                }
+                Inst::Call { dst, args, .. } => {
+                    if let Some(dst) = dst {
+                        check_place(function, dst)?;
+                    }
+                    for arg in args {
+                        check_operand(function, arg)?;
+                    }
+                }
+                Inst::Print { args, .. } => {
+                    for arg in args {
+                        check_operand(function, &arg.value)?;
+                    }
+                }
+            }
+        }
+        match &block.term {
+            Terminator::Goto(b) => target(b)?,
+            Terminator::Branch(c, t, e) => {
+                check_operand(function, c)?;
+                target(t)?;
+                target(e)?;
+            }
+            Terminator::Switch(v, cases, default) => {
+                check_operand(function, v)?;
+                for (_, b) in cases {
+                    target(b)?;
+                }
+                target(default)?;
+            }
+            Terminator::Return(value) => match (value, &function.ret) {
+                (None, MTy::Void) => {}
+                (Some(v), ret) if *ret != MTy::Void => check_operand(function, v)?,
+                _ => return Err(format!("{}: bb{index} returns a value of the wrong shape", function.name)),
+            },
+            Terminator::Unreachable => {}
+        }
+    }
+    Ok(())
+}
+
+fn check_operands(check: &Check) -> Vec<&Operand> {
+    match check {
+        Check::NoOverflow(_, _, a, b) | Check::Division(_, a, b) | Check::InBounds(a, b) => vec![a, b],
+        Check::AssertEq(_, a, b, _) => vec![a, b],
+        Check::NegNoOverflow(_, a) | Check::Fits(_, _, a) | Check::ShiftCount(_, a) | Check::Assert(a, _) => vec![a],
+        Check::PartInBounds(a, b, c) => vec![a, b, c],
+        Check::Unreachable => vec![],
+    }
+}
+
+fn check_rvalue(function: &Function, value: &Rvalue) -> Result<(), String> {
+    match value {
+        Rvalue::Use(a) | Rvalue::Unary(_, a) | Rvalue::Cast(_, a) => check_operand(function, a),
+        Rvalue::Binary(_, a, b) => {
+            check_operand(function, a)?;
+            check_operand(function, b)
+        }
+        Rvalue::Record(_, fields) => fields.iter().try_for_each(|f| check_operand(function, f)),
+        Rvalue::Variant(_, _, payload) => payload.iter().try_for_each(|p| check_operand(function, p)),
+        Rvalue::Tag(p) | Rvalue::Len(p) | Rvalue::Ref(p) => check_place(function, p),
+        Rvalue::View(p, bounds) => {
+            check_place(function, p)?;
+            if let Some((lo, hi)) = bounds {
+                check_operand(function, lo)?;
+                check_operand(function, hi)?;
+            }
+            Ok(())
+        }
+        Rvalue::Zeroed => Ok(()),
+    }
+}
+
+fn check_operand(function: &Function, operand: &Operand) -> Result<(), String> {
+    match operand {
+        Operand::Copy(place) => check_place(function, place),
+        Operand::Const(_) => Ok(()),
+    }
+}
+
+fn check_place(function: &Function, place: &Place) -> Result<(), String> {
+    let Some(local) = function.locals.get(place.local.0 as usize) else {
+        return Err(format!("{}: the local _{} does not exist", function.name, place.local.0));
+    };
+    let mut ty = local.ty.clone();
+    for proj in &place.proj {
+        ty = match (proj, &ty) {
+            (Proj::Field(i), MTy::Record { fields, .. }) if (*i as usize) < fields.len() => fields[*i as usize].clone(),
+            (Proj::Index(i), MTy::View(e) | MTy::Array(e, _)) => {
+                check_operand(function, i)?;
+                (**e).clone()
+            }
+            (Proj::Deref, MTy::Ptr(e)) => (**e).clone(),
+            (Proj::Payload(v), MTy::Sum { variants, .. }) if (*v as usize) < variants.len() => {
+                variants[*v as usize].clone().unwrap_or(MTy::Void)
+            }
+            (proj, ty) => return Err(format!("{}: {place}: {proj:?} does not apply to {ty}", function.name)),
+        };
+    }
+    Ok(())
+}
