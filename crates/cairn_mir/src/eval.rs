@@ -1,1 +1,683 @@
-//! The reference evaluator of MIR (used by the differential test against compiled code).
+//! The reference evaluator of MIR: runs a program's functions directly, with the language's
+//! semantics, so compiled code can be compared with it (the differential test in `cairn_cli`).
+//!
+//! Memory is a heap of cells, one per local of every call; a place is a cell and a path of
+//! indices into it (record fields, array elements, sum payloads), so views and borrows can point
+//! into a caller's locals. Integers are held exactly (`i128`) and wrapped to their type by raw
+//! operations; guards are evaluated from their `Check`, elided or not (an elided guard that fails
+//! would be a compiler bug, and the evaluator reports it as a trap all the same). Output bytes are
+//! collected per stream, formatted exactly as the runtime formats them.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::{
+    BinOp, Check, Const, FloatTy, Function, GuardKind, Inst, IntTy, MTy, Operand, Place, Proj, Rvalue, Stream,
+    Terminator, UnOp,
+};
+
+/// A value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Int(i128, IntTy),
+    F32(f32),
+    F64(f64),
+    Bool(bool),
+    Record(Vec<Value>),
+    Tag(u32),
+    Sum(u32, Option<Box<Value>>),
+    Array(Vec<Value>),
+    /// Elements `start..start + len` of the array at `cell`/`path`.
+    View {
+        cell: usize,
+        path: Vec<usize>,
+        start: usize,
+        len: usize,
+    },
+    /// A single borrow of the place `cell`/`path`.
+    Ptr {
+        cell: usize,
+        path: Vec<usize>,
+    },
+    Void,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// `main` returned this status.
+    Exit(i32),
+    /// A guard failed.
+    Trap(GuardKind),
+    /// The step budget ran out.
+    OutOfFuel,
+    /// The evaluator met something it does not model.
+    Unsupported(String),
+}
+
+/// The result of running a program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub ending: Ending,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// Runs `entry` (a function of `functions` with no parameters) for at most `fuel` instructions.
+pub fn run(functions: &[Arc<Function>], entry: &str, fuel: u64) -> Outcome {
+    let by_symbol: HashMap<&str, &Function> = functions.iter().map(|f| (&*f.symbol, &**f)).collect();
+    let mut machine = Machine { functions: by_symbol, cells: Vec::new(), stdout: Vec::new(), stderr: Vec::new(), fuel };
+    let ending = match machine.functions.get(entry).copied() {
+        None => Ending::Unsupported(format!("no function {entry}")),
+        Some(function) => match machine.call(function, Vec::new(), 0) {
+            Ok(Value::Int(v, _)) => Ending::Exit(v as i32),
+            Ok(_) => Ending::Exit(0),
+            Err(stop) => match stop {
+                Stop::Trap(kind) => Ending::Trap(kind),
+                Stop::Fuel => Ending::OutOfFuel,
+                Stop::Unsupported(what) => Ending::Unsupported(what),
+            },
+        },
+    };
+    Outcome { ending, stdout: machine.stdout, stderr: machine.stderr }
+}
+
+enum Stop {
+    Trap(GuardKind),
+    Fuel,
+    Unsupported(String),
+}
+
+type E<T> = Result<T, Stop>;
+
+fn unsupported<T>(what: impl Into<String>) -> E<T> {
+    Err(Stop::Unsupported(what.into()))
+}
+
+struct Machine<'f> {
+    functions: HashMap<&'f str, &'f Function>,
+    cells: Vec<Value>,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    fuel: u64,
+}
+
+/// The frame of one call: the cell of each local.
+struct Frame<'f> {
+    function: &'f Function,
+    cells: Vec<usize>,
+}
+
+impl<'f> Machine<'f> {
+    fn call(&mut self, function: &'f Function, args: Vec<Value>, depth: usize) -> E<Value> {
+        if depth > 10_000 {
+            return unsupported("recursion deeper than the evaluator follows");
+        }
+        let mut cells = Vec::with_capacity(function.locals.len());
+        for (i, local) in function.locals.iter().enumerate() {
+            let value = if i < function.params as usize { args[i].clone() } else { zero(&local.ty) };
+            self.cells.push(value);
+            cells.push(self.cells.len() - 1);
+        }
+        let frame = Frame { function, cells };
+        let mut block = 0usize;
+        loop {
+            let current = &function.blocks[block];
+            for inst in &current.insts {
+                if self.fuel == 0 {
+                    return Err(Stop::Fuel);
+                }
+                self.fuel -= 1;
+                self.inst(&frame, inst, depth)?;
+            }
+            block = match &current.term {
+                Terminator::Goto(b) => b.0 as usize,
+                Terminator::Branch(c, t, e) => {
+                    if self.operand(&frame, c)? == Value::Bool(true) {
+                        t.0 as usize
+                    } else {
+                        e.0 as usize
+                    }
+                }
+                Terminator::Switch(v, cases, default) => {
+                    let v = match self.operand(&frame, v)? {
+                        Value::Int(v, _) => v as u64,
+                        Value::Tag(t) => u64::from(t),
+                        other => return unsupported(format!("a switch on {other:?}")),
+                    };
+                    cases.iter().find(|(k, _)| *k == v).map_or(default.0 as usize, |(_, b)| b.0 as usize)
+                }
+                Terminator::Return(value) => {
+                    return match value {
+                        Some(v) => self.operand(&frame, v),
+                        None => Ok(Value::Void),
+                    };
+                }
+                Terminator::Unreachable => return unsupported("reached an unreachable terminator"),
+            };
+        }
+    }
+
+    fn inst(&mut self, frame: &Frame<'f>, inst: &Inst, depth: usize) -> E<()> {
+        match inst {
+            Inst::Assign(place, value) => {
+                let ty = place_ty(frame.function, place);
+                let value = self.rvalue(frame, value, &ty)?;
+                let (cell, path) = self.place(frame, place)?;
+                *self.at_mut(cell, &path)? = value;
+                Ok(())
+            }
+            Inst::Guard(guard) => {
+                if self.holds(frame, &guard.check)? {
+                    Ok(())
+                } else {
+                    if let Check::Assert(_, why) | Check::AssertEq(_, _, _, why) = &guard.check {
+                        let mut line = b"assertion failed".to_vec();
+                        if let Some(why) = why {
+                            line.extend_from_slice(b": ");
+                            line.extend_from_slice(why);
+                        }
+                        line.push(b'\n');
+                        self.stderr.extend_from_slice(&line);
+                    }
+                    Err(Stop::Trap(guard.kind))
+                }
+            }
+            Inst::Call { dst, callee, args } => {
+                let function =
+                    *self.functions.get(&**callee).ok_or_else(|| Stop::Unsupported(format!("no {callee}")))?;
+                let mut values = Vec::with_capacity(args.len());
+                for arg in args {
+                    values.push(self.operand(frame, arg)?);
+                }
+                let result = self.call(function, values, depth + 1)?;
+                if let Some(dst) = dst {
+                    let (cell, path) = self.place(frame, dst)?;
+                    *self.at_mut(cell, &path)? = result;
+                }
+                Ok(())
+            }
+            Inst::Print { stream, newline, args } => {
+                let mut text = Vec::new();
+                for arg in args {
+                    let value = self.operand(frame, &arg.value)?;
+                    match value {
+                        Value::Int(v, _) if arg.char => text.push(v as u8),
+                        Value::Int(v, _) => text.extend_from_slice(v.to_string().as_bytes()),
+                        Value::Bool(b) => text.extend_from_slice(if b { b"true" } else { b"false" }),
+                        Value::F64(f) => text.extend_from_slice(format_float(f, false).as_bytes()),
+                        Value::F32(f) => text.extend_from_slice(format_float(f64::from(f), true).as_bytes()),
+                        Value::View { .. } => {
+                            for byte in self.view_elements(&value)? {
+                                if let Value::Int(b, _) = byte {
+                                    text.push(b as u8);
+                                }
+                            }
+                        }
+                        other => return unsupported(format!("printing {other:?}")),
+                    }
+                }
+                if *newline {
+                    text.push(b'\n');
+                }
+                match stream {
+                    Stream::Stdout => self.stdout.extend_from_slice(&text),
+                    Stream::Stderr => self.stderr.extend_from_slice(&text),
+                }
+                Ok(())
+            }
+        }
+    }
+
+    // ----- places ----------------------------------------------------------------------------
+
+    /// The cell and path a place names.
+    fn place(&mut self, frame: &Frame<'f>, place: &Place) -> E<(usize, Vec<usize>)> {
+        let mut cell = frame.cells[place.local.0 as usize];
+        let mut path: Vec<usize> = Vec::new();
+        for proj in &place.proj {
+            match proj {
+                Proj::Field(i) | Proj::Payload(i) => path.push(*i as usize),
+                Proj::Index(index) => {
+                    let i = match self.operand(frame, index)? {
+                        Value::Int(v, _) => v as usize,
+                        other => return unsupported(format!("an index {other:?}")),
+                    };
+                    match self.at(cell, &path)?.clone() {
+                        Value::View { cell: c, path: p, start, len } => {
+                            if i >= len {
+                                return unsupported("an element past a view's end");
+                            }
+                            cell = c;
+                            path = p;
+                            path.push(start + i);
+                        }
+                        Value::Array(_) => path.push(i),
+                        other => return unsupported(format!("indexing {other:?}")),
+                    }
+                }
+                Proj::Deref => match self.at(cell, &path)?.clone() {
+                    Value::Ptr { cell: c, path: p } => {
+                        cell = c;
+                        path = p;
+                    }
+                    other => return unsupported(format!("a deref of {other:?}")),
+                },
+            }
+        }
+        Ok((cell, path))
+    }
+
+    fn at(&self, cell: usize, path: &[usize]) -> E<&Value> {
+        let mut value = &self.cells[cell];
+        for &i in path {
+            value = match value {
+                Value::Record(fields) | Value::Array(fields) => {
+                    fields.get(i).ok_or(Stop::Unsupported("a path".into()))?
+                }
+                Value::Sum(_, Some(payload)) => payload,
+                other => return unsupported(format!("a path into {other:?}")),
+            };
+        }
+        Ok(value)
+    }
+
+    fn at_mut(&mut self, cell: usize, path: &[usize]) -> E<&mut Value> {
+        let mut value = &mut self.cells[cell];
+        for &i in path {
+            value = match value {
+                Value::Record(fields) | Value::Array(fields) => {
+                    fields.get_mut(i).ok_or(Stop::Unsupported("a path".into()))?
+                }
+                Value::Sum(_, Some(payload)) => payload,
+                other => return unsupported(format!("a path into {other:?}")),
+            };
+        }
+        Ok(value)
+    }
+
+    fn view_elements(&self, view: &Value) -> E<Vec<Value>> {
+        match view {
+            Value::View { cell, path, start, len } => match self.at(*cell, path)? {
+                Value::Array(items) => Ok(items[*start..*start + *len].to_vec()),
+                other => unsupported(format!("a view of {other:?}")),
+            },
+            other => unsupported(format!("elements of {other:?}")),
+        }
+    }
+
+    // ----- values ----------------------------------------------------------------------------
+
+    fn operand(&mut self, frame: &Frame<'f>, operand: &Operand) -> E<Value> {
+        match operand {
+            Operand::Copy(place) => {
+                let (cell, path) = self.place(frame, place)?;
+                Ok(self.at(cell, &path)?.clone())
+            }
+            Operand::Const(c) => Ok(match c {
+                Const::Int(v, t) => Value::Int(*v, *t),
+                Const::Float(bits, FloatTy::F32) => Value::F32(f32::from_bits(*bits as u32)),
+                Const::Float(bits, FloatTy::F64) => Value::F64(f64::from_bits(*bits)),
+                Const::Bool(b) => Value::Bool(*b),
+                Const::Tag(t, _) => Value::Tag(*t),
+                Const::Str(bytes) => {
+                    // A string literal: bytes in a fresh cell, viewed whole.
+                    self.cells
+                        .push(Value::Array(bytes.iter().map(|b| Value::Int(i128::from(*b), IntTy::U8)).collect()));
+                    Value::View { cell: self.cells.len() - 1, path: Vec::new(), start: 0, len: bytes.len() }
+                }
+            }),
+        }
+    }
+
+    fn rvalue(&mut self, frame: &Frame<'f>, value: &Rvalue, ty: &MTy) -> E<Value> {
+        match value {
+            Rvalue::Use(o) => self.operand(frame, o),
+            Rvalue::Binary(op, a, b) => {
+                let a = self.operand(frame, a)?;
+                let b = self.operand(frame, b)?;
+                binary(*op, a, b)
+            }
+            Rvalue::Unary(op, a) => {
+                let a = self.operand(frame, a)?;
+                unary(*op, a)
+            }
+            Rvalue::Cast(to, a) => {
+                let a = self.operand(frame, a)?;
+                cast(to, a)
+            }
+            Rvalue::Record(_, fields) => {
+                let mut values = Vec::with_capacity(fields.len());
+                for f in fields {
+                    values.push(self.operand(frame, f)?);
+                }
+                Ok(Value::Record(values))
+            }
+            Rvalue::Variant(_, index, payload) => {
+                let payload = match payload {
+                    Some(p) => Some(Box::new(self.operand(frame, p)?)),
+                    None => None,
+                };
+                Ok(Value::Sum(*index, payload))
+            }
+            Rvalue::Tag(place) => {
+                let (cell, path) = self.place(frame, place)?;
+                match self.at(cell, &path)? {
+                    Value::Tag(t) | Value::Sum(t, _) => Ok(Value::Int(i128::from(*t), IntTy::U32)),
+                    other => unsupported(format!("the tag of {other:?}")),
+                }
+            }
+            Rvalue::Len(place) => {
+                let (cell, path) = self.place(frame, place)?;
+                match self.at(cell, &path)? {
+                    Value::View { len, .. } => Ok(Value::Int(*len as i128, IntTy::Usize)),
+                    Value::Array(items) => Ok(Value::Int(items.len() as i128, IntTy::Usize)),
+                    other => unsupported(format!("the length of {other:?}")),
+                }
+            }
+            Rvalue::View(place, bounds) => {
+                let bounds = match bounds {
+                    Some((lo, hi)) => match (self.operand(frame, lo)?, self.operand(frame, hi)?) {
+                        (Value::Int(lo, _), Value::Int(hi, _)) => Some((lo as usize, hi as usize)),
+                        _ => return unsupported("part bounds"),
+                    },
+                    None => None,
+                };
+                let (cell, path) = self.place(frame, place)?;
+                let (cell, path, start, len) = match self.at(cell, &path)?.clone() {
+                    Value::View { cell, path, start, len } => (cell, path, start, len),
+                    Value::Array(items) => (cell, path, 0, items.len()),
+                    other => return unsupported(format!("a view of {other:?}")),
+                };
+                Ok(match bounds {
+                    Some((lo, hi)) => Value::View { cell, path, start: start + lo, len: hi - lo },
+                    None => Value::View { cell, path, start, len },
+                })
+            }
+            Rvalue::Ref(place) => {
+                let (cell, path) = self.place(frame, place)?;
+                Ok(Value::Ptr { cell, path })
+            }
+            Rvalue::Zeroed => Ok(zero(ty)),
+        }
+    }
+
+    fn holds(&mut self, frame: &Frame<'f>, check: &Check) -> E<bool> {
+        let int = |v: Value| match v {
+            Value::Int(v, _) => Ok(v),
+            other => unsupported(format!("an integer check on {other:?}")),
+        };
+        Ok(match check {
+            Check::NoOverflow(op, ty, a, b) => {
+                let (a, b) = (int(self.operand(frame, a)?)?, int(self.operand(frame, b)?)?);
+                let exact = match op {
+                    BinOp::Add => a.checked_add(b),
+                    BinOp::Sub => a.checked_sub(b),
+                    _ => a.checked_mul(b),
+                };
+                let (lo, hi) = ty.range();
+                exact.is_some_and(|v| lo <= v && v <= hi)
+            }
+            Check::NegNoOverflow(ty, a) => {
+                let a = int(self.operand(frame, a)?)?;
+                let (lo, hi) = ty.range();
+                lo <= -a && -a <= hi
+            }
+            Check::Division(ty, a, b) => {
+                let (a, b) = (int(self.operand(frame, a)?)?, int(self.operand(frame, b)?)?);
+                b != 0 && !(ty.signed() && a == ty.range().0 && b == -1)
+            }
+            Check::Fits(_, to, a) => {
+                let MTy::Int(to) = to else { return Ok(true) };
+                let (lo, hi) = to.range();
+                match self.operand(frame, a)? {
+                    Value::Int(v, _) => lo <= v && v <= hi,
+                    Value::F32(f) => fits_float(f64::from(f), lo, hi),
+                    Value::F64(f) => fits_float(f, lo, hi),
+                    _ => true,
+                }
+            }
+            Check::ShiftCount(ty, k) => int(self.operand(frame, k)?)? < i128::from(ty.bits()),
+            Check::InBounds(i, n) => int(self.operand(frame, i)?)? < int(self.operand(frame, n)?)?,
+            Check::PartInBounds(lo, hi, n) => {
+                let (lo, hi, n) =
+                    (int(self.operand(frame, lo)?)?, int(self.operand(frame, hi)?)?, int(self.operand(frame, n)?)?);
+                lo <= hi && hi <= n
+            }
+            Check::Unreachable => false,
+            Check::Assert(c, _) => self.operand(frame, c)? == Value::Bool(true),
+            Check::AssertEq(_, a, b, _) => {
+                let (a, b) = (self.operand(frame, a)?, self.operand(frame, b)?);
+                match (a, b) {
+                    (Value::F64(x), Value::F64(y)) => x == y,
+                    (Value::F32(x), Value::F32(y)) => x == y,
+                    (x, y) => x == y,
+                }
+            }
+        })
+    }
+}
+
+fn fits_float(f: f64, lo: i128, hi: i128) -> bool {
+    if f.is_nan() {
+        return false;
+    }
+    let t = f.trunc();
+    t >= lo as f64 && t < (hi as f64) + 1.0
+}
+
+/// Wraps an exact integer to its type.
+fn wrap(v: i128, ty: IntTy) -> i128 {
+    let bits = ty.bits();
+    let mask = (1i128 << bits) - 1;
+    let low = v & mask;
+    if ty.signed() && low >= 1i128 << (bits - 1) { low - (1i128 << bits) } else { low }
+}
+
+fn binary(op: BinOp, a: Value, b: Value) -> E<Value> {
+    Ok(match (a, b) {
+        (Value::Int(x, t), Value::Int(y, _)) => match op {
+            BinOp::Add => Value::Int(wrap(x + y, t), t),
+            BinOp::Sub => Value::Int(wrap(x - y, t), t),
+            BinOp::Mul => Value::Int(wrap(x.wrapping_mul(y), t), t),
+            BinOp::Div => Value::Int(wrap(x / y, t), t),
+            BinOp::Rem => Value::Int(wrap(x % y, t), t),
+            BinOp::And => Value::Int(wrap(x & y, t), t),
+            BinOp::Or => Value::Int(wrap(x | y, t), t),
+            BinOp::Xor => Value::Int(wrap(x ^ y, t), t),
+            BinOp::Shl => Value::Int(wrap(x << (y as u32), t), t),
+            BinOp::Shr => {
+                let unsigned = if x < 0 { x + (1i128 << t.bits()) } else { x };
+                Value::Int(wrap(if t.signed() { x >> (y as u32) } else { unsigned >> (y as u32) }, t), t)
+            }
+            BinOp::Eq => Value::Bool(x == y),
+            BinOp::Ne => Value::Bool(x != y),
+            BinOp::Lt => Value::Bool(x < y),
+            BinOp::Le => Value::Bool(x <= y),
+            BinOp::Gt => Value::Bool(x > y),
+            BinOp::Ge => Value::Bool(x >= y),
+            BinOp::Min => Value::Int(x.min(y), t),
+            BinOp::Max => Value::Int(x.max(y), t),
+        },
+        (Value::F64(x), Value::F64(y)) => float_binary(op, x, y, Value::F64)?,
+        (Value::F32(x), Value::F32(y)) => float_binary(op, f64::from(x), f64::from(y), |v| Value::F32(v as f32))?,
+        (Value::Bool(x), Value::Bool(y)) => match op {
+            BinOp::Eq => Value::Bool(x == y),
+            BinOp::Ne => Value::Bool(x != y),
+            BinOp::And => Value::Bool(x & y),
+            BinOp::Or => Value::Bool(x | y),
+            BinOp::Xor => Value::Bool(x ^ y),
+            other => return unsupported(format!("{other:?} on bools")),
+        },
+        (Value::Tag(x), Value::Tag(y)) => match op {
+            BinOp::Eq => Value::Bool(x == y),
+            BinOp::Ne => Value::Bool(x != y),
+            other => return unsupported(format!("{other:?} on tags")),
+        },
+        (a, b) => return unsupported(format!("{op:?} on {a:?} and {b:?}")),
+    })
+}
+
+/// A float operation; an `f32` one is computed in `f64` and rounded once, which is exact for
+/// `+ - * /` (the `f64` result of two `f32` operands rounds correctly to `f32`).
+fn float_binary(op: BinOp, x: f64, y: f64, make: impl Fn(f64) -> Value) -> E<Value> {
+    Ok(match op {
+        BinOp::Add => make(x + y),
+        BinOp::Sub => make(x - y),
+        BinOp::Mul => make(x * y),
+        BinOp::Div => make(x / y),
+        BinOp::Rem => make(x % y),
+        BinOp::Eq => Value::Bool(x == y),
+        BinOp::Ne => Value::Bool(x != y),
+        BinOp::Lt => Value::Bool(x < y),
+        BinOp::Le => Value::Bool(x <= y),
+        BinOp::Gt => Value::Bool(x > y),
+        BinOp::Ge => Value::Bool(x >= y),
+        other => return unsupported(format!("{other:?} on floats")),
+    })
+}
+
+fn unary(op: UnOp, a: Value) -> E<Value> {
+    Ok(match (op, a) {
+        (UnOp::Neg, Value::Int(x, t)) => Value::Int(wrap(-x, t), t),
+        (UnOp::Neg, Value::F64(x)) => Value::F64(-x),
+        (UnOp::Neg, Value::F32(x)) => Value::F32(-x),
+        (UnOp::Not, Value::Bool(b)) => Value::Bool(!b),
+        (UnOp::BitNot, Value::Int(x, t)) => Value::Int(wrap(!x, t), t),
+        (UnOp::Abs, Value::Int(x, t)) => Value::Int(wrap(x.abs(), t), t),
+        (UnOp::Abs, Value::F64(x)) => Value::F64(x.abs()),
+        (UnOp::Abs, Value::F32(x)) => Value::F32(x.abs()),
+        (UnOp::Sqrt, Value::F64(x)) => Value::F64(x.sqrt()),
+        (UnOp::Sqrt, Value::F32(x)) => Value::F32(x.sqrt()),
+        (UnOp::Floor, Value::F64(x)) => Value::F64(x.floor()),
+        (UnOp::Floor, Value::F32(x)) => Value::F32(x.floor()),
+        (UnOp::Ceil, Value::F64(x)) => Value::F64(x.ceil()),
+        (UnOp::Ceil, Value::F32(x)) => Value::F32(x.ceil()),
+        (UnOp::Trunc, Value::F64(x)) => Value::F64(x.trunc()),
+        (UnOp::Trunc, Value::F32(x)) => Value::F32(x.trunc()),
+        (UnOp::ToBits, Value::F64(x)) => Value::Int(i128::from(x.to_bits()), IntTy::U64),
+        (UnOp::ToBits, Value::F32(x)) => Value::Int(i128::from(x.to_bits()), IntTy::U32),
+        (op, a) => return unsupported(format!("{op:?} on {a:?}")),
+    })
+}
+
+fn cast(to: &MTy, a: Value) -> E<Value> {
+    Ok(match (to, a) {
+        (MTy::Int(t), Value::Int(x, _)) => Value::Int(wrap(x, *t), *t),
+        (MTy::Int(t), Value::F64(x)) => Value::Int(x.trunc() as i128, *t),
+        (MTy::Int(t), Value::F32(x)) => Value::Int(x.trunc() as i128, *t),
+        (MTy::Float(FloatTy::F64), Value::Int(x, _)) => Value::F64(x as f64),
+        (MTy::Float(FloatTy::F32), Value::Int(x, _)) => Value::F32(x as f32),
+        (MTy::Float(FloatTy::F64), Value::F32(x)) => Value::F64(f64::from(x)),
+        (MTy::Float(FloatTy::F32), Value::F64(x)) => Value::F32(x as f32),
+        (_, v) => v,
+    })
+}
+
+/// The zero value of a type (what `zeroed` storage and a fresh local hold).
+fn zero(ty: &MTy) -> Value {
+    match ty {
+        MTy::Void => Value::Void,
+        MTy::Bool => Value::Bool(false),
+        MTy::Int(i) => Value::Int(0, *i),
+        MTy::Float(FloatTy::F32) => Value::F32(0.0),
+        MTy::Float(FloatTy::F64) => Value::F64(0.0),
+        MTy::Record { fields, .. } => Value::Record(fields.iter().map(zero).collect()),
+        MTy::Enum { .. } => Value::Tag(0),
+        MTy::Sum { .. } => Value::Sum(0, None),
+        MTy::View(_) => Value::View { cell: 0, path: Vec::new(), start: 0, len: 0 },
+        MTy::Ptr(_) => Value::Ptr { cell: 0, path: Vec::new() },
+        MTy::Array(elem, n) => Value::Array((0..*n).map(|_| zero(elem)).collect()),
+    }
+}
+
+fn place_ty(function: &Function, place: &Place) -> MTy {
+    let mut ty = function.local(place.local).ty.clone();
+    for proj in &place.proj {
+        ty = match (proj, ty) {
+            (Proj::Field(i), MTy::Record { fields, .. }) => fields[*i as usize].clone(),
+            (Proj::Index(_), MTy::View(e) | MTy::Array(e, _)) => (*e).clone(),
+            (Proj::Deref, MTy::Ptr(e)) => (*e).clone(),
+            (Proj::Payload(v), MTy::Sum { variants, .. }) => variants[*v as usize].clone().unwrap_or(MTy::Void),
+            (_, other) => other,
+        };
+    }
+    ty
+}
+
+/// A float as `print` writes it (language §13.1): the fewest digits that read back to the same
+/// value of its type, in ECMAScript's layout; `0`, `-0`, `inf`, `-inf`, `nan`, `-nan`.
+pub fn format_float(value: f64, single: bool) -> String {
+    if value.is_nan() {
+        return if value.is_sign_negative() { "-nan".into() } else { "nan".into() };
+    }
+    if value.is_infinite() {
+        return if value < 0.0 { "-inf".into() } else { "inf".into() };
+    }
+    if value == 0.0 {
+        return if value.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    // Rust's `{:e}` writes the shortest round-trip digits of the value's own type.
+    let text = if single { format!("{:e}", value as f32) } else { format!("{value:e}") };
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    let negative = mantissa.starts_with('-');
+    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
+    let digits = digits.trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    let k = digits.len() as i32;
+    let n = exponent.parse::<i32>().unwrap_or(0) + 1;
+    let mut out = String::new();
+    if negative {
+        out.push('-');
+    }
+    if k <= n && n <= 21 {
+        out.push_str(digits);
+        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+    } else if 0 < n && n <= 21 {
+        out.push_str(&digits[..n as usize]);
+        out.push('.');
+        out.push_str(&digits[n as usize..]);
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-n) as usize));
+        out.push_str(digits);
+    } else {
+        out.push_str(&digits[..1]);
+        if k > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if n > 0 { '+' } else { '-' });
+        out.push_str(&(n - 1).abs().to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_float;
+
+    #[test]
+    fn floats_print_as_the_spec_lays_them_out() {
+        let cases: [(f64, &str); 12] = [
+            (100000.0, "100000"),
+            (1.5, "1.5"),
+            (0.000001, "0.000001"),
+            (1e-7, "1e-7"),
+            (1e20, "100000000000000000000"),
+            (1e21, "1e+21"),
+            (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (-0.0, "-0"),
+            (0.1, "0.1"),
+            (f64::INFINITY, "inf"),
+            (-2.5, "-2.5"),
+        ];
+        for (value, text) in cases {
+            assert_eq!(format_float(value, false), text);
+        }
+        assert_eq!(format_float(f64::from(0.1f32), true), "0.1");
+        assert_eq!(format_float(f64::from(3.4028235e38f32), true), "3.4028235e+38");
+    }
+}

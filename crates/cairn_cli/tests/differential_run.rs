@@ -1,0 +1,224 @@
+//! Compiled code against the reference evaluator of MIR: random arithmetic programs (every
+//! integer type, conversions, wrapping and checked operators, shifts, division, loops, calls,
+//! printing) are built and run by `cairn run`, and evaluated by `cairn_mir::eval`; their
+//! standard output must be identical, and they must end the same way — the same exit status, or
+//! a trap of the same guard kind (status 134, the guard named on standard error). Literals lean
+//! to the ends of each type's range, so many programs trap somewhere.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use cairn_hir::{SourceText, Workspace};
+use cairn_mir::eval::{Ending, run};
+use cairn_testgen::Rng;
+
+const INTS: [(&str, bool, u32); 9] = [
+    ("u8", false, 8),
+    ("u16", false, 16),
+    ("u32", false, 32),
+    ("u64", false, 64),
+    ("usize", false, 64),
+    ("i8", true, 8),
+    ("i16", true, 16),
+    ("i32", true, 32),
+    ("i64", true, 64),
+];
+
+struct Gen {
+    rng: Rng,
+    out: String,
+    /// Functions written so far: name, parameter types, result type.
+    functions: Vec<(String, Vec<usize>, usize)>,
+}
+
+impl Gen {
+    fn ty(&mut self) -> usize {
+        self.rng.below(INTS.len() as u64) as usize
+    }
+
+    /// A literal of type `t`, often at the ends of its range.
+    fn literal(&mut self, t: usize) -> String {
+        let (_, signed, bits) = INTS[t];
+        let max: u128 = if signed { (1u128 << (bits - 1)) - 1 } else { (1u128 << bits) - 1 };
+        let pick = self.rng.below(24);
+        if signed && pick == 10 {
+            // The minimum, which only a negative literal reaches.
+            return format!("(-{})", max + 1);
+        }
+        let magnitude: u128 = match pick {
+            0 => 0,
+            1 => 1,
+            2 => max,
+            3 => max - 1,
+            4 => max / 2,
+            5 | 11..=16 => u128::from(self.rng.below(16)),
+            _ => u128::from(self.rng.next_u64()) % (max.min(100_000) + 1),
+        };
+        if signed && self.rng.chance(1, 3) && magnitude > 0 {
+            format!("(-{magnitude})")
+        } else {
+            format!("{magnitude}")
+        }
+    }
+
+    /// An expression of type `t` over the names in `scope` (name, type).
+    fn expr(&mut self, t: usize, scope: &[(String, usize)], depth: u32) -> String {
+        let (name, signed, _) = INTS[t];
+        let same: Vec<&(String, usize)> = scope.iter().filter(|(_, ty)| *ty == t).collect();
+        if depth == 0 || self.rng.chance(1, 4) {
+            if !same.is_empty() && self.rng.chance(2, 3) {
+                return same[self.rng.below(same.len() as u64) as usize].0.clone();
+            }
+            return format!("{name}({})", self.literal(t));
+        }
+        let a = self.expr(t, scope, depth - 1);
+        let b = self.expr(t, scope, depth - 1);
+        // Bitwise operators and the wrapping builtins take unsigned operands only.
+        let choice = if signed { *self.rng.pick(&[0, 1, 2, 3, 4, 8, 9, 10, 11]) } else { self.rng.below(14) };
+        match choice {
+            0 => format!("({a} + {b})"),
+            1 => format!("({a} - {b})"),
+            2 => format!("({a} * {b})"),
+            3 => format!("({a} / {b})"),
+            4 => format!("({a} % {b})"),
+            5 => format!("({a} & {b})"),
+            6 => format!("({a} | {b})"),
+            7 => format!("({a} ^ {b})"),
+            8 => format!("min({a}, {b})"),
+            9 => format!("max({a}, {b})"),
+            10 => {
+                // A conversion from another type.
+                let from = self.ty();
+                let inner = self.expr(from, scope, depth - 1);
+                format!("{name}({inner})")
+            }
+            11 if signed => format!("(-{a})"),
+            11 => format!("add_wrap({a}, {b})"),
+            12 => format!("mul_wrap({a}, {b})"),
+            _ => {
+                let k = self.rng.below(70);
+                if self.rng.chance(1, 2) { format!("shl_wrap({a}, {k})") } else { format!("shr({a}, {k})") }
+            }
+        }
+    }
+
+    fn function(&mut self, index: usize) {
+        let params: Vec<usize> = (0..1 + self.rng.below(3)).map(|_| self.ty()).collect();
+        let ret = self.ty();
+        let name = format!("f{index}");
+        let mut scope: Vec<(String, usize)> = params.iter().enumerate().map(|(i, t)| (format!("p{i}"), *t)).collect();
+        let list: Vec<String> = scope.iter().map(|(n, t)| format!("{n}:{}", INTS[*t].0)).collect();
+        self.out.push_str(&format!("fn {name}({}) -> {} {{\n", list.join(", "), INTS[ret].0));
+        for j in 0..1 + self.rng.below(3) {
+            let t = self.ty();
+            let value = self.expr(t, &scope, 2);
+            self.out.push_str(&format!("  let v{j}:{} = {value};\n", INTS[t].0));
+            scope.push((format!("v{j}"), t));
+        }
+        if self.rng.chance(1, 2) {
+            let t = scope[self.rng.below(scope.len() as u64) as usize].1;
+            let a = self.expr(t, &scope, 1);
+            let b = self.expr(t, &scope, 1);
+            let op = *self.rng.pick(&["<", "<=", ">", ">=", "==", "!="]);
+            self.out.push_str(&format!("  if {a} {op} {b} {{\n    println(\"{name} branch \", {a});\n  }}\n"));
+        }
+        if self.rng.chance(1, 3) {
+            // A bounded loop accumulating with wrapping arithmetic.
+            self.out.push_str("  let mut acc:u64 = 0;\n  let mut k:u64 = 0;\n");
+            self.out.push_str(&format!("  while k < {} {{\n", 1 + self.rng.below(20)));
+            self.out.push_str("    acc = add_wrap(mul_wrap(acc, 31), k);\n    k += 1;\n  }\n");
+            self.out.push_str("  println(\"loop \", acc);\n");
+        }
+        if let Some((callee, callee_params, callee_ret)) = (!self.functions.is_empty())
+            .then(|| self.functions[self.rng.below(self.functions.len() as u64) as usize].clone())
+        {
+            let args: Vec<String> = callee_params.iter().map(|t| self.expr(*t, &scope, 1)).collect();
+            self.out.push_str(&format!("  let c:{} = {callee}({});\n", INTS[callee_ret].0, args.join(", ")));
+            scope.push(("c".into(), callee_ret));
+        }
+        let result = self.expr(ret, &scope, 2);
+        self.out.push_str(&format!("  println(\"{name} \", {result});\n"));
+        self.out.push_str(&format!("  return {result};\n}}\n\n"));
+        self.functions.push((name, params, ret));
+    }
+
+    fn main(&mut self) {
+        self.out.push_str("fn main() -> i32 {\n");
+        for (name, params, ret) in self.functions.clone() {
+            let args: Vec<String> = params.iter().map(|t| format!("{}({})", INTS[*t].0, self.literal(*t))).collect();
+            self.out.push_str(&format!("  let r_{name}:{} = {name}({});\n", INTS[ret].0, args.join(", ")));
+            self.out.push_str(&format!("  println(\"{name} -> \", r_{name});\n"));
+        }
+        self.out.push_str(&format!("  return {};\n}}\n", self.rng.below(300)));
+    }
+}
+
+fn program(seed: u64) -> String {
+    let mut generator = Gen { rng: Rng::new(seed), out: String::new(), functions: Vec::new() };
+    for index in 0..1 + generator.rng.below(4) as usize {
+        generator.function(index);
+    }
+    generator.main();
+    generator.out
+}
+
+#[test]
+fn compiled_programs_behave_as_the_evaluator_says() {
+    let scratch = std::env::temp_dir().join(format!("cairn-differential-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).expect("scratch");
+    let mut compared = 0;
+    let mut trapped = 0;
+    let mut refused = 0;
+    let mut failures = Vec::new();
+    for seed in 0..300u64 {
+        let text = program(seed);
+        let mut workspace = Workspace::new(vec![SourceText { name: "p.cairn".into(), text: text.clone() }]);
+        if let Some(refusal) = workspace.check().refusal {
+            if std::env::var_os("CAIRN_DIFF_DEBUG").is_some() {
+                eprintln!("seed {seed}: {} {} line {}", refusal.first.code, refusal.first.message, refusal.first.line);
+            }
+            refused += 1;
+            continue;
+        }
+        let lowered = cairn_mir::program_mir(workspace.db());
+        assert!(lowered.errors.is_empty(), "seed {seed}: {:?}", lowered.errors);
+        let expected = run(&lowered.functions, "cairn.main", 1_000_000);
+        let file: PathBuf = scratch.join(format!("p{seed}.cairn"));
+        std::fs::write(&file, &text).expect("write");
+        let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .arg("run")
+            .arg(&file)
+            .args(["--format", "json", "--out"])
+            .arg(scratch.join("build"))
+            .output()
+            .expect("run cairn");
+        let record: serde_json::Value = serde_json::from_slice(&output.stdout).expect("a JSON record");
+        let stdout = record["stdout"].as_str().unwrap_or_default();
+        let stderr = record["stderr"].as_str().unwrap_or_default();
+        let code = record["exit_code"].as_i64().unwrap_or(-1);
+        let same_output = stdout.as_bytes() == expected.stdout.as_slice();
+        let same_ending = match &expected.ending {
+            Ending::Exit(status) => code == i64::from(*status as u8),
+            Ending::Trap(kind) => {
+                trapped += 1;
+                code == 134 && stderr.starts_with(&format!("{} guard failed", kind.name()))
+            }
+            other => panic!("seed {seed}: the evaluator could not run the program: {other:?}"),
+        };
+        compared += 1;
+        if !(same_output && same_ending) {
+            failures.push(format!(
+                "seed {seed}: evaluator {:?} {:?}, compiled exit {code} stdout {stdout:?} stderr {stderr:?}\n{text}",
+                expected.ending,
+                String::from_utf8_lossy(&expected.stdout)
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    eprintln!("{compared} programs compared, {trapped} of them trapped, {refused} refused by the checker");
+    assert!(failures.is_empty(), "{} of {compared} programs differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(compared >= 100, "only {compared} programs were accepted ({refused} refused): the generator is off");
+    assert!(trapped >= 20, "only {trapped} programs trapped: the traps are not being exercised");
+    assert!(compared - trapped >= 20, "only {} programs ran to the end", compared - trapped);
+}
