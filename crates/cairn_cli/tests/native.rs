@@ -1,0 +1,155 @@
+//! `cairn build`, `run`, `test` and `emit` end to end (tools.md §3.2–§3.4, §3.18): the records,
+//! the receipt, exit statuses, traps, and test processes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("cairn-native-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch");
+        Scratch(dir)
+    }
+
+    fn write(&self, name: &str, text: &str) -> String {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).expect("write");
+        path.to_string_lossy().to_string()
+    }
+
+    fn out(&self) -> String {
+        self.0.join("build").to_string_lossy().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn cairn(args: &[&str]) -> (i32, Value, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_cairn")).args(args).env("NO_COLOR", "1").output().expect("run cairn");
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    let record = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (output.status.code().unwrap_or(-1), record, stdout)
+}
+
+fn repo(path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path).to_string_lossy().to_string()
+}
+
+#[test]
+fn a_build_writes_an_artifact_and_a_receipt() {
+    let scratch = Scratch::new("build");
+    let (status, record, _) =
+        cairn(&["build", &repo("examples/hello.cairn"), "--format", "json", "--out", &scratch.out()]);
+    assert_eq!(status, 0, "{record}");
+    assert_eq!(record["schema"], "cairn.build/1");
+    assert_eq!(record["status"], "native-built");
+    assert_eq!(record["kind"], "exe");
+    let artifact = record["artifact"].as_str().expect("an artifact");
+    let ran = Command::new(artifact).output().expect("run the artifact");
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "hello from cairn\nthe first 12 odd numbers add up to 144\n");
+    let receipt: Value =
+        serde_json::from_str(&std::fs::read_to_string(record["receipt"].as_str().expect("a receipt")).expect("read"))
+            .expect("json");
+    let odd_sum = &receipt["frontend"]["functions"]["odd_sum"];
+    assert_eq!(odd_sum["effects"], serde_json::json!(["trap"]));
+    assert_eq!(odd_sum["syntactic_check_sites"]["overflow"], 3, "{odd_sum}");
+    assert!(receipt["artifact_sha256"].as_str().is_some_and(|s| s.len() == 64));
+    // Every build gets a fresh directory.
+    let (_, again, _) = cairn(&["build", &repo("examples/hello.cairn"), "--format", "json", "--out", &scratch.out()]);
+    assert_ne!(again["directory"], record["directory"]);
+}
+
+#[test]
+fn run_reports_output_and_exit_status() {
+    let scratch = Scratch::new("run");
+    let file =
+        scratch.write("p.cairn", "fn main() -> i32 {\n  println(\"out\");\n  eprintln(\"err\");\n  return 300;\n}\n");
+    let (status, record, _) = cairn(&["run", &file, "--format", "json", "--out", &scratch.out()]);
+    assert_eq!(status, 1, "a non-zero exit makes `cairn run` exit 1");
+    assert_eq!(record["status"], "program-exited");
+    assert_eq!(record["exit_code"], 44, "300 as an 8-bit exit status");
+    assert_eq!(record["stdout"], "out\n");
+    assert_eq!(record["stderr"], "err\n");
+    assert_eq!(record["memory_limit_mib"], 1024);
+}
+
+#[test]
+fn a_trap_stops_the_program_at_the_guard_with_status_134() {
+    let scratch = Scratch::new("trap");
+    let file = scratch.write(
+        "t.cairn",
+        "fn at(n:usize, xs:ro<u32>[n], i:usize) -> u32 {\n  return xs[i];\n}\n\nfn main() -> i32 {\n  stack a:u32[4] = zeroed;\n  println(\"before\");\n  let v = at(a, 9);\n  println(\"after \", v);\n  return 0;\n}\n",
+    );
+    let (status, record, _) = cairn(&["run", &file, "--format", "json", "--out", &scratch.out()]);
+    assert_eq!(status, 1);
+    assert_eq!(record["exit_code"], 134);
+    assert_eq!(record["stdout"], "before\n", "nothing is printed after the trap");
+    assert_eq!(record["stderr"], "bounds guard failed at t.cairn:2:10\n");
+}
+
+#[test]
+fn a_refused_program_is_not_built() {
+    let scratch = Scratch::new("refused");
+    let file = scratch.write("p.cairn", "fn main() -> i32 {\n  let x:u8 = 300;\n  return 0;\n}\n");
+    let (status, record, _) = cairn(&["run", &file, "--format", "json", "--out", &scratch.out()]);
+    assert_eq!(status, 1);
+    assert_eq!(record["code"], "E-LITERAL-RANGE");
+    let no_main = scratch.write("lib.cairn", "fn f() -> u32 {\n  return 1;\n}\n");
+    let (status, record, _) = cairn(&["build", &no_main, "--format", "json", "--out", &scratch.out()]);
+    assert_eq!(status, 2);
+    assert_eq!(record["code"], "E-PROJECT-OR-ENVIRONMENT");
+    let (status, _, _) = cairn(&["run", &file, "--format", "json", "--memory-mib", "10"]);
+    assert_eq!(status, 2, "a memory limit out of range is an environment error");
+}
+
+#[test]
+fn tests_run_in_their_own_processes() {
+    let scratch = Scratch::new("test");
+    let file = scratch.write(
+        "t.cairn",
+        "fn add(a:u8, b:u8) -> u8 {\n  return a + b;\n}\n\ntest adds {\n  assert_eq(add(1, 2), 3);\n}\n\ntest wrong {\n  assert_eq(add(1, 2), 4, \"sum\");\n}\n\ntest overflows {\n  let x = add(200, 100);\n}\n",
+    );
+    let (status, record, _) = cairn(&["test", &file, "--format", "json"]);
+    assert_eq!(status, 1);
+    assert_eq!(record["status"], "tests-not-passed");
+    let blocks = &record["blocks"];
+    assert_eq!(blocks["status"], "test-blocks-failed");
+    assert_eq!((blocks["passed"].as_u64(), blocks["failed"].as_u64()), (Some(1), Some(2)));
+    let tests = blocks["tests"].as_array().expect("tests");
+    let names: Vec<&str> = tests.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["adds", "wrong", "overflows"]);
+    assert_eq!(tests[1]["reason"], "assertion failed at t.cairn:10: sum: left 3, right 4");
+    assert_eq!(tests[2]["exit_code"], 134);
+    assert_eq!(tests[2]["stderr"], "overflow guard failed at t.cairn:2:10\n");
+    let (status, record, _) = cairn(&["test", &file, "--format", "json", "--test", "adds"]);
+    assert_eq!(status, 0, "{record}");
+    assert_eq!(record["blocks"]["tests"].as_array().map(Vec::len), Some(1));
+    let none = scratch.write("none.cairn", "fn main() -> i32 {\n  return 0;\n}\n");
+    let (status, _, _) = cairn(&["test", &none, "--format", "json"]);
+    assert_eq!(status, 2, "no test at all is an environment error");
+}
+
+#[test]
+fn emit_prints_mir_and_llvm_ir() {
+    let (status, _, mir) = cairn(&["emit", &repo("examples/hello.cairn"), "--mir"]);
+    assert_eq!(status, 0);
+    assert!(mir.contains("fn odd_sum \"cairn.odd_sum\""), "{mir}");
+    assert!(mir.contains("guard overflow"), "{mir}");
+    let (status, _, ir) = cairn(&["emit", &repo("examples/hello.cairn")]);
+    assert_eq!(status, 0);
+    assert!(ir.contains("@main("), "{ir}");
+    // Optimized, the whole computation folds away; before the pipeline the guards are there.
+    let (status, _, raw) = cairn(&["emit", &repo("examples/hello.cairn"), "--unoptimized"]);
+    assert_eq!(status, 0);
+    assert!(raw.contains("with.overflow"), "the overflow guards use the checked intrinsics: {raw}");
+    assert!(raw.contains("call void @cairn_rt_trap"), "{raw}");
+}
