@@ -13,9 +13,8 @@ use std::time::Instant;
 
 use cairn_codegen::{Compiled, Entry, Options, Site};
 use cairn_diagnostics::record::refusal_record;
-use cairn_hir::diag::Anchor;
 use cairn_hir::{Item, ItemKind, Workspace};
-use cairn_mir::{ExprId, FnKind, Function};
+use cairn_mir::{Anchor, FnKind, Function};
 use serde_json::{Map, Value, json};
 
 use crate::check::load_workspace;
@@ -35,6 +34,8 @@ pub enum Purpose {
 pub struct BuildFlags {
     pub keep_guards: bool,
     pub out: Option<PathBuf>,
+    /// Debug line information pointing at the `.cairn` source.
+    pub debug: bool,
 }
 
 /// A successful build.
@@ -65,7 +66,7 @@ pub fn build(path: &Path, purpose: Purpose, flags: &BuildFlags, out: Output) -> 
         out.refusal(&refusal_record(&refusal), &lines);
         return Err(Stopped(1));
     }
-    let compiled = compile(&workspace, purpose, flags.keep_guards).map_err(|message| {
+    let compiled = compile(&workspace, purpose, flags).map_err(|message| {
         out.environment(&message);
         Stopped(2)
     })?;
@@ -84,10 +85,14 @@ pub fn build(path: &Path, purpose: Purpose, flags: &BuildFlags, out: Output) -> 
     record.insert("formal_status".into(), json!("not-verified"));
     record.insert("kind".into(), json!("exe"));
     record.insert("target".into(), json!("hosted"));
-    record.insert(
-        "command".into(),
-        json!(format!("cairn-rs llvm-19 x86-64 -O2 + cc{}", if flags.keep_guards { " --keep-guards" } else { "" })),
-    );
+    let mut command = "cairn-rs llvm-19 x86-64 -O2 + cc".to_string();
+    if flags.keep_guards {
+        command.push_str(" --keep-guards");
+    }
+    if flags.debug {
+        command.push_str(" --debug");
+    }
+    record.insert("command".into(), json!(command));
     record.insert("artifact".into(), json!(artifact.display().to_string()));
     record.insert("directory".into(), json!(directory.display().to_string()));
     let receipt_path = directory.join("receipt.json");
@@ -140,7 +145,7 @@ pub struct CompiledProgram {
 }
 
 /// MIR and LLVM for an accepted program.
-pub fn compile(workspace: &Workspace, purpose: Purpose, keep_guards: bool) -> Result<CompiledProgram, String> {
+pub fn compile(workspace: &Workspace, purpose: Purpose, flags: &BuildFlags) -> Result<CompiledProgram, String> {
     let db = workspace.db();
     let mir = cairn_mir::program_mir(db);
     if let Some((name, error)) = mir.errors.first() {
@@ -189,9 +194,14 @@ pub fn compile(workspace: &Workspace, purpose: Purpose, keep_guards: bool) -> Re
             (functions, Entry::Tests(symbols), tests)
         }
     };
-    let site = |function: &Function, at: Option<ExprId>| -> Site { site_of(workspace, &items, function, at) };
-    let compiled = cairn_codegen::compile(&functions, &entry, &site, Options { keep_guards, optimize: true })
-        .map_err(|message| format!("internal error (E-INTERNAL): the code generator failed: {message}"))?;
+    let site = |function: &Function, at: Option<Anchor>| -> Site { site_of(workspace, &items, function, at) };
+    let compiled = cairn_codegen::compile(
+        &functions,
+        &entry,
+        &site,
+        Options { keep_guards: flags.keep_guards, optimize: true, debug: flags.debug },
+    )
+    .map_err(|message| format!("internal error (E-INTERNAL): the code generator failed: {message}"))?;
     Ok(CompiledProgram { compiled, functions: mir.functions, tests })
 }
 
@@ -214,16 +224,13 @@ pub fn site_of(
     workspace: &Workspace,
     items: &HashMap<Arc<str>, (Item, bool)>,
     function: &Function,
-    at: Option<ExprId>,
+    at: Option<Anchor>,
 ) -> Site {
     let Some(&(item, library)) = items.get(&function.symbol) else { return Site { file: None, line: 0, column: 0 } };
     if library {
         return Site { file: None, line: 0, column: 0 };
     }
-    let anchor = match at {
-        Some(expr) => Anchor::Expr(expr),
-        None => Anchor::Item,
-    };
+    let anchor = at.unwrap_or(Anchor::Item);
     let range = workspace.anchor_range(item, anchor);
     match workspace.position(item, range) {
         Some((file, _, position)) => {

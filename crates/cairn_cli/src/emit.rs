@@ -6,13 +6,13 @@ use std::path::Path;
 
 use cairn_codegen::{Entry, Options, Site};
 use cairn_diagnostics::record::refusal_record;
-use cairn_mir::{ExprId, FnKind, Function};
+use cairn_mir::{Anchor, FnKind, Function};
 
 use crate::build::{items_by_symbol, site_of};
 use crate::check::load_workspace;
 use crate::output::Output;
 
-pub fn run(path: &Path, mir: bool, unoptimized: bool, keep_guards: bool, out: Output) -> u8 {
+pub fn run(path: &Path, mir: bool, unoptimized: bool, keep_guards: bool, debug: bool, out: Output) -> u8 {
     let program = match cairn_vfs::load(path) {
         Ok(program) => program,
         Err(error) => {
@@ -38,12 +38,12 @@ pub fn run(path: &Path, mir: bool, unoptimized: bool, keep_guards: bool, out: Ou
         return 0;
     }
     let items = items_by_symbol(&workspace);
-    let site = |function: &Function, at: Option<ExprId>| -> Site { site_of(&workspace, &items, function, at) };
+    let site = |function: &Function, at: Option<Anchor>| -> Site { site_of(&workspace, &items, function, at) };
     let entry = match functions.iter().find(|f| f.kind == FnKind::Main) {
         Some(main) => Entry::Main(main.symbol.clone()),
         None => Entry::None,
     };
-    match cairn_codegen::compile(&functions, &entry, &site, Options { keep_guards, optimize: !unoptimized }) {
+    match cairn_codegen::compile(&functions, &entry, &site, Options { keep_guards, optimize: !unoptimized, debug }) {
         Ok(compiled) => {
             out.text(&compiled.llvm_ir);
             0

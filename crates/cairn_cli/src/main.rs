@@ -53,6 +53,9 @@ enum Command {
         /// The parent of the build directory (default: <root>/build).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Debug line information that points at the .cairn source.
+        #[arg(long)]
+        debug: bool,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -71,6 +74,9 @@ enum Command {
         /// The program's address-space limit in MiB (64..65536).
         #[arg(long, default_value_t = 1024)]
         memory_mib: u64,
+        /// Debug line information that points at the .cairn source.
+        #[arg(long)]
+        debug: bool,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -116,6 +122,9 @@ enum Command {
         /// LLVM IR before the optimization pipeline.
         #[arg(long)]
         unoptimized: bool,
+        /// With debug line information.
+        #[arg(long)]
+        debug: bool,
         /// Emit every guard, including those proved unable to fail.
         #[arg(long)]
         keep_guards: bool,
@@ -171,12 +180,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let status = match cli.command {
         Command::Check { path, format } => check::run(&path, output::Output::choose(format)),
-        // With --list, nothing else may be asked (clap refuses the pair), so the list is printed.
-        Command::Build { path, keep_guards, out, format } => {
-            build::run(&path, &build::BuildFlags { keep_guards, out }, output::Output::choose(format))
+        Command::Build { path, keep_guards, out, debug, format } => {
+            build::run(&path, &build::BuildFlags { keep_guards, out, debug }, output::Output::choose(format))
         }
-        Command::Run { path, keep_guards, out, memory_mib, format, args } => {
-            run::run(&path, &build::BuildFlags { keep_guards, out }, memory_mib, &args, output::Output::choose(format))
+        Command::Run { path, keep_guards, out, memory_mib, debug, format, args } => {
+            let flags = build::BuildFlags { keep_guards, out, debug };
+            run::run(&path, &flags, memory_mib, &args, output::Output::choose(format))
         }
         Command::Test { path, filter, test, jobs, timeout, memory_mib, keep_guards, format } => {
             let flags = test::TestFlags {
@@ -185,12 +194,12 @@ fn main() -> ExitCode {
                 jobs,
                 timeout,
                 memory_mib,
-                build: build::BuildFlags { keep_guards, out: None },
+                build: build::BuildFlags { keep_guards, out: None, debug: false },
             };
             test::run(&path, &flags, output::Output::choose(format))
         }
-        Command::Emit { path, mir, unoptimized, keep_guards, format } => {
-            emit::run(&path, mir, unoptimized, keep_guards, output::Output::choose(format))
+        Command::Emit { path, mir, unoptimized, debug, keep_guards, format } => {
+            emit::run(&path, mir, unoptimized, keep_guards, debug, output::Output::choose(format))
         }
         Command::State { path, since, format } => state::run(&path, since.as_deref(), output::Output::choose(format)),
         Command::Doc { path, modules, std_library, format } => {

@@ -153,3 +153,20 @@ fn emit_prints_mir_and_llvm_ir() {
     assert!(raw.contains("with.overflow"), "the overflow guards use the checked intrinsics: {raw}");
     assert!(raw.contains("call void @cairn_rt_trap"), "{raw}");
 }
+
+#[test]
+fn a_debug_build_carries_line_information_for_the_source() {
+    let scratch = Scratch::new("debug");
+    let file = scratch.write(
+        "lines.cairn",
+        "fn f(x:u32) -> u32 {\n  let y = x * 3;\n  return y + 1;\n}\n\nfn main() -> i32 {\n  println(f(4));\n  return 0;\n}\n",
+    );
+    let (status, record, _) = cairn(&["build", &file, "--debug", "--format", "json", "--out", &scratch.out()]);
+    assert_eq!(status, 0, "{record}");
+    let bytes = std::fs::read(record["artifact"].as_str().expect("an artifact")).expect("read");
+    let named = bytes.windows(b"lines.cairn".len()).any(|w| w == b"lines.cairn");
+    assert!(named, "the debug line table names the .cairn file");
+    let (_, plain, _) = cairn(&["build", &file, "--format", "json", "--out", &scratch.out()]);
+    let bytes = std::fs::read(plain["artifact"].as_str().expect("an artifact")).expect("read");
+    assert!(!bytes.windows(b"lines.cairn".len()).any(|w| w == b"lines.cairn"), "without --debug no line table");
+}

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_mir::{
-    BinOp, BlockId, Check, Const, ExprId, FloatTy, Function, Guard, GuardKind, Inst, IntTy, MTy, Operand, Place,
+    Anchor, BinOp, BlockId, Check, Const, FloatTy, Function, Guard, GuardKind, Inst, IntTy, MTy, Operand, Place,
     PrintArg, Proj, Rvalue, Stream, Terminator, UnOp,
 };
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -46,11 +46,13 @@ pub struct Options {
     pub keep_guards: bool,
     /// Run the `-O2` pipeline (off for `cairn emit --llvm` of unoptimized IR).
     pub optimize: bool,
+    /// Emit DWARF line information that points at the `.cairn` source.
+    pub debug: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { keep_guards: false, optimize: true }
+        Options { keep_guards: false, optimize: true, debug: false }
     }
 }
 
@@ -65,8 +67,9 @@ pub enum Entry {
     None,
 }
 
-/// Where a guard sits, for its trap message: `FILE:LINE:COLUMN` (or `in NAME` without a map).
-pub type SiteText<'a> = &'a dyn Fn(&Function, Option<ExprId>) -> Site;
+/// Where something of a function sits in the source: a guard (for its trap message), a statement
+/// (for debug line information), or the function itself (`None`).
+pub type SiteText<'a> = &'a dyn Fn(&Function, Option<Anchor>) -> Site;
 
 /// A guard's place in the source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,6 +109,9 @@ pub fn compile(
     module.set_triple(&triple);
     module.set_data_layout(&machine.get_target_data().get_data_layout());
     let mut cg = Gen::new(&context, module, site, options);
+    if options.debug {
+        cg.start_debug_info();
+    }
     for function in functions {
         cg.declare(function);
     }
@@ -113,6 +119,9 @@ pub fn compile(
         cg.define(function).map_err(|e| format!("{}: {e}", function.name))?;
     }
     cg.entry(entry).map_err(|e| format!("entry: {e}"))?;
+    if let Some(debug) = &cg.debug {
+        debug.builder.finalize();
+    }
     cg.module.verify().map_err(|e| format!("LLVM rejected the generated module: {}", e.to_string()))?;
     if options.optimize {
         cg.module
@@ -140,6 +149,14 @@ struct Gen<'ctx, 'a> {
     strings: HashMap<Vec<u8>, PointerValue<'ctx>>,
     guards_emitted: usize,
     guards_elided: usize,
+    debug: Option<Debug<'ctx>>,
+}
+
+/// The debug-information builder and the files it has described.
+struct Debug<'ctx> {
+    builder: inkwell::debug_info::DebugInfoBuilder<'ctx>,
+    unit: inkwell::debug_info::DICompileUnit<'ctx>,
+    files: HashMap<String, inkwell::debug_info::DIFile<'ctx>>,
 }
 
 /// The state of one function being defined.
@@ -150,6 +167,8 @@ struct FnState<'ctx, 'f> {
     blocks: Vec<BasicBlock<'ctx>>,
     /// The result of the last overflow guard: reused by the operation right after it.
     overflow: Option<(BinOp, Operand, Operand, IntValue<'ctx>)>,
+    /// The function's debug scope, when debug information is emitted.
+    scope: Option<inkwell::debug_info::DIScope<'ctx>>,
 }
 
 impl<'ctx, 'a> Gen<'ctx, 'a> {
@@ -165,9 +184,121 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
             strings: HashMap::new(),
             guards_emitted: 0,
             guards_elided: 0,
+            debug: None,
         };
         cg.declare_runtime();
         cg
+    }
+
+    // ----- debug information ---------------------------------------------------------------
+
+    fn start_debug_info(&mut self) {
+        use inkwell::debug_info::{DWARFEmissionKind, DWARFSourceLanguage};
+        let (builder, unit) = self.module.create_debug_info_builder(
+            true,
+            DWARFSourceLanguage::C,
+            "program.cairn",
+            ".",
+            "cairn-rs",
+            self.options.optimize,
+            "",
+            0,
+            "",
+            DWARFEmissionKind::LineTablesOnly,
+            0,
+            false,
+            false,
+            "",
+            "",
+        );
+        let i32t = self.ctx.i32_type();
+        self.module.add_basic_value_flag(
+            "Debug Info Version",
+            inkwell::module::FlagBehavior::Warning,
+            i32t.const_int(3, false),
+        );
+        self.module.add_basic_value_flag(
+            "Dwarf Version",
+            inkwell::module::FlagBehavior::Warning,
+            i32t.const_int(4, false),
+        );
+        self.debug = Some(Debug { builder, unit, files: HashMap::new() });
+    }
+
+    /// The debug file of a source file name.
+    fn debug_file(&mut self, name: &str) -> Option<inkwell::debug_info::DIFile<'ctx>> {
+        let debug = self.debug.as_mut()?;
+        if let Some(file) = debug.files.get(name) {
+            return Some(*file);
+        }
+        let path = std::path::Path::new(name);
+        let file_name = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_else(|| name.to_string());
+        let directory = path.parent().map(|d| d.to_string_lossy().to_string()).unwrap_or_default();
+        let file = debug.builder.create_file(&file_name, if directory.is_empty() { "." } else { &directory });
+        debug.files.insert(name.to_string(), file);
+        Some(file)
+    }
+
+    /// Describes a function for the debugger; returns its scope.
+    fn debug_function(
+        &mut self,
+        mir: &Function,
+        function: FunctionValue<'ctx>,
+    ) -> Option<inkwell::debug_info::DIScope<'ctx>> {
+        use inkwell::debug_info::{AsDIScope, DIFlags, DIFlagsConstants};
+        let site = (self.site)(mir, None);
+        let file = self.debug_file(site.file.as_deref().unwrap_or("library.cairn"))?;
+        let debug = self.debug.as_ref()?;
+        let ty = debug.builder.create_subroutine_type(file, None, &[], DIFlags::PUBLIC);
+        let program = debug.builder.create_function(
+            debug.unit.as_debug_info_scope(),
+            &mir.name,
+            Some(&mir.symbol),
+            file,
+            site.line,
+            ty,
+            true,
+            true,
+            site.line,
+            DIFlags::PUBLIC,
+            self.options.optimize,
+        );
+        function.set_subprogram(program);
+        Some(program.as_debug_info_scope())
+    }
+
+    /// Describes the C entry (`main`) for the debugger, so code inlined into it keeps its lines.
+    fn debug_entry(&mut self, function: FunctionValue<'ctx>) {
+        use inkwell::debug_info::{AsDIScope, DIFlags, DIFlagsConstants};
+        let Some(debug) = &self.debug else { return };
+        let Some(file) = debug.files.values().next().copied() else { return };
+        let ty = debug.builder.create_subroutine_type(file, None, &[], DIFlags::PUBLIC);
+        let program = debug.builder.create_function(
+            debug.unit.as_debug_info_scope(),
+            "main",
+            None,
+            file,
+            1,
+            ty,
+            false,
+            true,
+            1,
+            DIFlags::PUBLIC,
+            self.options.optimize,
+        );
+        function.set_subprogram(program);
+        let location = debug.builder.create_debug_location(self.ctx, 1, 0, program.as_debug_info_scope(), None);
+        self.builder.set_current_debug_location(location);
+    }
+
+    /// Points the builder's next instructions at the source of `anchor`.
+    fn locate(&mut self, s: &FnState<'ctx, '_>, anchor: Option<Anchor>) {
+        let Some(scope) = s.scope else { return };
+        let site = (self.site)(s.mir, anchor);
+        if let Some(debug) = &self.debug {
+            let location = debug.builder.create_debug_location(self.ctx, site.line.max(1), site.column, scope, None);
+            self.builder.set_current_debug_location(location);
+        }
     }
 
     // ----- types ---------------------------------------------------------------------------
@@ -297,6 +428,7 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
                 let main = self.module.add_function("main", fn_type, Some(Linkage::External));
                 let block = self.ctx.append_basic_block(main, "entry");
                 self.builder.position_at_end(block);
+                self.debug_entry(main);
                 let target = self.functions[symbol];
                 let call = self.builder.build_call(target, &[], "status")?;
                 let status = match call.try_as_basic_value() {
@@ -310,6 +442,7 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
                 let main = self.module.add_function("main", fn_type, Some(Linkage::External));
                 let block = self.ctx.append_basic_block(main, "entry");
                 self.builder.position_at_end(block);
+                self.debug_entry(main);
                 let argc = main.get_nth_param(0).expect("argc").into();
                 let argv = main.get_nth_param(1).expect("argv").into();
                 let count = self.ctx.i64_type().const_int(symbols.len() as u64, false).into();
@@ -337,8 +470,19 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
 
     fn define(&mut self, mir: &Function) -> G<()> {
         let function = self.functions[&mir.symbol];
+        let scope = self.debug_function(mir, function);
         let entry = self.ctx.append_basic_block(function, "entry");
         self.builder.position_at_end(entry);
+        if let Some(scope) = scope {
+            let site = (self.site)(mir, None);
+            let location = self
+                .debug
+                .as_ref()
+                .map(|d| d.builder.create_debug_location(self.ctx, site.line.max(1), 0, scope, None));
+            if let Some(location) = location {
+                self.builder.set_current_debug_location(location);
+            }
+        }
         let mut slots = Vec::with_capacity(mir.locals.len());
         for (i, local) in mir.locals.iter().enumerate() {
             let slot = self.builder.build_alloca(self.basic(&local.ty), &format!("l{i}"))?;
@@ -351,13 +495,15 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
         let blocks: Vec<BasicBlock> =
             (0..mir.blocks.len()).map(|i| self.ctx.append_basic_block(function, &format!("bb{i}"))).collect();
         self.builder.build_unconditional_branch(blocks[0])?;
-        let mut state = FnState { mir, function, slots, blocks, overflow: None };
+        let mut state = FnState { mir, function, slots, blocks, overflow: None, scope };
         for (i, block) in mir.blocks.iter().enumerate() {
             self.builder.position_at_end(state.blocks[i]);
             state.overflow = None;
-            for inst in &block.insts {
+            for (inst, anchor) in block.insts.iter().zip(&block.anchors) {
+                self.locate(&state, *anchor);
                 self.inst(&mut state, inst)?;
             }
+            self.locate(&state, block.term_anchor);
             self.terminator(&mut state, &block.term)?;
         }
         Ok(())
@@ -790,7 +936,7 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
 
     /// The message a failing guard writes: `<kind> guard failed at FILE:LINE:COLUMN`.
     fn site_text(&self, s: &FnState<'ctx, '_>, guard: &Guard) -> String {
-        let site = (self.site)(s.mir, guard.at);
+        let site = (self.site)(s.mir, guard.at.map(Anchor::Expr));
         match guard.kind {
             GuardKind::Assert => match site.file {
                 Some(file) => format!("assertion failed at {file}:{}", site.line),

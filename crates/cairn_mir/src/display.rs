@@ -201,7 +201,7 @@ impl Display for Function {
                 None => writeln!(f, "  let _{i}: {}", local.ty)?,
             }
         }
-        for (i, Block { insts, term }) in self.blocks.iter().enumerate() {
+        for (i, Block { insts, term, .. }) in self.blocks.iter().enumerate() {
             writeln!(f, "  bb{i}:")?;
             for inst in insts {
                 writeln!(f, "    {inst}")?;

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 pub use cairn_hir::body::ExprId;
 pub use cairn_hir::check::GuardKind;
+pub use cairn_hir::diag::Anchor;
 pub use cairn_hir::types::{FloatTy, IntTy};
 pub use lower::{fn_mir, mty, program_mir, symbol as lower_symbol};
 
@@ -283,7 +284,10 @@ pub enum Terminator {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Block {
     pub insts: Vec<Inst>,
+    /// Per instruction, the statement or expression it comes from (for debug line info).
+    pub anchors: Vec<Option<Anchor>>,
     pub term: Terminator,
+    pub term_anchor: Option<Anchor>,
 }
 
 /// Whether a function is the program's, the entry point, or a test.

@@ -29,8 +29,8 @@ use cairn_hir::signature::fn_signature;
 use cairn_hir::types::{Extent, FloatTy, IntTy, Ty};
 
 use crate::{
-    BinOp, Block, BlockId, Check, Const, FnKind, Function, Guard, GuardKind, Inst, Local, LocalDecl, LowerError, MTy,
-    Operand, Place, PrintArg, Program, Proj, Rvalue, Stream, Terminator, UnOp,
+    Anchor, BinOp, Block, BlockId, Check, Const, FnKind, Function, Guard, GuardKind, Inst, Local, LocalDecl,
+    LowerError, MTy, Operand, Place, PrintArg, Program, Proj, Rvalue, Stream, Terminator, UnOp,
 };
 
 type R<T> = Result<T, LowerError>;
@@ -123,7 +123,8 @@ fn lower_function(db: &dyn Db, item: Item) -> R<Function> {
         body,
         check,
         locals: Vec::new(),
-        blocks: vec![Open { insts: Vec::new(), term: None }],
+        blocks: vec![Open::new()],
+        anchor: None,
         current: BlockId(0),
         names: Vec::new(),
         loops: Vec::new(),
@@ -172,7 +173,12 @@ fn lower_function(db: &dyn Db, item: Item) -> R<Function> {
     let blocks = lower
         .blocks
         .into_iter()
-        .map(|b| Block { insts: b.insts, term: b.term.unwrap_or(Terminator::Unreachable) })
+        .map(|b| Block {
+            insts: b.insts,
+            anchors: b.anchors,
+            term: b.term.unwrap_or(Terminator::Unreachable),
+            term_anchor: b.term_anchor,
+        })
         .collect();
     let name = match kind {
         FnKind::Test => Arc::from(format!("test${}", scope.full_name(item))),
@@ -184,7 +190,15 @@ fn lower_function(db: &dyn Db, item: Item) -> R<Function> {
 /// A block under construction.
 struct Open {
     insts: Vec<Inst>,
+    anchors: Vec<Option<Anchor>>,
     term: Option<Terminator>,
+    term_anchor: Option<Anchor>,
+}
+
+impl Open {
+    fn new() -> Open {
+        Open { insts: Vec::new(), anchors: Vec::new(), term: None, term_anchor: None }
+    }
 }
 
 struct Lower<'db> {
@@ -205,6 +219,8 @@ struct Lower<'db> {
     extents: Vec<(Local, Arc<str>)>,
     ret: MTy,
     ret_ty: Ty,
+    /// The statement being lowered (what its instructions are attributed to).
+    anchor: Option<Anchor>,
 }
 
 /// What a loop binder stays below.
@@ -239,7 +255,7 @@ impl Lower<'_> {
     }
 
     fn new_block(&mut self) -> BlockId {
-        self.blocks.push(Open { insts: Vec::new(), term: None });
+        self.blocks.push(Open::new());
         BlockId(self.blocks.len() as u32 - 1)
     }
 
@@ -253,12 +269,21 @@ impl Lower<'_> {
             let dead = self.new_block();
             self.current = dead;
         }
-        self.blocks[self.current.0 as usize].insts.push(inst);
+        let anchor = match &inst {
+            Inst::Guard(Guard { at: Some(at), .. }) => Some(Anchor::Expr(*at)),
+            _ => self.anchor,
+        };
+        let block = &mut self.blocks[self.current.0 as usize];
+        block.insts.push(inst);
+        block.anchors.push(anchor);
     }
 
     fn terminate(&mut self, term: Terminator) {
         if self.open() {
-            self.blocks[self.current.0 as usize].term = Some(term);
+            let anchor = self.anchor;
+            let block = &mut self.blocks[self.current.0 as usize];
+            block.term = Some(term);
+            block.term_anchor = anchor;
         }
     }
 
@@ -348,6 +373,13 @@ impl Lower<'_> {
     }
 
     fn stmt(&mut self, id: StmtId) -> R<()> {
+        let outer = self.anchor.replace(Anchor::Stmt(id));
+        let result = self.stmt_inner(id);
+        self.anchor = outer;
+        result
+    }
+
+    fn stmt_inner(&mut self, id: StmtId) -> R<()> {
         let body = self.body.clone();
         match body.stmt(id) {
             Stmt::Missing | Stmt::Unsupported(_) => fail("a statement the lowering does not know"),

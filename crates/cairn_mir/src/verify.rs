@@ -15,6 +15,14 @@ pub fn verify(function: &Function) -> Result<(), String> {
         if b.0 < blocks { Ok(()) } else { Err(format!("{}: a jump to bb{}, which does not exist", function.name, b.0)) }
     };
     for (index, block) in function.blocks.iter().enumerate() {
+        if block.anchors.len() != block.insts.len() {
+            return Err(format!(
+                "{}: bb{index} has {} anchors for {} instructions",
+                function.name,
+                block.anchors.len(),
+                block.insts.len()
+            ));
+        }
         for inst in &block.insts {
             match inst {
                 Inst::Assign(place, value) => {
