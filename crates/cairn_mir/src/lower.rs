@@ -959,15 +959,30 @@ impl Lower<'_> {
         if let MTy::Int(i) = ty {
             match raw {
                 BinOp::Add | BinOp::Sub | BinOp::Mul => {
-                    self.guard(GuardKind::Overflow, Check::NoOverflow(raw, i, a.clone(), b.clone()), at, false);
+                    // `i + 1` for a loop binder below a bound cannot pass the bound, so it
+                    // cannot overflow a usize.
+                    let proved = raw == BinOp::Add
+                        && i == IntTy::Usize
+                        && (self.bounded(&a) && is_one(&b) || self.bounded(&b) && is_one(&a));
+                    self.guard(GuardKind::Overflow, Check::NoOverflow(raw, i, a.clone(), b.clone()), at, proved);
                 }
                 BinOp::Div | BinOp::Rem => {
-                    self.guard(GuardKind::Division, Check::Division(i, a.clone(), b.clone()), at, false);
+                    // A constant divisor other than 0 (and -1 for a signed type) always divides.
+                    let proved = matches!(&b, Operand::Const(Const::Int(v, _)) if *v != 0 && !(i.signed() && *v == -1));
+                    self.guard(GuardKind::Division, Check::Division(i, a.clone(), b.clone()), at, proved);
                 }
                 _ => {}
             }
         }
         Ok(self.value(ty, Rvalue::Binary(raw, a, b)))
+    }
+
+    /// True when `operand` is a loop binder known to stay below some bound.
+    fn bounded(&self, operand: &Operand) -> bool {
+        match operand {
+            Operand::Copy(Place { local, proj }) if proj.is_empty() => self.facts.iter().any(|(l, _)| l == local),
+            _ => false,
+        }
     }
 
     /// `a && b`, `a || b`: the right side runs only when it decides.
@@ -1286,6 +1301,10 @@ impl Lower<'_> {
             _ => None,
         }
     }
+}
+
+fn is_one(operand: &Operand) -> bool {
+    matches!(operand, Operand::Const(Const::Int(1, _)))
 }
 
 /// A float constant of a type, rounded to `f32` when the type is.
