@@ -1055,6 +1055,14 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
                 let failed = self.builder.build_or(reversed, beyond, "failed")?;
                 self.trap_if(s, failed, plain)
             }
+            Check::PartLength(lo, hi, n) => {
+                let lo = self.operand(s, lo)?.into_int_value();
+                let hi = self.operand(s, hi)?.into_int_value();
+                let n = self.operand(s, n)?.into_int_value();
+                let length = self.builder.build_int_sub(hi, lo, "length")?;
+                let failed = self.builder.build_int_compare(IntPredicate::NE, length, n, "wrong")?;
+                self.trap_if(s, failed, plain)
+            }
             Check::Unreachable => {
                 plain(self)?;
                 // The block's own terminator (unreachable) follows.

@@ -133,6 +133,7 @@ impl Display for Check {
             Check::ShiftCount(t, k) => write!(f, "shift_count {} {k}", t.name()),
             Check::InBounds(i, n) => write!(f, "in_bounds {i} < {n}"),
             Check::PartInBounds(lo, hi, n) => write!(f, "part_in_bounds {lo} <= {hi} <= {n}"),
+            Check::PartLength(lo, hi, n) => write!(f, "part_length {hi} - {lo} == {n}"),
             Check::Unreachable => write!(f, "unreachable"),
             Check::Assert(c, _) => write!(f, "assert {c}"),
             Check::AssertEq(t, a, b, _) => write!(f, "assert_eq {t} {a}, {b}"),

@@ -444,6 +444,11 @@ impl<'f> Machine<'f> {
                     (int(self.operand(frame, lo)?)?, int(self.operand(frame, hi)?)?, int(self.operand(frame, n)?)?);
                 lo <= hi && hi <= n
             }
+            Check::PartLength(lo, hi, n) => {
+                let (lo, hi, n) =
+                    (int(self.operand(frame, lo)?)?, int(self.operand(frame, hi)?)?, int(self.operand(frame, n)?)?);
+                hi - lo == n
+            }
             Check::Unreachable => false,
             Check::Assert(c, _) => self.operand(frame, c)? == Value::Bool(true),
             Check::AssertEq(_, a, b, _) => {

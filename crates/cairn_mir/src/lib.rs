@@ -216,6 +216,8 @@ pub enum Check {
     InBounds(Operand, Operand),
     /// `lo <= hi <= len`.
     PartInBounds(Operand, Operand, Operand),
+    /// A part `lo..hi` has the length its view parameter's extent asks for: `hi - lo == n`.
+    PartLength(Operand, Operand, Operand),
     /// A tag within the variants: never holds when reached (the `match` default).
     Unreachable,
     /// `assert(cond)`, with its message.

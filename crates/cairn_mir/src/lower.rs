@@ -74,7 +74,10 @@ pub fn symbol(db: &dyn Db, item: Item) -> Arc<str> {
 
 /// A checker type as MIR sees it.
 pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
-    match ty.value() {
+    if let Ty::Borrow(_, inner) = ty {
+        return MTy::Ptr(Arc::new(mty(db, inner)));
+    }
+    match ty {
         Ty::Bool => MTy::Bool,
         Ty::Int(i) => MTy::Int(*i),
         Ty::Float(f) => MTy::Float(*f),
@@ -94,7 +97,7 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
             }
         }
         Ty::View(view) => MTy::View(Arc::new(mty(db, &view.elem))),
-        Ty::Borrow(_, inner) => MTy::Ptr(Arc::new(mty(db, inner))),
+        Ty::Borrow(..) => unreachable!("handled above"),
     }
 }
 
@@ -133,10 +136,16 @@ fn lower_function(db: &dyn Db, item: Item) -> R<Function> {
         ret: ret.clone(),
         ret_ty: signature.ret.clone(),
     };
+    // Every parameter is a local before anything else, in order (the ABI reads them so).
+    let mut param_locals = Vec::with_capacity(signature.params.len());
     for param in signature.params.iter() {
         let ty = mty(db, &param.ty);
-        let local = lower.new_local(Some(param.name.clone()), ty.clone());
+        let local = lower.new_local(Some(param.name.clone()), ty);
         lower.names.push((param.name.clone(), local));
+        param_locals.push(local);
+    }
+    for (param, &local) in signature.params.iter().zip(&param_locals) {
+        let ty = lower.local_ty(local).clone();
         match &param.ty {
             Ty::View(view) => {
                 if let Extent::Name(extent) = &view.extent {
@@ -144,7 +153,7 @@ fn lower_function(db: &dyn Db, item: Item) -> R<Function> {
                 }
                 lower.guard(GuardKind::ViewEntry, Check::InBounds(lit_usize(0), lit_usize(1)), None, true);
             }
-            Ty::Enum(_) if matches!(ty, MTy::Enum { .. }) => {
+            Ty::Enum(_) => {
                 if let MTy::Enum { variants, .. } = ty {
                     let tag = lower.temp(MTy::Int(IntTy::U32));
                     lower.assign(Place::local(tag), Rvalue::Tag(Place::local(local)));
@@ -424,7 +433,7 @@ impl Lower<'_> {
             Stmt::ForEach { index, element, iterable, body: block } => {
                 self.for_each(*index, *element, *iterable, block)
             }
-            Stmt::Each { .. } => fail("`each` belongs to recipes"),
+            Stmt::Each { binder, count, body: block } => self.for_count(*binder, *count, block),
             Stmt::Match { subject, arms } => self.match_stmt(*subject, arms),
             Stmt::Return(value) => {
                 let value = match value {
@@ -491,9 +500,28 @@ impl Lower<'_> {
         Ok(())
     }
 
+    /// `each i in n`: `for i in 0..n`.
+    fn for_count(&mut self, binder: cairn_hir::body::BinderId, count: ExprId, block: &HirBlock) -> R<()> {
+        let hi_value = self.expr(count)?;
+        let bound = self.bound_of(count);
+        self.counted_loop(binder, lit_usize(0), hi_value, bound, block)
+    }
+
     fn for_range(&mut self, binder: cairn_hir::body::BinderId, lo: ExprId, hi: ExprId, block: &HirBlock) -> R<()> {
         let lo_value = self.expr(lo)?;
         let hi_value = self.expr(hi)?;
+        let bound = self.bound_of(hi);
+        self.counted_loop(binder, lo_value, hi_value, bound, block)
+    }
+
+    fn counted_loop(
+        &mut self,
+        binder: cairn_hir::body::BinderId,
+        lo_value: Operand,
+        hi_value: Operand,
+        bound: Option<Bound>,
+        block: &HirBlock,
+    ) -> R<()> {
         let hi_local = self.temp(MTy::usize());
         self.assign(Place::local(hi_local), Rvalue::Use(hi_value));
         let name = self.body.binder(binder).clone();
@@ -510,7 +538,7 @@ impl Lower<'_> {
         self.switch_to(inside);
         let mark = (self.names.len(), self.facts.len());
         self.bind(&name, counter);
-        if let Some(bound) = self.bound_of(hi) {
+        if let Some(bound) = bound {
             self.facts.push((counter, bound));
         }
         self.loops.push((latch, exit));
@@ -1011,8 +1039,8 @@ impl Lower<'_> {
         self.assign(Place::local(held), Rvalue::Use(value));
         let Ty::Enum(adt) = self.ty(operand).value().clone() else { return fail("try on a non-sum") };
         let variants = variants_of(self.db, &adt);
-        let success = variants.iter().position(|(v, _)| &**v == "Ok" || &**v == "Some").unwrap_or(0);
-        let failure = 1 - success.min(1);
+        // By position (language §11.4): the first variant is success, the second failure.
+        let (success, failure) = (0usize, 1usize);
         let tag = self.value(MTy::Int(IntTy::U32), Rvalue::Tag(Place::local(held)));
         let ok = self.new_block();
         let bad = self.new_block();
@@ -1022,12 +1050,11 @@ impl Lower<'_> {
         let Ty::Enum(ret_adt) = self.ret_ty.value().clone() else {
             return fail("try in a function that returns no sum");
         };
-        let ret_variants = variants_of(self.db, &ret_adt);
-        let failure_name = &variants[failure].0;
-        let ret_index = ret_variants
-            .iter()
-            .position(|(v, _)| v == failure_name)
-            .ok_or_else(|| LowerError(format!("the result has no {failure_name}")))? as u32;
+        if variants_of(self.db, &ret_adt).len() < 2 {
+            return fail("try in a function whose sum has no failure variant");
+        }
+        // The function's own failure variant: its second, by the same rule.
+        let ret_index = failure as u32;
         let payload = variants[failure]
             .1
             .as_ref()
@@ -1146,6 +1173,29 @@ impl Lower<'_> {
             };
             lowered[extent] = Some(value);
         }
+        // Each part must be as long as its parameter's extent (a part that decided a left-out
+        // extent is, by definition).
+        for (i, param) in params.iter().enumerate() {
+            let (Some((lo, hi)), Ty::View(view)) = (parts[i].clone(), &param.ty) else { continue };
+            let expected = match &view.extent {
+                Extent::Literal(n) => Some(lit_usize(*n)),
+                Extent::Name(name) => {
+                    let extent = params.iter().position(|p| p.name == *name);
+                    let decided = omitted
+                        && extent.is_some_and(|x| extents.contains(&x))
+                        && params
+                            .iter()
+                            .position(|p| matches!(&p.ty, Ty::View(v) if v.extent == Extent::Name(name.clone())))
+                            == Some(i);
+                    if decided { None } else { extent.and_then(|x| lowered[x].clone()) }
+                }
+                _ => None,
+            };
+            if let Some(expected) = expected {
+                let at = filled[i].map(|a| self.body.unparen(a));
+                self.guard(GuardKind::Bounds, Check::PartLength(lo, hi, expected), at, false);
+            }
+        }
         let args: Vec<Operand> = lowered.into_iter().map(|v| v.unwrap_or(lit_usize(0))).collect();
         let ret = mty(self.db, &signature.ret);
         let callee = symbol(self.db, item);
@@ -1259,17 +1309,14 @@ impl Lower<'_> {
                 for &arg in args {
                     let arg_ty = self.mty_of(arg);
                     let char = matches!(self.body.expr(self.body.unparen(arg)), Expr::Literal(Literal::Char(_)));
-                    let value = match arg_ty {
-                        MTy::Array(..) => {
-                            let place = self.place(arg)?;
+                    // Bytes: a string, a u8 view, a part of one, or a u8 `stack` array.
+                    let (ty, value) = match arg_ty {
+                        MTy::View(_) | MTy::Array(..) => {
                             let view_ty = MTy::View(Arc::new(MTy::Int(IntTy::U8)));
-                            self.value(view_ty, Rvalue::View(place, None))
+                            let (value, _) = self.view_argument(arg, &view_ty)?;
+                            (view_ty, value)
                         }
-                        _ => self.expr(arg)?,
-                    };
-                    let ty = match arg_ty {
-                        MTy::Array(elem, _) => MTy::View(elem),
-                        other => other,
+                        other => (other, self.expr(arg)?),
                     };
                     printed.push(PrintArg { ty, char, value });
                 }

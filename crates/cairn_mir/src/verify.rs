@@ -79,7 +79,7 @@ fn check_operands(check: &Check) -> Vec<&Operand> {
         Check::NoOverflow(_, _, a, b) | Check::Division(_, a, b) | Check::InBounds(a, b) => vec![a, b],
         Check::AssertEq(_, a, b, _) => vec![a, b],
         Check::NegNoOverflow(_, a) | Check::Fits(_, _, a) | Check::ShiftCount(_, a) | Check::Assert(a, _) => vec![a],
-        Check::PartInBounds(a, b, c) => vec![a, b, c],
+        Check::PartInBounds(a, b, c) | Check::PartLength(a, b, c) => vec![a, b, c],
         Check::Unreachable => vec![],
     }
 }

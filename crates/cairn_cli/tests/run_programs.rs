@@ -1,0 +1,204 @@
+//! Execution tests: every `tests/run/*.cairn` is a small complete program that `cairn run` builds with
+//! LLVM and runs. Expectations are `//` comments at the top of each file: `// exit: N` (required, the
+//! status in the run record: 134 for a failed guard), `// stdout: TEXT` once per expected output line
+//! (joined with "\n" and ended by a final "\n" unless the file says `// stdout-no-final-newline`; no
+//! such line means standard output is empty), and `// stderr-contains: TEXT` (a substring of standard
+//! error, e.g. the guard's `overflow guard failed at FILE:LINE:`). Other comment lines are prose.
+//! Programs under `tests/run/pending/` state the specification's answer where the compiler still
+//! disagrees; they are not run here. Every program is run (on two threads) and all mismatches are
+//! reported together at the end.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What one program's header asks for.
+struct Expectation {
+    exit: Option<i64>,
+    stdout_lines: Vec<String>,
+    final_newline: bool,
+    stderr_contains: Vec<String>,
+}
+
+impl Expectation {
+    fn stdout(&self) -> String {
+        let mut text = self.stdout_lines.join("\n");
+        if self.final_newline && !self.stdout_lines.is_empty() {
+            text.push('\n');
+        }
+        text
+    }
+}
+
+/// Reads the leading `//` block of a program.
+fn parse_header(source: &str) -> Result<Expectation, String> {
+    let mut expectation =
+        Expectation { exit: None, stdout_lines: Vec::new(), final_newline: true, stderr_contains: Vec::new() };
+    for line in source.lines() {
+        let Some(comment) = line.strip_prefix("//") else { break };
+        if let Some(value) = comment.strip_prefix(" exit:") {
+            let value = value.trim();
+            let code = value.parse::<i64>().map_err(|_| format!("`// exit:` needs a number, got `{value}`"))?;
+            if expectation.exit.replace(code).is_some() {
+                return Err("more than one `// exit:` line".to_string());
+            }
+        } else if let Some(text) = comment.strip_prefix(" stdout:") {
+            // `// stdout: TEXT` gives TEXT exactly; `// stdout:` alone is an empty line.
+            expectation.stdout_lines.push(text.strip_prefix(' ').unwrap_or(text).to_string());
+        } else if comment.trim_end() == " stdout-no-final-newline" {
+            expectation.final_newline = false;
+        } else if let Some(text) = comment.strip_prefix(" stderr-contains:") {
+            let text = text.strip_prefix(' ').unwrap_or(text);
+            if text.is_empty() {
+                return Err("empty `// stderr-contains:`".to_string());
+            }
+            expectation.stderr_contains.push(text.to_string());
+        }
+    }
+    if expectation.exit.is_none() {
+        return Err("no `// exit: N` line at the top".to_string());
+    }
+    Ok(expectation)
+}
+
+fn run_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/run")
+}
+
+fn programs() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(run_dir())
+        .expect("tests/run exists")
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|path| path.is_file() && path.extension().is_some_and(|ext| ext == "cairn"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Shows text with its control characters escaped, so that differences in whitespace are visible.
+fn shown(text: &str) -> String {
+    format!("{text:?}")
+}
+
+/// Runs one program and returns what is wrong with its result (empty when it matches).
+fn check_program(path: &Path, out_dir: &Path) -> Vec<String> {
+    let source = match std::fs::read_to_string(path) {
+        Ok(source) => source,
+        Err(error) => return vec![format!("cannot read the program: {error}")],
+    };
+    let expected = match parse_header(&source) {
+        Ok(expected) => expected,
+        Err(problem) => return vec![format!("bad header: {problem}")],
+    };
+    let output = match Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("run")
+        .arg(path)
+        .args(["--format", "json", "--out"])
+        .arg(out_dir)
+        .env_remove("CAIRN_FORMAT")
+        .env("NO_COLOR", "1")
+        .output()
+    {
+        Ok(output) => output,
+        Err(error) => return vec![format!("cannot start cairn: {error}")],
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let record: serde_json::Value = match serde_json::from_str(stdout.trim()) {
+        Ok(record) => record,
+        Err(_) => {
+            return vec![format!(
+                "cairn printed no JSON record (status {:?})\n      stdout: {}\n      stderr: {}",
+                output.status.code(),
+                shown(&stdout),
+                shown(&String::from_utf8_lossy(&output.stderr)),
+            )];
+        }
+    };
+    if record["status"] != "program-exited" {
+        let what = match (record["code"].as_str(), record["message"].as_str()) {
+            (Some(code), Some(message)) => format!("{code}: {message}"),
+            _ => record.to_string(),
+        };
+        return vec![format!("the program did not run: {what}")];
+    }
+
+    let mut problems = Vec::new();
+    let exit_code = record["exit_code"].as_i64();
+    if exit_code != expected.exit {
+        problems.push(format!(
+            "exit: expected {}, got {}",
+            expected.exit.unwrap_or_default(),
+            match exit_code {
+                Some(code) => code.to_string(),
+                None => format!("no exit_code in {record}"),
+            }
+        ));
+    }
+    let got_stdout = record["stdout"].as_str().unwrap_or_default();
+    let want_stdout = expected.stdout();
+    if got_stdout != want_stdout {
+        problems.push(format!("stdout:\n      expected {}\n      got      {}", shown(&want_stdout), shown(got_stdout)));
+    }
+    let got_stderr = record["stderr"].as_str().unwrap_or_default();
+    for needle in &expected.stderr_contains {
+        if !got_stderr.contains(needle.as_str()) {
+            problems.push(format!("stderr: expected to contain {}, got {}", shown(needle), shown(got_stderr)));
+        }
+    }
+    problems
+}
+
+#[test]
+fn run_programs() {
+    let files = programs();
+    assert!(!files.is_empty(), "no programs in {}", run_dir().display());
+    let out_dir = std::env::temp_dir().join(format!("cairn-run-tests-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out_dir);
+    std::fs::create_dir_all(&out_dir).expect("create the build parent");
+
+    let next = AtomicUsize::new(0);
+    let failures: Mutex<Vec<(String, Vec<String>)>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = files.get(index) else { break };
+                    let problems = check_program(path, &out_dir);
+                    if !problems.is_empty() {
+                        let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+                        failures.lock().unwrap_or_else(|e| e.into_inner()).push((name, problems));
+                    }
+                }
+            });
+        }
+    });
+    let _ = std::fs::remove_dir_all(&out_dir);
+
+    let mut failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    failures.sort();
+    if !failures.is_empty() {
+        let mut report = format!("{} of {} programs in tests/run failed:\n", failures.len(), files.len());
+        for (name, problems) in &failures {
+            report.push_str(&format!("\n  {name}\n"));
+            for problem in problems {
+                report.push_str(&format!("    {problem}\n"));
+            }
+        }
+        panic!("{report}");
+    }
+}
+
+#[test]
+fn headers_parse() {
+    let e = parse_header("// exit: 134\n// stdout: a b\n// stdout:\n// stdout-no-final-newline\n// stderr-contains: x y\n// prose\nfn main() -> i32 { return 0; }\n// exit: 9\n")
+        .expect("parses");
+    assert_eq!(e.exit, Some(134));
+    assert_eq!(e.stdout(), "a b\n");
+    assert_eq!(e.stderr_contains, vec!["x y".to_string()]);
+    let e = parse_header("// exit: 0\n// stdout: one\n// stdout: two \n").expect("parses");
+    assert_eq!(e.stdout(), "one\ntwo \n");
+    assert!(parse_header("// stdout: x\nfn main() -> i32 { return 0; }\n").is_err());
+    assert!(parse_header("// exit: 0\n// exit: 1\n").is_err());
+}
