@@ -670,9 +670,10 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
     fn assign(&mut self, s: &mut FnState<'ctx, '_>, place: &Place, value: &Rvalue) -> G<()> {
         match value {
             Rvalue::Zeroed => {
+                // A memset: a store of a large zero aggregate costs LLVM more than linear time.
                 let (ptr, ty) = self.place(s, place)?;
-                let zero = self.basic(&ty).const_zero();
-                self.builder.build_store(ptr, zero)?;
+                let size = self.basic(&ty).size_of().expect("a sized type");
+                self.builder.build_memset(ptr, 8, self.ctx.i8_type().const_zero(), size)?;
                 Ok(())
             }
             Rvalue::Variant(ty, index, payload) => {
@@ -773,6 +774,12 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
                 Ok(view.as_basic_value_enum())
             }
             Rvalue::Ref(place) => Ok(self.place(s, place)?.0.into()),
+            Rvalue::Select(c, a, b) => {
+                let c = self.operand(s, c)?.into_int_value();
+                let a = self.operand(s, a)?;
+                let b = self.operand(s, b)?;
+                self.builder.build_select(c, a, b, "select")
+            }
             Rvalue::Zeroed | Rvalue::Record(..) | Rvalue::Variant(..) => unreachable!("stored by `assign` directly"),
         }
     }
@@ -980,6 +987,28 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
             Ok(())
         };
         match &guard.check {
+            Check::NoOverflow(BinOp::Mul, ty, a, b)
+                if !ty.signed()
+                    && (matches!(b, Operand::Const(Const::Int(c, _)) if *c > 1)
+                        || matches!(a, Operand::Const(Const::Int(c, _)) if *c > 1)) =>
+            {
+                // `x * c` overflows exactly when `x > MAX / c`: a compare, and the multiply after it
+                // can be a plain (no-unsigned-wrap) one, which LLVM turns into shifts and adds.
+                let (variable, c) = match (a, b) {
+                    (_, Operand::Const(Const::Int(c, _))) => (a, *c),
+                    (Operand::Const(Const::Int(c, _)), _) => (b, *c),
+                    _ => unreachable!("matched above"),
+                };
+                let x = self.operand(s, variable)?.into_int_value();
+                let max = if ty.bits() == 64 { u64::MAX } else { (1u64 << ty.bits()) - 1 };
+                let limit = x.get_type().const_int(max / (c as u64), false);
+                let failed = self.builder.build_int_compare(IntPredicate::UGT, x, limit, "too_big")?;
+                self.trap_if(s, failed, plain)?;
+                let c = x.get_type().const_int(c as u64, false);
+                let value = self.builder.build_int_nuw_mul(x, c, "mul")?;
+                s.overflow = Some((BinOp::Mul, a.clone(), b.clone(), value));
+                Ok(())
+            }
             Check::NoOverflow(op, ty, a, b) => {
                 let x = self.operand(s, a)?;
                 let y = self.operand(s, b)?;

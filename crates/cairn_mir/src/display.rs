@@ -115,6 +115,7 @@ impl Display for Rvalue {
             Rvalue::View(p, Some((lo, hi))) => write!(f, "view {p}[{lo}..{hi}]"),
             Rvalue::Ref(p) => write!(f, "ref {p}"),
             Rvalue::Zeroed => write!(f, "zeroed"),
+            Rvalue::Select(c, a, b) => write!(f, "select {c}, {a}, {b}"),
         }
     }
 }

@@ -399,6 +399,10 @@ impl<'f> Machine<'f> {
                 Ok(Value::Ptr { cell, path })
             }
             Rvalue::Zeroed => Ok(zero(ty)),
+            Rvalue::Select(c, a, b) => {
+                let c = self.operand(frame, c)?;
+                if c == Value::Bool(true) { self.operand(frame, a) } else { self.operand(frame, b) }
+            }
         }
     }
 

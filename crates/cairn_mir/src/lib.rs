@@ -197,6 +197,8 @@ pub enum Rvalue {
     Ref(Place),
     /// Zero-filled storage of the place's type.
     Zeroed,
+    /// `cond ? a : b`.
+    Select(Operand, Operand, Operand),
 }
 
 /// The condition a guard requires; the program traps when it fails.

@@ -189,11 +189,70 @@ fn lower_function(db: &dyn Db, item: Item) -> R<Function> {
             term_anchor: b.term_anchor,
         })
         .collect();
+    let mut blocks: Vec<Block> = blocks;
+    if_convert(&mut blocks, &mut lower.locals);
     let name = match kind {
         FnKind::Test => Arc::from(format!("test${}", scope.full_name(item))),
         _ => scope.full_name(item),
     };
     Ok(Function { symbol: symbol(db, item), name, kind, params, ret, locals: lower.locals, blocks })
+}
+
+/// If-conversion of `if c { p += k; }` (or `-=`, with a constant `k`, no `else`, `p` a local or a
+/// field path): the block becomes `d = c ? k : 0; guard p + d; p = p + d`. It traps in exactly the
+/// same cases (adding 0 never overflows), and leaves the loop around it without a branch, which
+/// LLVM can then turn into straight-line code (a counting loop like a sieve's).
+fn if_convert(blocks: &mut [Block], locals: &mut Vec<LocalDecl>) {
+    for b in 0..blocks.len() {
+        let Terminator::Branch(cond, then, other) = blocks[b].term.clone() else { continue };
+        let (t, e) = (then.0 as usize, other.0 as usize);
+        if t == b || e == b {
+            continue;
+        }
+        let Terminator::Goto(join) = blocks[t].term else { continue };
+        let empty_else = other == join || (blocks[e].insts.is_empty() && blocks[e].term == Terminator::Goto(join));
+        if !empty_else {
+            continue;
+        }
+        let [
+            Inst::Guard(guard),
+            Inst::Assign(tmp, Rvalue::Binary(op, Operand::Copy(read), k)),
+            Inst::Assign(target, Rvalue::Use(Operand::Copy(result))),
+        ] = &blocks[t].insts[..]
+        else {
+            continue;
+        };
+        let Check::NoOverflow(checked, ty, Operand::Copy(place), amount) = &guard.check else { continue };
+        let simple = place.proj.iter().all(|p| matches!(p, Proj::Field(_)));
+        if guard.elided
+            || !matches!(op, BinOp::Add | BinOp::Sub)
+            || checked != op
+            || read != place
+            || target != place
+            || result != tmp
+            || amount != k
+            || !matches!(k, Operand::Const(Const::Int(..)))
+            || !simple
+        {
+            continue;
+        }
+        let (op, ty, k, place, tmp, guard) = (*op, *ty, k.clone(), place.clone(), tmp.clone(), guard.clone());
+        locals.push(LocalDecl { name: None, ty: MTy::Int(ty) });
+        let d = Local(locals.len() as u32 - 1);
+        let anchors = blocks[t].anchors.clone();
+        let zero = Operand::Const(Const::Int(0, ty));
+        let insts = [
+            Inst::Assign(Place::local(d), Rvalue::Select(cond, k, zero)),
+            Inst::Guard(Guard { check: Check::NoOverflow(op, ty, Operand::Copy(place.clone()), copy(d)), ..guard }),
+            Inst::Assign(tmp.clone(), Rvalue::Binary(op, Operand::Copy(place.clone()), copy(d))),
+            Inst::Assign(place, Rvalue::Use(Operand::Copy(tmp))),
+        ];
+        let block = &mut blocks[b];
+        block.insts.extend(insts);
+        block.anchors.push(anchors.first().copied().flatten());
+        block.anchors.extend(anchors);
+        block.term = Terminator::Goto(join);
+    }
 }
 
 /// A block under construction.
@@ -600,7 +659,8 @@ impl Lower<'_> {
         let place = self.place(iterable)?;
         let elem_ty = self.place_ty(&place).element().cloned().unwrap_or(MTy::Void);
         let len = self.temp(MTy::usize());
-        self.assign(Place::local(len), Rvalue::Len(place.clone()));
+        let length = self.len_of(&place);
+        self.assign(Place::local(len), Rvalue::Use(length));
         let counter = self.temp(MTy::usize());
         self.assign(Place::local(counter), Rvalue::Use(lit_usize(0)));
         let header = self.new_block();
@@ -774,7 +834,18 @@ impl Lower<'_> {
     fn len_of(&mut self, place: &Place) -> Operand {
         match self.place_ty(place) {
             MTy::Array(_, n) => lit_usize(n),
-            _ => self.value(MTy::usize(), Rvalue::Len(place.clone())),
+            _ => {
+                // A view parameter's length is its extent parameter (callers pass them together,
+                // held equal by the checker's extent identity and the part guards): reading the
+                // parameter lets LLVM relate bounds checks to loops over `0..n`.
+                if place.proj.is_empty()
+                    && let Some((_, extent)) = self.extents.iter().find(|(v, _)| *v == place.local)
+                    && let Some(local) = self.lookup(extent)
+                {
+                    return copy(local);
+                }
+                self.value(MTy::usize(), Rvalue::Len(place.clone()))
+            }
         }
     }
 

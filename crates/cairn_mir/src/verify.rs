@@ -103,6 +103,11 @@ fn check_rvalue(function: &Function, value: &Rvalue) -> Result<(), String> {
             Ok(())
         }
         Rvalue::Zeroed => Ok(()),
+        Rvalue::Select(c, a, b) => {
+            check_operand(function, c)?;
+            check_operand(function, a)?;
+            check_operand(function, b)
+        }
     }
 }
 
