@@ -170,3 +170,22 @@ fn a_debug_build_carries_line_information_for_the_source() {
     let bytes = std::fs::read(plain["artifact"].as_str().expect("an artifact")).expect("read");
     assert!(!bytes.windows(b"lines.cairn".len()).any(|w| w == b"lines.cairn"), "without --debug no line table");
 }
+
+#[test]
+fn every_example_builds_and_runs_to_a_zero_exit() {
+    let scratch = Scratch::new("examples");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut ran = 0;
+    for entry in std::fs::read_dir(&root).expect("examples").flatten() {
+        let path = entry.path();
+        let program = path.extension().is_some_and(|e| e == "cairn") || path.join("cairn.toml").is_file();
+        if !program {
+            continue;
+        }
+        let (status, record, _) = cairn(&["run", &path.to_string_lossy(), "--format", "json", "--out", &scratch.out()]);
+        assert_eq!(status, 0, "{}: {record}", path.display());
+        assert_eq!(record["exit_code"], 0, "{}", path.display());
+        ran += 1;
+    }
+    assert!(ran >= 4, "only {ran} examples found");
+}
