@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing cairn needs, and nothing twice.
 #
-# - Debian packages: LLVM 19 (code generation), Z3 (equivalence), and the libraries
-#   llvm-config lists for static linking. Only missing packages are installed, so a second run
+# - Debian packages: LLVM 19 (code generation), Z3 (equivalence), the libraries llvm-config
+#   lists for static linking, and Python with venv for the end-to-end clients. Only missing packages are installed, so a second run
 #   changes nothing. Nothing is downloaded from anywhere but Debian's package registry.
 # - The Python clients the end-to-end tests drive (MCP, LSP), in ./.venv, from PyPI, once the
 #   repository has such tests (tests/python/requirements.txt).
@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(llvm-19-dev libpolly-19-dev libzstd-dev libz3-dev zlib1g-dev libffi-dev libxml2-dev)
+packages=(llvm-19-dev libpolly-19-dev libzstd-dev libz3-dev zlib1g-dev libffi-dev libxml2-dev python3 python3-venv)
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

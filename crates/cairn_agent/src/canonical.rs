@@ -14,6 +14,25 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// An incremental SHA-256, for digests of several parts without joining them first.
+#[derive(Default)]
+pub struct Hasher(Sha256);
+
+impl Hasher {
+    pub fn new() -> Hasher {
+        Hasher::default()
+    }
+
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The lower-case hex digest.
+    pub fn finish_hex(self) -> String {
+        self.0.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
 /// The digest of a value: SHA-256 of its canonical JSON.
 pub fn digest(value: &Value) -> String {
     sha256_hex(canonical_json(value).as_bytes())

@@ -3,6 +3,9 @@
 //! JSON and digests they are sealed with.
 
 pub mod canonical;
+pub mod edit;
+pub mod find;
 pub mod state;
+pub mod strict;
 
 pub use state::{StateError, apply_delta, delta, state_record};

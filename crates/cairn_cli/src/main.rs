@@ -8,11 +8,14 @@ mod build;
 mod check;
 mod doc;
 mod emit;
+mod find;
+mod inspect;
 mod output;
 mod rules;
 mod run;
 mod state;
 mod test;
+mod undo;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,8 +43,6 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
     },
-    /// Print rule cards offline: a card by name, the card owning a code, the cards a program
-    /// selects, or (with nothing asked, or --list) every card with its codes.
     /// Compile the program into a fresh build directory, with its receipt.
     Build {
         /// A .cairn file, a project directory (its cairn.toml), or a manifest.
@@ -159,6 +160,8 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
     },
+    /// Print rule cards offline: a card by name, the card owning a code, the cards a program
+    /// selects, or (with nothing asked, or --list) every card with its codes.
     Rules {
         /// A card name, a code such as E-ALIAS, or a program (.cairn file, project directory or
         /// manifest).
@@ -167,6 +170,64 @@ enum Command {
         /// List every card with its codes and selection words (the default when nothing is asked).
         #[arg(long)]
         list: bool,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
+    /// Suggest callable functions, ranked, from the builtins, the library and the program: by
+    /// free words, or by the types of the values held (--takes) and wanted back (--returns).
+    Find {
+        /// Free words, e.g. `parse integer`.
+        words: Vec<String>,
+        /// The type of a value held (repeatable, at most 4, any order), e.g. `ro<u8>[n]`.
+        #[arg(long = "takes", value_name = "TYPE")]
+        takes: Vec<String>,
+        /// The type wanted back; an Option or Result holding it ranks after an exact match.
+        #[arg(long, value_name = "TYPE")]
+        returns: Option<String>,
+        /// Keep functions whose row fits this ceiling (`pure`, `effects(pure, alloc)`, `trap, alloc`).
+        #[arg(long, value_name = "CEILING")]
+        effects: Option<String>,
+        /// How many hits to list (1..200).
+        #[arg(long, default_value_t = 10, allow_negative_numbers = true)]
+        limit: i64,
+        /// The program whose own functions are searched too (default: ./cairn.toml if it exists).
+        #[arg(long = "in", value_name = "PATH")]
+        program: Option<PathBuf>,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
+    /// The packet an editing agent would receive for one function, with the fields a host keeps.
+    Inspect {
+        /// A .cairn file, a project directory (its cairn.toml), or a manifest.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// The function, qualified with its module when it has one (lib.spread).
+        #[arg(long, value_name = "F")]
+        symbol: String,
+        /// focused (the function and the interfaces around it) or component (its whole call
+        /// component).
+        #[arg(long, value_name = "focused|component")]
+        scope: Option<String>,
+        /// Disclose a function or type first, as an expand request would (repeatable).
+        #[arg(long = "expand", value_name = "NAME")]
+        expand: Vec<String>,
+        /// Add the cost model's explanation of the disclosed functions.
+        #[arg(long)]
+        explain: bool,
+        /// Output mode (the packet is JSON in both modes).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
+    /// The MCP server: the hosts as nine tools over standard input and output (one JSON-RPC
+    /// message per line). Exits 0 when the input ends.
+    Mcp,
+    /// Revert the newest write-back a host made to the program's files, unless they changed since.
+    Undo {
+        /// A .cairn file, a project directory, or a manifest (the journal is in .cairn/ beside it).
+        #[arg(default_value = ".")]
+        path: PathBuf,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -206,6 +267,20 @@ fn main() -> ExitCode {
             doc::run(&path, &modules, std_library, output::Output::choose(format))
         }
         Command::Rules { asked, list: _, format } => rules::run(asked.as_deref(), output::Output::choose(format)),
+        Command::Find { words, takes, returns, effects, limit, program, format } => {
+            let flags = find::FindFlags { words, takes, returns, effects, limit, program };
+            find::run(&flags, output::Output::choose(format))
+        }
+        Command::Inspect { path, symbol, scope, expand, explain, format } => {
+            let flags = inspect::InspectFlags { symbol, scope, expand, explain };
+            inspect::run(&path, &flags, output::Output::choose(format))
+        }
+        Command::Mcp => {
+            let start = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            let status = cairn_mcp::serve_stdio(&start);
+            u8::try_from(status).unwrap_or(2)
+        }
+        Command::Undo { path, format } => undo::run(&path, output::Output::choose(format)),
     };
     ExitCode::from(status)
 }

@@ -33,9 +33,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("cairn_codegen", &["cairn_mir"]),
     ("cairn_runtime", &[]),
     ("cairn_smt", &["cairn_mir"]),
-    ("cairn_agent", &["cairn_hir", "cairn_diagnostics", "cairn_mir", "cairn_smt", "cairn_codegen"]),
+    ("cairn_agent", &["cairn_syntax", "cairn_hir", "cairn_diagnostics", "cairn_mir", "cairn_smt", "cairn_codegen"]),
     ("cairn_lsp", &["cairn_hir", "cairn_agent"]),
-    ("cairn_mcp", &["cairn_agent"]),
+    ("cairn_mcp", &["cairn_agent", "cairn_vfs"]),
 ];
 
 /// Our crates a manifest's `[dependencies]` table names (dev-dependencies are free).

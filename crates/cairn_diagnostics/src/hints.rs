@@ -37,6 +37,65 @@ pub fn static_hint(code: &str) -> Option<&'static str> {
     Some(hint)
 }
 
+/// The static hint for `code` inside a host: the hints above, and those of the host's own codes.
+pub fn host_hint(code: &str) -> Option<&'static str> {
+    let hint = match code {
+        "E-SESSION" => "Refresh from the host (open the session again); never guess a digest or a handle.",
+        "E-EFFECT-EXPANSION" => "Change the code so it does less; the ceiling is the host's and stays as it is.",
+        "E-PRESERVE" => "Keep the behaviour of the original on every input.",
+        "E-SYMBOL" => "Name the function or type exactly as the packet shows it.",
+        "E-SIGNATURE" => "Change only the body; the signature stays as it is.",
+        "E-DECLARATION" => "Write only the one body (or expression); nothing outside it may change.",
+        "E-REFERENCE" | "E-TOLERANCE" | "E-TEST-POLICY" | "E-DOMAIN" => {
+            "Those are the host's to set; narrow an implementation with `when` instead."
+        }
+        other => return static_hint_any(other),
+    };
+    Some(hint)
+}
+
+/// What brings an effect into a row (for hints about effects the host does not allow).
+pub fn effect_construct(effect: &str) -> String {
+    let plain = match effect {
+        "alloc" => "a heap owner or buffer",
+        "free" => "an owner released or overwritten",
+        "zero_init" => "zeroed storage",
+        "stack_storage" => "a `stack` declaration",
+        "local_read" | "local_write" => "the function's own storage read or written through an index or a lending call",
+        "trap" => "checked arithmetic, an index, a conversion or a part",
+        "diverge" => "a loop that may not end, or a call back into the call graph",
+        "io" => "printing or a foreign call declared `io`",
+        "ffi_precondition" => "a view parameter's entry guard",
+        "spawn" => "a spawned task",
+        "join" => "a `wait`",
+        "atomic" => "an atomic access",
+        "lock" => "entering a mutex",
+        "indirect_call" => "a call through a function value",
+        "dispatch" => "a call through `dyn`",
+        _ => "",
+    };
+    if !plain.is_empty() {
+        return format!("{effect} comes from {plain}");
+    }
+    for (prefix, what) in [
+        ("read:", "reading "),
+        ("write:", "writing "),
+        ("ffi:", "the foreign call "),
+        ("par:", "a parallel region on "),
+        ("lane:", "lanes calling "),
+    ] {
+        if let Some(name) = effect.strip_prefix(prefix) {
+            return format!("{effect} comes from {what}{name}");
+        }
+    }
+    format!("{effect} comes from a construct that has it")
+}
+
+/// The static hint of a language code, also inside a host.
+fn static_hint_any(code: &str) -> Option<&'static str> {
+    if is_tool_code(code) { None } else { static_hint(code) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

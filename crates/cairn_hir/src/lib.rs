@@ -21,6 +21,7 @@ pub mod render;
 pub mod report;
 pub mod scope;
 pub mod signature;
+pub mod site;
 pub mod types;
 pub mod workspace;
 

@@ -813,3 +813,38 @@ impl Workspace {
         state.line_index().line_text(&state.text, line).map(str::to_string)
     }
 }
+
+impl Workspace {
+    /// The rows the last whole check judged against (`None` before a check that reached the rows).
+    /// Cheap: the check keeps them; no query runs.
+    pub fn last_rows(&self) -> Option<Arc<crate::effects::Rows>> {
+        self.last.as_ref().filter(|l| l.record.bodies_checked).map(|l| l.rows.clone())
+    }
+
+    /// The function (or test) declared under `full_name` (`module.name`, or `name` in the root).
+    pub fn function_named(&self, full_name: &str) -> Option<Item> {
+        let scope = crate::scope::scope(&self.db);
+        scope.by_full_name.get(full_name)?.iter().find(|d| d.kind == ItemKind::Fn).map(|d| d.item)
+    }
+
+    /// Where a declaration is listed: its file and its entry.
+    pub fn entry_of(&self, item: Item) -> Option<(usize, &FileItem)> {
+        let &(file, index) = self.places.get(&item)?;
+        Some((file, &self.files[file].items[index]))
+    }
+
+    /// A declaration's full name (`module.name`).
+    pub fn full_name(&self, item: Item) -> Arc<str> {
+        crate::scope::scope(&self.db).full_name(item)
+    }
+
+    /// A function's guard sites by kind, in order of first occurrence.
+    pub fn function_sites(&self, item: Item) -> Vec<(&'static str, u32)> {
+        crate::check::check_fn(&self.db, item).sites.iter().map(|(k, n)| (k.name(), *n)).collect()
+    }
+
+    /// The declared functions a function calls, each once, in first-call order.
+    pub fn callees(&self, item: Item) -> Vec<Item> {
+        crate::check::check_fn(&self.db, item).callees()
+    }
+}

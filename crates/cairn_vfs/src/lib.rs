@@ -11,6 +11,7 @@
 //! byte-order mark is dropped (and remembered), and text that is not UTF-8 is refused with the
 //! file and byte offset rather than decoded lossily.
 
+pub mod journal;
 mod manifest;
 
 use std::fmt;

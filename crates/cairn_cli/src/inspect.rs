@@ -1,0 +1,47 @@
+//! `cairn inspect`: what an editing agent would receive for one function, without a host
+//! (tools.md §3.8) — the session-level packet with the fields the edit host keeps to itself.
+//!
+//! The record is JSON in both output modes (it is made for programs, like `cairn state`). Exit 0
+//! with the packet, 1 when the open is refused (the refusal record), 2 when the program cannot be
+//! read.
+
+use std::path::Path;
+
+use cairn_agent::edit::{EditHost, OpenRequest, SourceText, Sources};
+
+use crate::output::Output;
+
+pub struct InspectFlags {
+    pub symbol: String,
+    pub scope: Option<String>,
+    pub expand: Vec<String>,
+    pub explain: bool,
+}
+
+pub fn run(path: &Path, flags: &InspectFlags, out: Output) -> u8 {
+    let program = match cairn_vfs::load(path) {
+        Ok(program) => program,
+        Err(error) => {
+            out.environment(&error.message);
+            return 2;
+        }
+    };
+    let sources = Sources {
+        files: program.files.iter().map(|f| SourceText { name: f.name.clone(), text: f.text.clone() }).collect(),
+        project: !program.is_single_file(),
+    };
+    let mut host = EditHost::new();
+    if flags.explain {
+        let record = host.refusal(
+            "E-REQUEST",
+            "--explain needs the cost model (cairn explain), which this build does not have yet; inspect without it.",
+            vec![],
+        );
+        out.json(&record);
+        return 1;
+    }
+    let request = OpenRequest { symbol: flags.symbol.clone(), scope: flags.scope.clone(), ..OpenRequest::default() };
+    let answer = host.inspect(sources, request, &flags.expand);
+    out.json(&answer.record);
+    if answer.refused { 1 } else { 0 }
+}

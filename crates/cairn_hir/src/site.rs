@@ -1,0 +1,287 @@
+//! What the checker knows at one expression site of a function (protocol §3.2 `focus`): the
+//! expression's kind, its type, the type its context expects, and the bindings in scope there.
+//!
+//! Read from the memoized body, source map and body check; nothing is re-checked. The expected
+//! type is stated only where the context fixes one (a typed `let`, an assignment, a condition, a
+//! `return`, a range bound, an argument of a declared function, an operand of `!`, `&&` or `||`); elsewhere it
+//! is `None`, which the packet shows as `null`.
+
+use cairn_syntax::TextRange;
+
+use crate::Item;
+use crate::body::{BinaryOp, Block, Body, BodySourceMap, Else, Expr, ExprId, Stmt, StmtId, UnaryOp};
+use crate::check::{CallTarget, FnCheck, check_fn};
+use crate::db::Db;
+use crate::signature::fn_signature;
+use crate::types::Ty;
+
+/// One binding in scope at a site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteBinding {
+    pub name: String,
+    /// Its type as the checker gave it, when known.
+    pub ty: Option<String>,
+    pub mutable: bool,
+    pub constant: bool,
+}
+
+/// The checker's record of one expression site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteFacts {
+    /// The kind of expression (`call`, `binary`, `name`, `literal`, …).
+    pub tag: &'static str,
+    pub ty: Option<String>,
+    pub expected: Option<String>,
+    /// Parameters first, then locals in order of declaration; a later binding of a name hides
+    /// an earlier one (only one is listed).
+    pub bindings: Vec<SiteBinding>,
+}
+
+/// The facts of the expression whose range (relative to the declaration) is `range`.
+pub fn site_facts(db: &dyn Db, item: Item, range: TextRange) -> Option<SiteFacts> {
+    let body = crate::body::fn_body(db, item);
+    let map = crate::body::fn_source_map(db, item);
+    let check = check_fn(db, item);
+    // The outermost expression with exactly this range.
+    let id = (0..body.exprs.len()).find(|i| map.exprs.get(*i) == Some(&range)).map(|i| ExprId(i as u32))?;
+    let signature = fn_signature(db, item);
+    let mut walk = Walk {
+        db,
+        body,
+        map: &map,
+        check,
+        target: id,
+        range,
+        ret: &signature.ret,
+        scope: signature
+            .params
+            .iter()
+            .map(|p| SiteBinding { name: p.name.to_string(), ty: shown(&p.ty), mutable: false, constant: false })
+            .collect(),
+        found: None,
+    };
+    walk.block(&body.root);
+    let (expected, bindings) = walk.found?;
+    Some(SiteFacts { tag: tag(body.expr(id)), ty: type_of(check, id), expected, bindings })
+}
+
+fn tag(expr: &Expr) -> &'static str {
+    match expr {
+        Expr::Missing => "missing",
+        Expr::Literal(_) => "literal",
+        Expr::Name(_) => "name",
+        Expr::Paren(_) => "paren",
+        Expr::Call { .. } => "call",
+        Expr::Field { .. } => "field",
+        Expr::Index { .. } => "index",
+        Expr::Part { .. } => "part",
+        Expr::Unary { .. } => "unary",
+        Expr::Binary { .. } => "binary",
+        Expr::Try(_) => "try",
+        Expr::Unsupported(_) => "other",
+    }
+}
+
+fn shown(ty: &Ty) -> Option<String> {
+    (!ty.is_error()).then(|| ty.to_string())
+}
+
+fn type_of(check: &FnCheck, id: ExprId) -> Option<String> {
+    check.expr_types.get(id.0 as usize).and_then(shown)
+}
+
+struct Walk<'a> {
+    db: &'a dyn Db,
+    body: &'a Body,
+    map: &'a BodySourceMap,
+    check: &'a FnCheck,
+    target: ExprId,
+    range: TextRange,
+    ret: &'a Ty,
+    scope: Vec<SiteBinding>,
+    /// The expected type and the bindings, once the site is reached.
+    found: Option<(Option<String>, Vec<SiteBinding>)>,
+}
+
+impl Walk<'_> {
+    fn contains(&self, stmt: StmtId) -> bool {
+        self.map.stmts.get(stmt.0 as usize).is_some_and(|r| r.contains_range(self.range))
+    }
+
+    fn reach(&mut self, expected: Option<String>) {
+        if self.found.is_none() {
+            let mut bindings: Vec<SiteBinding> = Vec::new();
+            for binding in &self.scope {
+                bindings.retain(|b| b.name != binding.name);
+                bindings.push(binding.clone());
+            }
+            self.found = Some((expected, bindings));
+        }
+    }
+
+    fn bind(&mut self, name: &str, ty: Option<String>, mutable: bool) {
+        if name != "_" {
+            self.scope.push(SiteBinding { name: name.to_string(), ty, mutable, constant: false });
+        }
+    }
+
+    fn block(&mut self, block: &Block) {
+        let depth = self.scope.len();
+        for &stmt in block.iter() {
+            if self.found.is_some() {
+                break;
+            }
+            if self.contains(stmt) {
+                self.stmt(stmt);
+            } else {
+                self.declare(stmt);
+            }
+        }
+        self.scope.truncate(depth);
+    }
+
+    /// The bindings a statement before the site leaves in scope.
+    fn declare(&mut self, stmt: StmtId) {
+        match self.body.stmt(stmt) {
+            Stmt::Let { binder, mutable, init, .. } => {
+                let ty = type_of(self.check, *init);
+                self.bind(&self.body.binder(*binder).clone(), ty, *mutable);
+            }
+            Stmt::Stack { binder, .. } => self.bind(&self.body.binder(*binder).clone(), None, true),
+            _ => {}
+        }
+    }
+
+    fn stmt(&mut self, stmt: StmtId) {
+        let body = self.body;
+        match body.stmt(stmt) {
+            Stmt::Let { ty, init, .. } => {
+                let expected = if ty.is_some() { type_of(self.check, *init) } else { None };
+                self.expr(*init, expected);
+            }
+            Stmt::Assign { target, value, .. } => {
+                self.expr(*target, None);
+                let expected = type_of(self.check, *target);
+                self.expr(*value, expected);
+            }
+            Stmt::Expr(e) => self.expr(*e, None),
+            Stmt::If { cond, then, els } => {
+                self.expr(*cond, Some("bool".into()));
+                self.block(then);
+                match els {
+                    Some(Else::If(next)) if self.contains(*next) => self.stmt(*next),
+                    Some(Else::Block(block)) => self.block(block),
+                    _ => {}
+                }
+            }
+            Stmt::While { cond, body: inner } => {
+                self.expr(*cond, Some("bool".into()));
+                self.block(inner);
+            }
+            Stmt::ForRange { binder, lo, hi, body: inner } => {
+                self.expr(*lo, Some("usize".into()));
+                self.expr(*hi, Some("usize".into()));
+                let depth = self.scope.len();
+                let ty = type_of(self.check, *lo);
+                self.bind(&body.binder(*binder).clone(), ty, false);
+                self.block(inner);
+                self.scope.truncate(depth);
+            }
+            Stmt::ForEach { index, element, iterable, body: inner } => {
+                self.expr(*iterable, None);
+                let depth = self.scope.len();
+                if let Some(index) = index {
+                    self.bind(&body.binder(*index).clone(), Some("usize".into()), false);
+                }
+                let element_ty = match self.check.expr_types.get(iterable.0 as usize) {
+                    Some(Ty::View(view)) => shown(&view.elem),
+                    _ => None,
+                };
+                self.bind(&body.binder(*element).clone(), element_ty, false);
+                self.block(inner);
+                self.scope.truncate(depth);
+            }
+            Stmt::Each { binder, count, body: inner } => {
+                self.expr(*count, None);
+                let depth = self.scope.len();
+                let ty = type_of(self.check, *count);
+                self.bind(&body.binder(*binder).clone(), ty, false);
+                self.block(inner);
+                self.scope.truncate(depth);
+            }
+            Stmt::Match { subject, arms } => {
+                self.expr(*subject, None);
+                for arm in arms.iter() {
+                    if self.found.is_some() {
+                        break;
+                    }
+                    let depth = self.scope.len();
+                    if let Some(binder) = arm.binder {
+                        self.bind(&body.binder(binder).clone(), None, false);
+                    }
+                    self.block(&arm.body);
+                    self.scope.truncate(depth);
+                }
+            }
+            Stmt::Return(Some(e)) => self.expr(*e, shown(self.ret)),
+            Stmt::Block(block) => self.block(block),
+            Stmt::Stack { capacity, .. } => self.expr(*capacity, None),
+            Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Missing | Stmt::Unsupported(_) => {}
+        }
+    }
+
+    /// Looks for the site in expression `id`, whose context expects `expected`.
+    fn expr(&mut self, id: ExprId, expected: Option<String>) {
+        if self.found.is_some() {
+            return;
+        }
+        let Some(range) = self.map.exprs.get(id.0 as usize) else { return };
+        if !range.contains_range(self.range) {
+            return;
+        }
+        if id == self.target {
+            self.reach(expected);
+            return;
+        }
+        match self.body.expr(id) {
+            Expr::Paren(inner) => self.expr(*inner, expected),
+            Expr::Call { callee, args } => {
+                self.expr(*callee, None);
+                let params = match self.check.call_target(id) {
+                    Some(CallTarget::Function(item)) => Some(fn_signature(self.db, *item)),
+                    _ => None,
+                };
+                for (i, arg) in args.iter().enumerate() {
+                    let expected = params.and_then(|s| s.params.get(i)).and_then(|p| match &p.ty {
+                        Ty::Param(_) => None,
+                        ty => shown(ty),
+                    });
+                    self.expr(*arg, expected);
+                }
+            }
+            Expr::Field { base, .. } => self.expr(*base, None),
+            Expr::Index { base, indices } => {
+                self.expr(*base, None);
+                for index in indices.iter() {
+                    self.expr(*index, None);
+                }
+            }
+            Expr::Part { base, lo, hi } => {
+                self.expr(*base, None);
+                self.expr(*lo, None);
+                self.expr(*hi, None);
+            }
+            Expr::Unary { op, operand } => {
+                let expected = matches!(op, UnaryOp::Not).then(|| "bool".to_string());
+                self.expr(*operand, expected);
+            }
+            Expr::Binary { op, lhs, rhs } => {
+                let expected = matches!(op, BinaryOp::And | BinaryOp::Or).then(|| "bool".to_string());
+                self.expr(*lhs, expected.clone());
+                self.expr(*rhs, expected);
+            }
+            Expr::Try(inner) => self.expr(*inner, None),
+            Expr::Missing | Expr::Literal(_) | Expr::Name(_) | Expr::Unsupported(_) => {}
+        }
+    }
+}

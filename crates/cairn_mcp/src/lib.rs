@@ -1,0 +1,45 @@
+//! The MCP server of CAIRN (`cairn mcp`, protocol §16): the edit host and the other hosts as
+//! nine tools over standard input and output.
+//!
+//! Layers, outermost first: [`serve_stdio`] reserves the protocol's descriptors (nothing but
+//! protocol messages ever reaches standard output); `wire` frames one JSON-RPC message per line
+//! and enforces the spec's framing errors; `server` is the rmcp handler; `tools` is the server's
+//! state and the nine tools as plain functions, which the tests drive directly.
+
+pub mod server;
+pub mod tools;
+pub mod wire;
+
+use std::io::BufReader;
+use std::os::fd::FromRawFd;
+use std::path::Path;
+
+pub use server::Handler;
+pub use tools::{Server, ToolResult};
+
+/// Runs the server on this process's standard input and output until the input ends.
+///
+/// Before anything else it keeps private duplicates of descriptors 0 and 1 for the wire, points
+/// descriptor 1 at standard error and descriptor 0 at the null device, so nothing the server or
+/// anything it starts writes or reads can touch the protocol (protocol §16.1).
+pub fn serve_stdio(start: &Path) -> i32 {
+    // SAFETY: plain descriptor calls on this process's own standard descriptors; each result
+    // is checked before use, and the duplicates are owned by the files made from them.
+    let (wire_in, wire_out) = unsafe {
+        let wire_in = libc::dup(0);
+        let wire_out = libc::dup(1);
+        if wire_in < 0 || wire_out < 0 {
+            eprintln!("cairn mcp: cannot reserve the standard descriptors");
+            return 2;
+        }
+        libc::dup2(2, 1);
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
+        if null >= 0 {
+            libc::dup2(null, 0);
+            libc::close(null);
+        }
+        (std::fs::File::from_raw_fd(wire_in), std::fs::File::from_raw_fd(wire_out))
+    };
+    let handler = Handler::new(Server::new(start));
+    wire::serve(handler, BufReader::new(wire_in), std::io::LineWriter::new(wire_out))
+}

@@ -1,0 +1,602 @@
+//! The nine tools of the MCP server (protocol §16.2), as plain functions over one [`Server`]:
+//! arguments in, `(record, isError)` out. No transport here — `server.rs` puts this behind
+//! rmcp — so tests drive the tools directly.
+//!
+//! One [`EditHost`] lives for the whole process: every tool reads its compiles (a program is
+//! compiled once; an edit re-checks one body), and cards and terms reach the agent once. Path
+//! sessions remember the bytes of every file and the manifest they pinned; an admitted edit is
+//! written back through the program's journal (`cairn_vfs::journal`) only if nothing changed on
+//! disk since, and a session writes at most once (protocol §16.4).
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use cairn_agent::edit::{Admitted, EditHost, OpenRequest, SourceText, Sources};
+use cairn_vfs::journal::{FileChange, Journal, WriteError};
+use serde_json::{Map, Value, json};
+
+/// The tools in `tools/list` order, with their argument keys.
+pub const TOOLS: &[(&str, &[&str])] = &[
+    ("check", &["path", "source"]),
+    ("edit_open", &["path", "source", "symbol", "scope", "site", "preserve"]),
+    ("edit_request", &["request"]),
+    ("plan_open", &["path", "source", "symbol", "sizes"]),
+    ("plan_reply", &["reply"]),
+    ("implementation_open", &["path", "source", "reference", "policy", "emulate"]),
+    ("implementation_submit", &["request"]),
+    ("state", &["path", "source", "symbol", "since", "whole"]),
+    ("find", &["path", "source", "words", "takes", "returns", "effects", "limit"]),
+];
+
+/// The answer of one tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    pub record: Map<String, Value>,
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    fn ok(record: Map<String, Value>) -> ToolResult {
+        ToolResult { record, is_error: false }
+    }
+
+    fn error(record: Map<String, Value>) -> ToolResult {
+        ToolResult { record, is_error: true }
+    }
+}
+
+/// A program read for a tool: its sources, and for a path, where they came from.
+struct Loaded {
+    sources: Sources,
+    disk: Option<Disk>,
+}
+
+/// What a path session pinned: the program's directory, each file's bytes, the manifest's.
+#[derive(Debug, Clone)]
+struct Disk {
+    /// The path argument as given (the key of implicit state deltas).
+    argument: String,
+    root: PathBuf,
+    manifest: Option<(PathBuf, Vec<u8>)>,
+    files: Vec<PinnedFile>,
+}
+
+#[derive(Debug, Clone)]
+struct PinnedFile {
+    /// As the manifest names it.
+    name: String,
+    /// Relative to the program's directory (the journal's root).
+    relative: String,
+    path: PathBuf,
+    bytes: Vec<u8>,
+    had_bom: bool,
+    vendored: bool,
+}
+
+/// A session opened on a path.
+struct PathSession {
+    disk: Disk,
+    /// The files an admitted change of this session was written to (empty until then).
+    written: Vec<String>,
+}
+
+/// The server's state across requests.
+pub struct Server {
+    /// The directory the server started in; `path` arguments resolve inside it.
+    start: PathBuf,
+    host: EditHost,
+    sessions: HashMap<String, PathSession>,
+    /// The newest state digest sent per (path, symbol), for implicit deltas.
+    last_state: HashMap<(String, String), String>,
+}
+
+impl Server {
+    /// A server whose paths resolve inside `start`. Finishes any write-back a crash left
+    /// pending in a program directory below it when that program is first touched.
+    pub fn new(start: &Path) -> Server {
+        let start = start.canonicalize().unwrap_or_else(|_| start.to_path_buf());
+        Server { start, host: EditHost::new(), sessions: HashMap::new(), last_state: HashMap::new() }
+    }
+
+    /// Calls a tool. `Err` is a JSON-RPC error (unknown tool or arguments not an object):
+    /// `(code, message)`.
+    pub fn call(&mut self, name: &str, arguments: &Value) -> Result<ToolResult, (i64, String)> {
+        let Some((_, keys)) = TOOLS.iter().find(|(tool, _)| *tool == name) else {
+            let names: Vec<&str> = TOOLS.iter().map(|(n, _)| *n).collect();
+            return Err((-32602, format!("Unknown tool {name:?}; the tools are {}.", names.join(", "))));
+        };
+        let arguments = match arguments {
+            Value::Null => Map::new(),
+            Value::Object(map) => map.clone(),
+            _ => return Err((-32602, "arguments must be an object.".into())),
+        };
+        let unknown: Vec<&str> = arguments.keys().map(String::as_str).filter(|k| !keys.contains(k)).collect();
+        if !unknown.is_empty() {
+            return Ok(self.request_refusal(
+                format!("{name} takes no argument {}; its arguments are {}.", unknown.join(", "), keys.join(", ")),
+                vec![("fields", json!(unknown))],
+            ));
+        }
+        Ok(match name {
+            "check" => self.check(&arguments),
+            "edit_open" => self.edit_open(&arguments),
+            "edit_request" => self.edit_request(&arguments),
+            "state" => self.state(&arguments),
+            "find" => self.find(&arguments),
+            other => self.not_offered(other, &arguments),
+        })
+    }
+
+    fn request_refusal(&self, message: impl Into<String>, details: Vec<(&str, Value)>) -> ToolResult {
+        ToolResult::error(self.host.refusal("E-REQUEST", message, details))
+    }
+
+    fn environment(&self, message: &str) -> ToolResult {
+        ToolResult::error(cairn_diagnostics_environment(message))
+    }
+
+    // ----- arguments -------------------------------------------------------------------------
+
+    /// A non-empty string argument, if given.
+    fn text_argument(&self, arguments: &Map<String, Value>, key: &str) -> Result<Option<String>, ToolResult> {
+        match arguments.get(key) {
+            None => Ok(None),
+            Some(Value::String(text)) if !text.is_empty() => Ok(Some(text.clone())),
+            Some(_) => Err(self.request_refusal(format!("{key} must be a non-empty string."), vec![])),
+        }
+    }
+
+    /// The program a tool names: exactly one of `path` and `source` (at most one when
+    /// `optional`).
+    fn program(&mut self, arguments: &Map<String, Value>, optional: bool) -> Result<Option<Loaded>, ToolResult> {
+        let path = self.text_argument(arguments, "path")?;
+        let source = self.text_argument(arguments, "source")?;
+        match (path, source) {
+            (Some(_), Some(_)) => Err(self.request_refusal("Give the program as path or as source, not both.", vec![])),
+            (None, None) if optional => Ok(None),
+            (None, None) => Err(self.request_refusal(
+                "Give the program as path (a file, project directory or manifest) or as source.",
+                vec![],
+            )),
+            (None, Some(text)) => Ok(Some(Loaded { sources: Sources::single("source.cairn", text), disk: None })),
+            (Some(path), None) => self.load_path(&path).map(Some),
+        }
+    }
+
+    fn load_path(&mut self, argument: &str) -> Result<Loaded, ToolResult> {
+        let joined = self.start.join(argument);
+        let resolved =
+            joined.canonicalize().map_err(|e| self.environment(&format!("Cannot read `{argument}`: {e}.")))?;
+        if !resolved.starts_with(&self.start) {
+            return Err(self.request_refusal(
+                format!("path must resolve inside the directory the server started in ({}).", self.start.display()),
+                vec![],
+            ));
+        }
+        let program = cairn_vfs::load(&resolved).map_err(|e| self.environment(&e.message))?;
+        // Finish whatever a crash left half written before reading anything from it.
+        let journal = Journal::new(&program.root);
+        if let Err(error) = journal.recover() {
+            return Err(
+                self.environment(&format!("The journal of {} cannot be recovered: {error}.", program.root.display()))
+            );
+        }
+        let program = cairn_vfs::load(&resolved).map_err(|e| self.environment(&e.message))?;
+        let manifest = match &program.manifest_path {
+            Some(path) => Some((
+                path.clone(),
+                std::fs::read(path).map_err(|e| self.environment(&format!("Cannot read the manifest: {e}.")))?,
+            )),
+            None => None,
+        };
+        let mut files = Vec::new();
+        for file in &program.files {
+            let relative = file
+                .path
+                .strip_prefix(&program.root)
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_else(|_| file.name.clone());
+            let mut bytes = if file.had_bom { b"\xEF\xBB\xBF".to_vec() } else { Vec::new() };
+            bytes.extend_from_slice(file.text.as_bytes());
+            files.push(PinnedFile {
+                name: file.name.clone(),
+                relative,
+                path: file.path.clone(),
+                bytes,
+                had_bom: file.had_bom,
+                vendored: file.project != program.name,
+            });
+        }
+        let sources = Sources {
+            files: program.files.iter().map(|f| SourceText { name: f.name.clone(), text: f.text.clone() }).collect(),
+            project: !program.is_single_file(),
+        };
+        Ok(Loaded {
+            sources,
+            disk: Some(Disk { argument: argument.to_string(), root: program.root.clone(), manifest, files }),
+        })
+    }
+
+    /// A `request`/`reply` argument: an object, or JSON text parsed strictly.
+    fn request_argument(&self, arguments: &Map<String, Value>, key: &str) -> Result<Value, ToolResult> {
+        match arguments.get(key) {
+            None => Err(self.request_refusal(format!("{key} is required."), vec![])),
+            Some(Value::Object(map)) => Ok(Value::Object(map.clone())),
+            Some(Value::String(text)) => match cairn_agent::strict::parse(text) {
+                Ok(value @ Value::Object(_)) => Ok(value),
+                Ok(_) => Err(self.request_refusal(format!("{key} must be a JSON object."), vec![])),
+                Err(why) => Err(self.request_refusal(format!("{key} is not valid JSON: {why}."), vec![])),
+            },
+            Some(_) => Err(self.request_refusal(format!("{key} must be an object or JSON text."), vec![])),
+        }
+    }
+
+    // ----- the tools -------------------------------------------------------------------------
+
+    fn check(&mut self, arguments: &Map<String, Value>) -> ToolResult {
+        let loaded = match self.program(arguments, false) {
+            Ok(Some(loaded)) => loaded,
+            Ok(None) => unreachable!("a required program is present"),
+            Err(refusal) => return refusal,
+        };
+        let files = loaded.sources.files.clone();
+        let (mut record, refused, _) = self.host.check(loaded.sources);
+        if refused {
+            // A model-facing record (tools.md §1.4): the offending line, and the said-once
+            // fields at the top level only.
+            let line_of = |entry: &Map<String, Value>| -> Option<String> {
+                let line = entry.get("line")?.as_u64()? as usize;
+                let file = match entry.get("file").and_then(Value::as_str) {
+                    Some(name) => files.iter().find(|f| f.name == name)?,
+                    None => files.first()?,
+                };
+                let text = file.text.lines().nth(line.checked_sub(1)?)?;
+                Some(text.chars().take(500).collect())
+            };
+            if let Some(line) = line_of(&record) {
+                record.insert("source_line".into(), json!(line));
+            }
+            if let Some(Value::Array(further)) = record.get_mut("further") {
+                for entry in further.iter_mut() {
+                    if let Value::Object(entry) = entry
+                        && let Some(line) = line_of(entry)
+                    {
+                        entry.insert("source_line".into(), json!(line));
+                    }
+                }
+            }
+            record.insert("automatic_edit".into(), json!(false));
+            record.insert("acceptance_boundary".into(), json!(cairn_agent::edit::ACCEPTANCE_BOUNDARY));
+        }
+        ToolResult { record, is_error: refused }
+    }
+
+    fn edit_open(&mut self, arguments: &Map<String, Value>) -> ToolResult {
+        let symbol = match self.text_argument(arguments, "symbol") {
+            Ok(Some(symbol)) => symbol,
+            Ok(None) => {
+                return self
+                    .request_refusal("symbol is required: the function to edit, qualified with its module.", vec![]);
+            }
+            Err(refusal) => return refusal,
+        };
+        let scope = match arguments.get("scope") {
+            None => None,
+            Some(Value::String(scope)) => Some(scope.clone()),
+            Some(_) => return self.request_refusal("scope is focused or component.", vec![]),
+        };
+        let site = match self.text_argument(arguments, "site") {
+            Ok(site) => site,
+            Err(refusal) => return refusal,
+        };
+        let contract = match arguments.get("preserve") {
+            None | Some(Value::Null) => None,
+            Some(preserve) => Some(json!({ "preserve": preserve })),
+        };
+        let loaded = match self.program(arguments, false) {
+            Ok(Some(loaded)) => loaded,
+            Ok(None) => unreachable!("a required program is present"),
+            Err(refusal) => return refusal,
+        };
+        let request = OpenRequest { symbol, scope, contract, include: Vec::new(), site };
+        let answer = self.host.open(loaded.sources, request);
+        if answer.refused {
+            return ToolResult::error(answer.record);
+        }
+        let mut record = answer.record;
+        if let Some(disk) = loaded.disk {
+            let handle = record.get("handle").and_then(Value::as_str).unwrap_or_default().to_string();
+            let file = self.host.session_file(&handle).unwrap_or_default();
+            record.insert("write_back".into(), json!(file));
+            self.sessions.insert(handle, PathSession { disk, written: Vec::new() });
+        }
+        ToolResult::ok(record)
+    }
+
+    fn edit_request(&mut self, arguments: &Map<String, Value>) -> ToolResult {
+        let request = match self.request_argument(arguments, "request") {
+            Ok(request) => request,
+            Err(refusal) => return refusal,
+        };
+        let writing = matches!(request.get("kind").and_then(Value::as_str), Some("body" | "expr"));
+        let handle = request.get("handle").and_then(Value::as_str).unwrap_or_default().to_string();
+        // A writing request of a path session: the files must still be what the session pinned,
+        // and the session must not have written already (protocol §16.4 rule 1). The request's
+        // own shape is judged first, by the host, so a malformed request is E-REQUEST here too.
+        if writing && self.sessions.contains_key(&handle) && well_formed(&request) {
+            let session = &self.sessions[&handle];
+            if !session.written.is_empty() {
+                return ToolResult::error(self.host.refusal(
+                    "E-SESSION",
+                    "The files already hold this session's written change; open a new session to change them again.",
+                    vec![("files", json!(session.written))],
+                ));
+            }
+            let changed = changed_files(&session.disk);
+            if !changed.is_empty() {
+                return ToolResult::error(self.host.refusal(
+                    "E-SESSION",
+                    "Files changed on disk since the session opened; open a new session on the program as it is now.",
+                    vec![("files", json!(changed))],
+                ));
+            }
+        }
+        let answer = self.host.request(&request);
+        if answer.refused {
+            return ToolResult::error(answer.record);
+        }
+        let mut record = answer.record;
+        if let Some(admitted) = answer.admitted
+            && let Some(session) = self.sessions.get(&handle)
+        {
+            match write_back(&session.disk, &admitted) {
+                Ok(written) => {
+                    record.insert("written".into(), json!(written));
+                    self.host.advance(&handle);
+                    if let Some(session) = self.sessions.get_mut(&handle) {
+                        session.written = written;
+                    }
+                }
+                Err(WriteFailure::Changed(files)) => {
+                    self.host.forget_admission(&handle);
+                    return ToolResult::error(self.host.refusal(
+                        "E-SESSION",
+                        "A file changed on disk while the change was being written; nothing was written. Open a new session.",
+                        vec![("files", json!(files))],
+                    ));
+                }
+                Err(WriteFailure::Environment(message)) => {
+                    self.host.forget_admission(&handle);
+                    return self.environment(&message);
+                }
+            }
+        }
+        let is_error = record.get("status").and_then(Value::as_str) == Some("rejected");
+        ToolResult { record, is_error }
+    }
+
+    fn state(&mut self, arguments: &Map<String, Value>) -> ToolResult {
+        let whole = match arguments.get("whole") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return self.request_refusal("whole must be true or false.", vec![]),
+        };
+        let since = match arguments.get("since") {
+            None => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => return self.request_refusal("since must be the digest of a state this server sent.", vec![]),
+        };
+        if whole && since.is_some() {
+            return self
+                .request_refusal("whole asks for the whole state; since asks for a delta: give one of them.", vec![]);
+        }
+        let symbol = match self.text_argument(arguments, "symbol") {
+            Ok(symbol) => symbol,
+            Err(refusal) => return refusal,
+        };
+        if symbol.is_some() && arguments.contains_key("source") {
+            return self.request_refusal(
+                "An investigation (symbol) needs path: its history lives beside the manifest.",
+                vec![],
+            );
+        }
+        let loaded = match self.program(arguments, false) {
+            Ok(Some(loaded)) => loaded,
+            Ok(None) => unreachable!("a required program is present"),
+            Err(refusal) => return refusal,
+        };
+        if let Some(symbol) = symbol {
+            return self.request_refusal(
+                format!(
+                    "The investigation of {symbol} reads the candidate history, which this server does not keep yet; ask for the program state without symbol."
+                ),
+                vec![],
+            );
+        }
+        let key = loaded.disk.as_ref().map(|d| (d.argument.clone(), String::new()));
+        let with_file = loaded.sources.project;
+        let state = self.host.program_state(loaded.sources, with_file);
+        let typed = state.get("status").and_then(Value::as_str) == Some("typed");
+        let digest = state.get("digest").and_then(Value::as_str).unwrap_or_default().to_string();
+        let since =
+            since.or_else(|| if whole { None } else { key.as_ref().and_then(|k| self.last_state.get(k).cloned()) });
+        if let Some(key) = key {
+            self.last_state.insert(key, digest);
+        }
+        let record = match since {
+            None => state,
+            Some(since) => {
+                let Some(before) = self.host.sent_state(&since).cloned() else {
+                    return ToolResult::error(self.host.refusal(
+                        "E-SESSION",
+                        "since names no state this server sent; ask with whole: true for the whole state.",
+                        vec![],
+                    ));
+                };
+                match cairn_agent::delta(&before, &state) {
+                    Ok(delta) => delta,
+                    Err(error) => return self.request_refusal(error.0, vec![]),
+                }
+            }
+        };
+        ToolResult { record, is_error: !typed }
+    }
+
+    fn find(&mut self, arguments: &Map<String, Value>) -> ToolResult {
+        let text = |key: &str| -> Result<Option<String>, ToolResult> {
+            match arguments.get(key) {
+                None => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(self.request_refusal(format!("{key} must be a string."), vec![])),
+            }
+        };
+        let words = match text("words") {
+            Ok(words) => words,
+            Err(refusal) => return refusal,
+        };
+        let returns = match text("returns") {
+            Ok(returns) => returns,
+            Err(refusal) => return refusal,
+        };
+        let effects = match text("effects") {
+            Ok(effects) => effects,
+            Err(refusal) => return refusal,
+        };
+        let takes = match arguments.get("takes") {
+            None => Vec::new(),
+            Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
+                items.iter().filter_map(|t| t.as_str().map(str::to_string)).collect()
+            }
+            Some(_) => return self.request_refusal("takes must be a list of type strings.", vec![]),
+        };
+        let limit = match arguments.get("limit") {
+            None => cairn_agent::find::DEFAULT_LIMIT,
+            Some(value) => match value.as_i64() {
+                Some(n) => match cairn_agent::find::limit_from(n) {
+                    Ok(limit) => limit,
+                    Err(diagnostic) => {
+                        return ToolResult::error(self.host.refusal(&diagnostic.code, diagnostic.message, vec![]));
+                    }
+                },
+                None => return self.request_refusal("limit must be an integer.", vec![]),
+            },
+        };
+        let loaded = match self.program(arguments, true) {
+            Ok(loaded) => loaded,
+            Err(refusal) => return refusal,
+        };
+        let query = cairn_agent::find::FindQuery { words: words.into_iter().collect(), takes, returns, effects, limit };
+        match cairn_agent::find::find(&query, loaded.as_ref().map(|l| &l.sources)) {
+            Ok(record) => ToolResult::ok(record),
+            Err(diagnostic) => {
+                let details: Vec<(&str, Value)> =
+                    diagnostic.details.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                ToolResult::error(self.host.refusal(&diagnostic.code, diagnostic.message.clone(), details))
+            }
+        }
+    }
+
+    fn not_offered(&mut self, tool: &str, arguments: &Map<String, Value>) -> ToolResult {
+        // The program arguments are judged as for any tool, so a malformed call reads the same.
+        if tool.ends_with("_open")
+            && let Err(refusal) = self.program(arguments, false)
+        {
+            return refusal;
+        }
+        let what = if tool.starts_with("plan") {
+            "Plan sessions (cairn.plan/1)"
+        } else {
+            "Implementation sessions (cairn.implementation/1)"
+        };
+        ToolResult::error(self.host.refusal(
+            "E-REQUEST",
+            format!("{what} need parallel plans and native validation, which this server does not offer yet; {tool} changes nothing."),
+            vec![],
+        ))
+    }
+}
+
+fn cairn_diagnostics_environment(message: &str) -> Map<String, Value> {
+    let mut record = Map::new();
+    record.insert("status".into(), json!("unknown"));
+    record.insert("code".into(), json!("E-PROJECT-OR-ENVIRONMENT"));
+    record.insert("message".into(), json!(message));
+    record.insert("card".into(), json!("commands"));
+    record
+}
+
+/// True when a request's envelope is what its kind needs (so the host would judge it, not
+/// refuse its shape): the writing checks come after the shape, as the host's own order has it.
+fn well_formed(request: &Value) -> bool {
+    let Some(map) = request.as_object() else { return false };
+    let expected: BTreeSet<&str> = match map.get("kind").and_then(Value::as_str) {
+        Some("body") => ["protocol", "handle", "kind", "replacement"].into_iter().collect(),
+        Some("expr") => ["protocol", "handle", "kind", "site", "replacement"].into_iter().collect(),
+        _ => return false,
+    };
+    map.keys().map(String::as_str).collect::<BTreeSet<_>>() == expected
+        && map.get("protocol").and_then(Value::as_str) == Some("cairn.edit/2")
+}
+
+/// The pinned files (and `(manifest)`) whose bytes on disk differ now, sorted.
+fn changed_files(disk: &Disk) -> Vec<String> {
+    let mut changed: Vec<String> = disk
+        .files
+        .iter()
+        .filter(|f| std::fs::read(&f.path).ok().as_deref() != Some(f.bytes.as_slice()))
+        .map(|f| f.name.clone())
+        .collect();
+    changed.sort();
+    if let Some((path, bytes)) = &disk.manifest
+        && std::fs::read(path).ok().as_deref() != Some(bytes.as_slice())
+    {
+        changed.push("(manifest)".into());
+    }
+    changed
+}
+
+enum WriteFailure {
+    Changed(Vec<String>),
+    Environment(String),
+}
+
+/// Writes an admitted change into its file through the journal: the byte-order mark kept, the
+/// replaced text's lines ending as most of the file's lines end (protocol §16.4 rule 4).
+fn write_back(disk: &Disk, admitted: &Admitted) -> Result<Vec<String>, WriteFailure> {
+    let Some(file) = disk.files.get(admitted.file) else {
+        return Err(WriteFailure::Environment("The admitted change names a file the session did not pin.".into()));
+    };
+    if file.vendored {
+        return Err(WriteFailure::Environment(format!(
+            "{} belongs to a vendored dependency; the host does not write into dependencies.",
+            file.name
+        )));
+    }
+    let pinned = String::from_utf8_lossy(&file.bytes[if file.had_bom { 3 } else { 0 }..]).to_string();
+    let start = admitted.replaced.start.min(pinned.len());
+    let end = admitted.replaced.end.clamp(start, pinned.len());
+    let mut bytes = if file.had_bom { b"\xEF\xBB\xBF".to_vec() } else { Vec::new() };
+    bytes.extend_from_slice(&pinned.as_bytes()[..start]);
+    bytes.extend_from_slice(with_endings(&admitted.text, majority_ending(&pinned)).as_bytes());
+    bytes.extend_from_slice(&pinned.as_bytes()[end..]);
+    let change = FileChange { name: file.relative.clone(), before: file.bytes.clone(), after: bytes };
+    match Journal::new(&disk.root).write(&[change]) {
+        Ok(_) => Ok(vec![file.name.clone()]),
+        Err(WriteError::Changed(_)) => Err(WriteFailure::Changed(vec![file.name.clone()])),
+        Err(other) => {
+            Err(WriteFailure::Environment(format!("Writing {} failed: {other}; nothing was written.", file.name)))
+        }
+    }
+}
+
+/// `"\r\n"` when more of the text's lines end so than with a bare `"\n"`; `"\n"` otherwise.
+fn majority_ending(text: &str) -> &'static str {
+    let crlf = text.matches("\r\n").count();
+    let lf = text.matches('\n').count() - crlf;
+    if crlf > lf { "\r\n" } else { "\n" }
+}
+
+fn with_endings(text: &str, ending: &str) -> String {
+    let plain = text.replace("\r\n", "\n");
+    if ending == "\n" { plain } else { plain.replace('\n', ending) }
+}

@@ -1,0 +1,220 @@
+//! The nine tools driven directly (no transport): write-back rules of protocol §16.4 (files
+//! changed since the session opened, a session that already wrote, byte-order marks and line
+//! endings, projects), `state` over MCP (§16.5), and the compile cache (§16.6).
+
+use std::path::{Path, PathBuf};
+
+use cairn_mcp::Server;
+use serde_json::{Map, Value, json};
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("cairn-mcp-tools-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch");
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const PROGRAM: &str = "// Doubles.\nfn double(x:u32) -> u32 {\n  return x * 2;\n}\n\nfn main() -> i32 {\n  if double(2) != 4 { return 1; }\n  return 0;\n}\n";
+
+fn call(server: &mut Server, tool: &str, arguments: Value) -> (Map<String, Value>, bool) {
+    let result = server.call(tool, &arguments).expect("a tool result");
+    (result.record, result.is_error)
+}
+
+fn body(handle: &str, replacement: &str) -> Value {
+    json!({"request": {"protocol": "cairn.edit/2", "handle": handle, "kind": "body", "replacement": replacement}})
+}
+
+fn open(server: &mut Server, path: &str, symbol: &str) -> String {
+    let (packet, error) = call(server, "edit_open", json!({"path": path, "symbol": symbol}));
+    assert!(!error, "{}", Value::Object(packet));
+    assert_eq!(packet["write_back"], path.rsplit('/').next().unwrap_or(path));
+    packet["handle"].as_str().expect("handle").to_string()
+}
+
+#[test]
+fn byte_order_marks_and_crlf_line_endings_are_kept() {
+    let scratch = Scratch::new("crlf");
+    let text = format!("\u{feff}{}", PROGRAM.replace('\n', "\r\n"));
+    std::fs::write(scratch.0.join("p.cairn"), &text).expect("write");
+    let mut server = Server::new(&scratch.0);
+    let handle = open(&mut server, "p.cairn", "double");
+    let (answer, error) = call(&mut server, "edit_request", body(&handle, "{\n  let y = x;\n  return y * 2;\n}"));
+    assert!(!error, "{}", Value::Object(answer));
+    assert_eq!(answer["written"], json!(["p.cairn"]));
+    let bytes = std::fs::read(scratch.0.join("p.cairn")).expect("read");
+    assert!(bytes.starts_with(b"\xEF\xBB\xBF"), "the byte-order mark stays");
+    let written = String::from_utf8(bytes[3..].to_vec()).expect("utf-8");
+    assert!(
+        written.contains("{\r\n  let y = x;\r\n  return y * 2;\r\n}"),
+        "new lines end as most lines do: {written:?}"
+    );
+    assert_eq!(written.matches('\n').count(), written.matches("\r\n").count(), "no bare LF anywhere");
+}
+
+#[test]
+fn lf_files_stay_lf_and_a_crlf_reply_is_normalized() {
+    let scratch = Scratch::new("lf");
+    std::fs::write(scratch.0.join("p.cairn"), PROGRAM).expect("write");
+    let mut server = Server::new(&scratch.0);
+    let handle = open(&mut server, "p.cairn", "double");
+    let (answer, error) = call(&mut server, "edit_request", body(&handle, "{\r\n  return x + x;\r\n}"));
+    assert!(!error, "{}", Value::Object(answer));
+    let written = std::fs::read_to_string(scratch.0.join("p.cairn")).expect("read");
+    assert!(!written.contains('\r'));
+    assert!(written.contains("{\n  return x + x;\n}"));
+}
+
+#[test]
+fn a_file_saved_since_the_open_refuses_the_write_and_stays() {
+    let scratch = Scratch::new("saved");
+    std::fs::write(scratch.0.join("p.cairn"), PROGRAM).expect("write");
+    let mut server = Server::new(&scratch.0);
+    let handle = open(&mut server, "p.cairn", "double");
+    let saved = PROGRAM.replace("// Doubles.", "// Doubles its argument.");
+    std::fs::write(scratch.0.join("p.cairn"), &saved).expect("save");
+    let (answer, error) = call(&mut server, "edit_request", body(&handle, "{ return x + x; }"));
+    assert!(error);
+    assert_eq!((answer["code"].as_str(), &answer["files"]), (Some("E-SESSION"), &json!(["p.cairn"])));
+    assert_eq!(std::fs::read_to_string(scratch.0.join("p.cairn")).expect("read"), saved);
+    // A request that writes nothing is still answered.
+    let (state, error) = call(
+        &mut server,
+        "edit_request",
+        json!({"request": {"protocol": "cairn.edit/2", "handle": handle, "kind": "state"}}),
+    );
+    assert!(!error, "{}", Value::Object(state));
+}
+
+#[test]
+fn a_session_writes_once() {
+    let scratch = Scratch::new("once");
+    std::fs::write(scratch.0.join("p.cairn"), PROGRAM).expect("write");
+    let mut server = Server::new(&scratch.0);
+    let handle = open(&mut server, "p.cairn", "double");
+    let (_, error) = call(&mut server, "edit_request", body(&handle, "{ return x + x; }"));
+    assert!(!error);
+    let after = std::fs::read_to_string(scratch.0.join("p.cairn")).expect("read");
+    let (answer, error) = call(&mut server, "edit_request", body(&handle, "{ return x * 2; }"));
+    assert!(error);
+    assert_eq!((answer["code"].as_str(), &answer["files"]), (Some("E-SESSION"), &json!(["p.cairn"])));
+    assert_eq!(std::fs::read_to_string(scratch.0.join("p.cairn")).expect("read"), after);
+    // A new session on the files as they are now writes again, from the advanced compile.
+    let (check, _) = call(&mut server, "check", json!({"path": "p.cairn"}));
+    assert_eq!(check["cached"], true, "the admitted edit's compile serves the new text");
+    let handle = open(&mut server, "p.cairn", "double");
+    let (answer, error) = call(&mut server, "edit_request", body(&handle, "{\n  return x * 2;\n}"));
+    assert!(!error, "{}", Value::Object(answer));
+    assert_eq!(std::fs::read_to_string(scratch.0.join("p.cairn")).expect("read"), PROGRAM);
+}
+
+#[test]
+fn a_source_session_never_writes() {
+    let scratch = Scratch::new("source");
+    let mut server = Server::new(&scratch.0);
+    let (packet, error) = call(&mut server, "edit_open", json!({"source": PROGRAM, "symbol": "double"}));
+    assert!(!error);
+    assert!(packet.get("write_back").is_none());
+    let (answer, error) = call(&mut server, "edit_request", body("e1", "{ return x + x; }"));
+    assert!(!error);
+    assert!(answer.get("written").is_none());
+    assert_eq!(std::fs::read_dir(&scratch.0).expect("dir").count(), 0, "nothing was written anywhere");
+}
+
+fn project(root: &Path) {
+    std::fs::create_dir_all(root.join("src")).expect("mkdir");
+    std::fs::write(
+        root.join("cairn.toml"),
+        "[project]\nname = \"twice\"\nsources = [\"src/lib.cairn\", \"src/main.cairn\"]\n",
+    )
+    .expect("manifest");
+    std::fs::write(
+        root.join("src/lib.cairn"),
+        "module twice.lib;\n\npub fn double(x:u32) -> u32 {\n  return x * 2;\n}\n",
+    )
+    .expect("lib");
+    std::fs::write(root.join("src/main.cairn"), "module twice.app;\nimport twice.lib as lib;\n\npub fn main() -> i32 {\n  if lib.double(2) != 4 { return 1; }\n  return 0;\n}\n").expect("main");
+}
+
+#[test]
+fn a_project_writes_the_function_s_file_and_watches_the_manifest() {
+    let scratch = Scratch::new("project");
+    project(&scratch.0);
+    let mut server = Server::new(&scratch.0);
+    let (packet, error) = call(&mut server, "edit_open", json!({"path": ".", "symbol": "twice.lib.double"}));
+    assert!(!error, "{}", Value::Object(packet));
+    assert_eq!(packet["write_back"], "src/lib.cairn");
+    let (answer, error) = call(&mut server, "edit_request", body("e1", "{ return x + x; }"));
+    assert!(!error, "{}", Value::Object(answer));
+    assert_eq!(answer["written"], json!(["src/lib.cairn"]));
+    assert!(std::fs::read_to_string(scratch.0.join("src/lib.cairn")).expect("read").contains("return x + x;"));
+    // The manifest is pinned too.
+    let (_, error) = call(&mut server, "edit_open", json!({"path": ".", "symbol": "twice.lib.double"}));
+    assert!(!error);
+    std::fs::write(
+        scratch.0.join("cairn.toml"),
+        "[project]\nname = \"twice\"\nsources = [\"src/lib.cairn\", \"src/main.cairn\"]\n# saved\n",
+    )
+    .expect("save");
+    let (answer, error) = call(&mut server, "edit_request", body("e2", "{ return x * 2; }"));
+    assert!(error);
+    assert_eq!(answer["files"], json!(["(manifest)"]));
+}
+
+#[test]
+fn state_over_mcp_answers_deltas_per_path() {
+    let scratch = Scratch::new("state");
+    std::fs::write(scratch.0.join("p.cairn"), PROGRAM).expect("write");
+    let mut server = Server::new(&scratch.0);
+    let (first, error) = call(&mut server, "state", json!({"path": "p.cairn"}));
+    assert!(!error);
+    assert_eq!(first["protocol"], "cairn.state/1");
+    let (second, _) = call(&mut server, "state", json!({"path": "p.cairn"}));
+    assert_eq!(second["protocol"], "cairn.state-delta/1", "an implicit delta for the same path");
+    let (whole, _) = call(&mut server, "state", json!({"path": "p.cairn", "whole": true}));
+    assert_eq!(whole["protocol"], "cairn.state/1");
+    let (by_source, _) = call(&mut server, "state", json!({"source": PROGRAM}));
+    let (again, _) = call(&mut server, "state", json!({"source": PROGRAM}));
+    assert_eq!(
+        (by_source["protocol"].as_str(), again["protocol"].as_str()),
+        (Some("cairn.state/1"), Some("cairn.state/1")),
+        "no implicit delta for source"
+    );
+    let (delta, _) = call(&mut server, "state", json!({"source": PROGRAM, "since": first["digest"]}));
+    assert_eq!(delta["protocol"], "cairn.state-delta/1");
+    for (arguments, code) in [
+        (json!({"path": "p.cairn", "whole": true, "since": first["digest"]}), "E-REQUEST"),
+        (json!({"path": "p.cairn", "whole": "yes"}), "E-REQUEST"),
+        (json!({"path": "p.cairn", "since": "f".repeat(64)}), "E-SESSION"),
+        (json!({"source": PROGRAM, "symbol": "double"}), "E-REQUEST"),
+        (json!({}), "E-REQUEST"),
+        (json!({"path": ""}), "E-REQUEST"),
+    ] {
+        let (answer, error) = call(&mut server, "state", arguments.clone());
+        assert!(error, "{arguments}");
+        assert_eq!(answer["code"], code, "{arguments}");
+    }
+    let (refused, error) = call(&mut server, "state", json!({"source": "fn f() -> u32 { return true; }"}));
+    assert!(error, "a state whose status is not typed is an error");
+    assert_eq!(refused["status"], "rejected");
+}
+
+#[test]
+fn unknown_tools_and_non_object_arguments_are_protocol_errors() {
+    let scratch = Scratch::new("errors");
+    let mut server = Server::new(&scratch.0);
+    assert_eq!(server.call("compile", &json!({})).err().map(|e| e.0), Some(-32602));
+    assert_eq!(server.call("check", &json!("p.cairn")).err().map(|e| e.0), Some(-32602));
+    let (answer, error) = call(&mut server, "edit_open", json!({"source": PROGRAM}));
+    assert!(error && answer["code"] == "E-REQUEST", "symbol is required");
+}
