@@ -119,6 +119,23 @@ impl Sources {
         out
     }
 
+    /// SHA-256 of the combined source, without building it.
+    pub fn sha256(&self) -> String {
+        let mut hasher = crate::canonical::Hasher::new();
+        if !self.project && self.files.len() == 1 {
+            hasher.update(self.files[0].text.as_bytes());
+        } else {
+            for file in &self.files {
+                hasher.update(b"// source: ");
+                hasher.update(file.name.as_bytes());
+                hasher.update(b"\n");
+                hasher.update(file.text.as_bytes());
+                hasher.update(b"\n");
+            }
+        }
+        hasher.finish_hex()
+    }
+
     /// Where byte `offset` of file `file` lies in the combined source, in characters.
     pub fn combined_chars(&self, file: usize, offset: usize) -> usize {
         let text = &self.files[file].text;
@@ -162,11 +179,18 @@ pub struct EditHost {
     states: HashMap<String, Map<String, Value>>,
     terms_sent: bool,
     clock: u64,
+    /// Compiles to move forward to written candidates ([`EditHost::advance`]).
+    pending: Vec<(usize, Admitted)>,
+    /// The number of the last handle issued.
+    handles: u64,
 }
 
 /// The most programs whose compiles the host keeps (tools.md §6); the least recently used
 /// compile is dropped first and rebuilt if a session of it speaks again.
 pub const PROGRAM_CACHE: usize = 16;
+/// The most sessions a host keeps; opening one more forgets the least recently used, whose
+/// handle is then `E-SESSION` (a long-lived server must not grow without bound).
+pub const SESSION_LIMIT: usize = 256;
 
 /// A program the host has loaded: its pinned files, and its compile while cached.
 struct HostProgram {
@@ -182,12 +206,14 @@ struct HostProgram {
 
 impl HostProgram {
     fn source_sha(&self) -> &str {
-        self.source_sha.get_or_init(|| sha256_hex(self.sources.combined().as_bytes()))
+        self.source_sha.get_or_init(|| self.sources.sha256())
     }
 }
 
 struct Session {
     handle: String,
+    /// When it was last used (the host's clock).
+    used: u64,
     digest: String,
     symbol: String,
     focused: bool,
@@ -244,22 +270,43 @@ impl EditHost {
     /// is kept under the candidate's text, so the next open of the files as they are now starts
     /// from it instead of compiling again (protocol §16.6). Sessions still pinned to the old text
     /// get a compile of it rebuilt when they next speak.
+    ///
+    /// The move is noted here and made by [`EditHost::settle`], which a server calls once its
+    /// answer is on the wire (and every entry point of the host calls first), so the agent does
+    /// not wait for it.
     pub fn advance(&mut self, handle: &str) {
-        let Some(session) = self.sessions.iter().find(|s| s.handle == handle) else { return };
-        let Some(candidate) = session.admitted.last() else { return };
-        let change = candidate.change.clone();
-        let index = session.program;
+        if let Some(session) = self.sessions.iter().find(|s| s.handle == handle)
+            && let Some(candidate) = session.admitted.last()
+        {
+            self.pending.push((session.program, candidate.change.clone()));
+        }
+    }
+
+    /// Makes the moves [`EditHost::advance`] noted.
+    pub fn settle(&mut self) {
+        for (index, change) in std::mem::take(&mut self.pending) {
+            self.move_forward(index, change);
+        }
+    }
+
+    fn move_forward(&mut self, index: usize, change: Admitted) {
+        if self.programs[index].sources.files.is_empty() {
+            return;
+        }
         let mut sources = self.programs[index].sources.clone();
         let original = sources.files[change.file].text.clone();
         sources.files[change.file].text = change.apply(&original);
-        let key = program_key(&sources);
+        let source_sha = sources.sha256();
+        let key = program_key(&sources, &source_sha);
         if self.programs.iter().any(|p| p.key == key) {
             return;
         }
         let Some(mut workspace) = self.programs[index].workspace.take() else { return };
-        let start = TextSize::from(change.replaced.start as u32);
-        let end = TextSize::from(change.replaced.end as u32);
-        workspace.edit_file(change.file, &TextEdit { delete: TextRange::new(start, end), insert: change.text.clone() });
+        let (prefix, suffix) = common_ends(&original[change.replaced.clone()], &change.text);
+        let start = TextSize::from((change.replaced.start + prefix) as u32);
+        let end = TextSize::from((change.replaced.end - suffix) as u32);
+        let insert = change.text[prefix..change.text.len() - suffix].to_string();
+        workspace.edit_file(change.file, &TextEdit { delete: TextRange::new(start, end), insert });
         workspace.check();
         self.clock += 1;
         let used = self.clock;
@@ -268,7 +315,7 @@ impl EditHost {
             sources,
             workspace: Some(workspace),
             used,
-            source_sha: Default::default(),
+            source_sha: source_sha.into(),
         });
     }
 
@@ -282,16 +329,22 @@ impl EditHost {
     /// The index of a program, loading and checking it unless it is cached; `cached` says
     /// whether its compile was already there.
     fn program(&mut self, sources: Sources) -> (usize, bool) {
-        let key = program_key(&sources);
+        let source_sha = sources.sha256();
+        let key = program_key(&sources, &source_sha);
         let index = match self.programs.iter().position(|p| p.key == key) {
-            Some(index) => index,
+            Some(index) => {
+                if self.programs[index].sources.files.is_empty() {
+                    self.programs[index].sources = sources;
+                }
+                index
+            }
             None => {
                 self.programs.push(HostProgram {
                     key,
                     sources,
                     workspace: None,
                     used: 0,
-                    source_sha: Default::default(),
+                    source_sha: source_sha.into(),
                 });
                 self.programs.len() - 1
             }
@@ -323,7 +376,41 @@ impl EditHost {
                 .map(|(_, p)| p)
         {
             oldest.workspace = None;
+            self.release_unpinned();
         }
+    }
+
+    /// Keeps at most [`SESSION_LIMIT`] sessions (the least recently used go first), and lets
+    /// go of the text of programs no session pins and no cached compile holds.
+    fn forget_old_sessions(&mut self) {
+        while self.sessions.len() > SESSION_LIMIT {
+            let Some(oldest) = self.sessions.iter().enumerate().min_by_key(|(_, s)| s.used).map(|(i, _)| i) else {
+                break;
+            };
+            self.sessions.remove(oldest);
+        }
+        self.release_unpinned();
+    }
+
+    /// Drops the text of programs that neither a session nor a cached compile needs (their
+    /// cache entry stays, tiny, and takes the text back if the same program comes again).
+    fn release_unpinned(&mut self) {
+        let pinned: BTreeSet<usize> = self.sessions.iter().map(|s| s.program).collect();
+        for (index, program) in self.programs.iter_mut().enumerate() {
+            if program.workspace.is_none() && !pinned.contains(&index) && !program.sources.files.is_empty() {
+                program.sources.files = Vec::new();
+            }
+        }
+    }
+
+    /// True while the host keeps the session `handle`.
+    pub fn has_session(&self, handle: &str) -> bool {
+        self.sessions.iter().any(|s| s.handle == handle)
+    }
+
+    /// How many sessions the host keeps now.
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
     }
 
     /// How many compiles the host holds now.
@@ -348,6 +435,7 @@ impl EditHost {
     /// Checks a program (the MCP `check` tool shares the host's compiles): its refusal record or
     /// its summary, and whether the compile was already cached.
     pub fn check(&mut self, sources: Sources) -> (Map<String, Value>, bool, bool) {
+        self.settle();
         let (index, cached) = self.program(sources);
         let outcome = self.ws_mut(index).check();
         match outcome.refusal {
@@ -370,6 +458,7 @@ impl EditHost {
 
     /// The state of a program (`cairn.state/1`), remembered so a later delta can name it.
     pub fn program_state(&mut self, sources: Sources, with_file: bool) -> Map<String, Value> {
+        self.settle();
         let combined = sources.combined();
         let (index, _) = self.program(sources);
         let view = self.ws_mut(index).state_view(false);
@@ -394,6 +483,7 @@ impl EditHost {
 
     /// Opens an edit session: the handle-level packet, or a refusal.
     pub fn open(&mut self, sources: Sources, request: OpenRequest) -> Answer {
+        self.settle();
         match self.try_open(sources, request) {
             Ok(record) => Answer::ok(record),
             Err(refusal) => refusal.finished(),
@@ -615,9 +705,11 @@ impl EditHost {
         let span = TextRange::new(start + body.text_range().start(), start + syntax.text_range().end());
         let sites = expression_sites(&body, start);
         let sites_before = sites_object(workspace.function_sites(item));
-        let handle = format!("e{}", self.sessions.len() + 1);
+        self.handles += 1;
+        let handle = format!("e{}", self.handles);
         let mut session = Session {
             handle: handle.clone(),
+            used: self.clock,
             digest: String::new(),
             symbol: target_name,
             focused,
@@ -647,6 +739,7 @@ impl EditHost {
         }
         let packet = self.packet(&session, item, &callers, request.site.as_deref());
         self.sessions.push(session);
+        self.forget_old_sessions();
         Ok(packet)
     }
 
@@ -655,6 +748,7 @@ impl EditHost {
     /// keeps the fields the edit host strips (`session`, the three `_sha256` digests) with a
     /// `cairn.edit/1` draft bound to the session digest.
     pub fn inspect(&mut self, sources: Sources, request: OpenRequest, expand: &[String]) -> Answer {
+        self.settle();
         let site = request.site.clone();
         let handle = match self.open(sources, request) {
             Answer { refused: true, record, .. } => return Answer { record, refused: true, admitted: None },
@@ -727,6 +821,7 @@ impl EditHost {
     /// (protocol §3.3): the session object's own API, which `cairn inspect`'s draft targets.
     /// The edit host's handle requests ([`EditHost::request`]) refuse this form.
     pub fn request_v1(&mut self, value: &Value) -> Answer {
+        self.settle();
         self.answer_v1(value).finished()
     }
 
@@ -1092,6 +1187,7 @@ impl EditHost {
 
     /// Answers one `cairn.edit/2` request.
     pub fn request(&mut self, value: &Value) -> Answer {
+        self.settle();
         self.answer_request(value).finished()
     }
 
@@ -1143,6 +1239,7 @@ impl EditHost {
         };
         let program = self.sessions[index].program;
         self.load(program);
+        self.sessions[index].used = self.clock;
         match kind {
             "body" | "expr" => {
                 let Some(replacement) = request.get("replacement").and_then(Value::as_str) else {
@@ -1220,10 +1317,15 @@ impl EditHost {
             );
         }
         // Check the whole program with the reply spliced in, then put the original back.
-        let edit = TextEdit { delete: span, insert: wrapped.clone() };
+        // The workspace gets the smallest edit with the same result (the reply usually keeps the
+        // braces and most lines), so its fast path sees a change inside one body.
+        let (prefix, suffix) = common_ends(&original[start..end], &wrapped);
+        let inner = TextRange::new(TextSize::from((start + prefix) as u32), TextSize::from((end - suffix) as u32));
+        let inserted = &wrapped[prefix..wrapped.len() - suffix];
+        let edit = TextEdit { delete: inner, insert: inserted.to_string() };
         let undo = TextEdit {
-            delete: TextRange::at(span.start(), TextSize::of(wrapped.as_str())),
-            insert: original[start..end].to_string(),
+            delete: TextRange::at(inner.start(), TextSize::of(inserted)),
+            insert: original[start + prefix..end - suffix].to_string(),
         };
         let workspace = self.ws_mut(program_index);
         let before_rows = workspace.last_rows();
@@ -1708,17 +1810,15 @@ pub fn implementation_hash() -> String {
     sha256_hex(text.as_bytes())
 }
 
-/// The key of a program in the host's cache: every file's name and text.
-fn program_key(sources: &Sources) -> String {
-    let mut hasher = crate::canonical::Hasher::new();
-    hasher.update(if sources.project { b"project\0" } else { b"file\0" });
-    for source in &sources.files {
-        hasher.update(source.name.as_bytes());
-        hasher.update(&[0]);
-        hasher.update(source.text.as_bytes());
-        hasher.update(&[0]);
+/// The key of a program in the host's cache: the digest of its combined source (which names
+/// the files of a project), the kind of program, and the files' names.
+fn program_key(sources: &Sources, source_sha: &str) -> String {
+    let mut key = format!("{source_sha}:{}", if sources.project { "project" } else { "file" });
+    for file in &sources.files {
+        key.push(':');
+        key.push_str(&file.name);
     }
-    hasher.finish_hex()
+    key
 }
 
 /// Puts a refusal record's keys in the order tools.md §1.4 and protocol §4 show them: the
@@ -1819,49 +1919,41 @@ fn resolve_function(workspace: &Workspace, name: &str) -> Result<Item, usize> {
     }
 }
 
-/// The names of the functions that call `item`.
+/// The names of the functions that call `item`, sorted (tests are not functions an agent
+/// edits, so they are left out).
 fn callers_of(workspace: &Workspace, item: Item) -> Vec<String> {
-    let mut out = Vec::new();
-    for file in workspace.files() {
-        for entry in &file.items {
-            if matches!(entry.key.kind, cairn_hir::ItemKind::Fn | cairn_hir::ItemKind::Test)
-                && entry.item != item
-                && workspace.callees(entry.item).contains(&item)
-            {
-                out.push(workspace.full_name(entry.item).to_string());
-            }
-        }
-    }
+    let mut out: Vec<String> = workspace
+        .callers(item)
+        .into_iter()
+        .filter(|c| *c != item && workspace.entry_of(*c).is_some_and(|(_, e)| e.key.kind == cairn_hir::ItemKind::Fn))
+        .map(|c| workspace.full_name(c).to_string())
+        .collect();
     out.sort();
     out
 }
 
-/// Every function connected to `item` through calls, either way.
+/// Every own function connected to `item` through calls, either way (the call graph of the
+/// last check's rows).
 fn component_of(workspace: &Workspace, item: Item) -> Vec<String> {
-    let mut functions: Vec<Item> = Vec::new();
-    for file in workspace.files().iter().filter(|f| !f.library) {
-        for entry in &file.items {
-            if matches!(entry.key.kind, cairn_hir::ItemKind::Fn) {
-                functions.push(entry.item);
-            }
-        }
-    }
-    let edges: HashMap<Item, Vec<Item>> = functions.iter().map(|f| (*f, workspace.callees(*f))).collect();
-    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let Some(rows) = workspace.last_rows() else { return vec![workspace.full_name(item).to_string()] };
+    let own = |i: Item| {
+        workspace
+            .entry_of(i)
+            .is_some_and(|(file, e)| !workspace.files()[file].library && e.key.kind == cairn_hir::ItemKind::Fn)
+    };
+    let mut seen: std::collections::HashSet<Item> = std::collections::HashSet::new();
     let mut stack = vec![item];
-    let mut visited: Vec<Item> = vec![item];
+    seen.insert(item);
     while let Some(current) = stack.pop() {
-        seen.insert(workspace.full_name(current).to_string());
-        let mut next: Vec<Item> = edges.get(&current).cloned().unwrap_or_default();
-        next.extend(functions.iter().filter(|f| edges.get(*f).is_some_and(|c| c.contains(&current))));
-        for n in next {
-            if !visited.contains(&n) {
-                visited.push(n);
-                stack.push(n);
+        for next in rows.callees_of(current).into_iter().chain(rows.callers_of(current)) {
+            if own(next) && seen.insert(next) {
+                stack.push(next);
             }
         }
     }
-    seen.into_iter().collect()
+    let mut names: Vec<String> = seen.into_iter().map(|i| workspace.full_name(i).to_string()).collect();
+    names.sort();
+    names
 }
 
 /// A function's source as written (its declaration text, without the comment above it).
@@ -2062,6 +2154,22 @@ fn expression_sites(body: &cairn_syntax::SyntaxNode, start: TextSize) -> Vec<Tex
     sites.sort_by_key(|r| (r.start(), r.end()));
     sites.dedup();
     sites
+}
+
+/// The lengths of the longest common prefix and suffix of two texts (not overlapping, on
+/// character boundaries of both).
+fn common_ends(old: &str, new: &str) -> (usize, usize) {
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let mut prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    while !(old.is_char_boundary(prefix) && new.is_char_boundary(prefix)) {
+        prefix -= 1;
+    }
+    let room = a.len().min(b.len()) - prefix;
+    let mut suffix = a.iter().rev().zip(b.iter().rev()).take(room).take_while(|(x, y)| x == y).count();
+    while !(old.is_char_boundary(a.len() - suffix) && new.is_char_boundary(b.len() - suffix)) {
+        suffix -= 1;
+    }
+    (prefix, suffix)
 }
 
 /// Every token outside `[start, end)` of `original` lexes the same in `candidate`, where the

@@ -34,11 +34,30 @@ pub struct Rows {
     pub functions: Vec<Item>,
     /// Each function's index in `functions`.
     pub index: HashMap<Item, u32>,
+    /// The call graph the rows were computed over: for each function (by index), the
+    /// functions it calls, and the functions that call it (indices, ascending, once each).
+    pub callees: Vec<Vec<u32>>,
+    pub callers: Vec<Vec<u32>>,
 }
 
 impl Rows {
     pub fn row(&self, item: Item) -> Option<&Row> {
         self.rows.get(&item).and_then(Option::as_ref)
+    }
+
+    /// The functions (and tests) that call `item`, in declaration order.
+    pub fn callers_of(&self, item: Item) -> Vec<Item> {
+        self.neighbours(&self.callers, item)
+    }
+
+    /// The functions `item` calls, in declaration order.
+    pub fn callees_of(&self, item: Item) -> Vec<Item> {
+        self.neighbours(&self.callees, item)
+    }
+
+    fn neighbours(&self, graph: &[Vec<u32>], item: Item) -> Vec<Item> {
+        let Some(&at) = self.index.get(&item) else { return Vec::new() };
+        graph.get(at as usize).map(|c| c.iter().map(|&i| self.functions[i as usize]).collect()).unwrap_or_default()
     }
 }
 
@@ -87,7 +106,14 @@ pub fn effect_rows(db: &dyn Db, program: Program) -> Arc<Rows> {
             out
         })
         .collect();
+    let mut callers: Vec<Vec<u32>> = vec![Vec::new(); functions.len()];
+    for (caller, callees) in edges.iter().enumerate() {
+        for &callee in callees {
+            callers[callee].push(caller as u32);
+        }
+    }
     let components = tarjan(&edges);
+    let callees: Vec<Vec<u32>> = edges.iter().map(|e| e.iter().map(|&i| i as u32).collect()).collect();
     let mut rows: Vec<Option<Row>> = vec![None; functions.len()];
     // Tarjan yields components callees-first.
     for component in &components {
@@ -129,7 +155,7 @@ pub fn effect_rows(db: &dyn Db, program: Program) -> Arc<Rows> {
         }
     }
     let index = index.into_iter().map(|(item, i)| (item, i as u32)).collect();
-    Arc::new(Rows { rows: functions.iter().copied().zip(rows).collect(), functions, index })
+    Arc::new(Rows { rows: functions.iter().copied().zip(rows).collect(), functions, index, callees, callers })
 }
 
 /// One function's row, as a projection of the program's rows: it compares equal when this row

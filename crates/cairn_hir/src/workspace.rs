@@ -843,6 +843,13 @@ impl Workspace {
         crate::check::check_fn(&self.db, item).sites.iter().map(|(k, n)| (k.name(), *n)).collect()
     }
 
+    /// The functions (and tests) that call `item`, each once, in declaration order: read from
+    /// the call graph the last check's rows were computed over (empty before a check reached
+    /// the rows). Free after an edit that changed no call, since those rows are kept.
+    pub fn callers(&self, item: Item) -> Vec<Item> {
+        self.last_rows().map(|rows| rows.callers_of(item)).unwrap_or_default()
+    }
+
     /// The declared functions a function calls, each once, in first-call order.
     pub fn callees(&self, item: Item) -> Vec<Item> {
         crate::check::check_fn(&self.db, item).callees()

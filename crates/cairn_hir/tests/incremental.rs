@@ -83,6 +83,23 @@ fn a_comment_or_whitespace_in_a_body_reruns_no_body_check() {
 }
 
 #[test]
+fn the_callers_are_kept_while_no_call_changes() {
+    let mut workspace = workspace(PROGRAM);
+    let item =
+        |w: &Workspace, name: &str| w.files()[0].items.iter().find(|i| &*i.key.name == name).expect("declared").item;
+    let a = item(&workspace, "a");
+    assert_eq!(workspace.callers(a), vec![item(&workspace, "b")]);
+    // A literal: no call moved, so the rows (which carry the call graph) are not recomputed.
+    let log = executed(&mut workspace, |w| edit(w, "fn b(", "* 2", "* 7"));
+    assert!(!ran_any(&log, "effect_rows"), "{log:?}");
+    assert_eq!(workspace.callers(a), vec![item(&workspace, "b")]);
+    // A new call: they are, and the callers follow.
+    let log = executed(&mut workspace, |w| edit(w, "fn c(", "return b(3);", "return b(a(3));"));
+    assert!(ran_any(&log, "effect_rows"), "{log:?}");
+    assert_eq!(workspace.callers(a), vec![item(&workspace, "b"), item(&workspace, "c")]);
+}
+
+#[test]
 fn editing_one_body_of_three_rechecks_only_that_body() {
     let mut workspace = workspace(PROGRAM);
     let b = id(&workspace, "b");

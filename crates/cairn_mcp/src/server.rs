@@ -78,6 +78,7 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let server = self.server.clone();
+        let settle = self.server.clone();
         let name = request.name.to_string();
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let outcome = tokio::task::spawn_blocking(move || {
@@ -91,6 +92,14 @@ impl ServerHandler for Handler {
             }))
         })
         .await;
+        // What the call left for later runs while the answer travels; the next call waits for
+        // the lock, so it always sees the work done.
+        tokio::task::spawn_blocking(move || {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match settle.lock() {
+                Ok(mut guard) => guard.settle(),
+                Err(poisoned) => poisoned.into_inner().settle(),
+            }));
+        });
         match outcome {
             Ok(Ok(Ok(result))) => {
                 let text = serde_json::to_string(&Value::Object(result.record)).unwrap_or_else(|_| "{}".into());

@@ -4,7 +4,8 @@
 //!
 //! One [`EditHost`] lives for the whole process: every tool reads its compiles (a program is
 //! compiled once; an edit re-checks one body), and cards and terms reach the agent once. Path
-//! sessions remember the bytes of every file and the manifest they pinned; an admitted edit is
+//! sessions remember where every file and the manifest came from (the host keeps their pinned
+//! text, shared by all sessions of one program); an admitted edit is
 //! written back through the program's journal (`cairn_vfs::journal`) only if nothing changed on
 //! disk since, and a session writes at most once (protocol §16.4).
 
@@ -51,7 +52,8 @@ struct Loaded {
     disk: Option<Disk>,
 }
 
-/// What a path session pinned: the program's directory, each file's bytes, the manifest's.
+/// What a path session pinned: the program's directory, its files, the manifest's bytes. The
+/// files' pinned text is the host's (one copy per program, not per session).
 #[derive(Debug, Clone)]
 struct Disk {
     /// The path argument as given (the key of implicit state deltas).
@@ -68,7 +70,6 @@ struct PinnedFile {
     /// Relative to the program's directory (the journal's root).
     relative: String,
     path: PathBuf,
-    bytes: Vec<u8>,
     had_bom: bool,
     vendored: bool,
 }
@@ -96,6 +97,11 @@ impl Server {
     pub fn new(start: &Path) -> Server {
         let start = start.canonicalize().unwrap_or_else(|_| start.to_path_buf());
         Server { start, host: EditHost::new(), sessions: HashMap::new(), last_state: HashMap::new() }
+    }
+
+    /// Work a call left for after its answer (moving a compile forward to a written edit).
+    pub fn settle(&mut self) {
+        self.host.settle();
     }
 
     /// Calls a tool. `Err` is a JSON-RPC error (unknown tool or arguments not an object):
@@ -196,13 +202,10 @@ impl Server {
                 .strip_prefix(&program.root)
                 .map(|p| p.to_string_lossy().replace('\\', "/"))
                 .unwrap_or_else(|_| file.name.clone());
-            let mut bytes = if file.had_bom { b"\xEF\xBB\xBF".to_vec() } else { Vec::new() };
-            bytes.extend_from_slice(file.text.as_bytes());
             files.push(PinnedFile {
                 name: file.name.clone(),
                 relative,
                 path: file.path.clone(),
-                bytes,
                 had_bom: file.had_bom,
                 vendored: file.project != program.name,
             });
@@ -309,6 +312,8 @@ impl Server {
             let file = self.host.session_file(&handle).unwrap_or_default();
             record.insert("write_back".into(), json!(file));
             self.sessions.insert(handle, PathSession { disk, written: Vec::new() });
+            let host = &self.host;
+            self.sessions.retain(|handle, _| host.has_session(handle));
         }
         ToolResult::ok(record)
     }
@@ -325,6 +330,7 @@ impl Server {
         // own shape is judged first, by the host, so a malformed request is E-REQUEST here too.
         if writing && self.sessions.contains_key(&handle) && well_formed(&request) {
             let session = &self.sessions[&handle];
+            let pinned = self.host.session_sources(&handle);
             if !session.written.is_empty() {
                 return ToolResult::error(self.host.refusal(
                     "E-SESSION",
@@ -332,7 +338,7 @@ impl Server {
                     vec![("files", json!(session.written))],
                 ));
             }
-            let changed = changed_files(&session.disk);
+            let changed = changed_files(&session.disk, pinned);
             if !changed.is_empty() {
                 return ToolResult::error(self.host.refusal(
                     "E-SESSION",
@@ -349,7 +355,7 @@ impl Server {
         if let Some(admitted) = answer.admitted
             && let Some(session) = self.sessions.get(&handle)
         {
-            match write_back(&session.disk, &admitted) {
+            match write_back(&session.disk, self.host.session_sources(&handle), &admitted) {
                 Ok(written) => {
                     record.insert("written".into(), json!(written));
                     self.host.advance(&handle);
@@ -538,13 +544,20 @@ fn well_formed(request: &Value) -> bool {
         && map.get("protocol").and_then(Value::as_str) == Some("cairn.edit/2")
 }
 
-/// The pinned files (and `(manifest)`) whose bytes on disk differ now, sorted.
-fn changed_files(disk: &Disk) -> Vec<String> {
+/// The pinned files (and `(manifest)`) whose bytes on disk differ now, sorted. A file holds
+/// what was pinned when it is the pinned text, after a byte-order mark exactly when it had one.
+fn changed_files(disk: &Disk, pinned: Option<&Sources>) -> Vec<String> {
     let mut changed: Vec<String> = disk
         .files
         .iter()
-        .filter(|f| std::fs::read(&f.path).ok().as_deref() != Some(f.bytes.as_slice()))
-        .map(|f| f.name.clone())
+        .enumerate()
+        .filter(|(i, f)| {
+            let Some(text) = pinned.and_then(|p| p.files.get(*i)).map(|s| s.text.as_bytes()) else { return true };
+            let Ok(bytes) = std::fs::read(&f.path) else { return true };
+            let body = if f.had_bom { bytes.strip_prefix(b"\xEF\xBB\xBF") } else { Some(bytes.as_slice()) };
+            body != Some(text)
+        })
+        .map(|(_, f)| f.name.clone())
         .collect();
     changed.sort();
     if let Some((path, bytes)) = &disk.manifest
@@ -562,7 +575,7 @@ enum WriteFailure {
 
 /// Writes an admitted change into its file through the journal: the byte-order mark kept, the
 /// replaced text's lines ending as most of the file's lines end (protocol §16.4 rule 4).
-fn write_back(disk: &Disk, admitted: &Admitted) -> Result<Vec<String>, WriteFailure> {
+fn write_back(disk: &Disk, pinned: Option<&Sources>, admitted: &Admitted) -> Result<Vec<String>, WriteFailure> {
     let Some(file) = disk.files.get(admitted.file) else {
         return Err(WriteFailure::Environment("The admitted change names a file the session did not pin.".into()));
     };
@@ -572,14 +585,18 @@ fn write_back(disk: &Disk, admitted: &Admitted) -> Result<Vec<String>, WriteFail
             file.name
         )));
     }
-    let pinned = String::from_utf8_lossy(&file.bytes[if file.had_bom { 3 } else { 0 }..]).to_string();
+    let Some(pinned) = pinned.and_then(|p| p.files.get(admitted.file)).map(|s| s.text.as_str()) else {
+        return Err(WriteFailure::Environment("The session's pinned text is gone; open a new session.".into()));
+    };
     let start = admitted.replaced.start.min(pinned.len());
     let end = admitted.replaced.end.clamp(start, pinned.len());
     let mut bytes = if file.had_bom { b"\xEF\xBB\xBF".to_vec() } else { Vec::new() };
     bytes.extend_from_slice(&pinned.as_bytes()[..start]);
-    bytes.extend_from_slice(with_endings(&admitted.text, majority_ending(&pinned)).as_bytes());
+    bytes.extend_from_slice(with_endings(&admitted.text, majority_ending(pinned)).as_bytes());
     bytes.extend_from_slice(&pinned.as_bytes()[end..]);
-    let change = FileChange { name: file.relative.clone(), before: file.bytes.clone(), after: bytes };
+    let mut before = if file.had_bom { b"\xEF\xBB\xBF".to_vec() } else { Vec::new() };
+    before.extend_from_slice(pinned.as_bytes());
+    let change = FileChange { name: file.relative.clone(), before, after: bytes };
     match Journal::new(&disk.root).write(&[change]) {
         Ok(_) => Ok(vec![file.name.clone()]),
         Err(WriteError::Changed(_)) => Err(WriteFailure::Changed(vec![file.name.clone()])),

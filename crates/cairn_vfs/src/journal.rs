@@ -264,7 +264,7 @@ impl Journal {
         let mut files = Vec::new();
         for (i, (change, path)) in changes.iter().zip(&paths).enumerate() {
             let before_sha256 = sha256(&change.before);
-            self.keep(seq, i, path, &change.before, &before_sha256)?;
+            self.keep(seq, i, path, &change.before)?;
             files.push(EntryFile { name: change.name.clone(), before_sha256, after_sha256: sha256(&change.after) });
         }
         let entry = Entry { schema: "cairn.journal/2".into(), seq, files };
@@ -291,12 +291,14 @@ impl Journal {
 
     /// Keeps a file's content before entry `seq` writes it: a hard link to the file itself
     /// (which the write then replaces by a rename, so the link alone holds that content), or a
-    /// copy where the file system cannot link. Checked against the digest either way.
-    fn keep(&self, seq: u64, index: usize, path: &Path, before: &[u8], digest: &str) -> Result<(), WriteError> {
+    /// copy where the file system cannot link. Undo and recovery check it against its digest.
+    fn keep(&self, seq: u64, index: usize, path: &Path, before: &[u8]) -> Result<(), WriteError> {
         let kept = self.entries_dir().join(format!("{seq:08}.{index}.before"));
         let _ = fs::remove_file(&kept);
+        // The link is made after the caller's content was compared with the file, under the
+        // lock; its length is checked once more (a cheap guard against a save in between).
         let linked =
-            fs::hard_link(path, &kept).is_ok() && fs::read(&kept).ok().is_some_and(|bytes| sha256(&bytes) == digest);
+            fs::hard_link(path, &kept).is_ok() && fs::metadata(&kept).is_ok_and(|m| m.len() == before.len() as u64);
         if !linked {
             let _ = fs::remove_file(&kept);
             replace(&kept, before)?;
@@ -365,8 +367,9 @@ impl Journal {
 
     /// Marks an entry `committed` or `rolled-back`.
     fn mark(&self, seq: u64, state: &str) -> Result<(), WriteError> {
+        // An empty file: its name is the whole content, so the directory's fsync makes it durable.
         let path = self.entries_dir().join(format!("{seq:08}.{state}"));
-        File::create(&path).and_then(|f| f.sync_all()).map_err(|e| io("mark a journal entry", &e))?;
+        File::create(&path).map_err(|e| io("mark a journal entry", &e))?;
         self.sync_entries();
         Ok(())
     }
