@@ -6,7 +6,7 @@
 #   changes nothing. Nothing is downloaded from anywhere but Debian's package registry.
 # - The Python clients the end-to-end tests drive (MCP, LSP), in ./.venv, from PyPI, once the
 #   repository has such tests (tests/python/requirements.txt).
-# Needs: a Rust toolchain (cargo >= 1.88) on PATH; root or sudo for apt.
+# Needs: a Rust toolchain (cargo >= 1.89) on PATH; root or sudo for apt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +26,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then
-  echo "setup: cargo is not on PATH; install a Rust toolchain (1.88 or newer) first." >&2
+  echo "setup: cargo is not on PATH; install a Rust toolchain (1.89 or newer) first." >&2
   exit 2
 fi
 

@@ -581,13 +581,7 @@ impl EditHost {
         };
         match contract.get("preserve") {
             None | Some(Value::Null) => {}
-            Some(Value::String(p)) if p == "identical" || p == "equivalent" => {
-                return Err(self.refuse(
-                    "E-CONTRACT",
-                    "preserve contracts need the equivalence checker (cairn diff), which this build does not have yet.",
-                    vec![],
-                ));
-            }
+            Some(Value::String(p)) if p == "identical" || p == "equivalent" => {}
             Some(_) => return Err(self.refuse("E-CONTRACT", "preserve is identical or equivalent.", vec![])),
         }
         // Evidence requests: shapes, then names, then one kind per function, then the task.
@@ -1327,8 +1321,10 @@ impl EditHost {
             delete: TextRange::at(inner.start(), TextSize::of(inserted)),
             insert: original[start + prefix..end - suffix].to_string(),
         };
+        let preserve = self.sessions[index].contract.get("preserve").and_then(Value::as_str).map(str::to_string);
         let workspace = self.ws_mut(program_index);
         let before_rows = workspace.last_rows();
+        let original_code = if preserve.is_some() { emitted_code(workspace, item) } else { None };
         let signature_before = cairn_hir::render::signature_text(workspace.db(), item, true);
         let functions_before = function_count(workspace);
         workspace.edit_file(file, &edit);
@@ -1348,6 +1344,7 @@ impl EditHost {
                 let callees: Vec<String> =
                     workspace.callees(item).iter().map(|c| workspace.full_name(*c).to_string()).collect();
                 let moved = moved_rows(workspace, before_rows.as_deref(), after_rows.as_deref(), item);
+                let code = if preserve.is_some() { emitted_code(workspace, item) } else { None };
                 Ok((
                     row,
                     sites,
@@ -1355,6 +1352,7 @@ impl EditHost {
                     functions_after != functions_before,
                     callees,
                     moved,
+                    code,
                 ))
             }
         };
@@ -1367,7 +1365,7 @@ impl EditHost {
                 let reply = ReplySpan { start, replacement_len: wrapped.len(), prefix: usize::from(is_expr) };
                 self.compiler_refusal_at(&first, Some(program_index), Some((file, &candidate, reply)))
             }
-            Ok((row, sites, signature_changed, functions_changed, callees, moved)) => {
+            Ok((row, sites, signature_changed, functions_changed, callees, moved, code)) => {
                 let session = &self.sessions[index];
                 if signature_changed {
                     return self.refuse(
@@ -1418,6 +1416,30 @@ impl EditHost {
                     answer.record.insert("repair_hint".into(), json!(hint));
                     return answer;
                 }
+                // A refactoring contract: only a change of an admitted class (§3.6).
+                let equivalence = match &preserve {
+                    None => None,
+                    Some(_) if code.is_some() && code == original_code => Some("identical-code"),
+                    Some(kind) => {
+                        let reason = if kind == "identical" {
+                            "not-identical-code: the function's emitted code differs from the original's"
+                        } else {
+                            "unknown: the code differs, and this build has no equivalence checker to decide whether the behaviour does"
+                        };
+                        let mut answer = self.refuse(
+                            "E-PRESERVE",
+                            format!("Under preserve: {kind}, the new body of {symbol} must keep the original's behaviour, and this change could not be shown to."),
+                            vec![("reason", json!(reason)), ("witness", Value::Null)],
+                        );
+                        if kind == "identical" {
+                            answer.record.insert(
+                                "repair_hint".into(),
+                                json!("Keep the original's code: rename locals or reformat, but compute exactly what the original computes, the same way."),
+                            );
+                        }
+                        return answer;
+                    }
+                };
                 // Admitted.
                 let session = &mut self.sessions[index];
                 let change = Admitted { file, replaced: start..end, text: wrapped.clone() };
@@ -1446,6 +1468,10 @@ impl EditHost {
                         Value::Object(changed.into_iter().map(|(k, v)| (k, Value::Object(v))).collect()),
                     );
                 }
+                if let Some(class) = equivalence {
+                    // Kept whenever the session has a preserve contract (protocol §3.5 [port]).
+                    record.insert("equivalence".into(), json!(class));
+                }
                 if !self.terms_sent {
                     record.insert("runtime_cost".into(), json!(RUNTIME_COST));
                     record.insert("source_outside_edit_unchanged".into(), json!(true));
@@ -1453,7 +1479,9 @@ impl EditHost {
                     record.insert("full_module_rechecked".into(), json!(true));
                     record.insert("native_build".into(), json!("not-run"));
                     record.insert("behavioral_tests".into(), json!("not-run"));
-                    record.insert("equivalence".into(), json!("not-proved"));
+                    if equivalence.is_none() {
+                        record.insert("equivalence".into(), json!("not-proved"));
+                    }
                     record.insert("formal_status".into(), json!("not-verified"));
                 }
                 Answer { record, refused: false, admitted: Some(change) }
@@ -1782,6 +1810,25 @@ impl EditHost {
         answer.record.insert("source_line".into(), json!(line.chars().take(500).collect::<String>()));
         answer
     }
+}
+
+/// A function's emitted code up to renaming: its MIR without names, source anchors or the
+/// guarded expressions' ids (what `preserve: identical` compares).
+fn emitted_code(workspace: &Workspace, item: Item) -> Option<cairn_mir::Function> {
+    let mut function = cairn_mir::fn_mir(workspace.db(), item).as_ref().ok()?.as_ref().clone();
+    for local in &mut function.locals {
+        local.name = None;
+    }
+    for block in &mut function.blocks {
+        block.anchors.iter_mut().for_each(|a| *a = None);
+        block.term_anchor = None;
+        for inst in &mut block.insts {
+            if let cairn_mir::Inst::Guard(guard) = inst {
+                guard.at = None;
+            }
+        }
+    }
+    Some(function)
 }
 
 /// Where a reply sits in a candidate: its start, its length as spliced, and the wrapping

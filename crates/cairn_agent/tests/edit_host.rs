@@ -330,7 +330,6 @@ fn e_contract_for_malformed_or_exceeded_contracts() {
         json!({"allowed_effects": ["read:x"]}),
         json!({"allowed_effects": []}),
         json!({"preserve": "similar"}),
-        json!({"preserve": "equivalent"}),
         json!({"contracts": {"twice": 7}}),
         json!({"contracts": {"twice": "doubles"}, "tests": {"twice": {"cases": []}}}),
         json!({"task": {"symbol": "twice"}}),
@@ -412,6 +411,37 @@ fn e_caller_effect_when_a_caller_s_row_grows() {
     assert_eq!(code(&answer.record), "E-CALLER-EFFECT", "{}", Value::Object(answer.record.clone()));
     assert_eq!(answer.record["symbol"], "calm");
     assert_eq!(answer.record["added_effects"], json!(["trap"]));
+}
+
+#[test]
+fn e_preserve_admits_only_identical_code_under_a_preserve_contract() {
+    let preserve = |kind: &str| {
+        let mut host = EditHost::new();
+        let packet = host.open(
+            small(),
+            OpenRequest { symbol: "bump".into(), contract: Some(json!({"preserve": kind})), ..OpenRequest::default() },
+        );
+        assert!(!packet.refused, "{}", Value::Object(packet.record));
+        host
+    };
+    for kind in ["identical", "equivalent"] {
+        let mut host = preserve(kind);
+        // The same code, written differently: admitted, and the answer names the class.
+        let same = host.request(&body("e1", "{\n  if x == 4294967295 {\n    return x;\n  }\n  return x + 1;\n}"));
+        assert!(!same.refused, "{kind}: {}", Value::Object(same.record));
+        assert_eq!(same.record["equivalence"], "identical-code", "{kind}");
+        // Different code: refused with reason and witness, even though it computes the same
+        // (deciding that needs the equivalence checker).
+        let other = host.request(&body("e1", "{\n  if x != 4294967295 { return x + 1; }\n  return x;\n}"));
+        assert_eq!(code(&other.record), "E-PRESERVE", "{kind}: {}", Value::Object(other.record.clone()));
+        assert!(other.record["reason"].is_string());
+        assert!(other.record.contains_key("witness") && other.record["witness"].is_null());
+        assert_eq!(other.record["line"], 0);
+    }
+    // Without a contract the answer carries no equivalence class once the terms were sent.
+    let (mut host, handle) = open_small("bump");
+    let answer = host.request(&body(&handle, "{\n  if x != 4294967295 { return x + 1; }\n  return x;\n}"));
+    assert!(!answer.refused && answer.record.get("equivalence").is_none());
 }
 
 #[test]
