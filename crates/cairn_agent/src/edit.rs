@@ -37,6 +37,10 @@ const RUNTIME_COST: &str = "guard-site counts are static counts of checks in the
 enum Evidence {
     /// The host's text, checked by nobody.
     Declared(String),
+    /// A check the host asked for (a reference, finite tests) that this build cannot decide: the
+    /// class falls back to `declared`, shows the host's request, and names the status the check
+    /// reached (protocol §6.1: an undecided check never counts as a pass).
+    Undecided { contract: Value, check: &'static str },
 }
 
 /// An answer of the host: the record, and whether it is a refusal.
@@ -604,7 +608,10 @@ impl EditHost {
                         _ => false,
                     },
                     _ => match entry {
-                        Value::Object(t) => t.get("symbol").is_none_or(|s| s.as_str() == Some(name.as_str())),
+                        Value::Object(t) => {
+                            t.get("symbol").is_none_or(|s| s.as_str() == Some(name.as_str()))
+                                && t.get("cases").is_some_and(Value::is_array)
+                        }
                         _ => false,
                     },
                 };
@@ -658,13 +665,32 @@ impl EditHost {
                     let text = contract["contracts"][name.as_str()].as_str().unwrap_or("").to_string();
                     evidence.insert(name.clone(), Evidence::Declared(text));
                 }
-                other => {
-                    let needs = if other == "references" { "the equivalence checker (Z3)" } else { "native task runs" };
-                    return Err(self.refuse(
-                        "E-CONTRACT",
-                        format!("Evidence by {other} needs {needs}, which this build of the host does not establish yet; ask for it under contracts, or open without it."),
-                        vec![],
-                    ));
+                "references" => {
+                    let mut shown = Map::new();
+                    let entry = &contract["references"][name.as_str()];
+                    shown.insert("reference".into(), entry["reference"].clone());
+                    if let Some(assume) = entry.get("assume") {
+                        shown.insert("assume".into(), assume.clone());
+                    }
+                    // Deciding it needs the equivalence checker (Z3), which this build lacks.
+                    evidence
+                        .insert(name.clone(), Evidence::Undecided { contract: Value::Object(shown), check: "unknown" });
+                }
+                _ => {
+                    let cases = contract["tests"][name.as_str()]
+                        .get("cases")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default();
+                    let shown: Vec<Value> = cases.iter().take(8).cloned().collect();
+                    // Running them needs the native task runner, which this build lacks.
+                    evidence.insert(
+                        name.clone(),
+                        Evidence::Undecided {
+                            contract: json!({"cases": cases.len(), "shown": shown}),
+                            check: "unknown",
+                        },
+                    );
                 }
             }
         }
@@ -930,6 +956,12 @@ impl EditHost {
                 Some(Evidence::Declared(text)) => {
                     entry.insert("evidence".into(), json!("declared"));
                     entry.insert("contract".into(), json!(text));
+                    classes.insert("declared");
+                }
+                Some(Evidence::Undecided { contract, check }) => {
+                    entry.insert("evidence".into(), json!("declared"));
+                    entry.insert("contract".into(), contract.clone());
+                    entry.insert("check".into(), json!(check));
                     classes.insert("declared");
                 }
                 None if session.focused => {

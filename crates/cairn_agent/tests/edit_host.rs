@@ -352,6 +352,37 @@ fn e_contract_for_malformed_or_exceeded_contracts() {
     assert_eq!(packet.record["dependencies"]["bump"]["evidence"], "declared");
     assert_eq!(packet.record["dependencies"]["bump"]["contract"], "adds one, saturating");
     assert!(packet.record["terms"]["evidence"].get("declared").is_some());
+    // A reference or tests this build cannot decide fall back to declared, with the status the
+    // check reached: never a pass.
+    let mut host = EditHost::new();
+    let contract = json!({
+        "references": {"bump": {"reference": "fn bump(x:u32) -> u32 = x + 1;"}},
+        "tests": {"calm": {"schema": "cairn.task/1", "symbol": "calm", "cases": [{"args": {"x": 1}, "return": 1}]}}
+    });
+    let packet = host.open(
+        small(),
+        OpenRequest {
+            symbol: "twice".into(),
+            contract: Some(contract),
+            include: vec!["calm".into()],
+            ..OpenRequest::default()
+        },
+    );
+    assert!(!packet.refused, "{}", Value::Object(packet.record));
+    let bump = &packet.record["dependencies"]["bump"];
+    assert_eq!((&bump["evidence"], &bump["check"]), (&json!("declared"), &json!("unknown")));
+    assert_eq!(bump["contract"], json!({"reference": "fn bump(x:u32) -> u32 = x + 1;"}));
+    let calm = &packet.record["dependencies"]["calm"];
+    assert_eq!(calm["contract"]["cases"], 1);
+    assert_eq!(calm["check"], "unknown");
+    assert_eq!(
+        code(&refusal_of_open(contract_for(json!({"tests": {"bump": {"symbol": "twice", "cases": []}}})))),
+        "E-CONTRACT"
+    );
+}
+
+fn contract_for(value: Value) -> OpenRequest {
+    OpenRequest { symbol: "twice".into(), contract: Some(value), ..OpenRequest::default() }
 }
 
 #[test]
