@@ -998,13 +998,7 @@ impl EditHost {
                 types.push_str(&text);
             }
         }
-        let signals = Signals {
-            borrow_parameter: texts.iter().any(|t| t.contains("ro<") || t.contains("rw<")),
-            record_type: types.contains("struct ") || (!session.focused && types.contains("enum ")),
-            sum_type: types.contains('(') && types.contains("enum "),
-            lending_type: false,
-        };
-        let cards = select_cards(&texts, signals);
+        let cards = select_cards(&texts, signals(&texts, &types, session.focused));
         let mut rule_cards = Map::new();
         let mut sent_before = Vec::new();
         for card in cards {
@@ -1395,7 +1389,11 @@ impl EditHost {
         match result {
             Err(first) => {
                 let reply = ReplySpan { start, replacement_len: wrapped.len(), prefix: usize::from(is_expr) };
-                self.compiler_refusal_at(&first, Some(program_index), Some((file, &candidate, reply)))
+                let mut answer = self.compiler_refusal_at(&first, Some(program_index), Some((file, &candidate, reply)));
+                if let Some(hint) = self.callee_hint(index, &first) {
+                    answer.record.insert("repair_hint".into(), json!(hint));
+                }
+                answer
             }
             Ok((row, sites, signature_changed, functions_changed, callees, moved, code)) => {
                 let session = &self.sessions[index];
@@ -1524,14 +1522,16 @@ impl EditHost {
     /// Parses a reply alone: a block or `= expr;` for a body, one expression for a site.
     fn parse_alone(&mut self, index: usize, replacement: &str, is_expr: bool) -> Option<Answer> {
         let session = &self.sessions[index];
-        let trimmed = replacement.trim_start();
+        // The reply's first token decides its form (comments and spacing before it are fine).
+        let first = cairn_syntax::lexer::lex(replacement).tokens.into_iter().map(|t| t.kind).find(|k| !k.is_trivia());
         let (text, prefix) = if is_expr {
-            // On lines of its own, so a trailing comment cannot hide the wrapper's closing text
-            // (the splice judges that, as E-DECLARATION).
-            (format!("fn __reply() {{ let __v = (\n{replacement}\n); }}"), "fn __reply() { let __v = (\n".len())
-        } else if trimmed.starts_with('{') {
+            // Unwrapped, on lines of its own: it must be one expression to the end of its text
+            // (checked below), and a trailing comment cannot hide the closing text here (the
+            // splice judges that, as E-DECLARATION).
+            (format!("fn __reply() {{ let __v = \n{replacement}\n; }}"), "fn __reply() { let __v = \n".len())
+        } else if first == Some(SyntaxKind::L_CURLY) {
             (replacement.to_string(), 0)
-        } else if trimmed.starts_with('=') {
+        } else if first == Some(SyntaxKind::EQ) {
             let returns_nothing = match self.target(session) {
                 Some(item) => {
                     cairn_hir::signature::fn_signature(self.ws(session.program).db(), item).ret
@@ -1560,6 +1560,43 @@ impl EditHost {
         if let Some(error) = error {
             let at = usize::from(error.range.start()).saturating_sub(prefix).min(replacement.len());
             return Some(self.reply_refusal(error.code.as_str(), &error.message, replacement, at));
+        }
+        if is_expr {
+            // Exactly one expression: the initializer of the one statement, spanning the reply.
+            let root = parse.syntax_node();
+            let span = non_trivia_span(replacement).map(|(a, b)| (a + prefix, b + prefix));
+            let statements: Vec<cairn_syntax::SyntaxNode> = root
+                .descendants()
+                .find(|n| n.kind() == SyntaxKind::BLOCK)
+                .map(|block| block.children().collect())
+                .unwrap_or_default();
+            let single = match statements.as_slice() {
+                [statement] if statement.kind() == SyntaxKind::LET_STMT => {
+                    statement.children().filter(|c| cairn_syntax::ast::Expr::can_cast(c.kind())).last().is_some_and(
+                        |e| Some((usize::from(e.text_range().start()), usize::from(e.text_range().end()))) == span,
+                    )
+                }
+                _ => false,
+            };
+            if !single {
+                return Some(self.reply_refusal(
+                    "E-PARSE",
+                    "An expression reply is exactly one expression.",
+                    replacement,
+                    0,
+                ));
+            }
+        } else if prefix != 0 {
+            // `= expr;` and nothing after it.
+            let root = parse.syntax_node();
+            if root.children().filter(|c| !c.kind().is_trivia()).count() != 1 {
+                return Some(self.reply_refusal(
+                    "E-PARSE",
+                    "A body reply `= expr;` is one expression and its `;`.",
+                    replacement,
+                    0,
+                ));
+            }
         }
         if !is_expr && prefix == 0 {
             // One block, and nothing after it.
@@ -1606,7 +1643,20 @@ impl EditHost {
             let Some(name) = name.as_str() else {
                 return self.refuse("E-REQUEST", "symbols is a list of names.", vec![]);
             };
-            let function = resolve_function(workspace, name);
+            let mut function = resolve_function(workspace, name);
+            if function == Err(0)
+                && name.contains('.')
+                && let Some(target) = workspace.function_named(&self.sessions[index].symbol)
+            {
+                // A path as the target's module writes it (an import alias, `prices.discounted`).
+                let scope = cairn_hir::scope::scope(workspace.db());
+                let segments: Vec<std::sync::Arc<str>> = name.split('.').map(std::sync::Arc::from).collect();
+                if let cairn_hir::scope::Lookup::Found(decl) =
+                    scope.resolve_path(&scope.module_of(target), &segments, |k| k == cairn_hir::ItemKind::Fn)
+                {
+                    function = Ok(decl.item);
+                }
+            }
             let types = type_matches(workspace, name);
             match (function, types) {
                 (Ok(item), 0) => {
@@ -1671,7 +1721,7 @@ impl EditHost {
                 types.push_str(&text);
             }
         }
-        let cards = select_cards(&text_refs, Signals::NONE);
+        let cards = select_cards(&text_refs, signals(&text_refs, &types, true));
         let mut rule_cards = Map::new();
         for card in cards {
             if !self.sent_cards.contains(card.name) {
@@ -1746,6 +1796,32 @@ impl EditHost {
     }
 
     // ----- refusals ---------------------------------------------------------------------------
+
+    /// The `E-CALLEE` hint inside a host (protocol §5.3): close matches among the builtins and
+    /// the names the session disclosed (never an undisclosed function), and that a function must
+    /// be expanded before a reply calls it.
+    fn callee_hint(&self, index: usize, first: &cairn_diagnostics::Diagnostic) -> Option<String> {
+        let name = first.message.strip_prefix("Unknown callable ")?.split(':').next()?;
+        if first.code != "E-CALLEE" {
+            return None;
+        }
+        let session = &self.sessions[index];
+        let mut names: Vec<std::sync::Arc<str>> = Vec::new();
+        for full in &session.visible {
+            names.push(full.as_str().into());
+            if let Some(local) = full.rsplit('.').next() {
+                names.push(local.into());
+            }
+        }
+        let near = cairn_hir::check::close_callables(name, &names);
+        let expand =
+            "a function not shown in the packet must be disclosed by an expand request before a reply calls it";
+        Some(if near.is_empty() {
+            format!("Only declared functions and builtins can be called; {expand}.")
+        } else {
+            format!("Perhaps {}? Otherwise, {expand}.", near.join(" or "))
+        })
+    }
 
     /// A finished host refusal record (no position), for the servers' own checks of their
     /// arguments: taught like every refusal of this host, keys in their documented order.
@@ -1926,8 +2002,27 @@ fn ordered(record: Map<String, Value>) -> Map<String, Value> {
     entries.into_iter().collect()
 }
 
+/// The index of a site written `x<n>`: decimal digits, without a leading zero (so `x01` names
+/// no site).
 fn site_index(site: &str) -> Option<usize> {
-    site.strip_prefix('x')?.parse().ok()
+    let digits = site.strip_prefix('x')?;
+    let canonical =
+        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
+    if canonical { digits.parse().ok() } else { None }
+}
+
+/// The byte range from the first to the end of the last token that is not a comment or spacing.
+fn non_trivia_span(text: &str) -> Option<(usize, usize)> {
+    let mut at = 0usize;
+    let mut span: Option<(usize, usize)> = None;
+    for token in cairn_syntax::lexer::lex(text).tokens {
+        let len = usize::from(token.len);
+        if !token.kind.is_trivia() {
+            span = Some((span.map_or(at, |s| s.0), at + len));
+        }
+        at += len;
+    }
+    span
 }
 
 fn sites_object(sites: Vec<(&'static str, u32)>) -> Map<String, Value> {
@@ -2103,6 +2198,24 @@ fn type_declaration(workspace: &Workspace, name: &str) -> Option<String> {
     None
 }
 
+/// The card signals beyond tokens (protocol §14.2): `views` when a shown function has a borrow
+/// parameter; `records` when a shown type is a record or a tag-only enum; `sums` when one is a sum;
+/// `lends` (focused scope only) when one lends a part. `types` holds one declaration per line (for a
+/// component packet: every type of the program).
+fn signals(texts: &[&str], types: &str, focused: bool) -> Signals {
+    let borrow_parameter = texts.iter().any(|text| {
+        let tokens: Vec<String> = tokens(text, 0).into_iter().filter(|t| !t.2.is_trivia()).map(|t| t.3).collect();
+        tokens.windows(2).any(|w| (w[0] == "ro" || w[0] == "rw") && w[1] == "<")
+    });
+    let declarations: Vec<&str> = types.lines().map(str::trim_start).collect();
+    let enums = declarations.iter().filter(|d| d.starts_with("enum ") || d.starts_with("pub enum "));
+    let sum_type = enums.clone().any(|d| d.contains('('));
+    let record_type = declarations.iter().any(|d| d.starts_with("struct ") || d.starts_with("pub struct "))
+        || enums.clone().any(|d| !d.contains('('));
+    let lending_type = focused && declarations.iter().any(|d| d.contains(" lends "));
+    Signals { borrow_parameter, record_type, sum_type, lending_type }
+}
+
 /// The declarations of the program's types that the texts mention by name.
 fn types_mentioned(workspace: &Workspace, texts: &[&str]) -> String {
     let mut words: BTreeSet<String> = BTreeSet::new();
@@ -2259,13 +2372,19 @@ fn tokens_preserved(original: &str, candidate: &str, start: usize, end: usize, n
     let new_line_end = candidate[new_end..].find('\n').map_or(candidate.len(), |i| new_end + i);
     let old_tokens = tokens(&original[line_start..old_line_end], line_start);
     let new_tokens = tokens(&candidate[line_start..new_line_end], line_start);
+    // Spacing is not compared: the splice moves no byte outside the span, so only the lexing of
+    // what touches it can change (a comment or a string the reply opens), and spacing merged
+    // across the span's edges is not a change of any token.
+    let significant = |tokens: Vec<(usize, usize, SyntaxKind, String)>| -> Vec<(usize, usize, SyntaxKind, String)> {
+        tokens.into_iter().filter(|t| t.2 != SyntaxKind::WHITESPACE).collect()
+    };
+    let (old_tokens, new_tokens) = (significant(old_tokens), significant(new_tokens));
     let outside = |tokens: &[(usize, usize, SyntaxKind, String)], lo: usize, hi: usize| -> Vec<(SyntaxKind, String)> {
         tokens.iter().filter(|(s, e, _, _)| *e <= lo || *s >= hi).map(|(_, _, k, t)| (*k, t.clone())).collect()
     };
-    // The reply's span must start and end on token boundaries in the candidate.
-    let boundaries = new_tokens.iter().any(|(s, _, _, _)| *s == new_end) || new_end == new_line_end;
-    let straddles = new_tokens.iter().any(|(s, e, _, _)| *s < new_end && *e > new_end);
-    boundaries && !straddles && outside(&old_tokens, start, end) == outside(&new_tokens, start, new_end)
+    // No token may straddle the span's edges in the candidate.
+    let straddles = new_tokens.iter().any(|(s, e, _, _)| (*s < start && *e > start) || (*s < new_end && *e > new_end));
+    !straddles && outside(&old_tokens, start, end) == outside(&new_tokens, start, new_end)
 }
 
 fn tokens(text: &str, base: usize) -> Vec<(usize, usize, SyntaxKind, String)> {

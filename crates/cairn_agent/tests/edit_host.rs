@@ -306,6 +306,68 @@ fn e_site_for_sites_the_session_does_not_list() {
 }
 
 #[test]
+fn an_expression_reply_cannot_escape_its_site() {
+    let (mut host, handle) = open_small("bump");
+    let expr = |site: &str, replacement: &str| json!({"protocol": "cairn.edit/2", "handle": handle, "kind": "expr", "site": site, "replacement": replacement});
+    // x1 is `x == 4294967295`: replies that would close its parenthesis and go on are refused.
+    for replacement in ["x) || (x == 0", "x == 1); let y = (2", "1 2", "x == 1;"] {
+        let answer = host.request(&expr("x1", replacement));
+        assert!(answer.refused, "{replacement}: {}", Value::Object(answer.record.clone()));
+        // The parser names the first thing that is not an expression (a stray `;` is E-NAME).
+        assert!(
+            ["E-PARSE", "E-NAME"].contains(&code(&answer.record)),
+            "{replacement}: {}",
+            Value::Object(answer.record.clone())
+        );
+        assert_eq!(answer.record["in"], "reply");
+    }
+    // Comments and spacing around one expression are fine.
+    let answer = host.request(&expr("x1", "  // the top\n  x == 0  "));
+    assert!(!answer.refused, "{}", Value::Object(answer.record));
+    // x01 is not how a site is written.
+    assert_eq!(code(&host.request(&expr("x01", "x")).record), "E-SITE");
+}
+
+#[test]
+fn an_expansion_carries_the_cards_its_text_selects() {
+    let mut host = EditHost::new();
+    let packet = open(&mut host, example("bits.cairn"), "rotate_left");
+    assert!(packet["rule_cards"].get("views").is_none(), "nothing shown borrows yet");
+    let expansion =
+        host.request(&json!({"protocol": "cairn.edit/2", "handle": "e1", "kind": "expand", "symbols": ["fnv1a"]}));
+    assert!(!expansion.refused);
+    let cards: Vec<&String> = expansion.record["rule_cards"].as_object().expect("cards").keys().collect();
+    assert!(cards.iter().any(|c| *c == "views"), "a borrow parameter selects views: {cards:?}");
+}
+
+#[test]
+fn expand_takes_a_path_as_the_target_s_module_writes_it() {
+    let mut host = EditHost::new();
+    let _ = open(&mut host, weather(), "weather.app.main");
+    // `units` is main's import alias of weather.units.
+    let answer = host.request(
+        &json!({"protocol": "cairn.edit/2", "handle": "e1", "kind": "expand", "symbols": ["units.celsius_tenths"]}),
+    );
+    assert!(!answer.refused, "{}", Value::Object(answer.record));
+    assert_eq!(answer.record["context"][0]["symbol"], "weather.units.celsius_tenths");
+}
+
+#[test]
+fn a_body_reply_may_start_with_spacing_or_a_comment() {
+    let (mut host, handle) = open_small("bump");
+    for replacement in ["\n{ return x; }", "   { return x; }", "// simpler\n{ return x; }", "{ return x; }\n", "  = x;"]
+    {
+        let answer = host.request(&body(&handle, replacement));
+        assert!(!answer.refused, "{replacement:?}: {}", Value::Object(answer.record));
+    }
+    // But a body is one block or one `= expr;`, and nothing after it.
+    for replacement in ["{ return x; } { return x; }", "= x; fn other() {}", "return x;"] {
+        let answer = host.request(&body(&handle, replacement));
+        assert_eq!(code(&answer.record), "E-PARSE", "{replacement:?}: {}", Value::Object(answer.record.clone()));
+    }
+}
+
+#[test]
 fn e_edit_profile_for_templates() {
     // The template rule comes before the program must check (protocol §3.1 order), so it is
     // reported even while this checker refuses generic programs as a later tier.
@@ -506,6 +568,19 @@ fn compiler_refusals_pass_through_located_in_the_reply_or_the_candidate() {
     // check_sites_before (relative to the first candidate it would be `{}`).
     assert_eq!(second.record["check_sites"], json!({"overflow": 1}));
     assert!(second.record.get("check_sites_before").is_none(), "{}", Value::Object(second.record.clone()));
+}
+
+#[test]
+fn an_unknown_callee_is_hinted_from_disclosed_names_only() {
+    let (mut host, handle) = open_small("twice");
+    let answer = host.request(&body(&handle, "{ return bumpp(x); }"));
+    assert_eq!(code(&answer.record), "E-CALLEE");
+    let hint = answer.record["repair_hint"].as_str().expect("a hint");
+    assert!(hint.starts_with("Perhaps bump?") && hint.contains("expand"), "{hint}");
+    // calm exists but is not disclosed: it is not suggested.
+    let answer = host.request(&body(&handle, "{ return calmm(x); }"));
+    let hint = answer.record["repair_hint"].as_str().expect("a hint");
+    assert!(!hint.contains("calm") && hint.contains("expand"), "{hint}");
 }
 
 #[test]

@@ -123,6 +123,8 @@ fn malformed_lines_get_their_codes_and_never_stop_the_server() {
         r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"edit_request","arguments":{"request":"{\"a\":1,\"a\":2}"}}}"#,
         r#"{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"check","arguments":{"source":"fn f() -> u32 { return true; }"}}}"#,
         r#"{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"plan_open","arguments":{"source":"fn f() {}","symbol":"f"}}}"#,
+        r#"{"jsonrpc":"2.0","id":17,"method":"initialize"}"#,
+        r#"{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"check","arguments":null}}"#,
         r#"{"jsonrpc":"2.0","id":16,"method":"ping"}"#,
     ];
     let (out, status, stderr) = serve(&start, &(lines.join("\n") + "\n"));
@@ -172,6 +174,8 @@ fn malformed_lines_get_their_codes_and_never_stop_the_server() {
     assert_eq!(record["automatic_edit"], false);
     let (record, error) = tool_record(by_id(15));
     assert!(error && record["code"] == "E-REQUEST", "plan sessions answer a coded refusal: {record}");
+    assert_eq!(by_id(17)["result"]["protocolVersion"], "2025-11-25", "initialize without params: the newest version");
+    assert_eq!(code(by_id(18)), Some(-32602), "arguments null is not an object");
     assert_eq!(by_id(16)["result"], json!({}), "still serving at the end");
 }
 

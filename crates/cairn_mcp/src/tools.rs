@@ -56,8 +56,9 @@ struct Loaded {
 /// files' pinned text is the host's (one copy per program, not per session).
 #[derive(Debug, Clone)]
 struct Disk {
-    /// The path argument as given (the key of implicit state deltas).
-    argument: String,
+    /// The program's identity for implicit state deltas: its manifest, or its one file
+    /// (canonical), however the path argument spelled it.
+    identity: String,
     root: PathBuf,
     manifest: Option<(PathBuf, Vec<u8>)>,
     files: Vec<PinnedFile>,
@@ -214,10 +215,8 @@ impl Server {
             files: program.files.iter().map(|f| SourceText { name: f.name.clone(), text: f.text.clone() }).collect(),
             project: !program.is_single_file(),
         };
-        Ok(Loaded {
-            sources,
-            disk: Some(Disk { argument: argument.to_string(), root: program.root.clone(), manifest, files }),
-        })
+        let identity = program.manifest_path.clone().unwrap_or(resolved).to_string_lossy().to_string();
+        Ok(Loaded { sources, disk: Some(Disk { identity, root: program.root.clone(), manifest, files }) })
     }
 
     /// A `request`/`reply` argument: an object, or JSON text parsed strictly.
@@ -419,7 +418,7 @@ impl Server {
                 vec![],
             );
         }
-        let key = loaded.disk.as_ref().map(|d| (d.argument.clone(), String::new()));
+        let key = loaded.disk.as_ref().map(|d| (d.identity.clone(), String::new()));
         let with_file = loaded.sources.project;
         let state = self.host.program_state(loaded.sources, with_file);
         let typed = state.get("status").and_then(Value::as_str) == Some("typed");
@@ -579,6 +578,14 @@ fn write_back(disk: &Disk, pinned: Option<&Sources>, admitted: &Admitted) -> Res
     let Some(file) = disk.files.get(admitted.file) else {
         return Err(WriteFailure::Environment("The admitted change names a file the session did not pin.".into()));
     };
+    // Files are written by byte range, so a boundary of the combined source cannot move; still,
+    // a reply may not add a separator line (protocol §16.4 rule 7: they must occur as before).
+    if pinned.is_some_and(|p| p.project) && admitted.text.lines().any(|l| l.trim_start().starts_with("// source:")) {
+        return Err(WriteFailure::Environment(
+            "The reply holds a `// source:` line, which would add a file boundary to the combined source; nothing was written."
+                .into(),
+        ));
+    }
     if file.vendored {
         return Err(WriteFailure::Environment(format!(
             "{} belongs to a vendored dependency; the host does not write into dependencies.",

@@ -144,9 +144,25 @@ impl Wire {
             return Some(error(id, -32600, "Invalid request: method must be a string"));
         };
         let params = object.get("params").cloned().unwrap_or_else(|| json!({}));
-        let Value::Object(params) = params else {
+        let Value::Object(mut params) = params else {
             return Some(error(id, -32600, "Invalid request: params must be an object"));
         };
+        if method == "initialize" {
+            // Params default to `{}` (protocol §16.1): a missing version is answered with the
+            // newest, and what rmcp's types require is filled in.
+            if !params.get("protocolVersion").is_some_and(Value::is_string) {
+                params.insert("protocolVersion".into(), json!(crate::server::VERSIONS[0]));
+            }
+            if !params.get("capabilities").is_some_and(Value::is_object) {
+                params.insert("capabilities".into(), json!({}));
+            }
+            let named = params.get("clientInfo").is_some_and(|c| {
+                c.get("name").is_some_and(Value::is_string) && c.get("version").is_some_and(Value::is_string)
+            });
+            if !named {
+                params.insert("clientInfo".into(), json!({"name": "unnamed", "version": "0"}));
+            }
+        }
         if !(id.is_string() || id.is_i64() || id.is_u64()) {
             return Some(error(Value::Null, -32600, "Invalid request: id must be a string or an integer"));
         }
@@ -158,7 +174,7 @@ impl Wire {
                 let names: Vec<&str> = TOOLS.iter().map(|(n, _)| *n).collect();
                 return Some(error(id, -32602, &format!("Unknown tool {name:?}; the tools are {}", names.join(", "))));
             }
-            if params.get("arguments").is_some_and(|a| !a.is_object() && !a.is_null()) {
+            if params.get("arguments").is_some_and(|a| !a.is_object()) {
                 return Some(error(id, -32602, "Invalid params: arguments must be an object"));
             }
         }

@@ -169,6 +169,20 @@ fn a_project_writes_the_function_s_file_and_watches_the_manifest() {
     let (answer, error) = call(&mut server, "edit_request", body("e2", "{ return x * 2; }"));
     assert!(error);
     assert_eq!(answer["files"], json!(["(manifest)"]));
+    // A reply may not add a `// source:` separator to a project's file (protocol §16.4 rule 7).
+    let (_, error) = call(&mut server, "edit_open", json!({"path": ".", "symbol": "twice.lib.double"}));
+    assert!(!error);
+    let before = std::fs::read_to_string(scratch.0.join("src/lib.cairn")).expect("read");
+    let (answer, error) =
+        call(&mut server, "edit_request", body("e3", "{\n  // source: src/main.cairn\n  return x * 2;\n}"));
+    assert!(error);
+    assert_eq!(answer["code"], "E-PROJECT-OR-ENVIRONMENT");
+    assert_eq!(std::fs::read_to_string(scratch.0.join("src/lib.cairn")).expect("read"), before);
+    // The same project named two ways is one program for implicit deltas.
+    let (first, _) = call(&mut server, "state", json!({"path": "."}));
+    assert_eq!(first["protocol"], "cairn.state/1");
+    let (second, _) = call(&mut server, "state", json!({"path": "cairn.toml"}));
+    assert_eq!(second["protocol"], "cairn.state-delta/1");
 }
 
 #[test]

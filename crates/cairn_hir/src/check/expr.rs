@@ -749,6 +749,8 @@ pub(crate) fn close_matches(name: &str, candidates: &[Arc<str>]) -> Vec<String> 
         .filter(|(s, _)| *s >= 0.6)
         .collect();
     scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then_with(|| a.1.cmp(b.1)));
+    // A name listed twice (a root function's full and local name are one string) counts once.
+    scored.dedup_by(|a, b| a.1 == b.1);
     scored.into_iter().take(2).map(|(_, c)| c.to_string()).collect()
 }
 

@@ -118,6 +118,14 @@ impl FnCheck {
     }
 }
 
+/// The builtins and `names` closest to `name` (at most two, similarity ≥ 0.6): what a host's
+/// `E-CALLEE` hint suggests, the names being the functions its session disclosed (protocol §5.3).
+pub fn close_callables(name: &str, names: &[Arc<str>]) -> Vec<String> {
+    let mut candidates: Vec<Arc<str>> = call::HARD.iter().chain(call::SOFT.iter()).map(|s| Arc::from(*s)).collect();
+    candidates.extend(names.iter().cloned());
+    expr::close_matches(name, &candidates)
+}
+
 #[salsa::tracked(returns(ref))]
 pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
     let signature = fn_signature(db, item);
