@@ -220,6 +220,8 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
     },
+    /// The language server (LSP on standard input and output, Content-Length framing).
+    Lsp,
     /// The MCP server: the hosts as nine tools over standard input and output (one JSON-RPC
     /// message per line). Exits 0 when the input ends.
     Mcp,
@@ -281,6 +283,7 @@ fn main() -> ExitCode {
             u8::try_from(status).unwrap_or(2)
         }
         Command::Undo { path, format } => undo::run(&path, output::Output::choose(format)),
+        Command::Lsp => u8::try_from(cairn_lsp::serve_stdio()).unwrap_or(2),
     };
     ExitCode::from(status)
 }

@@ -34,7 +34,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("cairn_runtime", &[]),
     ("cairn_smt", &["cairn_mir"]),
     ("cairn_agent", &["cairn_syntax", "cairn_hir", "cairn_diagnostics", "cairn_mir", "cairn_smt", "cairn_codegen"]),
-    ("cairn_lsp", &["cairn_hir", "cairn_agent"]),
+    ("cairn_lsp", &["cairn_syntax", "cairn_diagnostics", "cairn_hir", "cairn_agent", "cairn_vfs"]),
     ("cairn_mcp", &["cairn_agent", "cairn_vfs"]),
 ];
 

@@ -377,6 +377,23 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
     Some((kind, Arc::from(name.trim())))
 }
 
+/// Computes what the whole-program pass reads — every body's check, the rows, the program
+/// record — into the memos of `db` (a clone of a workspace's database), so that the workspace's
+/// next check only reads them. Runs on any thread; a write to the workspace meanwhile cancels it
+/// (the queries unwind with `salsa::Cancelled`, which the caller catches).
+pub fn precompute(db: &RootDatabase) {
+    use rayon::prelude::*;
+    let program = Program::get(db);
+    let functions: Vec<Item> = program.items(db).iter().filter(|e| is_function(e.key.kind)).map(|e| e.item).collect();
+    if functions.len() >= 64 && rayon::current_num_threads() >= 2 {
+        functions.par_iter().for_each_with(db.clone(), |db, &item| {
+            let _ = crate::check::check_fn(db, item);
+        });
+    }
+    let _ = crate::report::program_record(db);
+    let _ = crate::effects::rows(db);
+}
+
 /// The last `module` header of a file.
 fn last_module(root: &SyntaxNode) -> Option<Arc<str>> {
     root.children()
@@ -451,6 +468,14 @@ impl Workspace {
             })
         };
         CheckOutcome { refusal, functions: result.functions, library_functions: result.library_functions }
+    }
+
+    /// True when the next [`Workspace::check`] runs the whole-program pass over more than memos
+    /// of a few bodies: the first check, or an edit outside function bodies. A server runs
+    /// [`precompute`] on a clone of the database first, on another thread, where a later edit
+    /// cancels it (salsa cancellation), so the check that follows reads memoized answers.
+    pub fn needs_whole_pass(&self) -> bool {
+        self.last.is_none() || matches!(self.pending, Pending::Everything)
     }
 
     /// Brings the last record up to date after body edits; false when the whole pass must run.

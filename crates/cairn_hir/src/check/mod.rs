@@ -118,6 +118,11 @@ impl FnCheck {
     }
 }
 
+/// True for the name of a builtin function (hard or soft).
+pub fn is_builtin(name: &str) -> bool {
+    call::HARD.contains(&name) || call::SOFT.contains(&name)
+}
+
 /// The builtins and `names` closest to `name` (at most two, similarity ≥ 0.6): what a host's
 /// `E-CALLEE` hint suggests, the names being the functions its session disclosed (protocol §5.3).
 pub fn close_callables(name: &str, names: &[Arc<str>]) -> Vec<String> {

@@ -1,0 +1,604 @@
+//! The analysis thread: open documents, the programs they belong to (one salsa workspace each),
+//! and diagnostics.
+//!
+//! Messages arrive in order from the main loop; everything already queued is handled before
+//! diagnostics are computed, so a run of changes is checked once, at its last text. A check that
+//! needs the whole-program pass (the first, or after an edit outside bodies) is precomputed on a
+//! clone of the database on another thread; an edit meanwhile writes to the database, which makes
+//! salsa cancel that thread's queries (they unwind with `salsa::Cancelled`), and the pass starts
+//! again for the new text. A check that only re-checks edited bodies runs here at once (a fraction
+//! of a millisecond). Requests are answered here too, after every edit before them: never on a
+//! stale text.
+//!
+//! A document on disk that a `cairn.toml` above it lists is analysed with its whole project (the
+//! other files from disk unless open); any other document is a one-file program.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use cairn_agent::edit::SourceText;
+use cairn_hir::{CheckOutcome, Workspace};
+use cairn_syntax::{TextEdit, TextRange, TextSize};
+use crossbeam_channel::{Receiver, Sender};
+use lsp_server::{Message, Notification, Request, Response};
+use serde_json::{Value, json};
+
+use crate::convert::{LineMap, path_to_uri, uri_to_path};
+use crate::transport::Outgoing;
+
+/// An open document.
+#[derive(Debug, Clone)]
+pub struct Doc {
+    pub version: i32,
+    pub project: usize,
+    /// Its index among the project's files.
+    pub file: usize,
+}
+
+/// One file of a project.
+#[derive(Debug, Clone)]
+pub struct ProjectFile {
+    pub name: String,
+    pub uri: String,
+    pub path: Option<PathBuf>,
+}
+
+/// A program being analysed: a project, or one file.
+pub struct Project {
+    /// The manifest's path, the file's path, or the URI of an unsaved document.
+    pub key: String,
+    pub files: Vec<ProjectFile>,
+    pub workspace: Workspace,
+    /// Bumped by every edit.
+    pub generation: u64,
+    /// The generation a background precompute is running for.
+    pub warming: Option<u64>,
+    /// Diagnostics are due.
+    pub dirty: bool,
+    pub outcome: Option<CheckOutcome>,
+    /// Documents diagnostics were published to.
+    pub published: HashSet<String>,
+}
+
+/// The analysis state.
+pub struct Analysis {
+    out: Sender<Outgoing>,
+    pub docs: HashMap<String, Doc>,
+    pub projects: Vec<Option<Project>>,
+    warmed_sender: Sender<(usize, u64)>,
+    warmed: Receiver<(usize, u64)>,
+    /// Where the card texts and the packaged library were written for links and definitions.
+    pub materialized: Option<PathBuf>,
+    pub stats: std::sync::Arc<Stats>,
+}
+
+/// Counts of background precomputes, for tests and traces: started, finished, cancelled.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub started: std::sync::atomic::AtomicUsize,
+    pub finished: std::sync::atomic::AtomicUsize,
+    pub cancelled: std::sync::atomic::AtomicUsize,
+}
+
+/// A request's failure: a JSON-RPC error code and message.
+pub type Failure = (i32, String);
+
+impl Analysis {
+    pub fn new(out: Sender<Outgoing>) -> Analysis {
+        let (warmed_sender, warmed) = crossbeam_channel::unbounded();
+        Analysis {
+            out,
+            docs: HashMap::new(),
+            projects: Vec::new(),
+            warmed_sender,
+            warmed,
+            materialized: materialize(),
+            stats: std::sync::Arc::default(),
+        }
+    }
+
+    /// Serves messages from `inbox` until it closes.
+    pub fn run(mut self, inbox: Receiver<Message>) {
+        loop {
+            crossbeam_channel::select! {
+                recv(inbox) -> message => {
+                    let Ok(message) = message else { break };
+                    self.handle(message);
+                    while let Ok(message) = inbox.try_recv() {
+                        self.handle(message);
+                    }
+                    self.refresh();
+                }
+                recv(self.warmed) -> done => {
+                    if let Ok((project, generation)) = done {
+                        self.warmed_up(project, generation);
+                    }
+                }
+            }
+        }
+    }
+
+    fn send(&self, message: Message) {
+        let _ = self.out.send(Outgoing::Message(message));
+    }
+
+    /// One message: a notification changes the documents, a request is answered.
+    pub fn handle(&mut self, message: Message) {
+        match message {
+            Message::Notification(notification) => {
+                // A failing notification is dropped (protocol §17); a panic too.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.notification(notification)));
+            }
+            Message::Request(request) => {
+                let id = request.id.clone();
+                let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.request(request)))
+                    .unwrap_or_else(|_| Err((-32603, "internal error while answering; the server goes on".into())));
+                let response = match answer {
+                    Ok(value) => Response::new_ok(id, value),
+                    Err((code, message)) => Response::new_err(id, code, message),
+                };
+                self.send(Message::Response(response));
+            }
+            Message::Response(_) => {}
+        }
+    }
+
+    fn notification(&mut self, notification: Notification) {
+        let params = &notification.params;
+        let uri = params.pointer("/textDocument/uri").and_then(Value::as_str).unwrap_or_default().to_string();
+        match notification.method.as_str() {
+            "textDocument/didOpen" => {
+                let text = params.pointer("/textDocument/text").and_then(Value::as_str).unwrap_or_default();
+                let version = params.pointer("/textDocument/version").and_then(Value::as_i64).unwrap_or(0) as i32;
+                self.open(&uri, text, version);
+            }
+            "textDocument/didChange" => {
+                let version = params.pointer("/textDocument/version").and_then(Value::as_i64).unwrap_or(0) as i32;
+                let changes = params.get("contentChanges").and_then(Value::as_array).cloned().unwrap_or_default();
+                self.change(&uri, version, &changes);
+            }
+            "textDocument/didClose" => self.close(&uri),
+            _ => {}
+        }
+    }
+
+    fn request(&mut self, request: Request) -> Result<Value, Failure> {
+        let params = request.params;
+        if let Some(uri) = params.pointer("/textDocument/uri").and_then(Value::as_str) {
+            if !self.docs.contains_key(uri) {
+                // The rule (docs/decisions.md): a request about a document that is not open
+                // is an error that says so.
+                return Err((-32602, format!("{uri} is not open: send textDocument/didOpen first")));
+            }
+            self.settle(uri);
+        }
+        crate::features::answer(self, &request.method, &params)
+    }
+
+    // ----- documents --------------------------------------------------------------------------
+
+    fn open(&mut self, uri: &str, text: &str, version: i32) {
+        if self.docs.contains_key(uri) {
+            self.close(uri);
+        }
+        let path = uri_to_path(uri);
+        // A project file that is already being analysed: take this text.
+        if let Some((project, file)) = self.find_file(uri) {
+            self.docs.insert(uri.to_string(), Doc { version, project, file });
+            self.set_text(project, file, text.to_string());
+            return;
+        }
+        let index = self.projects.len();
+        let project = path
+            .as_deref()
+            .and_then(|p| load_project(p, uri, text))
+            .unwrap_or_else(|| one_file(uri, path.as_deref(), text));
+        let file = project.files.iter().position(|f| f.uri == uri).unwrap_or(0);
+        self.projects.push(Some(project));
+        // Other open documents of the same project bring their texts.
+        let others: Vec<(String, usize)> = self
+            .docs
+            .iter()
+            .filter(|(other, _)| other.as_str() != uri)
+            .filter_map(|(other, _)| {
+                self.projects[index].as_ref()?.files.iter().position(|f| f.uri == *other).map(|i| (other.clone(), i))
+            })
+            .collect();
+        self.docs.insert(uri.to_string(), Doc { version, project: index, file });
+        for (other, i) in others {
+            let old = self.docs[&other].project;
+            let text = self.text_of(old, self.docs[&other].file).to_string();
+            if let Some(doc) = self.docs.get_mut(&other) {
+                doc.project = index;
+                doc.file = i;
+            }
+            self.set_text(index, i, text);
+            self.drop_if_unused(old);
+        }
+        if let Some(project) = self.projects[index].as_mut() {
+            project.dirty = true;
+        }
+    }
+
+    fn find_file(&self, uri: &str) -> Option<(usize, usize)> {
+        self.projects.iter().enumerate().find_map(|(i, p)| {
+            let file = p.as_ref()?.files.iter().position(|f| f.uri == uri)?;
+            Some((i, file))
+        })
+    }
+
+    /// The current text of a project's file.
+    pub fn text_of(&self, project: usize, file: usize) -> &str {
+        self.projects[project].as_ref().map_or("", |p| p.workspace.files()[file].text.as_str())
+    }
+
+    fn set_text(&mut self, project: usize, file: usize, text: String) {
+        let Some(p) = self.projects[project].as_mut() else { return };
+        let old = &p.workspace.files()[file].text;
+        if *old == text {
+            return;
+        }
+        // The smallest edit with the same result, so an edit in one body stays one body's.
+        let (prefix, suffix) = common_ends(old, &text);
+        let edit = TextEdit {
+            delete: TextRange::new(TextSize::from(prefix as u32), TextSize::from((old.len() - suffix) as u32)),
+            insert: text[prefix..text.len() - suffix].to_string(),
+        };
+        p.workspace.edit_file(file, &edit);
+        p.generation += 1;
+        p.dirty = true;
+    }
+
+    fn change(&mut self, uri: &str, version: i32, changes: &[Value]) {
+        let Some(doc) = self.docs.get_mut(uri) else { return };
+        doc.version = version;
+        let (project, file) = (doc.project, doc.file);
+        for change in changes {
+            let Some(text) = change.get("text").and_then(Value::as_str) else { continue };
+            match change.get("range") {
+                None => self.set_text(project, file, text.to_string()),
+                Some(range) => {
+                    let current = self.text_of(project, file);
+                    let map = LineMap::new(current);
+                    let at = |key: &str| -> usize {
+                        let line = range.pointer(&format!("/{key}/line")).and_then(Value::as_u64).unwrap_or(0) as u32;
+                        let character =
+                            range.pointer(&format!("/{key}/character")).and_then(Value::as_u64).unwrap_or(0) as u32;
+                        map.offset(current, line, character)
+                    };
+                    let (start, end) = (at("start"), at("end"));
+                    let (start, end) = (start.min(end), start.max(end));
+                    let Some(p) = self.projects[project].as_mut() else { return };
+                    let edit = TextEdit {
+                        delete: TextRange::new(TextSize::from(start as u32), TextSize::from(end as u32)),
+                        insert: text.to_string(),
+                    };
+                    p.workspace.edit_file(file, &edit);
+                    p.generation += 1;
+                    p.dirty = true;
+                }
+            }
+        }
+    }
+
+    fn close(&mut self, uri: &str) {
+        let Some(doc) = self.docs.remove(uri) else { return };
+        self.send(publish(uri, None, Vec::new()));
+        if let Some(p) = self.projects[doc.project].as_mut() {
+            p.published.remove(uri);
+        }
+        // The file goes back to what is on disk (an editor closing discards unsaved text).
+        let on_disk = self.projects[doc.project]
+            .as_ref()
+            .and_then(|p| p.files.get(doc.file))
+            .and_then(|f| f.path.as_ref())
+            .and_then(|path| std::fs::read_to_string(path).ok());
+        if let Some(text) = on_disk {
+            self.set_text(doc.project, doc.file, text.trim_start_matches('\u{feff}').to_string());
+        }
+        self.drop_if_unused(doc.project);
+    }
+
+    fn drop_if_unused(&mut self, project: usize) {
+        if !self.docs.values().any(|d| d.project == project) {
+            self.projects[project] = None;
+        }
+    }
+
+    // ----- checking ---------------------------------------------------------------------------
+
+    /// Checks every project that changed and publishes its diagnostics, or starts the
+    /// precompute it needs first.
+    fn refresh(&mut self) {
+        for index in 0..self.projects.len() {
+            let Some(project) = self.projects[index].as_mut() else { continue };
+            if !project.dirty {
+                continue;
+            }
+            if project.workspace.needs_whole_pass() {
+                if project.warming == Some(project.generation) {
+                    continue;
+                }
+                project.warming = Some(project.generation);
+                let db = project.workspace.db().clone();
+                let generation = project.generation;
+                let done = self.warmed_sender.clone();
+                let stats = self.stats.clone();
+                stats.started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                std::thread::spawn(move || {
+                    let finished = salsa::Cancelled::catch(|| cairn_hir::workspace::precompute(&db)).is_ok();
+                    // Dropping the clone lets a waiting write go on.
+                    drop(db);
+                    let counter = if finished { &stats.finished } else { &stats.cancelled };
+                    counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    if finished {
+                        let _ = done.send((index, generation));
+                    }
+                });
+                continue;
+            }
+            self.check_and_publish(index);
+        }
+    }
+
+    fn warmed_up(&mut self, index: usize, generation: u64) {
+        let Some(project) = self.projects.get_mut(index).and_then(Option::as_mut) else { return };
+        if project.generation != generation || !project.dirty {
+            return;
+        }
+        project.warming = None;
+        self.check_and_publish(index);
+    }
+
+    /// Makes sure the document's project has been checked at its current text (a request needs
+    /// the answers of the text it was sent about).
+    fn settle(&mut self, uri: &str) {
+        let Some(doc) = self.docs.get(uri) else { return };
+        let index = doc.project;
+        if self.projects[index].as_ref().is_some_and(|p| p.dirty) {
+            self.check_and_publish(index);
+        }
+    }
+
+    fn check_and_publish(&mut self, index: usize) {
+        let Some(project) = self.projects[index].as_mut() else { return };
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| project.workspace.check()));
+        project.dirty = false;
+        project.warming = None;
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                let diagnostic = cairn_diagnostics::Diagnostic::new(
+                    "E-INTERNAL",
+                    "internal error in the compiler while checking this program; the server goes on",
+                );
+                CheckOutcome {
+                    refusal: cairn_diagnostics::Refusal::from_diagnostics(vec![diagnostic]),
+                    functions: 0,
+                    library_functions: 0,
+                }
+            }
+        };
+        project.outcome = Some(outcome);
+        let uris: Vec<String> =
+            self.docs.iter().filter(|(_, d)| d.project == index).map(|(uri, _)| uri.clone()).collect();
+        for uri in uris {
+            let diagnostics = self.diagnostics_for(&uri);
+            let version = self.docs.get(&uri).map(|d| d.version);
+            self.send(publish(&uri, version, diagnostics));
+            if let Some(p) = self.projects[index].as_mut() {
+                p.published.insert(uri);
+            }
+        }
+    }
+
+    /// The diagnostics of one open document (protocol §17): the project's first refusal on every
+    /// open file (at the top, prefixed with `file:line`, when it lies elsewhere), each further
+    /// refusal on its own file.
+    pub fn diagnostics_for(&self, uri: &str) -> Vec<Value> {
+        let Some(doc) = self.docs.get(uri) else { return Vec::new() };
+        let Some(project) = self.projects[doc.project].as_ref() else { return Vec::new() };
+        let Some(refusal) = project.outcome.as_ref().and_then(|o| o.refusal.as_ref()) else { return Vec::new() };
+        let name = &project.files[doc.file].name;
+        let text = &project.workspace.files()[doc.file].text;
+        let map = LineMap::new(text);
+        let own_file = |d: &cairn_diagnostics::Diagnostic| match &d.file {
+            Some(file) => file == name,
+            None => project.files.len() == 1,
+        };
+        let mut out = Vec::new();
+        for (i, diagnostic) in std::iter::once(&refusal.first).chain(refusal.further.iter()).enumerate() {
+            if own_file(diagnostic) && diagnostic.line > 0 {
+                out.push(self.lsp_diagnostic(diagnostic, text, &map, None));
+            } else if i == 0 {
+                let elsewhere = self.elsewhere(project, diagnostic);
+                out.push(self.lsp_diagnostic(diagnostic, text, &map, Some(elsewhere)));
+            }
+        }
+        out
+    }
+
+    /// Where a refusal outside this file lies: its prefix and, when it is a file with a URI, a
+    /// location for the related information.
+    fn elsewhere(&self, project: &Project, diagnostic: &cairn_diagnostics::Diagnostic) -> (String, Option<Value>) {
+        let file = diagnostic.file.clone().unwrap_or_default();
+        let prefix = if diagnostic.line > 0 { format!("{file}:{}: ", diagnostic.line) } else { String::new() };
+        let uri = match project.files.iter().position(|f| f.name == file) {
+            Some(i) => Some((project.files[i].uri.clone(), project.workspace.files()[i].text.clone())),
+            None => cairn_hir::library::MODULES.iter().find(|m| m.file == file).and_then(|m| {
+                self.materialized.as_ref().map(|dir| (path_to_uri(&dir.join(m.file)), m.text.to_string()))
+            }),
+        };
+        let location = uri.filter(|_| diagnostic.line > 0).map(|(uri, text)| {
+            let map = LineMap::new(&text);
+            let (start, end) = token_at(&text, &map, diagnostic.line, diagnostic.column);
+            json!({"location": {"uri": uri, "range": map.range(&text, start, end)}, "message": diagnostic.message})
+        });
+        (prefix, location)
+    }
+
+    fn lsp_diagnostic(
+        &self,
+        diagnostic: &cairn_diagnostics::Diagnostic,
+        text: &str,
+        map: &LineMap,
+        elsewhere: Option<(String, Option<Value>)>,
+    ) -> Value {
+        let (range, prefix, related) = match &elsewhere {
+            None => {
+                let (start, end) = token_at(text, map, diagnostic.line, diagnostic.column);
+                (map.range(text, start, end), String::new(), None)
+            }
+            Some((prefix, related)) => (map.range(text, 0, 0), prefix.clone(), related.clone()),
+        };
+        let card = cairn_diagnostics::registry::card_of(&diagnostic.code);
+        let hint = diagnostic
+            .repair_hint
+            .clone()
+            .or_else(|| cairn_diagnostics::hints::static_hint(&diagnostic.code).map(str::to_string));
+        let mut message = format!("{prefix}{}", diagnostic.message);
+        if let Some(hint) = &hint {
+            message.push('\n');
+            message.push_str(hint);
+        }
+        let source_line = if diagnostic.line > 0 && elsewhere.is_none() {
+            cairn_diagnostics::LineIndex::new(text).line_text(text, diagnostic.line).map(str::to_string)
+        } else {
+            None
+        };
+        let mut out = json!({
+            "range": range,
+            "severity": 1,
+            "code": diagnostic.code,
+            "source": "cairn",
+            "message": message,
+            "data": {"code": diagnostic.code, "hint": hint, "card": card.map(|c| c.name), "source_line": source_line,
+                     "details": Value::Object(diagnostic.details.iter().map(|(k, v)| (k.clone(), v.clone())).collect())},
+        });
+        if let (Some(card), Some(dir)) = (card, &self.materialized) {
+            out["codeDescription"] = json!({"href": path_to_uri(&dir.join("cards").join(format!("{}.md", card.name)))});
+        }
+        if let Some(related) = related {
+            out["relatedInformation"] = json!([related]);
+        }
+        out
+    }
+}
+
+/// `textDocument/publishDiagnostics`.
+fn publish(uri: &str, version: Option<i32>, diagnostics: Vec<Value>) -> Message {
+    let mut params = json!({"uri": uri, "diagnostics": diagnostics});
+    if let Some(version) = version {
+        params["version"] = json!(version);
+    }
+    Message::Notification(Notification::new("textDocument/publishDiagnostics".into(), params))
+}
+
+/// The byte range of the token that starts at a 1-based line and character column (zero-width
+/// when none does, or when the position is 0).
+pub fn token_at(text: &str, map: &LineMap, line: u32, column: u32) -> (usize, usize) {
+    if line == 0 {
+        return (0, 0);
+    }
+    let start = map.offset_of_char_column(text, line, column);
+    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let lexed = cairn_syntax::lexer::lex(&text[start..line_end]);
+    match lexed.tokens.first() {
+        Some(token) if !token.kind.is_trivia() => (start, start + usize::from(token.len)),
+        _ => (start, start),
+    }
+}
+
+/// The project a file on disk belongs to: the nearest `cairn.toml` above it that lists it.
+fn load_project(path: &Path, uri: &str, text: &str) -> Option<Project> {
+    let mut dir = path.parent();
+    while let Some(current) = dir {
+        let manifest = current.join("cairn.toml");
+        if manifest.is_file()
+            && let Ok(program) = cairn_vfs::load(&manifest)
+            && let Some(index) = program.files.iter().position(|f| same_file(&f.path, path))
+        {
+            let mut files = Vec::new();
+            let mut sources = Vec::new();
+            for (i, file) in program.files.iter().enumerate() {
+                let file_uri = if i == index { uri.to_string() } else { path_to_uri(&file.path) };
+                files.push(ProjectFile { name: file.name.clone(), uri: file_uri, path: Some(file.path.clone()) });
+                let body = if i == index { text.trim_start_matches('\u{feff}').to_string() } else { file.text.clone() };
+                sources.push(SourceText { name: file.name.clone(), text: body });
+            }
+            return Some(new_project(manifest.to_string_lossy().to_string(), files, sources));
+        }
+        dir = current.parent();
+    }
+    None
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || a.canonicalize().ok().zip(b.canonicalize().ok()).is_some_and(|(x, y)| x == y)
+}
+
+/// A document analysed alone.
+fn one_file(uri: &str, path: Option<&Path>, text: &str) -> Project {
+    let name = path
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| uri.rsplit('/').next().unwrap_or("untitled.cairn").to_string());
+    let files = vec![ProjectFile { name: name.clone(), uri: uri.to_string(), path: path.map(Path::to_path_buf) }];
+    let key = path.map_or_else(|| uri.to_string(), |p| p.to_string_lossy().to_string());
+    new_project(key, files, vec![SourceText { name, text: text.trim_start_matches('\u{feff}').to_string() }])
+}
+
+fn new_project(key: String, files: Vec<ProjectFile>, sources: Vec<SourceText>) -> Project {
+    Project {
+        key,
+        files,
+        workspace: Workspace::new(sources),
+        generation: 0,
+        warming: None,
+        dirty: true,
+        outcome: None,
+        published: HashSet::new(),
+    }
+}
+
+/// The lengths of the longest common prefix and suffix of two texts, on character boundaries.
+pub fn common_ends(old: &str, new: &str) -> (usize, usize) {
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let mut prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    while !(old.is_char_boundary(prefix) && new.is_char_boundary(prefix)) {
+        prefix -= 1;
+    }
+    let room = a.len().min(b.len()) - prefix;
+    let mut suffix = a.iter().rev().zip(b.iter().rev()).take(room).take_while(|(x, y)| x == y).count();
+    while !(old.is_char_boundary(a.len() - suffix) && new.is_char_boundary(b.len() - suffix)) {
+        suffix -= 1;
+    }
+    (prefix, suffix)
+}
+
+/// Writes the card texts and the packaged library where links can point: `cards/<name>.md` and
+/// `std/<file>` under the user's cache (`$XDG_CACHE_HOME/cairn/lsp-<version>`, else
+/// `~/.cache/...`, else the temporary directory). `None` if nothing could be written.
+fn materialize() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    let dir = base.join("cairn").join(format!("lsp-{}", env!("CARGO_PKG_VERSION")));
+    std::fs::create_dir_all(dir.join("cards")).ok()?;
+    for card in cairn_diagnostics::registry::cards() {
+        let path = dir.join("cards").join(format!("{}.md", card.name));
+        let text = format!("# {}\n\nCodes: {}\n\n{}\n", card.name, card.codes.join(", "), card.text());
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            std::fs::write(&path, text).ok()?;
+        }
+    }
+    for module in cairn_hir::library::MODULES {
+        let path = dir.join(module.file);
+        std::fs::create_dir_all(path.parent()?).ok()?;
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(module.text) {
+            std::fs::write(&path, module.text).ok()?;
+        }
+    }
+    Some(dir)
+}

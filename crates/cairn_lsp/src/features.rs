@@ -1,0 +1,1024 @@
+//! The requests (protocol §17): hover, definition, references, highlights, document and
+//! workspace symbols, code actions, semantic tokens, code lenses.
+//!
+//! *Where the cursor is* comes from the document's syntax tree (always there, whatever the
+//! text); *what names mean* from the memoized checks of the project's workspace: a function's
+//! body check (expression types, call targets), its signature, the rows, the scope. Nothing here
+//! re-checks more than the function under the cursor.
+
+use cairn_hir::{Item, ItemKind, Workspace};
+use cairn_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize};
+use serde_json::{Value, json};
+
+use crate::analysis::{Analysis, Failure, Project};
+use crate::convert::{LineMap, path_to_uri};
+
+/// The semantic token types, in legend order (protocol §17).
+pub const TOKEN_TYPES: &[&str] = &[
+    "namespace",
+    "type",
+    "struct",
+    "enum",
+    "interface",
+    "typeParameter",
+    "parameter",
+    "variable",
+    "property",
+    "enumMember",
+    "function",
+    "method",
+    "macro",
+    "effect",
+];
+/// The semantic token modifiers, in bit order.
+pub const TOKEN_MODIFIERS: &[&str] = &["declaration", "readonly", "defaultLibrary", "mutable"];
+
+/// Answers one request.
+pub fn answer(analysis: &Analysis, method: &str, params: &Value) -> Result<Value, Failure> {
+    match method {
+        "textDocument/hover" => Ok(at(analysis, params).and_then(|c| hover(&c)).unwrap_or(Value::Null)),
+        "textDocument/definition" => {
+            Ok(at(analysis, params).and_then(|c| definition(analysis, &c)).unwrap_or(Value::Null))
+        }
+        "textDocument/references" => {
+            let include = params.pointer("/context/includeDeclaration").and_then(Value::as_bool).unwrap_or(true);
+            Ok(at(analysis, params).map_or(Value::Null, |c| json!(references(analysis, &c, include))))
+        }
+        "textDocument/documentHighlight" => {
+            Ok(at(analysis, params).map_or(Value::Null, |c| json!(highlights(analysis, &c))))
+        }
+        "textDocument/documentSymbol" => {
+            Ok(document(analysis, params).map_or(Value::Null, |(p, f)| json!(document_symbols(p, f))))
+        }
+        "workspace/symbol" => {
+            let query = params.get("query").and_then(Value::as_str).unwrap_or_default();
+            Ok(json!(workspace_symbols(analysis, query)))
+        }
+        "textDocument/codeAction" => {
+            Ok(at_range(analysis, params).map_or(Value::Null, |(c, end)| json!(code_actions(analysis, &c, end))))
+        }
+        "textDocument/semanticTokens/full" => {
+            Ok(document(analysis, params).map_or(Value::Null, |(p, f)| json!({"data": semantic_tokens(p, f)})))
+        }
+        "textDocument/codeLens" => {
+            Ok(document(analysis, params).map_or(Value::Null, |(p, f)| json!(code_lenses(p, f))))
+        }
+        _ => Err((-32601, format!("method not found: {method}"))),
+    }
+}
+
+/// A position in an open document, with what it needs.
+pub struct Cursor<'a> {
+    pub project: &'a Project,
+    pub file: usize,
+    pub text: &'a str,
+    pub map: LineMap,
+    pub offset: usize,
+}
+
+fn document<'a>(analysis: &'a Analysis, params: &Value) -> Option<(&'a Project, usize)> {
+    let uri = params.pointer("/textDocument/uri")?.as_str()?;
+    let doc = analysis.docs.get(uri)?;
+    Some((analysis.projects.get(doc.project)?.as_ref()?, doc.file))
+}
+
+fn at<'a>(analysis: &'a Analysis, params: &Value) -> Option<Cursor<'a>> {
+    let (project, file) = document(analysis, params)?;
+    let line = params.pointer("/position/line")?.as_u64()? as u32;
+    let character = params.pointer("/position/character")?.as_u64()? as u32;
+    let text = project.workspace.files()[file].text.as_str();
+    let map = LineMap::new(text);
+    let offset = map.offset(text, line, character);
+    Some(Cursor { project, file, text, map, offset })
+}
+
+fn at_range<'a>(analysis: &'a Analysis, params: &Value) -> Option<(Cursor<'a>, usize)> {
+    let (project, file) = document(analysis, params)?;
+    let text = project.workspace.files()[file].text.as_str();
+    let map = LineMap::new(text);
+    let point = |key: &str| -> Option<usize> {
+        let line = params.pointer(&format!("/range/{key}/line"))?.as_u64()? as u32;
+        let character = params.pointer(&format!("/range/{key}/character"))?.as_u64()? as u32;
+        Some(map.offset(text, line, character))
+    };
+    let (start, end) = (point("start")?, point("end")?);
+    Some((Cursor { project, file, text, map, offset: start }, end))
+}
+
+// ----- where the cursor is ----------------------------------------------------------------------
+
+/// The declaration of the file that holds `offset`, its start, and the token there (relative).
+fn item_at(workspace: &Workspace, file: usize, offset: usize) -> Option<(Item, usize, SyntaxToken)> {
+    let state = &workspace.files()[file];
+    for entry in &state.items {
+        let node = entry.item.syntax(workspace.db()).syntax_node();
+        let start = usize::from(entry.start);
+        let end = start + usize::from(node.text_range().len());
+        if offset >= start && offset <= end {
+            let relative = TextSize::from((offset - start) as u32);
+            let token = node
+                .token_at_offset(relative)
+                .right_biased()
+                .or_else(|| node.token_at_offset(relative).left_biased())?;
+            let token = if token.kind() == SyntaxKind::IDENT || offset == start {
+                token
+            } else {
+                node.token_at_offset(relative).left_biased().filter(|t| t.kind() == SyntaxKind::IDENT).unwrap_or(token)
+            };
+            return Some((entry.item, start, token));
+        }
+    }
+    None
+}
+
+/// What a name at the cursor means.
+#[derive(Debug, Clone, PartialEq)]
+enum Meaning {
+    /// A declaration of the program or the library.
+    Declaration(Item),
+    /// A parameter or local of a function, by name.
+    Local { function: Item, name: String },
+    /// A builtin, by name.
+    Builtin(String),
+}
+
+fn meaning(workspace: &Workspace, item: Item, item_start: usize, token: &SyntaxToken) -> Option<Meaning> {
+    if token.kind() != SyntaxKind::IDENT {
+        return None;
+    }
+    let db = workspace.db();
+    let name = token.text().to_string();
+    let parent = token.parent()?;
+    match parent.kind() {
+        SyntaxKind::NAME => {
+            let owner = parent.parent()?;
+            match owner.kind() {
+                SyntaxKind::FN
+                | SyntaxKind::TEST
+                | SyntaxKind::STRUCT
+                | SyntaxKind::ENUM
+                | SyntaxKind::CONST
+                | SyntaxKind::TRAIT
+                | SyntaxKind::EXTERN_FN => Some(Meaning::Declaration(item)),
+                SyntaxKind::PARAM
+                | SyntaxKind::LET_STMT
+                | SyntaxKind::FOR_STMT
+                | SyntaxKind::EACH_STMT
+                | SyntaxKind::STACK_STMT
+                | SyntaxKind::ARM_BINDER => Some(Meaning::Local { function: item, name }),
+                _ => None,
+            }
+        }
+        SyntaxKind::NAME_REF => {
+            let grand = parent.parent()?;
+            // The callee of a call: what the check resolved it to.
+            if grand.kind() == SyntaxKind::NAME_EXPR
+                && let Some(call) = grand.parent().filter(|c| c.kind() == SyntaxKind::CALL_EXPR)
+                && call.first_child().as_ref() == Some(&grand)
+            {
+                let range = call.text_range();
+                if let Some(target) = call_target_at(workspace, item, range) {
+                    return Some(target);
+                }
+                if cairn_hir::check::is_builtin(&name) {
+                    return Some(Meaning::Builtin(name));
+                }
+            }
+            // `module.name(...)`: the callee is a field chain.
+            if grand.kind() == SyntaxKind::FIELD_EXPR {
+                if let Some(call) = grand.parent().filter(|c| c.kind() == SyntaxKind::CALL_EXPR)
+                    && call.first_child().as_ref() == Some(&grand)
+                    && let Some(target) = call_target_at(workspace, item, call.text_range())
+                {
+                    return Some(target);
+                }
+                // A path written as a chain (`units.LIMIT`), when it names a declaration.
+                let segments: Vec<std::sync::Arc<str>> =
+                    grand.text().to_string().split('.').map(|s| std::sync::Arc::from(s.trim())).collect();
+                let scope = cairn_hir::scope::scope(db);
+                if let cairn_hir::scope::Lookup::Found(decl) =
+                    scope.resolve_path(&scope.module_of(item), &segments, |_| true)
+                {
+                    return Some(Meaning::Declaration(decl.item));
+                }
+                return None;
+            }
+            if grand.kind() == SyntaxKind::NAME_EXPR {
+                let function_locals = locals_of(workspace, item);
+                if function_locals.iter().any(|(n, _)| *n == name) {
+                    return Some(Meaning::Local { function: item, name });
+                }
+            }
+            // A path as the enclosing module writes it (types, constants, functions, variants'
+            // enums).
+            let segments = path_segments(&parent);
+            let scope = cairn_hir::scope::scope(db);
+            let module = scope.module_of(item);
+            match scope.resolve_path(&module, &segments, |_| true) {
+                cairn_hir::scope::Lookup::Found(decl) => Some(Meaning::Declaration(decl.item)),
+                cairn_hir::scope::Lookup::None => {
+                    let _ = item_start;
+                    None
+                }
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The segments of a path up to and including `name_ref` (`a.b.c` at `b` gives `a.b`).
+fn path_segments(name_ref: &SyntaxNode) -> Vec<std::sync::Arc<str>> {
+    let text = |n: &SyntaxNode| -> std::sync::Arc<str> { std::sync::Arc::from(n.text().to_string().trim()) };
+    match name_ref.parent().filter(|p| p.kind() == SyntaxKind::PATH) {
+        Some(path) => {
+            let mut out = Vec::new();
+            for child in path.children().filter(|c| c.kind() == SyntaxKind::NAME_REF) {
+                out.push(text(&child));
+                if child == *name_ref {
+                    break;
+                }
+            }
+            out
+        }
+        None => vec![text(name_ref)],
+    }
+}
+
+/// What the call expression at `range` (relative to the item) calls.
+fn call_target_at(workspace: &Workspace, item: Item, range: TextRange) -> Option<Meaning> {
+    let db = workspace.db();
+    let map = cairn_hir::body::fn_source_map(db, item);
+    let check = cairn_hir::check::check_fn(db, item);
+    let id = map.exprs.iter().position(|r| *r == range)?;
+    match check.call_target(cairn_hir::body::ExprId(id as u32))? {
+        cairn_hir::check::CallTarget::Function(target) => Some(Meaning::Declaration(*target)),
+        cairn_hir::check::CallTarget::Builtin(name) => Some(Meaning::Builtin(name.to_string())),
+        cairn_hir::check::CallTarget::Constructor => None,
+    }
+}
+
+/// A function's parameters and locals: name and the binder's range (relative to the item).
+fn locals_of(workspace: &Workspace, item: Item) -> Vec<(String, TextRange)> {
+    let node = item.syntax(workspace.db()).syntax_node();
+    let mut out = Vec::new();
+    for name in node.descendants().filter(|n| n.kind() == SyntaxKind::NAME) {
+        let Some(owner) = name.parent() else { continue };
+        if matches!(
+            owner.kind(),
+            SyntaxKind::PARAM
+                | SyntaxKind::LET_STMT
+                | SyntaxKind::FOR_STMT
+                | SyntaxKind::EACH_STMT
+                | SyntaxKind::STACK_STMT
+                | SyntaxKind::ARM_BINDER
+        ) {
+            out.push((name.text().to_string().trim().to_string(), name.text_range()));
+        }
+    }
+    out
+}
+
+// ----- hover ------------------------------------------------------------------------------------
+
+fn hover(cursor: &Cursor<'_>) -> Option<Value> {
+    let workspace = &cursor.project.workspace;
+    let db = workspace.db();
+    let (item, start, token) = item_at(workspace, cursor.file, cursor.offset)?;
+    let mut sections: Vec<String> = Vec::new();
+    match meaning(workspace, item, start, &token) {
+        Some(Meaning::Declaration(target)) => sections.push(declaration_hover(workspace, target)),
+        Some(Meaning::Builtin(name)) => sections.push(format!("`{name}`: a builtin (`cairn rules calls`)")),
+        _ => {}
+    }
+    // The smallest checked expression under the cursor: its type, what is expected of it, and
+    // for a binding whether it is mutable.
+    let kind = workspace.entry_of(item).map(|(_, e)| e.key.kind);
+    if matches!(kind, Some(ItemKind::Fn | ItemKind::Test)) {
+        let relative = cursor.offset - start;
+        let map = cairn_hir::body::fn_source_map(db, item);
+        let check = cairn_hir::check::check_fn(db, item);
+        let best = map
+            .exprs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| usize::from(r.start()) <= relative && relative <= usize::from(r.end()))
+            .filter(|(i, _)| check.expr_types.get(*i).is_some_and(|t| !t.is_error()))
+            .min_by_key(|(_, r)| r.len());
+        if let Some((_, range)) = best
+            && let Some(facts) = cairn_hir::site::site_facts(db, item, *range)
+        {
+            let mut line = format!("`{}`", facts.ty.clone().unwrap_or_else(|| "?".into()));
+            if let Some(expected) = &facts.expected {
+                line.push_str(&format!(" (expected `{expected}`)"));
+            }
+            if facts.tag == "name" {
+                let name = token.text().to_string();
+                if let Some(binding) = facts.bindings.iter().find(|b| b.name == name) {
+                    line.push_str(if binding.mutable { ", a mutable binding" } else { ", an immutable binding" });
+                }
+            }
+            if sections.is_empty() || facts.tag != "call" {
+                sections.push(line);
+            }
+        }
+    }
+    if sections.is_empty() {
+        return None;
+    }
+    Some(json!({"contents": {"kind": "markdown", "value": sections.join("\n\n---\n\n")}}))
+}
+
+/// A declaration's hover: its signature or declaring line, and for a function its effect row,
+/// declared ceiling and guard sites; the comment above it.
+fn declaration_hover(workspace: &Workspace, item: Item) -> String {
+    let db = workspace.db();
+    let Some((file, entry)) = workspace.entry_of(item) else { return String::new() };
+    let mut out = String::new();
+    match entry.key.kind {
+        ItemKind::Fn | ItemKind::Test => {
+            let signature = cairn_hir::render::signature_text(db, item, true);
+            out.push_str(&format!("```cairn\n{signature}\n```\n"));
+            let row = workspace
+                .last_rows()
+                .and_then(|r| r.row(item).map(|row| row.iter().map(|e| e.to_string()).collect::<Vec<_>>()));
+            match row {
+                Some(row) if row.is_empty() => out.push_str("\neffects: `pure`"),
+                Some(row) => out.push_str(&format!("\neffects: `{}`", row.join(", "))),
+                None => out.push_str("\neffects: unknown (the program is refused)"),
+            }
+            let node = item.syntax(db).syntax_node();
+            if let Some(ceiling) = node.children().find(|c| c.kind() == SyntaxKind::CEILING) {
+                out.push_str(&format!("  \nceiling: `{}`", ceiling.text().to_string().trim()));
+            }
+            let sites = workspace.function_sites(item);
+            if !sites.is_empty() {
+                let list: Vec<String> = sites.iter().map(|(k, n)| format!("{k} {n}")).collect();
+                out.push_str(&format!("  \nguard sites: {}", list.join(", ")));
+            }
+        }
+        _ => {
+            let text = cairn_hir::render::declaration_text(db, item).unwrap_or_else(|| {
+                let node = item.syntax(db).syntax_node();
+                node.text()
+                    .to_string()
+                    .lines()
+                    .find(|l| !l.trim_start().starts_with("//"))
+                    .unwrap_or("")
+                    .trim()
+                    .to_string()
+            });
+            out.push_str(&format!("```cairn\n{text}\n```\n"));
+        }
+    }
+    let comment = comment_above(workspace, file, usize::from(entry.start), item);
+    if !comment.is_empty() {
+        out.push_str(&format!("\n\n{comment}"));
+    }
+    out
+}
+
+/// The `//` lines directly above a declaration (attached to it as leading trivia, or in the file
+/// just before it), joined.
+fn comment_above(workspace: &Workspace, file: usize, start: usize, item: Item) -> String {
+    let node = item.syntax(workspace.db()).syntax_node();
+    let first = node
+        .descendants_with_tokens()
+        .filter_map(|e| e.into_token())
+        .find(|t| !t.kind().is_trivia())
+        .map_or(0, |t| usize::from(t.text_range().start()));
+    let text = &workspace.files()[file].text;
+    let before = text[..(start + first).min(text.len())].trim_end();
+    let mut lines: Vec<&str> = Vec::new();
+    for line in before.lines().rev() {
+        match line.trim_start().strip_prefix("//") {
+            Some(comment) => lines.push(comment.trim()),
+            None => break,
+        }
+    }
+    lines.reverse();
+    lines.join(" ")
+}
+
+// ----- navigation -------------------------------------------------------------------------------
+
+/// The URI and text of a workspace file (a packaged library module: its written copy).
+fn file_location(analysis: &Analysis, project: &Project, file: usize) -> Option<(String, String)> {
+    let state = project.workspace.files().get(file)?;
+    if !state.library {
+        let uri = project.files.get(file)?.uri.clone();
+        return Some((uri, state.text.clone()));
+    }
+    let dir = analysis.materialized.as_ref()?;
+    Some((path_to_uri(&dir.join(&state.name)), state.text.clone()))
+}
+
+/// The location of a declaration's name.
+fn declaration_location(analysis: &Analysis, project: &Project, item: Item) -> Option<Value> {
+    let workspace = &project.workspace;
+    let (file, entry) = workspace.entry_of(item)?;
+    let node = item.syntax(workspace.db()).syntax_node();
+    let name =
+        node.children().find(|c| c.kind() == SyntaxKind::NAME).map_or_else(|| node.text_range(), |n| n.text_range());
+    let (uri, text) = file_location(analysis, project, file)?;
+    let start = usize::from(entry.start) + usize::from(name.start());
+    let end = usize::from(entry.start) + usize::from(name.end());
+    Some(json!({"uri": uri, "range": LineMap::new(&text).range(&text, start, end)}))
+}
+
+fn definition(analysis: &Analysis, cursor: &Cursor<'_>) -> Option<Value> {
+    let workspace = &cursor.project.workspace;
+    let (item, start, token) = item_at(workspace, cursor.file, cursor.offset)?;
+    match meaning(workspace, item, start, &token)? {
+        Meaning::Declaration(target) => declaration_location(analysis, cursor.project, target),
+        Meaning::Local { function, name } => {
+            // The binder that comes last before the cursor (no shadowing in CAIRN; sibling blocks
+            // may reuse a name, and the nearest earlier one is the one in scope).
+            let relative = cursor.offset - start;
+            let locals = locals_of(workspace, function);
+            let binder = locals
+                .iter()
+                .filter(|(n, r)| *n == name && usize::from(r.start()) <= relative)
+                .max_by_key(|(_, r)| r.start())
+                .or_else(|| locals.iter().find(|(n, _)| *n == name))?;
+            let (s, e) = (start + usize::from(binder.1.start()), start + usize::from(binder.1.end()));
+            let uri = cursor.project.files.get(cursor.file)?.uri.clone();
+            Some(json!({"uri": uri, "range": cursor.map.range(cursor.text, s, e)}))
+        }
+        Meaning::Builtin(_) => None,
+    }
+}
+
+/// Every place naming what the cursor names: `(file, start, end, is_write)` in byte offsets.
+fn reference_spans(cursor: &Cursor<'_>, include_declaration: bool) -> Vec<(usize, usize, usize, bool)> {
+    let workspace = &cursor.project.workspace;
+    let db = workspace.db();
+    let Some((item, start, token)) = item_at(workspace, cursor.file, cursor.offset) else { return Vec::new() };
+    let Some(meaning) = meaning(workspace, item, start, &token) else { return Vec::new() };
+    let mut out: Vec<(usize, usize, usize, bool)> = Vec::new();
+    match meaning {
+        Meaning::Local { function, name } => {
+            let Some((file, entry)) = workspace.entry_of(function) else { return out };
+            let base = usize::from(entry.start);
+            let node = function.syntax(db).syntax_node();
+            for t in node
+                .descendants_with_tokens()
+                .filter_map(|e| e.into_token())
+                .filter(|t| t.kind() == SyntaxKind::IDENT && t.text() == name)
+            {
+                let Some(parent) = t.parent() else { continue };
+                let declaration = parent.kind() == SyntaxKind::NAME;
+                let is_name = declaration || parent.parent().is_some_and(|g| g.kind() == SyntaxKind::NAME_EXPR);
+                if !is_name || (declaration && !include_declaration) {
+                    continue;
+                }
+                let written = declaration || is_assigned(&parent);
+                let r = t.text_range();
+                out.push((file, base + usize::from(r.start()), base + usize::from(r.end()), written));
+            }
+        }
+        Meaning::Declaration(target) => {
+            let name: String = workspace.full_name(target).rsplit('.').next().unwrap_or("").to_string();
+            for (file, state) in workspace.files().iter().enumerate().filter(|(_, f)| !f.library) {
+                for entry in &state.items {
+                    let node = entry.item.syntax(db).syntax_node();
+                    let base = usize::from(entry.start);
+                    for t in node.descendants_with_tokens().filter_map(|e| e.into_token()) {
+                        if t.kind() != SyntaxKind::IDENT || t.text() != name {
+                            continue;
+                        }
+                        let hit = match meaning_of_token(workspace, entry.item, base, &t) {
+                            Some(Meaning::Declaration(found)) => found == target,
+                            _ => false,
+                        };
+                        if !hit {
+                            continue;
+                        }
+                        let declaration = t.parent().is_some_and(|p| p.kind() == SyntaxKind::NAME);
+                        if declaration && !include_declaration {
+                            continue;
+                        }
+                        let r = t.text_range();
+                        out.push((file, base + usize::from(r.start()), base + usize::from(r.end()), declaration));
+                    }
+                }
+            }
+        }
+        Meaning::Builtin(_) => {}
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn meaning_of_token(workspace: &Workspace, item: Item, base: usize, token: &SyntaxToken) -> Option<Meaning> {
+    meaning(workspace, item, base, token)
+}
+
+/// True when a name reference is the target of an assignment.
+fn is_assigned(name_ref: &SyntaxNode) -> bool {
+    let Some(expr) = name_ref.parent() else { return false };
+    expr.parent().is_some_and(|s| s.kind() == SyntaxKind::ASSIGN_STMT && s.first_child().as_ref() == Some(&expr))
+}
+
+fn references(analysis: &Analysis, cursor: &Cursor<'_>, include_declaration: bool) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (file, start, end, _) in reference_spans(cursor, include_declaration) {
+        if let Some((uri, text)) = file_location(analysis, cursor.project, file) {
+            out.push(json!({"uri": uri, "range": LineMap::new(&text).range(&text, start, end)}));
+        }
+    }
+    out
+}
+
+fn highlights(_analysis: &Analysis, cursor: &Cursor<'_>) -> Vec<Value> {
+    reference_spans(cursor, true)
+        .into_iter()
+        .filter(|(file, ..)| *file == cursor.file)
+        .map(|(_, start, end, written)| json!({"range": cursor.map.range(cursor.text, start, end), "kind": if written { 3 } else { 2 }}))
+        .collect()
+}
+
+// ----- symbols ----------------------------------------------------------------------------------
+
+/// LSP symbol kinds.
+fn symbol_kind(kind: SyntaxKind) -> Option<u32> {
+    Some(match kind {
+        SyntaxKind::FN | SyntaxKind::TEST | SyntaxKind::EXTERN_FN => 12,
+        SyntaxKind::STRUCT => 23,
+        SyntaxKind::ENUM => 10,
+        SyntaxKind::CONST => 14,
+        SyntaxKind::TRAIT => 11,
+        SyntaxKind::IMPL => 5,
+        SyntaxKind::VARIANT => 22,
+        SyntaxKind::FIELD => 8,
+        SyntaxKind::TRAIT_MEMBER => 6,
+        _ => return None,
+    })
+}
+
+fn node_name(node: &SyntaxNode) -> Option<(String, TextRange)> {
+    if let Some(name) = node.children().find(|c| c.kind() == SyntaxKind::NAME) {
+        return Some((name.text().to_string().trim().to_string(), name.text_range()));
+    }
+    // A test block names itself with a string or an identifier after `test`; an impl by its type.
+    let token = node
+        .children_with_tokens()
+        .filter_map(|e| e.into_token())
+        .find(|t| matches!(t.kind(), SyntaxKind::IDENT | SyntaxKind::STRING))?;
+    Some((token.text().trim_matches('"').to_string(), token.text_range()))
+}
+
+/// The declarations of one document, read from its syntax tree (a text that does not compile
+/// still has them).
+fn document_symbols(project: &Project, file: usize) -> Vec<Value> {
+    let state = &project.workspace.files()[file];
+    let text = state.text.as_str();
+    let map = LineMap::new(text);
+    let root = state.parse.syntax_node();
+    let symbol = |node: &SyntaxNode, children: Vec<Value>| -> Option<Value> {
+        let kind = symbol_kind(node.kind())?;
+        let (name, selection) = node_name(node)?;
+        let range = significant_range(node);
+        let mut out = json!({
+            "name": name,
+            "kind": kind,
+            "range": map.range(text, usize::from(range.start()), usize::from(range.end())),
+            "selectionRange": map.range(text, usize::from(selection.start()), usize::from(selection.end())),
+        });
+        if !children.is_empty() {
+            out["children"] = json!(children);
+        }
+        Some(out)
+    };
+    let mut out = Vec::new();
+    for node in root.children() {
+        let members: Vec<Value> = node
+            .descendants()
+            .filter(|d| {
+                d != &node
+                    && matches!(
+                        d.kind(),
+                        SyntaxKind::VARIANT | SyntaxKind::FIELD | SyntaxKind::TRAIT_MEMBER | SyntaxKind::FN
+                    )
+            })
+            .filter_map(|d| symbol(&d, Vec::new()))
+            .collect();
+        if let Some(s) = symbol(&node, members) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// A node's range without the comments and spacing before its first token.
+fn significant_range(node: &SyntaxNode) -> TextRange {
+    let start = node
+        .descendants_with_tokens()
+        .filter_map(|e| e.into_token())
+        .find(|t| !t.kind().is_trivia())
+        .map_or(node.text_range().start(), |t| t.text_range().start());
+    TextRange::new(start, node.text_range().end())
+}
+
+/// Declarations across every analysed program whose name holds `query` (case-insensitive), each
+/// with its module as container; at most 1000.
+fn workspace_symbols(analysis: &Analysis, query: &str) -> Vec<Value> {
+    let query = query.to_lowercase();
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for project in analysis.projects.iter().flatten() {
+        let workspace = &project.workspace;
+        for (file, state) in workspace.files().iter().enumerate().filter(|(_, f)| !f.library) {
+            let Some(uri) = project.files.get(file).map(|f| f.uri.clone()) else { continue };
+            if !seen.insert(uri.clone()) {
+                continue;
+            }
+            let map = LineMap::new(&state.text);
+            for entry in &state.items {
+                let name = entry.key.name.to_string();
+                let node = entry.item.syntax(workspace.db()).syntax_node();
+                let Some(kind) = symbol_kind(node.kind()) else { continue };
+                if !name.to_lowercase().contains(&query) {
+                    continue;
+                }
+                let range = significant_range(&node);
+                let base = usize::from(entry.start);
+                out.push(json!({
+                    "name": name,
+                    "kind": kind,
+                    "containerName": entry.key.module.to_string(),
+                    "location": {"uri": uri, "range": map.range(&state.text, base + usize::from(range.start()), base + usize::from(range.end()))},
+                }));
+                if out.len() >= 1000 {
+                    return out;
+                }
+            }
+        }
+    }
+    out
+}
+
+// ----- code actions -----------------------------------------------------------------------------
+
+/// Quick fixes the checker can state without guessing (protocol §17): `let` → `let mut` for an
+/// assigned immutable local, the missing arms of a `match`, a missing import. None ever widens a
+/// ceiling, a borrow mode or a signature.
+fn code_actions(analysis: &Analysis, cursor: &Cursor<'_>, end: usize) -> Vec<Value> {
+    let Some(uri) = cursor.project.files.get(cursor.file).map(|f| f.uri.clone()) else { return Vec::new() };
+    let diagnostics = analysis.diagnostics_for(&uri);
+    let mut out = Vec::new();
+    for diagnostic in diagnostics {
+        let code = diagnostic["code"].as_str().unwrap_or_default();
+        let range = &diagnostic["range"];
+        let offset = |key: &str| -> usize {
+            let line = range.pointer(&format!("/{key}/line")).and_then(Value::as_u64).unwrap_or(0) as u32;
+            let character = range.pointer(&format!("/{key}/character")).and_then(Value::as_u64).unwrap_or(0) as u32;
+            cursor.map.offset(cursor.text, line, character)
+        };
+        let (d_start, d_end) = (offset("start"), offset("end"));
+        if d_end < cursor.offset || d_start > end {
+            continue;
+        }
+        let edit = match code {
+            "E-IMMUTABLE" => immutable_fix(cursor, d_start, d_end),
+            "E-MATCH-COVERAGE" => coverage_fix(cursor, d_start, &diagnostic),
+            "E-CALLEE" | "E-TYPE" | "E-UNBOUND" => import_fix(cursor, d_start, d_end),
+            _ => None,
+        };
+        if let Some((title, edits)) = edit {
+            out.push(json!({
+                "title": title,
+                "kind": "quickfix",
+                "diagnostics": [diagnostic],
+                "isPreferred": true,
+                "edit": {"changes": {uri.clone(): edits}},
+            }));
+        }
+    }
+    out
+}
+
+type Fix = (String, Vec<Value>);
+
+/// `x = …` on an immutable `let x`: make that `let` mutable.
+fn immutable_fix(cursor: &Cursor<'_>, start: usize, end: usize) -> Option<Fix> {
+    let name = cursor.text.get(start..end)?.to_string();
+    let workspace = &cursor.project.workspace;
+    let (item, base, _) = item_at(workspace, cursor.file, start)?;
+    let node = item.syntax(workspace.db()).syntax_node();
+    let lets: Vec<SyntaxNode> = node
+        .descendants()
+        .filter(|n| n.kind() == SyntaxKind::LET_STMT)
+        .filter(|n| {
+            n.children().find(|c| c.kind() == SyntaxKind::NAME).is_some_and(|c| c.text().to_string().trim() == name)
+        })
+        .collect();
+    let [binding] = lets.as_slice() else { return None };
+    if binding.children_with_tokens().any(|e| e.kind() == SyntaxKind::MUT_KW) {
+        return None;
+    }
+    let at = base + usize::from(binding.children().find(|c| c.kind() == SyntaxKind::NAME)?.text_range().start());
+    Some((
+        format!("Make `{name}` mutable (`let mut {name}`)"),
+        vec![json!({"range": cursor.map.range(cursor.text, at, at), "newText": "mut "})],
+    ))
+}
+
+/// A `match` missing variants: an arm for each, with an empty body to fill in.
+fn coverage_fix(cursor: &Cursor<'_>, start: usize, diagnostic: &Value) -> Option<Fix> {
+    let missing: Vec<String> = diagnostic
+        .pointer("/data/details/missing_variants")?
+        .as_array()?
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let workspace = &cursor.project.workspace;
+    let (item, base, _) = item_at(workspace, cursor.file, start)?;
+    let node = item.syntax(workspace.db()).syntax_node();
+    let relative = TextSize::from((start - base) as u32);
+    let statement = node
+        .descendants()
+        .filter(|n| n.kind() == SyntaxKind::MATCH_STMT)
+        .find(|n| n.text_range().contains_inclusive(relative))?;
+    let arms = statement.children().find(|c| c.kind() == SyntaxKind::MATCH_ARM_LIST)?;
+    let close = arms
+        .children_with_tokens()
+        .filter_map(|e| e.into_token())
+        .filter(|t| t.kind() == SyntaxKind::R_CURLY)
+        .last()?;
+    // Payload variants bind their payload: find which by the enum that declares them all.
+    let payload = |variant: &str| -> Option<bool> {
+        for state in workspace.files() {
+            for entry in state.items.iter().filter(|e| e.key.kind == ItemKind::Enum) {
+                let decl = entry.item.syntax(workspace.db()).syntax_node();
+                for v in decl.descendants().filter(|d| d.kind() == SyntaxKind::VARIANT) {
+                    if v.children()
+                        .find(|c| c.kind() == SyntaxKind::NAME)
+                        .is_some_and(|n| n.text().to_string().trim() == variant)
+                    {
+                        return Some(v.children_with_tokens().any(|e| e.kind() == SyntaxKind::L_PAREN));
+                    }
+                }
+            }
+        }
+        None
+    };
+    let line_start = cursor.text[..base + usize::from(statement.text_range().start())].rfind('\n').map_or(0, |i| i + 1);
+    let indent: String = cursor.text[line_start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect();
+    let mut insert = String::new();
+    for variant in &missing {
+        let binder = if payload(variant)? { "(value)" } else { "" };
+        insert.push_str(&format!("{indent}  {variant}{binder} => {{ }}\n"));
+    }
+    let at = base + usize::from(close.text_range().start());
+    let at = cursor.text[..at].rfind('\n').map_or(at, |i| i + 1);
+    Some((
+        format!("Add the missing arms ({})", missing.join(", ")),
+        vec![json!({"range": cursor.map.range(cursor.text, at, at), "newText": insert})],
+    ))
+}
+
+/// A name another module declares `pub`, exactly one: import it.
+fn import_fix(cursor: &Cursor<'_>, start: usize, end: usize) -> Option<Fix> {
+    let name = cursor.text.get(start..end)?.to_string();
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    let workspace = &cursor.project.workspace;
+    let scope = cairn_hir::scope::scope(workspace.db());
+    let (here, _, _) = item_at(workspace, cursor.file, start)?;
+    let module = scope.module_of(here);
+    let candidates: Vec<String> = scope
+        .by_full_name
+        .iter()
+        .filter(|(full, decls)| {
+            full.rsplit_once('.').is_some_and(|(m, n)| n == name && *m != *module)
+                && decls.iter().any(|d| scope.info(d.item).is_some_and(|i| i.public || i.library))
+        })
+        .filter_map(|(full, _)| full.rsplit_once('.').map(|(m, _)| m.to_string()))
+        .collect();
+    let [from] = candidates.as_slice() else { return None };
+    // After the last import or module header of the file, else at the top.
+    let root = workspace.files()[cursor.file].parse.syntax_node();
+    let after = root
+        .children()
+        .filter(|c| matches!(c.kind(), SyntaxKind::IMPORT | SyntaxKind::MODULE_DECL))
+        .last()
+        .map_or(0, |n| usize::from(n.text_range().end()));
+    let (at, text) = if after == 0 {
+        (0, format!("import {from} ({name});\n"))
+    } else {
+        (after, format!("\nimport {from} ({name});"))
+    };
+    Some((
+        format!("Import {name} from {from}"),
+        vec![json!({"range": cursor.map.range(cursor.text, at, at), "newText": text})],
+    ))
+}
+
+// ----- semantic tokens --------------------------------------------------------------------------
+
+/// Every name of the document by kind, in the LSP's relative encoding.
+fn semantic_tokens(project: &Project, file: usize) -> Vec<u32> {
+    let workspace = &project.workspace;
+    let state = &workspace.files()[file];
+    let text = state.text.as_str();
+    let map = LineMap::new(text);
+    let root = state.parse.syntax_node();
+    let scope = cairn_hir::scope::scope(workspace.db());
+    let mut data = Vec::new();
+    let (mut last_line, mut last_start) = (0u32, 0u32);
+    for token in root.descendants_with_tokens().filter_map(|e| e.into_token()) {
+        let Some((kind, modifiers)) = classify(&token, scope) else { continue };
+        let range = token.text_range();
+        let (line, start) = map.position(text, usize::from(range.start()));
+        let length: usize = token.text().chars().map(char::len_utf16).sum();
+        let delta_start = if line == last_line { start - last_start } else { start };
+        data.extend([line - last_line, delta_start, length as u32, kind, modifiers]);
+        last_line = line;
+        last_start = start;
+    }
+    data
+}
+
+fn type_index(name: &str) -> u32 {
+    TOKEN_TYPES.iter().position(|t| *t == name).unwrap_or(0) as u32
+}
+
+const DECLARATION: u32 = 1;
+const READONLY: u32 = 2;
+const DEFAULT_LIBRARY: u32 = 4;
+const MUTABLE: u32 = 8;
+
+const SCALARS: &[&str] =
+    &["bool", "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "f32", "f64", "void", "f16", "bf16"];
+
+fn classify(token: &SyntaxToken, scope: &cairn_hir::scope::ProgramScope) -> Option<(u32, u32)> {
+    if token.kind() != SyntaxKind::IDENT {
+        return None;
+    }
+    let parent = token.parent()?;
+    let name = token.text();
+    let local = |t: &str| Some((type_index(t), 0));
+    match parent.kind() {
+        SyntaxKind::EFFECT => Some((type_index("effect"), 0)),
+        SyntaxKind::NAME => {
+            let owner = parent.parent()?;
+            let mutable = owner.children_with_tokens().any(|e| e.kind() == SyntaxKind::MUT_KW);
+            match owner.kind() {
+                SyntaxKind::FN | SyntaxKind::EXTERN_FN | SyntaxKind::TEST => {
+                    Some((type_index("function"), DECLARATION))
+                }
+                SyntaxKind::PARAM => Some((type_index("parameter"), DECLARATION)),
+                SyntaxKind::STRUCT => Some((type_index("struct"), DECLARATION)),
+                SyntaxKind::ENUM => Some((type_index("enum"), DECLARATION)),
+                SyntaxKind::VARIANT => Some((type_index("enumMember"), DECLARATION)),
+                SyntaxKind::FIELD => Some((type_index("property"), DECLARATION)),
+                SyntaxKind::CONST => Some((type_index("variable"), DECLARATION | READONLY)),
+                SyntaxKind::TRAIT => Some((type_index("interface"), DECLARATION)),
+                SyntaxKind::GENERIC_PARAM => Some((type_index("typeParameter"), DECLARATION)),
+                SyntaxKind::LET_STMT | SyntaxKind::STACK_STMT => {
+                    Some((type_index("variable"), DECLARATION | if mutable { MUTABLE } else { 0 }))
+                }
+                SyntaxKind::FOR_STMT | SyntaxKind::EACH_STMT | SyntaxKind::ARM_BINDER => {
+                    Some((type_index("variable"), DECLARATION))
+                }
+                _ => None,
+            }
+        }
+        SyntaxKind::NAME_REF => {
+            let grand = parent.parent()?;
+            match grand.kind() {
+                SyntaxKind::PATH => {
+                    let owner = grand.parent()?;
+                    match owner.kind() {
+                        SyntaxKind::MODULE_DECL | SyntaxKind::IMPORT => local("namespace"),
+                        SyntaxKind::PATH_TYPE => {
+                            let last = grand.children().filter(|c| c.kind() == SyntaxKind::NAME_REF).last();
+                            if last.as_ref() != Some(&parent) {
+                                return local("namespace");
+                            }
+                            if SCALARS.contains(&name) {
+                                return Some((type_index("type"), DEFAULT_LIBRARY));
+                            }
+                            type_kind(scope, name)
+                        }
+                        _ => None,
+                    }
+                }
+                SyntaxKind::IMPORT_LIST => match type_kind(scope, name) {
+                    Some(kind) => Some(kind),
+                    None => local("function"),
+                },
+                SyntaxKind::FIELD_EXPR => local("property"),
+                SyntaxKind::EXTENT => local("parameter"),
+                SyntaxKind::NAME_EXPR => {
+                    let callee = grand
+                        .parent()
+                        .is_some_and(|c| c.kind() == SyntaxKind::CALL_EXPR && c.first_child().as_ref() == Some(&grand));
+                    let function =
+                        token.parent_ancestors().find(|a| matches!(a.kind(), SyntaxKind::FN | SyntaxKind::TEST));
+                    if let Some(function) = &function
+                        && let Some(binding) = binding_in(function, name)
+                    {
+                        return Some(binding);
+                    }
+                    if callee {
+                        return if SCALARS.contains(&name) {
+                            Some((type_index("type"), DEFAULT_LIBRARY))
+                        } else if scope.by_full_name.keys().any(|k| k.rsplit('.').next() == Some(name)) {
+                            match type_kind(scope, name) {
+                                Some(kind) => Some(kind),
+                                None => local("function"),
+                            }
+                        } else {
+                            Some((type_index("function"), DEFAULT_LIBRARY))
+                        };
+                    }
+                    if name.chars().next().is_some_and(char::is_uppercase) {
+                        // A constant, a variant, or a type used as a value.
+                        let declared = scope.by_full_name.iter().find(|(k, _)| k.rsplit('.').next() == Some(name));
+                        return match declared.and_then(|(_, d)| d.first()).map(|d| d.kind) {
+                            Some(ItemKind::Const) => Some((type_index("variable"), READONLY)),
+                            Some(ItemKind::Struct) => local("struct"),
+                            Some(ItemKind::Enum) => local("enum"),
+                            _ => local("enumMember"),
+                        };
+                    }
+                    local("variable")
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A parameter or local of `function` named `name`: its token kind and modifiers.
+fn binding_in(function: &SyntaxNode, name: &str) -> Option<(u32, u32)> {
+    for node in function.descendants().filter(|n| n.kind() == SyntaxKind::NAME) {
+        if node.text().to_string().trim() != name {
+            continue;
+        }
+        let owner = node.parent()?;
+        match owner.kind() {
+            SyntaxKind::PARAM => return Some((type_index("parameter"), 0)),
+            SyntaxKind::LET_STMT | SyntaxKind::STACK_STMT => {
+                let mutable = owner.children_with_tokens().any(|e| e.kind() == SyntaxKind::MUT_KW);
+                return Some((type_index("variable"), if mutable { MUTABLE } else { 0 }));
+            }
+            SyntaxKind::FOR_STMT | SyntaxKind::EACH_STMT | SyntaxKind::ARM_BINDER => {
+                return Some((type_index("variable"), 0));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn type_kind(scope: &cairn_hir::scope::ProgramScope, name: &str) -> Option<(u32, u32)> {
+    let (_, decls) = scope.by_full_name.iter().find(|(k, _)| k.rsplit('.').next() == Some(name))?;
+    let library = decls.first().and_then(|d| scope.info(d.item)).is_some_and(|i| i.library);
+    let modifiers = if library { DEFAULT_LIBRARY } else { 0 };
+    match decls.first()?.kind {
+        ItemKind::Struct => Some((type_index("struct"), modifiers)),
+        ItemKind::Enum => Some((type_index("enum"), modifiers)),
+        ItemKind::Unsupported(SyntaxKind::TRAIT) => Some((type_index("interface"), modifiers)),
+        _ => None,
+    }
+}
+
+// ----- code lenses ------------------------------------------------------------------------------
+
+/// "Run" above `main` and "Run test" above each test block of a document on disk; the server
+/// only names the command.
+fn code_lenses(project: &Project, file: usize) -> Vec<Value> {
+    let Some(path) = project.files.get(file).and_then(|f| f.path.clone()) else { return Vec::new() };
+    let target = if project.key.ends_with(".toml") { project.key.clone() } else { path.to_string_lossy().to_string() };
+    let workspace = &project.workspace;
+    let state = &workspace.files()[file];
+    let map = LineMap::new(&state.text);
+    let mut out = Vec::new();
+    for entry in &state.items {
+        let node = entry.item.syntax(workspace.db()).syntax_node();
+        let range = significant_range(&node);
+        let base = usize::from(entry.start);
+        let at = map.range(&state.text, base + usize::from(range.start()), base + usize::from(range.start()));
+        match entry.key.kind {
+            ItemKind::Fn if &*entry.key.name == "main" => {
+                out.push(
+                    json!({"range": at, "command": {"title": "Run", "command": "cairn.run", "arguments": [target]}}),
+                );
+            }
+            ItemKind::Test => {
+                let name = workspace.full_name(entry.item).replace("test$", "");
+                out.push(json!({"range": at, "command": {"title": "Run test", "command": "cairn.runTest", "arguments": [target, name]}}));
+            }
+            _ => {}
+        }
+    }
+    out
+}

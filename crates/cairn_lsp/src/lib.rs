@@ -1,0 +1,143 @@
+//! The language server of CAIRN (`cairn lsp`, protocol §17), on lsp-server and lsp-types.
+//!
+//! Threads: the reader (`transport`) frames messages from standard input; the main loop handles
+//! the lifecycle (`initialize`, `shutdown`, `exit`) and hands everything else to the analysis
+//! thread (`analysis`), so reading never waits for analysis; the writer frames answers onto the
+//! protocol's own copy of standard output. Answers come back in the order of the requests.
+//!
+//! Exit status (protocol §17): 0 on `exit` (with or without `shutdown`); at the end of input, 0
+//! if `shutdown` came and 1 otherwise.
+
+pub mod analysis;
+pub mod convert;
+pub mod features;
+pub mod transport;
+
+use std::io::BufReader;
+use std::os::fd::FromRawFd;
+
+use lsp_server::{Message, Response};
+use serde_json::{Value, json};
+
+use crate::transport::{Incoming, Outgoing};
+
+/// The capabilities `initialize` answers with.
+pub fn capabilities() -> Value {
+    json!({
+        "positionEncoding": "utf-16",
+        // Incremental: an edit sends its range, not the whole text (docs/decisions.md).
+        "textDocumentSync": {"openClose": true, "change": 2},
+        "hoverProvider": true,
+        "definitionProvider": true,
+        "referencesProvider": true,
+        "documentHighlightProvider": true,
+        "documentSymbolProvider": true,
+        "workspaceSymbolProvider": true,
+        "codeActionProvider": {"codeActionKinds": ["quickfix"]},
+        "codeLensProvider": {"resolveProvider": false},
+        "semanticTokensProvider": {
+            "legend": {"tokenTypes": features::TOKEN_TYPES, "tokenModifiers": features::TOKEN_MODIFIERS},
+            "full": true
+        }
+    })
+}
+
+/// Runs the server on this process's standard input and output (reserving them, as `cairn mcp`
+/// does: descriptor 1 goes to standard error, so nothing but protocol reaches the client).
+pub fn serve_stdio() -> i32 {
+    // SAFETY: plain descriptor calls on this process's own standard descriptors; each result is
+    // checked, and the duplicates are owned by the files made from them.
+    let (wire_in, wire_out) = unsafe {
+        let wire_in = libc::dup(0);
+        let wire_out = libc::dup(1);
+        if wire_in < 0 || wire_out < 0 {
+            eprintln!("cairn lsp: cannot reserve the standard descriptors");
+            return 2;
+        }
+        libc::dup2(2, 1);
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
+        if null >= 0 {
+            libc::dup2(null, 0);
+            libc::close(null);
+        }
+        (std::fs::File::from_raw_fd(wire_in), std::fs::File::from_raw_fd(wire_out))
+    };
+    serve(BufReader::new(wire_in), std::io::BufWriter::new(wire_out))
+}
+
+/// Serves until `exit` or the end of input; returns the exit status.
+pub fn serve(input: impl std::io::BufRead + Send + 'static, output: impl std::io::Write + Send + 'static) -> i32 {
+    let incoming = transport::reader(input);
+    let (out, writer) = transport::writer(output);
+    let (to_analysis, inbox) = crossbeam_channel::unbounded::<Message>();
+    let analysis_out = out.clone();
+    let analysis = std::thread::spawn(move || analysis::Analysis::new(analysis_out).run(inbox));
+    let send = |message: Message| {
+        let _ = out.send(Outgoing::Message(message));
+    };
+    let mut initialized = false;
+    let mut shutdown = false;
+    let mut status = 1;
+    for event in incoming.iter() {
+        let message = match event {
+            Incoming::Malformed { id, code, message } => {
+                let _ = out.send(transport::malformed_response(id, code, message));
+                continue;
+            }
+            Incoming::Message(message) => message,
+        };
+        match message {
+            Message::Request(request) => match request.method.as_str() {
+                "initialize" => {
+                    initialized = true;
+                    let result = json!({
+                        "capabilities": capabilities(),
+                        "serverInfo": {"name": "cairn-lsp", "version": env!("CARGO_PKG_VERSION")},
+                    });
+                    send(Message::Response(Response::new_ok(request.id, result)));
+                }
+                "shutdown" => {
+                    shutdown = true;
+                    send(Message::Response(Response::new_ok(request.id, Value::Null)));
+                }
+                _ if !initialized => {
+                    send(Message::Response(Response::new_err(
+                        request.id,
+                        -32002,
+                        "the server is not initialized: send initialize first".into(),
+                    )));
+                }
+                _ if shutdown => {
+                    send(Message::Response(Response::new_err(
+                        request.id,
+                        -32600,
+                        "the server is shutting down".into(),
+                    )));
+                }
+                _ => {
+                    let _ = to_analysis.send(Message::Request(request));
+                }
+            },
+            Message::Notification(notification) => match notification.method.as_str() {
+                "exit" => {
+                    status = 0;
+                    break;
+                }
+                "initialized" | "$/cancelRequest" | "$/setTrace" | "workspace/didChangeConfiguration" => {}
+                _ if !initialized => {}
+                _ => {
+                    let _ = to_analysis.send(Message::Notification(notification));
+                }
+            },
+            Message::Response(_) => {}
+        }
+    }
+    if shutdown {
+        status = 0;
+    }
+    drop(to_analysis);
+    let _ = analysis.join();
+    drop(out);
+    let _ = writer.join();
+    status
+}
