@@ -86,6 +86,7 @@ async def test_a_refused_program_gets_coded_diagnostics_that_a_fix_clears(client
     card = pathlib.Path(diagnostic.code_description.href.removeprefix("file://"))
     assert card.name == "base.md" and card.read_text().startswith("# base")
     assert diagnostic.data["card"] == "base"
+    assert any(r.location.uri == diagnostic.code_description.href for r in diagnostic.related_information)
 
     # An incremental change removes ` > 1`.
     start = position_of(PROGRAM, " > 1;")
@@ -215,6 +216,7 @@ async def test_a_project_is_analysed_whole(client: LanguageClient, workdir):
     assert client.diagnostics[units_uri][0].code.startswith("E-")
     top = client.diagnostics[uri]
     assert top and top[0].message.startswith("src/units.cairn:")
+    assert top[0].related_information[0].location.uri == units_uri, "related information points at the refusal"
 
 
 async def test_what_cannot_be_answered_is_an_error_not_a_crash(client: LanguageClient, workdir):

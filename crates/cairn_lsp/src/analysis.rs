@@ -475,11 +475,18 @@ impl Analysis {
             "data": {"code": diagnostic.code, "hint": hint, "card": card.map(|c| c.name), "source_line": source_line,
                      "details": Value::Object(diagnostic.details.iter().map(|(k, v)| (k.clone(), v.clone())).collect())},
         });
+        let mut related_information: Vec<Value> = related.into_iter().collect();
         if let (Some(card), Some(dir)) = (card, &self.materialized) {
-            out["codeDescription"] = json!({"href": path_to_uri(&dir.join("cards").join(format!("{}.md", card.name)))});
+            let card_uri = path_to_uri(&dir.join("cards").join(format!("{}.md", card.name)));
+            out["codeDescription"] = json!({"href": card_uri});
+            // The card as related information too, for clients that show no code links.
+            related_information.push(json!({
+                "location": {"uri": card_uri, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}},
+                "message": format!("rule card `{}` (cairn rules {})", card.name, diagnostic.code),
+            }));
         }
-        if let Some(related) = related {
-            out["relatedInformation"] = json!([related]);
+        if !related_information.is_empty() {
+            out["relatedInformation"] = json!(related_information);
         }
         out
     }
