@@ -2,7 +2,7 @@
 # Installs what building and testing cairn needs, and nothing twice.
 #
 # - Debian packages: LLVM 19 (code generation), Z3 (equivalence), the libraries llvm-config
-#   lists for static linking, and Python with venv for the end-to-end clients. Only missing packages are installed, so a second run
+#   lists for static linking, the `z3` binary (tests re-check written SMT-LIB obligations with it), and Python with venv for the end-to-end clients. Only missing packages are installed, so a second run
 #   changes nothing. Nothing is downloaded from anywhere but Debian's package registry.
 # - The Python clients the end-to-end tests drive (MCP, LSP), in ./.venv, from PyPI, once the
 #   repository has such tests (tests/python/requirements.txt).
@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(llvm-19-dev libpolly-19-dev libzstd-dev libz3-dev zlib1g-dev libffi-dev libxml2-dev python3 python3-venv)
+packages=(llvm-19-dev libpolly-19-dev libzstd-dev libz3-dev z3 zlib1g-dev libffi-dev libxml2-dev python3 python3-venv)
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

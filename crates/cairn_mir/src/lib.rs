@@ -314,6 +314,19 @@ pub struct Function {
     pub ret: MTy,
     pub locals: Vec<LocalDecl>,
     pub blocks: Vec<Block>,
+    /// Each view parameter's length as its signature fixes it (callers pass the two together):
+    /// what an equivalence check may assume of its inputs. Views without a fixed extent are
+    /// absent.
+    pub extents: Vec<(Local, ViewExtent)>,
+}
+
+/// What a view parameter's length equals.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ViewExtent {
+    /// The value of this `usize` parameter.
+    Param(Local),
+    /// A literal length.
+    Literal(u64),
 }
 
 impl Function {

@@ -30,7 +30,7 @@ use cairn_hir::types::{Extent, FloatTy, IntTy, Ty};
 
 use crate::{
     Anchor, BinOp, Block, BlockId, Check, Const, FnKind, Function, Guard, GuardKind, Inst, Local, LocalDecl,
-    LowerError, MTy, Operand, Place, PrintArg, Program, Proj, Rvalue, Stream, Terminator, UnOp,
+    LowerError, MTy, Operand, Place, PrintArg, Program, Proj, Rvalue, Stream, Terminator, UnOp, ViewExtent,
 };
 
 type R<T> = Result<T, LowerError>;
@@ -195,7 +195,21 @@ fn lower_function(db: &dyn Db, item: Item) -> R<Function> {
         FnKind::Test => Arc::from(format!("test${}", scope.full_name(item))),
         _ => scope.full_name(item),
     };
-    Ok(Function { symbol: symbol(db, item), name, kind, params, ret, locals: lower.locals, blocks })
+    let mut extents = Vec::new();
+    for (param, &local) in signature.params.iter().zip(&param_locals) {
+        if let Ty::View(view) = &param.ty {
+            match &view.extent {
+                Extent::Literal(n) => extents.push((local, ViewExtent::Literal(*n))),
+                Extent::Name(name) => {
+                    if let Some(i) = signature.params.iter().position(|p| &p.name == name) {
+                        extents.push((local, ViewExtent::Param(param_locals[i])));
+                    }
+                }
+                Extent::Len(_) | Extent::Unknown => {}
+            }
+        }
+    }
+    Ok(Function { symbol: symbol(db, item), name, kind, params, ret, locals: lower.locals, blocks, extents })
 }
 
 /// If-conversion of `if c { p += k; }` (or `-=`, with a constant `k`, no `else`, `p` a local or a

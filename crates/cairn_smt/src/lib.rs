@@ -1,0 +1,669 @@
+//! Equivalence of two CAIRN functions with Z3 (protocol §6.2 `smt-equivalent`).
+//!
+//! Both versions run symbolically (`exec`) on the same inputs — bit-vectors of the exact widths,
+//! IEEE floats, records, enums, sums, and views as Z3 arrays with a symbolic length — and their
+//! observations are compared: the return value, what every view or borrow argument holds
+//! afterwards, and whether the run traps. A trap is an outcome of its own. The solver is asked,
+//! each query under a timeout, whether some allowed input makes the two differ; `sat` gives a
+//! witness that is replayed on the MIR evaluator before it is believed, `unknown` and timeouts
+//! are never counted as equivalence, and a loop that can run past the unroll limit, a float
+//! observation that can be NaN, or anything outside the fragment makes the answer `unknown`.
+//!
+//! Every query's SMT-LIB text is kept (`Query`), so `--obligations` can write it and `z3` can
+//! re-check it. Z3 runs on the calling thread's context; a comparison is self-contained.
+
+mod exec;
+mod float;
+pub mod replay;
+mod value;
+
+use std::sync::Arc;
+
+use cairn_mir::{Function, IntTy, MTy};
+
+use sha2::{Digest, Sha256};
+use z3::ast::{Array, Ast, BV, Bool};
+use z3::{Model, Params, SatResult, Solver};
+
+use exec::{Exec, Limits, Run, State};
+use value::{SV, has_nan, same, sort_of, usize_const};
+
+pub use exec::place_ty;
+
+/// How hard to try.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Per solver query, in milliseconds.
+    pub timeout_ms: u32,
+    /// Loop iterations followed on one path before the path is cut (`unknown`).
+    pub unroll: u32,
+    /// Blocks executed over all paths of one version before giving up.
+    pub steps: u64,
+    /// The longest view a witness may hold (it is replayed, so it must be built).
+    pub max_view: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { timeout_ms: 3000, unroll: 16, steps: 200_000, max_view: 64 }
+    }
+}
+
+/// A concrete value of a witness.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WValue {
+    Void,
+    Int(i128),
+    Bool(bool),
+    /// A float by its IEEE bits.
+    Float(u64),
+    Tag(u32),
+    Record(Vec<WValue>),
+    Sum(u32, Option<Box<WValue>>),
+    Array(Vec<WValue>),
+}
+
+/// What one version did on a witness.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Observed {
+    /// A guard failed.
+    Trap,
+    /// It returned `value`; `leftovers[i]` is what view or borrow parameter `i` holds after
+    /// the call (`None` for a parameter passed by value).
+    Returned { value: WValue, leftovers: Vec<Option<WValue>> },
+    /// The replay could not run (why).
+    NotRun(String),
+}
+
+/// An input on which the versions differ, and what each did on it (from the replay).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Witness {
+    /// Parameter name and value, in order.
+    pub inputs: Vec<(String, WValue)>,
+    pub before: Observed,
+    pub after: Observed,
+}
+
+/// The answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// No allowed input makes them differ (within the fragment).
+    Equivalent,
+    /// A witness, replayed.
+    Differs(Witness),
+    /// The reference traps on an allowed input (`before` is the reference's trap).
+    ReferenceTraps(Witness),
+    /// No input satisfies the assumption.
+    EmptyDomain,
+    /// Nothing decided, and why.
+    Unknown(String),
+}
+
+/// One solver query, as SMT-LIB, and what the solver answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Query {
+    pub purpose: &'static str,
+    pub smt2: String,
+    /// `sat`, `unsat` or `unknown`.
+    pub answer: String,
+}
+
+impl Query {
+    pub fn sha256(&self) -> String {
+        Sha256::digest(self.smt2.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// A comparison's verdict and every query it asked.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    pub verdict: Verdict,
+    pub queries: Vec<Query>,
+}
+
+/// One function of one program: the program's MIR (with every callee) and the symbol.
+#[derive(Clone, Copy)]
+pub struct Side<'a> {
+    pub functions: &'a [Arc<Function>],
+    pub symbol: &'a str,
+}
+
+impl<'a> Side<'a> {
+    fn function(&self) -> Option<&'a Function> {
+        self.functions.iter().find(|f| &*f.symbol == self.symbol).map(|f| &**f)
+    }
+}
+
+/// What to compare.
+pub struct Request<'a> {
+    /// The original, or the reference.
+    pub old: Side<'a>,
+    /// The candidate.
+    pub new: Side<'a>,
+    /// A precondition: a function with the same parameters returning `bool`; inputs where it
+    /// traps or returns false are outside the domain.
+    pub assume: Option<Side<'a>>,
+    /// Refuse a reference (`old`) that traps on an allowed input.
+    pub reference_must_not_trap: bool,
+    pub options: Options,
+}
+
+/// The Z3 library's version.
+pub fn z3_version() -> String {
+    z3::full_version().to_string()
+}
+
+/// How an input reads back from a model.
+enum Shape {
+    Int(BV, IntTy),
+    Bool(Bool),
+    Float(BV),
+    Tag(BV),
+    Record(Vec<Shape>),
+    Sum(BV, Vec<Option<Shape>>),
+    View { array: Array, len: BV, element: MTy },
+    Ptr(Box<Shape>),
+}
+
+struct Inputs {
+    args: Vec<SV>,
+    shapes: Vec<Shape>,
+    objs: Vec<SV>,
+    /// Constraints every input satisfies (tags within their variants).
+    domain: Vec<Bool>,
+    /// Per parameter: the object whose contents are observed after the call.
+    observed: Vec<Option<usize>>,
+}
+
+fn make_input(name: &str, ty: &MTy, inputs: &mut Inputs) -> Result<(SV, Shape), String> {
+    Ok(match ty {
+        MTy::Bool => {
+            let b = Bool::new_const(name);
+            (SV::Bool(b.clone()), Shape::Bool(b))
+        }
+        MTy::Int(i) => {
+            let b = BV::new_const(name, i.bits());
+            (SV::Int(b.clone(), *i), Shape::Int(b, *i))
+        }
+        MTy::Float(f) => {
+            let bits = BV::new_const(name, float::bits_of(*f));
+            (SV::Float(float::from_bits(&bits, *f), *f), Shape::Float(bits))
+        }
+        MTy::Enum { variants, .. } => {
+            let b = BV::new_const(name, 32);
+            inputs.domain.push(b.bvult(BV::from_u64(u64::from(*variants), 32)));
+            (SV::Tag(b.clone()), Shape::Tag(b))
+        }
+        MTy::Record { fields, .. } => {
+            let mut values = Vec::new();
+            let mut shapes = Vec::new();
+            for (i, field) in fields.iter().enumerate() {
+                let (v, s) = make_input(&format!("{name}.{i}"), field, inputs)?;
+                values.push(v);
+                shapes.push(s);
+            }
+            (SV::Record(values), Shape::Record(shapes))
+        }
+        MTy::Sum { variants, .. } => {
+            let tag = BV::new_const(format!("{name}.tag"), 32);
+            inputs.domain.push(tag.bvult(BV::from_u64(variants.len() as u64, 32)));
+            let mut values = Vec::new();
+            let mut shapes = Vec::new();
+            for (j, variant) in variants.iter().enumerate() {
+                match variant {
+                    Some(t) => {
+                        let (v, s) = make_input(&format!("{name}.{j}"), t, inputs)?;
+                        values.push(Some(v));
+                        shapes.push(Some(s));
+                    }
+                    None => {
+                        values.push(None);
+                        shapes.push(None);
+                    }
+                }
+            }
+            (SV::Sum(tag.clone(), values), Shape::Sum(tag, shapes))
+        }
+        MTy::View(element) => {
+            if !value::scalar(element) {
+                return Err(format!("a view of {element} (only views of scalars are modelled)"));
+            }
+            let sort = sort_of(element).map_err(|u| u.0)?;
+            let array = Array::new_const(format!("{name}.data"), &z3::Sort::bitvector(64), &sort);
+            let len = BV::new_const(format!("{name}.len"), 64);
+            inputs.objs.push(SV::Smt(array.clone(), (**element).clone()));
+            let obj = inputs.objs.len() - 1;
+            (
+                SV::View { obj, path: Vec::new(), start: usize_const(0), len: len.clone() },
+                Shape::View { array, len, element: (**element).clone() },
+            )
+        }
+        MTy::Ptr(inner) => {
+            let (v, s) = make_input(&format!("{name}.target"), inner, inputs)?;
+            inputs.objs.push(v);
+            (SV::Ptr { obj: inputs.objs.len() - 1, path: Vec::new() }, Shape::Ptr(Box::new(s)))
+        }
+        other => return Err(format!("a parameter of {other}")),
+    })
+}
+
+fn read_model(model: &Model, shape: &Shape) -> WValue {
+    let bits = |b: &BV| model.eval(b, true).and_then(|v| v.as_u64()).unwrap_or(0);
+    match shape {
+        Shape::Int(b, t) => {
+            let raw = bits(b);
+            let w = t.bits();
+            let v = if t.signed() && w < 128 {
+                let shift = 128 - w;
+                ((raw as i128) << shift) >> shift
+            } else {
+                raw as i128
+            };
+            WValue::Int(v)
+        }
+        Shape::Bool(b) => WValue::Bool(model.eval(b, true).and_then(|v| v.as_bool()).unwrap_or(false)),
+        Shape::Float(b) => WValue::Float(bits(b)),
+        Shape::Tag(b) => WValue::Tag(bits(b) as u32),
+        Shape::Record(items) => WValue::Record(items.iter().map(|s| read_model(model, s)).collect()),
+        Shape::Sum(tag, payloads) => {
+            let t = bits(tag) as u32;
+            let payload = payloads.get(t as usize).and_then(|p| p.as_ref()).map(|s| Box::new(read_model(model, s)));
+            WValue::Sum(t, payload)
+        }
+        Shape::View { array, len, element } => {
+            let n = bits(len);
+            let items = (0..n)
+                .map(|i| {
+                    let cell = array.select(&usize_const(i));
+                    match element {
+                        MTy::Bool => WValue::Bool(
+                            cell.as_bool()
+                                .and_then(|b| model.eval(&b, true))
+                                .and_then(|v| v.as_bool())
+                                .unwrap_or(false),
+                        ),
+                        MTy::Float(f) => {
+                            let value = cell.as_float().map(|x| x.to_ieee_bv());
+                            let _ = f;
+                            WValue::Float(value.map(|b| bits(&b)).unwrap_or(0))
+                        }
+                        MTy::Enum { .. } => WValue::Tag(cell.as_bv().map(|b| bits(&b)).unwrap_or(0) as u32),
+                        MTy::Int(t) => {
+                            let raw = cell.as_bv().map(|b| bits(&b)).unwrap_or(0);
+                            let w = t.bits();
+                            WValue::Int(if t.signed() {
+                                let shift = 128 - w;
+                                ((raw as i128) << shift) >> shift
+                            } else {
+                                raw as i128
+                            })
+                        }
+                        _ => WValue::Void,
+                    }
+                })
+                .collect();
+            WValue::Array(items)
+        }
+        Shape::Ptr(inner) => read_model(model, inner),
+    }
+}
+
+/// One version's observations, per returning path.
+struct Observation {
+    trap: Bool,
+    cut: Bool,
+    paths: Vec<(Bool, SV, Vec<Option<SV>>)>,
+}
+
+fn observe(run: Run, inputs: &Inputs) -> Observation {
+    let trap = Bool::or(&run.traps);
+    let cut = Bool::or(&run.cuts);
+    let paths = run
+        .returns
+        .into_iter()
+        .map(|(state, value)| {
+            let leftovers = inputs.observed.iter().map(|o| o.map(|obj| state.objs[obj].clone())).collect();
+            (state.pc, value, leftovers)
+        })
+        .collect();
+    Observation { trap, cut, paths }
+}
+
+fn returns(o: &Observation) -> Bool {
+    Bool::or(&o.paths.iter().map(|p| p.0.clone()).collect::<Vec<_>>())
+}
+
+/// `a` and `b` differ somewhere (an array differs at a fresh index within `len`).
+fn leftover_differs(a: &SV, b: &SV, len: Option<&BV>, name: &str) -> Result<Bool, String> {
+    match (a, b, len) {
+        (SV::Smt(x, _), SV::Smt(y, _), Some(len)) => {
+            let k = BV::fresh_const(&format!("{name}.at"), 64);
+            let (u, v) = (x.select(&k), y.select(&k));
+            Ok(Bool::and(&[k.bvult(len), u.eq(&v).not()]))
+        }
+        _ => same(a, b).map(|s| s.not()).map_err(|u| u.0),
+    }
+}
+
+fn leftover_nan(a: &SV, len: Option<&BV>, name: &str) -> Bool {
+    match (a, len) {
+        (SV::Smt(x, MTy::Float(_)), Some(len)) => {
+            let k = BV::fresh_const(&format!("{name}.nan_at"), 64);
+            let cell = x.select(&k).as_float().map(|f| f.is_nan()).unwrap_or_else(|| Bool::from_bool(false));
+            Bool::and(&[k.bvult(len), cell])
+        }
+        _ => has_nan(a),
+    }
+}
+
+struct Asker {
+    options: Options,
+    queries: Vec<Query>,
+}
+
+impl Asker {
+    fn ask(&mut self, purpose: &'static str, facts: &[&Bool]) -> (SatResult, Option<Model>) {
+        let solver = Solver::new();
+        let mut params = Params::new();
+        params.set_u32("timeout", self.options.timeout_ms);
+        solver.set_params(&params);
+        for fact in facts {
+            solver.assert(*fact);
+        }
+        let mut smt2 = solver.to_smt2();
+        if !smt2.contains("(check-sat)") {
+            smt2.push_str("(check-sat)\n");
+        }
+        let result = solver.check();
+        let answer = match result {
+            SatResult::Sat => "sat",
+            SatResult::Unsat => "unsat",
+            SatResult::Unknown => "unknown",
+        };
+        self.queries.push(Query { purpose, smt2, answer: answer.into() });
+        let model = if result == SatResult::Sat { solver.get_model() } else { None };
+        (result, model)
+    }
+}
+
+fn unknown_reason(purpose: &str) -> String {
+    format!("the solver gave no answer within its time limit ({purpose})")
+}
+
+/// Whether two replays agree (both trap; values equal, floats by bits or both NaN).
+pub fn agree(a: &Observed, b: &Observed, ty: &MTy) -> bool {
+    match (a, b) {
+        (Observed::Trap, Observed::Trap) => true,
+        (Observed::Returned { value: x, leftovers: lx }, Observed::Returned { value: y, leftovers: ly }) => {
+            values_agree(x, y, ty) && lx.len() == ly.len() && lx.iter().zip(ly).all(|(p, q)| nan_agnostic_eq(p, q))
+        }
+        _ => false,
+    }
+}
+
+fn values_agree(x: &WValue, y: &WValue, _ty: &MTy) -> bool {
+    nan_agnostic_eq(&Some(x.clone()), &Some(y.clone()))
+}
+
+fn nan_agnostic_eq(x: &Option<WValue>, y: &Option<WValue>) -> bool {
+    fn eq(x: &WValue, y: &WValue) -> bool {
+        match (x, y) {
+            (WValue::Float(a), WValue::Float(b)) => a == b || (is_nan_bits(*a) && is_nan_bits(*b)),
+            (WValue::Record(a), WValue::Record(b)) | (WValue::Array(a), WValue::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(p, q)| eq(p, q))
+            }
+            (WValue::Sum(s, a), WValue::Sum(t, b)) => {
+                s == t
+                    && match (a, b) {
+                        (Some(a), Some(b)) => eq(a, b),
+                        (None, None) => true,
+                        _ => false,
+                    }
+            }
+            _ => x == y,
+        }
+    }
+    match (x, y) {
+        (Some(a), Some(b)) => eq(a, b),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+/// NaN as either width's bits (an f32's bits sit in the low 32).
+fn is_nan_bits(bits: u64) -> bool {
+    if bits >> 32 == 0 { f32::from_bits(bits as u32).is_nan() } else { f64::from_bits(bits).is_nan() }
+}
+
+/// Compares two functions. Never panics on MIR it cannot model: that is `Unknown`.
+pub fn compare(request: &Request<'_>) -> Comparison {
+    let mut asker = Asker { options: request.options, queries: Vec::new() };
+    let verdict = decide(request, &mut asker).unwrap_or_else(Verdict::Unknown);
+    Comparison { verdict, queries: asker.queries }
+}
+
+fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
+    let old = request.old.function().ok_or_else(|| format!("no function {}", request.old.symbol))?;
+    let new = request.new.function().ok_or_else(|| format!("no function {}", request.new.symbol))?;
+    let params = old.params as usize;
+    if new.params as usize != params
+        || old.ret != new.ret
+        || old.locals[..params].iter().zip(&new.locals[..params]).any(|(a, b)| a.ty != b.ty)
+    {
+        return Err("the two signatures differ".into());
+    }
+    let names: Vec<String> = old.locals[..params]
+        .iter()
+        .enumerate()
+        .map(|(i, l)| l.name.as_deref().map_or_else(|| format!("arg{i}"), str::to_string))
+        .collect();
+    let mut inputs =
+        Inputs { args: Vec::new(), shapes: Vec::new(), objs: Vec::new(), domain: Vec::new(), observed: Vec::new() };
+    let mut lens: Vec<Option<BV>> = Vec::new();
+    for (name, decl) in names.iter().zip(&old.locals[..params]) {
+        let (value, shape) = make_input(name, &decl.ty, &mut inputs)?;
+        let observed = match &value {
+            SV::View { obj, .. } | SV::Ptr { obj, .. } => Some(*obj),
+            _ => None,
+        };
+        lens.push(match &value {
+            SV::View { len, .. } => Some(len.clone()),
+            _ => None,
+        });
+        inputs.observed.push(observed);
+        inputs.args.push(value);
+        inputs.shapes.push(shape);
+    }
+    // A view's length is what its signature fixes (callers pass the two together).
+    for (view, extent) in &old.extents {
+        let Some(Some(len)) = lens.get(view.0 as usize) else { continue };
+        match extent {
+            cairn_mir::ViewExtent::Literal(n) => inputs.domain.push(len.eq(usize_const(*n))),
+            cairn_mir::ViewExtent::Param(p) => {
+                if let Some(SV::Int(v, _)) = inputs.args.get(p.0 as usize) {
+                    inputs.domain.push(len.eq(value::to_index(v)));
+                }
+            }
+        }
+    }
+    let run = |side: &Side<'_>, unroll: u32| -> Result<Run, String> {
+        Exec::new(side.functions, Limits { unroll, steps: request.options.steps })
+            .run(side.symbol, inputs.args.clone(), State::new(inputs.objs.clone()))
+            .map_err(|u| format!("{} is outside the modelled fragment: {}", side.symbol, u.0))
+    };
+    let mut domain: Vec<Bool> = inputs.domain.clone();
+    if let Some(assume) = &request.assume {
+        let a = run(assume, request.options.unroll)?;
+        if !a.cuts.is_empty() {
+            let (r, _) = asker.ask("assumption-cut", &[&Bool::and(&domain), &Bool::or(&a.cuts)]);
+            if r != SatResult::Unsat {
+                return Err("the assumption runs a loop past the unroll limit".into());
+            }
+        }
+        let holds: Vec<Bool> = a
+            .returns
+            .iter()
+            .map(|(s, v)| match v {
+                SV::Bool(b) => Ok(Bool::and(&[&s.pc, b])),
+                _ => Err("the assumption does not return bool".to_string()),
+            })
+            .collect::<Result<_, _>>()?;
+        domain.push(Bool::or(&holds));
+        let (r, _) = asker.ask("domain", &[&Bool::and(&domain)]);
+        match r {
+            SatResult::Unsat => return Ok(Verdict::EmptyDomain),
+            SatResult::Unknown => return Err(unknown_reason("domain")),
+            SatResult::Sat => {}
+        }
+    }
+    let domain = Bool::and(&domain);
+    let witness_of = |model: &Model| -> Vec<WValue> { inputs.shapes.iter().map(|s| read_model(model, s)).collect() };
+    let small_views: Vec<Bool> =
+        lens.iter().flatten().map(|l| l.bvule(usize_const(request.options.max_view))).collect();
+    let small = Bool::and(&small_views);
+
+    // Loops are followed 2, 4, 8, then `unroll` iterations deep: a difference on short runs
+    // is found on a small formula (every path that ends within the depth is exact), and only
+    // a proof needs the whole depth.
+    let full = request.options.unroll;
+    let mut depths: Vec<u32> = [2, 4, 8].into_iter().filter(|d| *d < full).collect();
+    depths.push(full);
+    for (round, &depth) in depths.iter().enumerate() {
+        let last = round + 1 == depths.len();
+        let old_run = observe(run(&request.old, depth)?, &inputs);
+        let new_run = observe(run(&request.new, depth)?, &inputs);
+
+        if request.reference_must_not_trap {
+            let trap = Bool::and(&[&old_run.trap, &old_run.cut.not()]);
+            let (r, model) = asker.ask("reference-traps", &[&domain, &trap, &small]);
+            match r {
+                SatResult::Sat => {
+                    let values = witness_of(&model.expect("a model for sat"));
+                    let before = replay::evaluate(request.old.functions, old, &values);
+                    if before == Observed::Trap {
+                        let inputs = names.iter().cloned().zip(values).collect();
+                        return Ok(Verdict::ReferenceTraps(Witness {
+                            inputs,
+                            before,
+                            after: Observed::NotRun("not compared".into()),
+                        }));
+                    }
+                    return Err("the solver found a trapping input the evaluator did not reproduce".into());
+                }
+                SatResult::Unknown => return Err(unknown_reason("reference traps")),
+                SatResult::Unsat => {}
+            }
+        }
+
+        // Some allowed input where the observations differ: one version traps where the other
+        // returns, or both return and something observed differs. Asked separately, so the
+        // trap questions stay free of the values' arithmetic.
+        let old_returns = returns(&old_run);
+        let new_returns = returns(&new_run);
+        let mut value_differs: Vec<Bool> = Vec::new();
+        for (pc_old, value_old, left_old) in &old_run.paths {
+            for (pc_new, value_new, left_new) in &new_run.paths {
+                let mut unequal = vec![same(value_old, value_new).map_err(|u| u.0)?.not()];
+                for (i, (a, b)) in left_old.iter().zip(left_new).enumerate() {
+                    if let (Some(a), Some(b)) = (a, b) {
+                        unequal.push(leftover_differs(a, b, lens[i].as_ref(), &names[i])?);
+                    }
+                }
+                value_differs.push(Bool::and(&[pc_old, pc_new, &Bool::or(&unequal)]));
+            }
+        }
+        let questions = [
+            ("difference-old-traps", Bool::and(&[&old_run.trap, &new_returns])),
+            ("difference-new-traps", Bool::and(&[&new_run.trap, &old_returns])),
+            ("difference-values", Bool::or(&value_differs)),
+        ];
+        let mut undecided = None;
+        for (purpose, question) in &questions {
+            if question.simplify().as_bool() == Some(false) {
+                continue;
+            }
+            let (r, model) = asker.ask(purpose, &[&domain, question, &small]);
+            match r {
+                SatResult::Sat => {
+                    let values = witness_of(&model.expect("a model for sat"));
+                    let before = replay::evaluate(request.old.functions, old, &values);
+                    let after = replay::evaluate(request.new.functions, new, &values);
+                    for observed in [&before, &after] {
+                        if let Observed::NotRun(why) = observed {
+                            return Err(format!("the witness could not be replayed: {why}"));
+                        }
+                    }
+                    if agree(&before, &after, &old.ret) {
+                        return Err("the solver's witness did not reproduce on the evaluator".into());
+                    }
+                    let inputs = names.iter().cloned().zip(values).collect();
+                    return Ok(Verdict::Differs(Witness { inputs, before, after }));
+                }
+                SatResult::Unknown => undecided = Some(*purpose),
+                SatResult::Unsat => {}
+            }
+        }
+        if let Some(purpose) = undecided {
+            // A deeper run may still show a difference through an easier question.
+            if last {
+                return Err(unknown_reason(purpose));
+            }
+            continue;
+        }
+        let differs = Bool::or(&questions.iter().map(|(_, q)| q.clone()).collect::<Vec<_>>());
+        // Paths cut at this depth: look deeper, or give up at the last depth.
+        let cut = Bool::or(&[&old_run.cut, &new_run.cut]);
+        if cut.simplify().as_bool() != Some(false) {
+            let (r, _) = asker.ask("unroll", &[&domain, &cut]);
+            match r {
+                SatResult::Sat if !last => continue,
+                SatResult::Sat => {
+                    return Err(format!(
+                        "a loop can run more than {full} iterations on an allowed input; nothing is known past that"
+                    ));
+                }
+                SatResult::Unknown => return Err(unknown_reason("loop bounds")),
+                SatResult::Unsat => {}
+            }
+        }
+        if !small_views.is_empty() {
+            let (r, _) = asker.ask("difference-long-views", &[&domain, &differs]);
+            match r {
+                SatResult::Sat => {
+                    return Err(format!(
+                        "the versions differ only on views longer than {} elements, too long to replay",
+                        request.options.max_view
+                    ));
+                }
+                SatResult::Unknown => return Err(unknown_reason("difference on long views")),
+                SatResult::Unsat => {}
+            }
+        }
+        // A float observation that may be NaN is not decided (protocol §6.2).
+        let mut nan = Vec::new();
+        for run in [&old_run, &new_run] {
+            for (pc, value, leftovers) in &run.paths {
+                let mut parts = vec![has_nan(value)];
+                for (i, left) in leftovers.iter().enumerate() {
+                    if let Some(left) = left {
+                        parts.push(leftover_nan(left, lens[i].as_ref(), &names[i]));
+                    }
+                }
+                nan.push(Bool::and(&[pc, &Bool::or(&parts)]));
+            }
+        }
+        let nan = Bool::or(&nan);
+        if nan.simplify().as_bool() != Some(false) {
+            let (r, _) = asker.ask("nan", &[&domain, &nan]);
+            match r {
+                SatResult::Sat => {
+                    return Err("a float result may be NaN on an allowed input; exclude it with an assumption".into());
+                }
+                SatResult::Unknown => return Err(unknown_reason("NaN results")),
+                SatResult::Unsat => {}
+            }
+        }
+        return Ok(Verdict::Equivalent);
+    }
+    unreachable!("the last depth always answers")
+}
