@@ -1,9 +1,11 @@
 //! The agent protocol of CAIRN (protocol.md): what the hosts, the MCP server and the command line
-//! say to agents. For now: the program state (`cairn.state/1`), its deltas, and the canonical
-//! JSON and digests they are sealed with.
+//! say to agents: the program state (`cairn.state/1`) and its deltas, the canonical JSON and
+//! digests they are sealed with, the edit host, `find`, and the comparison of functions between
+//! programs that `diff`, `verify`, `preserve` and `references` share (`equiv`).
 
 pub mod canonical;
 pub mod edit;
+pub mod equiv;
 pub mod find;
 pub mod state;
 pub mod strict;

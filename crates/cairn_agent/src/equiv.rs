@@ -1,0 +1,328 @@
+//! Comparing a function between two checked programs: `identical-code` (the same MIR up to
+//! renaming, itself and everything it calls), else the Z3 comparison of `cairn_smt`, with an
+//! optional precondition compiled from CAIRN text; and the JSON a witness is shown as
+//! (protocol §3.6: `{"inputs":{param:value},"before":{"defined":bool,"return":v},"after":…}`).
+//!
+//! Shared by `cairn diff`, `cairn verify`, the edit host's `preserve` contracts and `references`
+//! evidence, and named choices. No IO: the native replay of a witness is the caller's (it needs
+//! a linker and a process).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cairn_hir::{Item, SourceText, Workspace};
+use cairn_mir::{Function, Inst, MTy};
+use cairn_smt::{Comparison, Observed, Options, Request, Side, Verdict, WValue};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+/// A checked program's MIR, by symbol.
+pub struct Lowered {
+    pub functions: Vec<Arc<Function>>,
+    by_symbol: HashMap<Arc<str>, usize>,
+}
+
+impl Lowered {
+    /// The MIR of every function of an accepted program (`None` when lowering failed).
+    pub fn of(workspace: &Workspace) -> Option<Lowered> {
+        let program = cairn_mir::program_mir(workspace.db());
+        if !program.errors.is_empty() {
+            return None;
+        }
+        let by_symbol = program.functions.iter().enumerate().map(|(i, f)| (f.symbol.clone(), i)).collect();
+        Some(Lowered { functions: program.functions, by_symbol })
+    }
+
+    pub fn get(&self, symbol: &str) -> Option<&Arc<Function>> {
+        self.by_symbol.get(symbol).map(|&i| &self.functions[i])
+    }
+
+    /// A digest of `symbol`'s emitted code up to renaming: locals, anchors and guarded
+    /// expressions dropped, and each callee replaced by its own digest.
+    pub fn code_digest(&self, symbol: &str) -> String {
+        let mut memo = HashMap::new();
+        self.digest(symbol, &mut memo, &mut Vec::new())
+    }
+
+    fn digest(&self, symbol: &str, memo: &mut HashMap<String, String>, stack: &mut Vec<String>) -> String {
+        if let Some(d) = memo.get(symbol) {
+            return d.clone();
+        }
+        if let Some(depth) = stack.iter().position(|s| s == symbol) {
+            // A cycle: named by its distance up the stack, which renaming does not change.
+            return format!("cycle-{}", stack.len() - depth);
+        }
+        let Some(function) = self.get(symbol) else { return format!("missing:{symbol}") };
+        stack.push(symbol.to_string());
+        let mut stripped = strip(function);
+        for block in &mut stripped.blocks {
+            for inst in &mut block.insts {
+                if let Inst::Call { callee, .. } = inst {
+                    let d = self.digest(callee, memo, stack);
+                    *callee = Arc::from(d);
+                }
+            }
+        }
+        stack.pop();
+        stripped.symbol = Arc::from("");
+        stripped.name = Arc::from("");
+        let d = sha256(format!("{stripped:?}").as_bytes());
+        memo.insert(symbol.to_string(), d.clone());
+        d
+    }
+}
+
+/// A function's MIR without names, source anchors or guarded expressions' ids.
+pub fn strip(function: &Function) -> Function {
+    let mut function = function.clone();
+    for local in &mut function.locals {
+        local.name = None;
+    }
+    for block in &mut function.blocks {
+        block.anchors.iter_mut().for_each(|a| *a = None);
+        block.term_anchor = None;
+        for inst in &mut block.insts {
+            if let Inst::Guard(guard) = inst {
+                guard.at = None;
+            }
+        }
+    }
+    function
+}
+
+pub fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The symbol of a function of a workspace.
+pub fn symbol_of(workspace: &Workspace, item: Item) -> Arc<str> {
+    cairn_mir::lower_symbol(workspace.db(), item)
+}
+
+/// The parameter list of `item` as written (`n:usize, xs:ro<u8>[n]`).
+pub fn written_params(workspace: &Workspace, item: Item) -> Option<String> {
+    let text = cairn_hir::render::signature_text(workspace.db(), item, false);
+    let open = text.find('(')?;
+    let mut depth = 0usize;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(text[open + 1..open + i].to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A precondition compiled into a program: the workspace holding `fn <name>(params) -> bool`.
+pub struct Assumption {
+    pub workspace: Workspace,
+    pub lowered: Lowered,
+    pub symbol: Arc<str>,
+    pub text: String,
+}
+
+/// Why an assumption could not be compiled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadAssumption(pub String);
+
+/// Compiles `expr` (CAIRN text over the parameters of `function` in `sources`) as a
+/// precondition; `"true"` and an empty text need none.
+pub fn assumption(sources: &[SourceText], function: &str, expr: &str) -> Result<Option<Assumption>, BadAssumption> {
+    let expr = expr.trim();
+    if expr.is_empty() || expr == "true" {
+        return Ok(None);
+    }
+    let mut probe = Workspace::new(sources.to_vec());
+    if probe.check().refusal.is_some() {
+        return Err(BadAssumption("the program the assumption is about does not compile".into()));
+    }
+    let item = probe.function_named(function).ok_or_else(|| BadAssumption(format!("no function {function}")))?;
+    let params = written_params(&probe, item).ok_or_else(|| BadAssumption("no parameter list".into()))?;
+    let local = function.rsplit('.').next().unwrap_or(function);
+    let name = format!("cairn_assume_{local}");
+    let text = format!("\nfn {name}({params}) -> bool = ({expr});\n");
+    // Added to the function's own file, so its module's names are in scope.
+    let (file, _) = probe.entry_of(item).ok_or_else(|| BadAssumption("no file".into()))?;
+    let mut sources = sources.to_vec();
+    sources[file].text.push_str(&text);
+    let mut workspace = Workspace::new(sources);
+    if let Some(refusal) = workspace.check().refusal {
+        return Err(BadAssumption(format!(
+            "the assumption does not check as a bool over the parameters: {} {}",
+            refusal.first.code, refusal.first.message
+        )));
+    }
+    let module = function.rsplit_once('.').map(|(m, _)| format!("{m}.")).unwrap_or_default();
+    let assume_item = workspace
+        .function_named(&format!("{module}{name}"))
+        .ok_or_else(|| BadAssumption("the assumption's function is missing".into()))?;
+    let symbol = symbol_of(&workspace, assume_item);
+    let lowered = Lowered::of(&workspace).ok_or_else(|| BadAssumption("the assumption does not lower".into()))?;
+    Ok(Some(Assumption { workspace, lowered, symbol, text: expr.to_string() }))
+}
+
+/// Compares `old_symbol` of `old` with `new_symbol` of `new` under an optional precondition.
+pub fn compare(
+    old: &Lowered,
+    old_symbol: &str,
+    new: &Lowered,
+    new_symbol: &str,
+    assume: Option<&Assumption>,
+    reference_must_not_trap: bool,
+    options: Options,
+) -> Comparison {
+    cairn_smt::compare(&Request {
+        old: Side { functions: &old.functions, symbol: old_symbol },
+        new: Side { functions: &new.functions, symbol: new_symbol },
+        assume: assume.map(|a| Side { functions: &a.lowered.functions, symbol: &a.symbol }),
+        reference_must_not_trap,
+        options,
+    })
+}
+
+/// A witness value as JSON: integers and booleans as themselves, floats as numbers (or
+/// `"NaN"`, `"inf"`, `"-inf"`), records as arrays of fields, variants as `{"variant": k}` with
+/// their `payload`, views as arrays.
+pub fn value_json(value: &WValue, ty: &MTy) -> Value {
+    match (value, ty) {
+        (WValue::Int(v), _) => {
+            if let Ok(i) = i64::try_from(*v) {
+                json!(i)
+            } else if let Ok(u) = u64::try_from(*v) {
+                json!(u)
+            } else {
+                json!(v.to_string())
+            }
+        }
+        (WValue::Bool(b), _) => json!(b),
+        (WValue::Float(bits), MTy::Float(f)) => {
+            let x = if *f == cairn_mir::FloatTy::F32 {
+                f64::from(f32::from_bits(*bits as u32))
+            } else {
+                f64::from_bits(*bits)
+            };
+            if x.is_nan() {
+                json!("NaN")
+            } else if x.is_infinite() {
+                json!(if x > 0.0 { "inf" } else { "-inf" })
+            } else {
+                json!(x)
+            }
+        }
+        (WValue::Float(bits), _) => json!(bits),
+        (WValue::Tag(t), _) => json!({"variant": t}),
+        (WValue::Record(items), MTy::Record { fields, .. }) => {
+            Value::Array(items.iter().zip(fields.iter()).map(|(v, t)| value_json(v, t)).collect())
+        }
+        (WValue::Sum(t, payload), MTy::Sum { variants, .. }) => {
+            let mut out = Map::new();
+            out.insert("variant".into(), json!(t));
+            if let (Some(p), Some(Some(pt))) = (payload, variants.get(*t as usize)) {
+                out.insert("payload".into(), value_json(p, pt));
+            }
+            Value::Object(out)
+        }
+        (WValue::Array(items), MTy::View(e) | MTy::Array(e, _)) => {
+            Value::Array(items.iter().map(|v| value_json(v, e)).collect())
+        }
+        (WValue::Void, _) => Value::Null,
+        (other, _) => json!(format!("{other:?}")),
+    }
+}
+
+/// What one version did, as `{"defined": bool, "return": v, "leftovers": {param: v}}`.
+pub fn observed_json(observed: &Observed, function: &Function) -> Value {
+    match observed {
+        Observed::Trap => json!({"defined": false, "return": null, "outcome": "trap"}),
+        Observed::NotRun(why) => json!({"defined": null, "return": null, "outcome": "not-run", "reason": why}),
+        Observed::Returned { value, leftovers } => {
+            let mut out = Map::new();
+            out.insert("defined".into(), json!(true));
+            out.insert("return".into(), value_json(value, &function.ret));
+            let mut left = Map::new();
+            for (i, item) in leftovers.iter().enumerate() {
+                if let Some(v) = item {
+                    let decl = &function.locals[i];
+                    let ty = match &decl.ty {
+                        MTy::Ptr(inner) => (**inner).clone(),
+                        other => other.clone(),
+                    };
+                    left.insert(decl.name.as_deref().unwrap_or("?").to_string(), value_json(v, &ty));
+                }
+            }
+            if !left.is_empty() {
+                out.insert("leftovers".into(), Value::Object(left));
+            }
+            Value::Object(out)
+        }
+    }
+}
+
+/// A witness as protocol §3.6 shows it.
+pub fn witness_json(witness: &cairn_smt::Witness, old: &Function) -> Value {
+    let mut inputs = Map::new();
+    for (i, (name, value)) in witness.inputs.iter().enumerate() {
+        inputs.insert(name.clone(), value_json(value, &old.locals[i].ty));
+    }
+    json!({
+        "inputs": inputs,
+        "before": observed_json(&witness.before, old),
+        "after": observed_json(&witness.after, old),
+    })
+}
+
+/// One line: the inputs and what each version does on them (a repair hint's words).
+pub fn witness_sentence(witness: &cairn_smt::Witness, old: &Function) -> String {
+    let inputs: Vec<String> = witness
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, (name, value))| format!("{name} = {}", value_json(value, &old.locals[i].ty)))
+        .collect();
+    let does = |o: &Observed| match o {
+        Observed::Trap => "traps".to_string(),
+        Observed::NotRun(why) => format!("could not be run ({why})"),
+        Observed::Returned { value, leftovers } => {
+            let mut s = if old.ret == MTy::Void {
+                "returns".to_string()
+            } else {
+                format!("returns {}", value_json(value, &old.ret))
+            };
+            for (i, item) in leftovers.iter().enumerate() {
+                if let Some(v) = item {
+                    let ty = match &old.locals[i].ty {
+                        MTy::Ptr(inner) => (**inner).clone(),
+                        other => other.clone(),
+                    };
+                    s.push_str(&format!(
+                        ", leaving {} = {}",
+                        old.locals[i].name.as_deref().unwrap_or("?"),
+                        value_json(v, &ty)
+                    ));
+                }
+            }
+            s
+        }
+    };
+    format!(
+        "On {}: the original {}, the new version {}.",
+        if inputs.is_empty() { "no input".to_string() } else { inputs.join(", ") },
+        does(&witness.before),
+        does(&witness.after)
+    )
+}
+
+/// The class name of a verdict (`smt-equivalent`, `behavior-changed`, `unknown`).
+pub fn class_of(verdict: &Verdict) -> &'static str {
+    match verdict {
+        Verdict::Equivalent => "smt-equivalent",
+        Verdict::Differs(_) => "behavior-changed",
+        _ => "unknown",
+    }
+}
