@@ -99,6 +99,35 @@ pub fn symbol_of(workspace: &Workspace, item: Item) -> Arc<str> {
     cairn_mir::lower_symbol(workspace.db(), item)
 }
 
+/// A function's signature up to the names of it and its parameters (what callers depend on):
+/// `fn ($0:usize, $1:ro<u8>[$0]) -> u32`.
+pub fn signature_key(workspace: &Workspace, item: Item) -> String {
+    let db = workspace.db();
+    let text = cairn_hir::render::signature_text(db, item, true);
+    let Some(open) = text.find('(') else { return text };
+    let mut body = text[open..].to_string();
+    let signature = cairn_hir::signature::fn_signature(db, item);
+    for (i, param) in signature.params.iter().enumerate() {
+        body = replace_word(&body, &param.name, &format!("${i}"));
+    }
+    format!("fn {body}")
+}
+
+fn replace_word(text: &str, word: &str, by: &str) -> String {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(word) {
+        let before_ok = !rest[..at].chars().next_back().is_some_and(ident);
+        let after_ok = !rest[at + word.len()..].chars().next().is_some_and(ident);
+        out.push_str(&rest[..at]);
+        out.push_str(if before_ok && after_ok { by } else { word });
+        rest = &rest[at + word.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The parameter list of `item` as written (`n:usize, xs:ro<u8>[n]`).
 pub fn written_params(workspace: &Workspace, item: Item) -> Option<String> {
     let text = cairn_hir::render::signature_text(workspace.db(), item, false);

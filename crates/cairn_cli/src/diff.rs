@@ -138,11 +138,11 @@ fn load(spec: &SideSpec, which: &str, out: Output) -> Result<Loaded, u8> {
 struct Fact {
     symbol: Arc<str>,
     signature: String,
+    /// The signature up to names (what decides `signature-changed`).
+    key: String,
     row: Vec<String>,
     sites: BTreeMap<String, u32>,
     digest: String,
-    /// Signature up to the function's own name (for renames).
-    shape: String,
     insts: usize,
 }
 
@@ -157,7 +157,7 @@ fn facts(side: &Loaded) -> BTreeMap<String, Fact> {
         let Some(item) = side.workspace.function_named(&full) else { continue };
         let symbol = equiv::symbol_of(&side.workspace, item);
         let signature = cairn_hir::render::signature_text(side.workspace.db(), item, true);
-        let shape = signature.replacen(&format!("fn {}(", fact.name), "fn (", 1);
+        let key = equiv::signature_key(&side.workspace, item);
         let insts = side.lowered.get(&symbol).map_or(0, |f| f.blocks.iter().map(|b| b.insts.len() + 1).sum());
         out.insert(
             full,
@@ -165,9 +165,9 @@ fn facts(side: &Loaded) -> BTreeMap<String, Fact> {
                 digest: side.lowered.code_digest(&symbol),
                 symbol,
                 signature,
+                key,
                 row: fact.row.unwrap_or_default().iter().map(|e| e.to_string()).collect(),
                 sites: fact.sites.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
-                shape,
                 insts,
             },
         );
@@ -311,9 +311,10 @@ pub fn run(flags: &DiffFlags, out: Output) -> u8 {
     let mut taken: BTreeSet<String> = BTreeSet::new();
     for name in &removed {
         let fact = &old_facts[*name];
-        if let Some(to) = added.iter().find(|a| {
-            !taken.contains(**a) && new_facts[**a].digest == fact.digest && new_facts[**a].shape == fact.shape
-        }) {
+        if let Some(to) = added
+            .iter()
+            .find(|a| !taken.contains(**a) && new_facts[**a].digest == fact.digest && new_facts[**a].key == fact.key)
+        {
             taken.insert((*to).clone());
             renamed.insert((*name).clone(), (*to).clone());
         }
@@ -356,7 +357,7 @@ pub fn run(flags: &DiffFlags, out: Output) -> u8 {
         if now.sites != fact.sites {
             changes.insert("guards".into(), json!({"before": fact.sites, "after": now.sites}));
         }
-        let (class, evidence) = if now.signature != fact.signature {
+        let (class, evidence) = if now.key != fact.key {
             reasons_major.push(format!("{name} re-signed"));
             ("signature-changed".to_string(), format!("{} -> {}", fact.signature, now.signature))
         } else if now.digest == fact.digest {

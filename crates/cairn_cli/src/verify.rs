@@ -83,7 +83,7 @@ fn verify_one(
     };
     let old_sig = cairn_hir::render::signature_text(reference.workspace.db(), old_item, true);
     let new_sig = cairn_hir::render::signature_text(candidate.workspace.db(), new_item, true);
-    if old_sig != new_sig {
+    if equiv::signature_key(&reference.workspace, old_item) != equiv::signature_key(&candidate.workspace, new_item) {
         status(&mut entry, "invalid-contract");
         entry.insert("reason".into(), json!(format!("the signatures differ: {old_sig} / {new_sig}")));
         return Ok(entry);

@@ -1,0 +1,279 @@
+//! `cairn diff` and `cairn verify` end to end: every class on a pair of programs, witnesses
+//! replayed natively, git revisions as sides, `--require` exits, obligations that the `z3`
+//! binary re-checks to the same answers, and each verify status with its exit code.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn cairn() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cairn"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cairn-diff-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn json_of(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    })
+}
+
+const OLD: &str = "\
+fn mid(x:u64, y:u64) -> u64 { return (x + y) / 2; }
+fn twice(x:i32) -> i32 { return x * 2; }
+fn same(x:u8) -> u8 { return x + 1; }
+fn gone(x:u8) -> u8 { return x; }
+fn q(a:i32, b:i32) -> i32 { return a / b; }
+fn widen(x:u8) -> u16 { return u16(x); }
+fn count(n:u32) -> u32 {
+  if n == 0 { return 0; }
+  return count(n - 1) + 1;
+}
+fn fill(n:usize, xs:rw<u8>[n]) {
+  for i in 0..n { xs[i] = 7; }
+}
+fn main() -> i32 { return 0; }
+";
+
+const NEW: &str = "\
+fn mid(x:u64, y:u64) -> u64 { return (x & y) + shr(x ^ y, 1); }
+fn twice(x:i32) -> i32 { return x + x; }
+fn same(x:u8) -> u8 { return x + 1; }
+fn still(x:u8) -> u8 { return x; }
+fn q(a:i32, b:i32) -> i32 {
+  if b == 0 { return 0; }
+  return a / b;
+}
+fn widen(x:u8) -> u32 { return u32(x); }
+fn count(n:u32) -> u32 { return n; }
+fn fill(n:usize, xs:rw<u8>[n]) {
+  for i in 0..n {
+    if i != 2 { xs[i] = 7; }
+  }
+}
+fn extra() -> u8 { return 1; }
+fn main() -> i32 { return 0; }
+";
+
+#[test]
+fn every_class_on_one_pair_with_native_replays() {
+    let dir = scratch("classes");
+    std::fs::write(dir.join("old.cairn"), OLD).unwrap();
+    std::fs::write(dir.join("new.cairn"), NEW).unwrap();
+    let out = cairn()
+        .current_dir(&dir)
+        .args(["diff", "old.cairn", "new.cairn", "--format", "json", "--markdown", "pr.md"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let record = json_of(&out);
+    assert_eq!(record["schema"], "cairn.diff/1");
+    assert_eq!(record["old"]["kind"], "path");
+    let f = &record["functions"];
+    let class = |name: &str| f[name]["class"].as_str().unwrap_or("?").to_string();
+    assert_eq!(class("same"), "identical-code");
+    assert_eq!(class("main"), "identical-code");
+    assert_eq!(class("twice"), "smt-equivalent");
+    assert_eq!(class("mid"), "behavior-changed");
+    assert_eq!(class("q"), "behavior-changed");
+    assert_eq!(class("fill"), "behavior-changed");
+    assert_eq!(class("widen"), "signature-changed");
+    assert_eq!(class("gone"), "renamed");
+    assert_eq!(f["gone"]["to"], "still");
+    assert_eq!(class("extra"), "added");
+    assert_eq!(class("count"), "unknown");
+    assert!(f["count"]["reason"].as_str().unwrap().contains("recursion"), "{}", f["count"]);
+    assert!(f.get("still").is_none(), "a rename is listed once");
+    // Every witness was reproduced natively, and shows what each version did.
+    for name in ["mid", "q", "fill"] {
+        let w = &f[name]["witness"];
+        assert_eq!(w["replay"]["native"]["status"], "reproduced", "{name}: {w}");
+        assert!(w["inputs"].is_object());
+        assert_ne!(w["before"], w["after"], "{name}");
+    }
+    assert_eq!(f["q"]["witness"]["inputs"]["b"], 0);
+    assert_eq!(f["q"]["witness"]["before"]["defined"], false);
+    assert_eq!(f["q"]["witness"]["after"]["return"], 0);
+    // The fill witness shows the leftover element the new version leaves alone.
+    let left_before = &f["fill"]["witness"]["before"]["leftovers"]["xs"];
+    let left_after = &f["fill"]["witness"]["after"]["leftovers"]["xs"];
+    assert!(left_before.as_array().unwrap().len() >= 3);
+    assert_ne!(left_before, left_after);
+    assert_eq!(f["widen"]["changes"]["signature"]["after"], "fn widen(x:u8) -> u32");
+    assert_eq!(record["semver"]["level"], "major");
+    let reasons = record["semver"]["reasons"].to_string();
+    assert!(reasons.contains("mid has a witness") && reasons.contains("gone renamed"), "{reasons}");
+    let md = std::fs::read_to_string(dir.join("pr.md")).unwrap();
+    assert!(md.contains("| behavior-changed | `q` |"), "{md}");
+    // --require fails on this pair.
+    let out =
+        cairn().current_dir(&dir).args(["diff", "old.cairn", "new.cairn", "--require", "equivalent"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn an_equivalent_refactoring_passes_require_equivalent_but_not_identical() {
+    let dir = scratch("require");
+    std::fs::write(dir.join("old.cairn"), "fn f(x:i32) -> i32 { return x * 2; }\nfn g(x:u8) -> u8 = x;\n").unwrap();
+    std::fs::write(dir.join("new.cairn"), "fn f(x:i32) -> i32 { return x + x; }\nfn g(y:u8) -> u8 = y;\n").unwrap();
+    let run = |level: &str| {
+        cairn()
+            .current_dir(&dir)
+            .args(["diff", "old.cairn", "new.cairn", "--require", level, "--format", "json"])
+            .output()
+            .unwrap()
+    };
+    let out = run("equivalent");
+    assert_eq!(out.status.code(), Some(0));
+    let record = json_of(&out);
+    assert_eq!(record["functions"]["g"]["class"], "identical-code", "a renamed parameter is the same code");
+    assert_eq!(record["semver"]["level"], "patch");
+    assert_eq!(run("identical").status.code(), Some(1));
+}
+
+#[test]
+fn a_side_that_does_not_compile_is_refused_in_that_side() {
+    let dir = scratch("refused");
+    std::fs::write(dir.join("old.cairn"), "fn f() -> u8 { return 1; }\n").unwrap();
+    std::fs::write(dir.join("new.cairn"), "fn f() -> u8 { return true; }\n").unwrap();
+    let out = cairn().current_dir(&dir).args(["diff", "old.cairn", "new.cairn", "--format", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let record = json_of(&out);
+    assert_eq!(record["status"], "refused");
+    assert_eq!(record["side"], "new");
+    assert!(record["diagnostic"]["code"].as_str().unwrap().starts_with("E-"));
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn git_revisions_are_read_without_checking_out() {
+    let dir = scratch("git");
+    git(&dir, &["init", "-q"]);
+    std::fs::create_dir_all(dir.join("proj")).unwrap();
+    std::fs::write(dir.join("proj/p.cairn"), "fn f(a:i32, b:i32) -> i32 { return a / b; }\n").unwrap();
+    git(&dir, &["add", "."]);
+    git(&dir, &["commit", "-q", "-m", "one"]);
+    std::fs::write(
+        dir.join("proj/p.cairn"),
+        "fn f(a:i32, b:i32) -> i32 {\n  if b == 0 { return 0; }\n  return a / b;\n}\n",
+    )
+    .unwrap();
+    git(&dir, &["commit", "-q", "-am", "two"]);
+    let out = cairn()
+        .current_dir(&dir)
+        .args(["diff", "HEAD~1", "HEAD", "--in", "proj/p.cairn", "--format", "json"])
+        .output()
+        .unwrap();
+    let record = json_of(&out);
+    assert_eq!(record["old"]["kind"], "revision");
+    assert_eq!(record["old"]["commit"].as_str().unwrap().len(), 40);
+    assert_eq!(record["functions"]["f"]["class"], "behavior-changed");
+    // The working tree is as it was.
+    assert!(std::fs::read_to_string(dir.join("proj/p.cairn")).unwrap().contains("b == 0"));
+    // A revision that names nothing is an environment error.
+    let out = cairn().current_dir(&dir).args(["diff", "no-such-rev", "HEAD", "--in", "proj/p.cairn"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn obligations_re_check_in_the_z3_binary() {
+    let dir = scratch("obligations");
+    std::fs::write(dir.join("a.cairn"), "fn sum(n:usize, xs:ro<i64>[n]) -> i64 {\n  let mut t:i64 = 0;\n  for i in 0..n { t = t + xs[i]; }\n  return t;\n}\n").unwrap();
+    std::fs::write(dir.join("b.cairn"), "fn sum(n:usize, xs:ro<i64>[n]) -> i64 {\n  let mut t:i64 = 0;\n  let mut i:usize = 0;\n  while i < n { t = t + xs[i]; i = i + 1; }\n  return t;\n}\n").unwrap();
+    let out = cairn()
+        .current_dir(&dir)
+        .args([
+            "verify",
+            "a.cairn",
+            "b.cairn",
+            "--symbol",
+            "sum",
+            "--assume",
+            "sum=n <= 8",
+            "--allow-reference-traps",
+            "--obligations",
+            "ob",
+            "--format",
+            "json",
+            "--timeout-ms",
+            "120000",
+        ])
+        .output()
+        .unwrap();
+    let record = json_of(&out);
+    assert_eq!(record["status"], "smt-equivalent", "{record}");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(record["receipt"]["domain"], "n <= 8");
+    let files = record["receipt"]["obligations"].as_array().unwrap();
+    assert!(files.len() >= 4);
+    for (file, query) in files.iter().zip(record["receipt"]["queries"].as_array().unwrap()) {
+        let path = dir.join("ob").join(file.as_str().unwrap());
+        let z3 = Command::new("z3").arg(&path).output().expect("the z3 binary (scripts/setup.sh installs it)");
+        assert_eq!(String::from_utf8_lossy(&z3.stdout).trim(), query["answer"], "{}", path.display());
+    }
+}
+
+#[test]
+fn verify_statuses_and_exits() {
+    let dir = scratch("verify");
+    let clamp = "fn clamp(v:i32, lo:i32, hi:i32) -> i32 {\n  if v < lo { return lo; }\n  if v > hi { return hi; }\n  return v;\n}\n";
+    std::fs::write(dir.join("ref.cairn"), clamp).unwrap();
+    std::fs::write(dir.join("cand.cairn"), "fn clamp(v:i32, lo:i32, hi:i32) -> i32 = min(max(v, lo), hi);\n").unwrap();
+    std::fs::write(dir.join("other.cairn"), "fn clamp(v:i32, lo:i32) -> i32 = v;\n").unwrap();
+    std::fs::write(dir.join("bad.cairn"), "fn clamp(v:i32, lo:i32, hi:i32) -> i32 { return true; }\n").unwrap();
+    let verify = |args: &[&str]| {
+        let out = cairn().current_dir(&dir).arg("verify").args(args).args(["--format", "json"]).output().unwrap();
+        (out.status.code(), json_of(&out))
+    };
+    let (code, r) = verify(&["ref.cairn", "cand.cairn", "--symbol", "clamp"]);
+    assert_eq!((code, r["status"].as_str()), (Some(1), Some("counterexample")), "{r}");
+    assert_eq!(r["native_replay"]["status"], "reproduced");
+    assert!(r["counterexample"]["lo"].as_i64().unwrap() > r["counterexample"]["hi"].as_i64().unwrap());
+    let (code, r) = verify(&["ref.cairn", "cand.cairn", "--symbol", "clamp", "--assume", "clamp=lo <= hi"]);
+    assert_eq!((code, r["status"].as_str()), (Some(0), Some("smt-equivalent")), "{r}");
+    let (code, r) = verify(&["ref.cairn", "cand.cairn", "--symbol", "clamp", "--assume", "clamp=lo > hi && lo < hi"]);
+    assert_eq!((code, r["status"].as_str()), (Some(1), Some("invalid-domain")), "{r}");
+    let (code, r) = verify(&["ref.cairn", "cand.cairn", "--symbol", "clamp", "--assume", "clamp=lo +"]);
+    assert_eq!((code, r["status"].as_str()), (Some(1), Some("invalid-domain")), "{r}");
+    let (code, r) = verify(&["ref.cairn", "other.cairn", "--symbol", "clamp"]);
+    assert_eq!((code, r["status"].as_str()), (Some(1), Some("invalid-contract")), "{r}");
+    let (code, r) = verify(&["ref.cairn", "bad.cairn", "--symbol", "clamp"]);
+    assert_eq!((code, r["status"].as_str()), (Some(1), Some("rejected")), "{r}");
+    let (code, r) = verify(&["bad.cairn", "ref.cairn", "--symbol", "clamp"]);
+    assert_eq!((code, r["status"].as_str()), (Some(1), Some("invalid-reference")), "{r}");
+    // A reference that traps on an allowed input is refused unless traps are allowed.
+    std::fs::write(dir.join("div.cairn"), "fn q(a:i32, b:i32) -> i32 { return a / b; }\n").unwrap();
+    std::fs::write(dir.join("div2.cairn"), "fn q(a:i32, b:i32) -> i32 { return a / b; }\nfn unused() -> u8 = 1;\n")
+        .unwrap();
+    let (code, r) = verify(&["div.cairn", "div2.cairn", "--symbol", "q"]);
+    assert_eq!((code, r["status"].as_str()), (Some(1), Some("invalid-reference")), "{r}");
+    let (code, r) = verify(&["div.cairn", "div2.cairn", "--symbol", "q", "--allow-reference-traps"]);
+    assert_eq!((code, r["status"].as_str()), (Some(0), Some("smt-equivalent")), "{r}");
+    let (code, r) =
+        verify(&["div.cairn", "div2.cairn", "--symbol", "q", "--assume", "q=b != 0 && !(a == -2147483648 && b == -1)"]);
+    assert_eq!((code, r["status"].as_str()), (Some(0), Some("smt-equivalent")), "{r}");
+    // Outside the fragment: unknown, exit 2.
+    std::fs::write(dir.join("p1.cairn"), "fn p(n:u32) -> u32 {\n  println(n);\n  return n;\n}\n").unwrap();
+    let (code, r) = verify(&["p1.cairn", "p1.cairn", "--symbol", "p"]);
+    assert_eq!((code, r["status"].as_str()), (Some(2), Some("unknown")), "{r}");
+    // --all
+    let (code, r) = verify(&["ref.cairn", "cand.cairn", "--all", "--assume", "clamp=lo <= hi"]);
+    assert_eq!((code, r["status"].as_str()), (Some(0), Some("smt-module-equivalent")), "{r}");
+    let (code, r) = verify(&["ref.cairn", "cand.cairn", "--all"]);
+    assert_eq!((code, r["status"].as_str()), (Some(2), Some("not-smt-module-equivalent")), "{r}");
+}
