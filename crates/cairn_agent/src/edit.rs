@@ -23,6 +23,7 @@ use cairn_syntax::{SyntaxKind, TextEdit, TextRange, TextSize};
 use serde_json::{Map, Value, json};
 
 use crate::canonical::{digest, sha256_hex};
+use crate::equiv;
 
 /// The byte limit of a replacement (protocol §3.4).
 pub const REPLACEMENT_LIMIT: usize = 64_000;
@@ -41,6 +42,9 @@ enum Evidence {
     /// class falls back to `declared`, shows the host's request, and names the status the check
     /// reached (protocol §6.1: an undecided check never counts as a pass).
     Undecided { contract: Value, check: &'static str },
+    /// Z3 found the dependency equivalent to the host's reference, at session open: the
+    /// reference stands in for the body (protocol §6.1).
+    Smt { contract: Value },
 }
 
 /// An answer of the host: the record, and whether it is a refusal.
@@ -672,9 +676,13 @@ impl EditHost {
                     if let Some(assume) = entry.get("assume") {
                         shown.insert("assume".into(), assume.clone());
                     }
-                    // Deciding it needs the equivalence checker (Z3), which this build lacks.
-                    evidence
-                        .insert(name.clone(), Evidence::Undecided { contract: Value::Object(shown), check: "unknown" });
+                    let reference = entry["reference"].as_str().unwrap_or("");
+                    let assume = entry.get("assume").and_then(Value::as_str).unwrap_or("true");
+                    let decided = match reference_check(workspace, name, reference, assume) {
+                        Ok(()) => Evidence::Smt { contract: Value::Object(shown) },
+                        Err(check) => Evidence::Undecided { contract: Value::Object(shown), check },
+                    };
+                    evidence.insert(name.clone(), decided);
                 }
                 _ => {
                     let cases = contract["tests"][name.as_str()]
@@ -964,6 +972,11 @@ impl EditHost {
                     entry.insert("check".into(), json!(check));
                     classes.insert("declared");
                 }
+                Some(Evidence::Smt { contract }) => {
+                    entry.insert("evidence".into(), json!("smt-equivalent"));
+                    entry.insert("contract".into(), contract.clone());
+                    classes.insert("smt-equivalent");
+                }
                 None if session.focused => {
                     entry.insert("evidence".into(), json!("interface"));
                     classes.insert("interface");
@@ -1162,6 +1175,9 @@ fn terms_for(
                 "the compiler's signature, row, types and extents, and nothing about behaviour; expand the body before relying on what it does"
             }
             "declared" => "the host's own description, checked by nobody; expand the body before relying on it",
+            "smt-equivalent" => {
+                "Z3 found no allowed input where the function and the host's reference differ in result, leftovers or traps, decided when this session opened, within the modelled fragment: the reference stands in for the body"
+            }
             "comment" => "the first comment line above the declaration: the author's claim, unchecked",
             _ => continue,
         };
@@ -1371,6 +1387,9 @@ impl EditHost {
                     workspace.callees(item).iter().map(|c| workspace.full_name(*c).to_string()).collect();
                 let moved = moved_rows(workspace, before_rows.as_deref(), after_rows.as_deref(), item);
                 let code = if preserve.is_some() { emitted_code(workspace, item) } else { None };
+                // The candidate's MIR, for the equivalence check of a preserve contract.
+                let lowered =
+                    if preserve.is_some() && code != original_code { equiv::Lowered::of(workspace) } else { None };
                 Ok((
                     row,
                     sites,
@@ -1379,6 +1398,7 @@ impl EditHost {
                     callees,
                     moved,
                     code,
+                    lowered,
                 ))
             }
         };
@@ -1395,7 +1415,7 @@ impl EditHost {
                 }
                 answer
             }
-            Ok((row, sites, signature_changed, functions_changed, callees, moved, code)) => {
+            Ok((row, sites, signature_changed, functions_changed, callees, moved, code, candidate_lowered)) => {
                 let session = &self.sessions[index];
                 if signature_changed {
                     return self.refuse(
@@ -1446,28 +1466,69 @@ impl EditHost {
                     answer.record.insert("repair_hint".into(), json!(hint));
                     return answer;
                 }
-                // A refactoring contract: only a change of an admitted class (§3.6).
+                // A refactoring contract: only a change of an admitted class (§3.6). Different
+                // code is compared with Z3: the original (the pinned program, which the
+                // workspace holds again) against the candidate.
                 let equivalence = match &preserve {
                     None => None,
                     Some(_) if code.is_some() && code == original_code => Some("identical-code"),
                     Some(kind) => {
-                        let reason = if kind == "identical" {
-                            "not-identical-code: the function's emitted code differs from the original's"
-                        } else {
-                            "unknown: the code differs, and this build has no equivalence checker to decide whether the behaviour does"
+                        let symbol_of = equiv::symbol_of(self.ws(program_index), item);
+                        let verdict = match (&candidate_lowered, equiv::Lowered::of(self.ws(program_index))) {
+                            (Some(new), Some(old)) => {
+                                let comparison = equiv::compare(
+                                    &old,
+                                    &symbol_of,
+                                    new,
+                                    &symbol_of,
+                                    None,
+                                    false,
+                                    cairn_smt::Options::default(),
+                                );
+                                Some((comparison.verdict, old))
+                            }
+                            _ => None,
                         };
-                        let mut answer = self.refuse(
-                            "E-PRESERVE",
-                            format!("Under preserve: {kind}, the new body of {symbol} must keep the original's behaviour, and this change could not be shown to."),
-                            vec![("reason", json!(reason)), ("witness", Value::Null)],
-                        );
-                        if kind == "identical" {
-                            answer.record.insert(
-                                "repair_hint".into(),
-                                json!("Keep the original's code: rename locals or reformat, but compute exactly what the original computes, the same way."),
-                            );
+                        match (kind.as_str(), verdict) {
+                            ("equivalent", Some((cairn_smt::Verdict::Equivalent, _))) => Some("smt-equivalent"),
+                            (kind, verdict) => {
+                                let (reason, witness, hint) = match &verdict {
+                                    Some((cairn_smt::Verdict::Equivalent, _)) => (
+                                        "not-identical-code: the emitted code differs from the original's, though Z3 finds the two equivalent (preserve: equivalent would admit it)".to_string(),
+                                        Value::Null,
+                                        "Keep the original's code: rename locals or reformat, but compute exactly what the original computes, the same way.".to_string(),
+                                    ),
+                                    Some((cairn_smt::Verdict::Differs(w), old)) => {
+                                        let function = old.get(&symbol_of).expect("lowered");
+                                        (
+                                            "behavior-changed".to_string(),
+                                            equiv::witness_json(w, function),
+                                            format!(
+                                                "{} Keep the original's answer on these inputs.",
+                                                equiv::witness_sentence(w, function)
+                                            ),
+                                        )
+                                    }
+                                    Some((cairn_smt::Verdict::Unknown(why), _)) => (
+                                        format!("unknown: {why}"),
+                                        Value::Null,
+                                        "Make a smaller change whose effect Z3 can decide, or keep the original's code.".to_string(),
+                                    ),
+                                    _ => (
+                                        "unknown: the function could not be compared".to_string(),
+                                        Value::Null,
+                                        "Keep the original's code.".to_string(),
+                                    ),
+                                };
+                                let mut answer = self.refuse(
+                                    "E-PRESERVE",
+                                    format!("Under preserve: {kind}, the new body of {symbol} must keep the original's behaviour, and this change could not be shown to."),
+                                    vec![("reason", json!(reason)), ("witness", witness)],
+                                );
+                                answer.record.insert("repair_hint".into(), json!(hint));
+                                return answer;
+                            }
                         }
-                        return answer;
                     }
                 };
                 // Admitted.
@@ -1917,6 +1978,53 @@ impl EditHost {
         let line = text.lines().nth(first.line as usize - 1).unwrap_or("");
         answer.record.insert("source_line".into(), json!(line.chars().take(500).collect::<String>()));
         answer
+    }
+}
+
+/// The sources a workspace was built from.
+fn sources_of(workspace: &Workspace) -> Vec<cairn_hir::SourceText> {
+    workspace
+        .files()
+        .iter()
+        .filter(|f| !f.library)
+        .map(|f| cairn_hir::SourceText { name: f.name.clone(), text: f.text.clone() })
+        .collect()
+}
+
+/// Decides a `references` entry at session open: the function `name` of the pinned program
+/// against the function of the same name in `reference` (a program of its own), under
+/// `assume`. `Err` names the status the check ended in (protocol §6.1).
+fn reference_check(workspace: &Workspace, name: &str, reference: &str, assume: &str) -> Result<(), &'static str> {
+    let Some(item) = workspace.function_named(name) else { return Err("invalid-contract") };
+    let mut reference_ws =
+        Workspace::new(vec![cairn_hir::SourceText { name: "reference.cairn".into(), text: reference.to_string() }]);
+    if reference_ws.check().refusal.is_some() {
+        return Err("invalid-reference");
+    }
+    let local = name.rsplit('.').next().unwrap_or(name);
+    let Some(reference_item) = reference_ws.function_named(name).or_else(|| reference_ws.function_named(local)) else {
+        return Err("invalid-reference");
+    };
+    if equiv::signature_key(&reference_ws, reference_item) != equiv::signature_key(workspace, item) {
+        return Err("invalid-contract");
+    }
+    let assumption = match equiv::assumption(&sources_of(workspace), name, assume) {
+        Ok(a) => a,
+        Err(_) => return Err("invalid-domain"),
+    };
+    let (Some(old), Some(new)) = (equiv::Lowered::of(&reference_ws), equiv::Lowered::of(workspace)) else {
+        return Err("unknown");
+    };
+    let old_symbol = equiv::symbol_of(&reference_ws, reference_item);
+    let new_symbol = equiv::symbol_of(workspace, item);
+    let comparison =
+        equiv::compare(&old, &old_symbol, &new, &new_symbol, assumption.as_ref(), true, cairn_smt::Options::default());
+    match comparison.verdict {
+        cairn_smt::Verdict::Equivalent => Ok(()),
+        cairn_smt::Verdict::Differs(_) => Err("counterexample"),
+        cairn_smt::Verdict::ReferenceTraps(_) => Err("invalid-reference"),
+        cairn_smt::Verdict::EmptyDomain => Err("invalid-domain"),
+        cairn_smt::Verdict::Unknown(_) => Err("unknown"),
     }
 }
 

@@ -414,8 +414,9 @@ fn e_contract_for_malformed_or_exceeded_contracts() {
     assert_eq!(packet.record["dependencies"]["bump"]["evidence"], "declared");
     assert_eq!(packet.record["dependencies"]["bump"]["contract"], "adds one, saturating");
     assert!(packet.record["terms"]["evidence"].get("declared").is_some());
-    // A reference or tests this build cannot decide fall back to declared, with the status the
-    // check reached: never a pass.
+    // A reference is decided at open: a reference that differs (bump saturates, this one
+    // traps at the top) falls back to declared with the status the check reached, never a
+    // pass; tests this build cannot run are `unknown`.
     let mut host = EditHost::new();
     let contract = json!({
         "references": {"bump": {"reference": "fn bump(x:u32) -> u32 = x + 1;"}},
@@ -432,7 +433,8 @@ fn e_contract_for_malformed_or_exceeded_contracts() {
     );
     assert!(!packet.refused, "{}", Value::Object(packet.record));
     let bump = &packet.record["dependencies"]["bump"];
-    assert_eq!((&bump["evidence"], &bump["check"]), (&json!("declared"), &json!("unknown")));
+    // The reference traps on x = 4294967295, an allowed input: not a valid reference.
+    assert_eq!((&bump["evidence"], &bump["check"]), (&json!("declared"), &json!("invalid-reference")));
     assert_eq!(bump["contract"], json!({"reference": "fn bump(x:u32) -> u32 = x + 1;"}));
     let calm = &packet.record["dependencies"]["calm"];
     assert_eq!(calm["contract"]["cases"], 1);
@@ -441,6 +443,43 @@ fn e_contract_for_malformed_or_exceeded_contracts() {
         code(&refusal_of_open(contract_for(json!({"tests": {"bump": {"symbol": "twice", "cases": []}}})))),
         "E-CONTRACT"
     );
+}
+
+#[test]
+fn a_reference_z3_finds_equivalent_is_smt_equivalent_evidence() {
+    let open_with = |reference: &str, assume: Option<&str>| {
+        let mut host = EditHost::new();
+        let mut entry = json!({"reference": reference});
+        if let Some(a) = assume {
+            entry["assume"] = json!(a);
+        }
+        let packet = host.open(
+            small(),
+            OpenRequest {
+                symbol: "twice".into(),
+                contract: Some(json!({"references": {"bump": entry}})),
+                ..OpenRequest::default()
+            },
+        );
+        assert!(!packet.refused, "{}", Value::Object(packet.record));
+        packet.record["dependencies"]["bump"].clone()
+    };
+    let saturating = "fn bump(x:u32) -> u32 {\n  if x < 4294967295 { return x + 1; }\n  return 4294967295;\n}";
+    let bump = open_with(saturating, None);
+    assert_eq!(bump["evidence"], "smt-equivalent", "{bump}");
+    assert!(bump.get("check").is_none());
+    assert_eq!(bump["contract"], json!({"reference": saturating}));
+    // The plain increment is equivalent where it does not trap: with that assumption, decided.
+    let bump = open_with("fn bump(x:u32) -> u32 = x + 1;", Some("x < 4294967295"));
+    assert_eq!(bump["evidence"], "smt-equivalent", "{bump}");
+    assert_eq!(bump["contract"]["assume"], "x < 4294967295");
+    // A reference that computes something else: a counterexample, so only declared.
+    let bump = open_with("fn bump(x:u32) -> u32 = x;", None);
+    assert_eq!((&bump["evidence"], &bump["check"]), (&json!("declared"), &json!("counterexample")));
+    // A reference with another signature, or that does not compile.
+    assert_eq!(open_with("fn bump(x:u64) -> u64 = x;", None)["check"], "invalid-contract");
+    assert_eq!(open_with("fn bump(x:u32) -> u32 = y;", None)["check"], "invalid-reference");
+    assert_eq!(open_with(saturating, Some("x +"))["check"], "invalid-domain");
 }
 
 fn contract_for(value: Value) -> OpenRequest {
@@ -507,7 +546,7 @@ fn e_caller_effect_when_a_caller_s_row_grows() {
 }
 
 #[test]
-fn e_preserve_admits_only_identical_code_under_a_preserve_contract() {
+fn e_preserve_admits_only_the_contracts_class() {
     let preserve = |kind: &str| {
         let mut host = EditHost::new();
         let packet = host.open(
@@ -517,23 +556,40 @@ fn e_preserve_admits_only_identical_code_under_a_preserve_contract() {
         assert!(!packet.refused, "{}", Value::Object(packet.record));
         host
     };
+    let reordered = "{\n  if x != 4294967295 { return x + 1; }\n  return x;\n}";
+    let changed = "{\n  if x == 4294967295 { return x; }\n  if x == 7 { return 7; }\n  return x + 1;\n}";
     for kind in ["identical", "equivalent"] {
         let mut host = preserve(kind);
         // The same code, written differently: admitted, and the answer names the class.
         let same = host.request(&body("e1", "{\n  if x == 4294967295 {\n    return x;\n  }\n  return x + 1;\n}"));
         assert!(!same.refused, "{kind}: {}", Value::Object(same.record));
         assert_eq!(same.record["equivalence"], "identical-code", "{kind}");
-        // Different code: refused with reason and witness, even though it computes the same
-        // (deciding that needs the equivalence checker).
-        let other = host.request(&body("e1", "{\n  if x != 4294967295 { return x + 1; }\n  return x;\n}"));
-        assert_eq!(code(&other.record), "E-PRESERVE", "{kind}: {}", Value::Object(other.record.clone()));
-        assert!(other.record["reason"].is_string());
-        assert!(other.record.contains_key("witness") && other.record["witness"].is_null());
-        assert_eq!(other.record["line"], 0);
+        // Different code computing the same: equivalent admits it as smt-equivalent,
+        // identical refuses it (no witness: nothing differs).
+        let other = host.request(&body("e1", reordered));
+        if kind == "equivalent" {
+            assert!(!other.refused, "{}", Value::Object(other.record));
+            assert_eq!(other.record["equivalence"], "smt-equivalent");
+        } else {
+            assert_eq!(code(&other.record), "E-PRESERVE", "{}", Value::Object(other.record.clone()));
+            assert!(other.record["reason"].as_str().unwrap().starts_with("not-identical-code"));
+            assert!(other.record.contains_key("witness") && other.record["witness"].is_null());
+            assert_eq!(other.record["line"], 0);
+        }
+        // A change of behaviour: refused under either, with the witness and a hint naming it.
+        let bad = host.request(&body("e1", changed));
+        assert_eq!(code(&bad.record), "E-PRESERVE", "{kind}: {}", Value::Object(bad.record.clone()));
+        assert_eq!(bad.record["reason"], "behavior-changed");
+        let witness = &bad.record["witness"];
+        assert_eq!(witness["inputs"]["x"], 7, "{witness}");
+        assert_eq!(witness["before"]["return"], 8);
+        assert_eq!(witness["after"]["return"], 7);
+        let hint = bad.record["repair_hint"].as_str().unwrap();
+        assert!(hint.contains("x = 7") && hint.contains("original returns 8"), "{hint}");
     }
     // Without a contract the answer carries no equivalence class once the terms were sent.
     let (mut host, handle) = open_small("bump");
-    let answer = host.request(&body(&handle, "{\n  if x != 4294967295 { return x + 1; }\n  return x;\n}"));
+    let answer = host.request(&body(&handle, reordered));
     assert!(!answer.refused && answer.record.get("equivalence").is_none());
 }
 
