@@ -268,6 +268,18 @@ impl EditHost {
     }
 
     /// The pinned text of every file of a session's program.
+    /// A session's file, the span a `body` reply replaces, and its expression sites (`x0`, …),
+    /// all in that file's text.
+    pub fn session_span(&self, handle: &str) -> Option<(usize, TextRange, Vec<TextRange>)> {
+        let session = self.sessions.iter().find(|s| s.handle == handle)?;
+        Some((session.file, session.body, session.sites.clone()))
+    }
+
+    /// A session's digest (what binds a reply to it).
+    pub fn session_digest(&self, handle: &str) -> Option<String> {
+        self.sessions.iter().find(|s| s.handle == handle).map(|s| s.digest.clone())
+    }
+
     pub fn session_sources(&self, handle: &str) -> Option<&Sources> {
         let session = self.sessions.iter().find(|s| s.handle == handle)?;
         Some(&self.programs[session.program].sources)

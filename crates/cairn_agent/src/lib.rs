@@ -4,6 +4,7 @@
 //! programs that `diff`, `verify`, `preserve` and `references` share (`equiv`).
 
 pub mod canonical;
+pub mod choices;
 pub mod edit;
 pub mod equiv;
 pub mod find;
