@@ -1400,8 +1400,11 @@ impl EditHost {
                 let moved = moved_rows(workspace, before_rows.as_deref(), after_rows.as_deref(), item);
                 let code = if preserve.is_some() { emitted_code(workspace, item) } else { None };
                 // The candidate's MIR, for the equivalence check of a preserve contract.
-                let lowered =
-                    if preserve.is_some() && code != original_code { equiv::Lowered::of(workspace) } else { None };
+                let lowered = if preserve.is_some() && code != original_code {
+                    equiv::Lowered::closure(workspace, item)
+                } else {
+                    None
+                };
                 Ok((
                     row,
                     sites,
@@ -1486,7 +1489,8 @@ impl EditHost {
                     Some(_) if code.is_some() && code == original_code => Some("identical-code"),
                     Some(kind) => {
                         let symbol_of = equiv::symbol_of(self.ws(program_index), item);
-                        let verdict = match (&candidate_lowered, equiv::Lowered::of(self.ws(program_index))) {
+                        let verdict = match (&candidate_lowered, equiv::Lowered::closure(self.ws(program_index), item))
+                        {
                             (Some(new), Some(old)) => {
                                 let comparison = equiv::compare(
                                     &old,
@@ -2024,7 +2028,9 @@ fn reference_check(workspace: &Workspace, name: &str, reference: &str, assume: &
         Ok(a) => a,
         Err(_) => return Err("invalid-domain"),
     };
-    let (Some(old), Some(new)) = (equiv::Lowered::of(&reference_ws), equiv::Lowered::of(workspace)) else {
+    let (Some(old), Some(new)) =
+        (equiv::Lowered::closure(&reference_ws, reference_item), equiv::Lowered::closure(workspace, item))
+    else {
         return Err("unknown");
     };
     let old_symbol = equiv::symbol_of(&reference_ws, reference_item);

@@ -33,6 +33,24 @@ impl Lowered {
         Some(Lowered { functions: program.functions, by_symbol })
     }
 
+    /// The MIR of `item` and everything it calls, transitively (what a comparison of `item`
+    /// reads): proportional to that component, not to the program.
+    pub fn closure(workspace: &Workspace, item: Item) -> Option<Lowered> {
+        let db = workspace.db();
+        let mut seen = std::collections::HashSet::new();
+        let mut work = vec![item];
+        let mut functions = Vec::new();
+        while let Some(next) = work.pop() {
+            if !seen.insert(next) {
+                continue;
+            }
+            functions.push(cairn_mir::fn_mir(db, next).as_ref().ok()?.clone());
+            work.extend(workspace.callees(next));
+        }
+        let by_symbol = functions.iter().enumerate().map(|(i, f)| (f.symbol.clone(), i)).collect();
+        Some(Lowered { functions, by_symbol })
+    }
+
     pub fn get(&self, symbol: &str) -> Option<&Arc<Function>> {
         self.by_symbol.get(symbol).map(|&i| &self.functions[i])
     }
