@@ -11,6 +11,10 @@ fn cairn() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cairn"))
 }
 
+/// The solver's limit is wall-clock time and tests share few cores: a generous limit for answers
+/// the tests expect decided (an `unknown` would not be wrong, only not what is checked).
+const DECIDED: [&str; 2] = ["--timeout-ms", "120000"];
+
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("cairn-diff-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -69,6 +73,7 @@ fn every_class_on_one_pair_with_native_replays() {
     let out = cairn()
         .current_dir(&dir)
         .args(["diff", "old.cairn", "new.cairn", "--format", "json", "--markdown", "pr.md"])
+        .args(DECIDED)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -177,6 +182,7 @@ fn git_revisions_are_read_without_checking_out() {
     let out = cairn()
         .current_dir(&dir)
         .args(["diff", "HEAD~1", "HEAD", "--in", "proj/p.cairn", "--format", "json"])
+        .args(DECIDED)
         .output()
         .unwrap();
     let record = json_of(&out);
@@ -237,7 +243,14 @@ fn verify_statuses_and_exits() {
     std::fs::write(dir.join("other.cairn"), "fn clamp(v:i32, lo:i32) -> i32 = v;\n").unwrap();
     std::fs::write(dir.join("bad.cairn"), "fn clamp(v:i32, lo:i32, hi:i32) -> i32 { return true; }\n").unwrap();
     let verify = |args: &[&str]| {
-        let out = cairn().current_dir(&dir).arg("verify").args(args).args(["--format", "json"]).output().unwrap();
+        let out = cairn()
+            .current_dir(&dir)
+            .arg("verify")
+            .args(args)
+            .args(["--format", "json"])
+            .args(DECIDED)
+            .output()
+            .unwrap();
         (out.status.code(), json_of(&out))
     };
     let (code, r) = verify(&["ref.cairn", "cand.cairn", "--symbol", "clamp"]);
