@@ -3,7 +3,9 @@
 Run by crates/cairn_cli/tests/lsp.rs with CAIRN_BIN naming the binary under test. Each test opens
 documents the way an editor does and checks what comes back: coded diagnostics that an
 incremental change clears, hover with the effect row, definitions across a project, references,
-symbols, semantic tokens, a quick fix, and errors (not crashes) for what a server cannot answer.
+symbols, semantic tokens, quick fixes (`let mut`, the missing arms of a `match`), a project file
+opened second, a manifest that does not load, and errors (not crashes) for what a server cannot
+answer.
 """
 
 import asyncio
@@ -232,3 +234,96 @@ async def test_what_cannot_be_answered_is_an_error_not_a_crash(client: LanguageC
     # Still serving.
     uri = await open_document(client, workdir / "ok.cairn", "fn main() -> i32 {\n  return 0;\n}\n")
     assert not client.diagnostics[uri]
+
+
+def write_project(root: pathlib.Path, files: dict) -> None:
+    (root / "src").mkdir(parents=True)
+    sources = ", ".join(f'"{name}"' for name in files)
+    (root / "cairn.toml").write_text(
+        f'[project]\nname = "orchard"\nsources = [{sources}]\n\n[build]\nkind = "exe"\n', encoding="utf-8"
+    )
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+
+
+async def wait_for_diagnostics(client: LanguageClient, uri: str):
+    for _ in range(500):
+        if uri in client.diagnostics:
+            return client.diagnostics[uri]
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"nothing was published for {uri}")
+
+
+async def test_a_project_file_opened_second_gets_diagnostics(client: LanguageClient, workdir):
+    basket_text = (
+        "module orchard.basket;\nimport orchard.fruit as fruit;\n\n"
+        "pub fn weigh(n:u32) -> u32 {\n  return fruit.sugar(n, 3);\n}\n"
+    )
+    main_text = (
+        "module orchard.app;\nimport orchard.basket as basket;\n\n"
+        "pub fn main() -> i32 {\n  println(basket.weigh(2));\n  return 0;\n}\n"
+    )
+    write_project(
+        workdir,
+        {
+            "src/fruit.cairn": "module orchard.fruit;\npub fn sugar(n:u32) -> u32 pure {\n  return n * 9;\n}\n",
+            "src/basket.cairn": basket_text,
+            "src/main.cairn": main_text,
+        },
+    )
+    main_uri = await open_document(client, workdir / "src" / "main.cairn", main_text)
+    assert [d.code for d in client.diagnostics[main_uri]] == ["E-ARITY"]
+    # The second file's text equals what the project already read from disk: it still gets the
+    # refusal, on its own line.
+    basket_uri = (workdir / "src" / "basket.cairn").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=basket_uri, language_id="cairn", version=1, text=basket_text)
+        )
+    )
+    [diagnostic] = await wait_for_diagnostics(client, basket_uri)
+    assert diagnostic.code == "E-ARITY" and diagnostic.range.start.line == 4
+
+
+async def test_the_missing_arms_quick_fix_completes_the_match(client: LanguageClient, workdir):
+    text = (
+        "enum Light { Red; Amber; Green(u8); }\n\nfn wait(l:Light) -> u32 {\n  let mut t:u32 = 0;\n"
+        "  match l {\n    Red => t = 30;\n  }\n  return t;\n}\n\nfn main() -> i32 { return 0; }\n"
+    )
+    uri = await open_document(client, workdir / "light.cairn", text)
+    [diagnostic] = client.diagnostics[uri]
+    assert diagnostic.code == "E-MATCH-COVERAGE"
+    assert diagnostic.data["details"]["missing_variants"] == ["Light.Amber", "Light.Green"]
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diagnostic.range,
+            context=types.CodeActionContext(diagnostics=[diagnostic]),
+        )
+    )
+    [action] = actions
+    assert action.title == "Add the missing arms (Amber, Green)"
+    [edit] = action.edit.changes[uri]
+    assert edit.new_text == "    Amber => { }\n    Green(_) => { }\n"
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(range=types.Range(start=edit.range.start, end=edit.range.end), text=edit.new_text)
+            ],
+        )
+    )
+    await client.wait_for_notification("textDocument/publishDiagnostics")
+    assert not client.diagnostics[uri], "the completed match passes the check"
+
+
+async def test_a_manifest_that_does_not_load_is_a_diagnostic(client: LanguageClient, workdir):
+    (workdir / "src").mkdir()
+    (workdir / "cairn.toml").write_text('[project]\nname = "broken\nsources = ["src/a.cairn"]\n', encoding="utf-8")
+    uri = await open_document(client, workdir / "src" / "a.cairn", "fn main() -> i32 { return 0; }\n")
+    [diagnostic] = client.diagnostics[uri]
+    assert diagnostic.code == "E-PROJECT-OR-ENVIRONMENT"
+    assert "not valid TOML" in diagnostic.message
+    assert diagnostic.range.start == types.Position(line=0, character=0)
+    assert any(r.location.uri == (workdir / "cairn.toml").as_uri() for r in diagnostic.related_information)
+

@@ -3,8 +3,9 @@
 //! - pytest-lsp (a real LSP client from PyPI, installed in `.venv` by scripts/setup.sh) drives
 //!   editor sessions: tests/python/test_lsp.py. Without the venv this test fails and says so.
 //! - Raw frames check what no client library sends: malformed headers and bodies, JSON that is
-//!   not a message, unknown methods, documents never opened — each answered, never fatal — and
-//!   the exit statuses of protocol §17.
+//!   not a message, unknown methods, documents never opened, malformed params, a second
+//!   `initialize` — each answered, never fatal — a `didOpen` after `shutdown` ignored, and the exit
+//!   statuses of protocol §17.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -75,7 +76,12 @@ fn malformed_frames_and_unknown_requests_are_answered_and_never_fatal() {
     input.extend(frame(r#"{"jsonrpc":"2.0","id":4,"method":"cairn/unknown","params":{}}"#));
     input.extend(frame(r#"{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///tmp/cairn-lsp-raw.cairn","languageId":"cairn","version":1,"text":"fn main() -> i32 {\n  return true;\n}\n"}}}"#));
     input.extend(frame(r#"{"jsonrpc":"2.0","id":5,"method":"textDocument/documentSymbol","params":{"textDocument":{"uri":"file:///tmp/cairn-lsp-raw.cairn"}}}"#));
+    input.extend(frame(r#"{"jsonrpc":"2.0","id":7,"method":"textDocument/hover","params":{}}"#));
+    input.extend(frame(r#"{"jsonrpc":"2.0","id":8,"method":"textDocument/hover","params":null}"#));
+    input.extend(frame(r#"{"jsonrpc":"2.0","id":9,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///tmp/cairn-lsp-raw.cairn"},"position":{"line":-1,"character":"x"}}}"#));
+    input.extend(frame(r#"{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"capabilities":{}}}"#));
     input.extend(frame(r#"{"jsonrpc":"2.0","id":6,"method":"shutdown"}"#));
+    input.extend(frame(r#"{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///tmp/cairn-lsp-late.cairn","languageId":"cairn","version":1,"text":"fn main() -> i32 {\n  return true;\n}\n"}}}"#));
     input.extend(frame(r#"{"jsonrpc":"2.0","method":"exit"}"#));
     let (messages, status) = session(input);
     assert_eq!(status, 0);
@@ -98,7 +104,15 @@ fn malformed_frames_and_unknown_requests_are_answered_and_never_fatal() {
     assert_eq!(by_id(5)["result"][0]["name"], "main", "still serving");
     let published = messages.iter().find(|m| m["method"] == "textDocument/publishDiagnostics").expect("diagnostics");
     assert_eq!(published["params"]["diagnostics"][0]["code"], "E-TYPE-MISMATCH");
+    for id in [7, 8, 9] {
+        assert_eq!(by_id(id)["error"]["code"], -32602, "malformed params are invalid params");
+    }
+    assert_eq!(by_id(10)["error"]["code"], -32600, "initialize is answered once");
     assert_eq!(by_id(6)["result"], Value::Null);
+    assert!(
+        !messages.iter().any(|m| m["params"]["uri"] == "file:///tmp/cairn-lsp-late.cairn"),
+        "a didOpen after shutdown is ignored"
+    );
 }
 
 #[test]

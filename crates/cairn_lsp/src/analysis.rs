@@ -11,7 +11,9 @@
 //! stale text.
 //!
 //! A document on disk that a `cairn.toml` above it lists is analysed with its whole project (the
-//! other files from disk unless open); any other document is a one-file program.
+//! other files from disk unless open); any other document is a one-file program. A manifest that
+//! does not load is the document's one diagnostic (`E-PROJECT-OR-ENVIRONMENT`), as for `cairn
+//! check`. Every `didOpen` publishes for its document.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -58,6 +60,17 @@ pub struct Project {
     pub outcome: Option<CheckOutcome>,
     /// Documents diagnostics were published to.
     pub published: HashSet<String>,
+    /// The manifest above the document that could not be loaded: the document is analysed
+    /// alone, and this is the one diagnostic it gets (as `cairn check` refuses such a project).
+    pub environment: Option<Environment>,
+}
+
+/// A project whose manifest could not be loaded (invalid TOML, a listed source missing, …).
+#[derive(Debug, Clone)]
+pub struct Environment {
+    pub manifest: PathBuf,
+    /// `cairn_vfs`'s message, the one the command line prints.
+    pub message: String,
 }
 
 /// The analysis state.
@@ -148,7 +161,11 @@ impl Analysis {
         let uri = params.pointer("/textDocument/uri").and_then(Value::as_str).unwrap_or_default().to_string();
         match notification.method.as_str() {
             "textDocument/didOpen" => {
-                let text = params.pointer("/textDocument/text").and_then(Value::as_str).unwrap_or_default();
+                // Without a URI or a text there is no document to open: dropped.
+                let Some(text) = params.pointer("/textDocument/text").and_then(Value::as_str) else { return };
+                if uri.is_empty() {
+                    return;
+                }
                 let version = params.pointer("/textDocument/version").and_then(Value::as_i64).unwrap_or(0) as i32;
                 self.open(&uri, text, version);
             }
@@ -164,6 +181,7 @@ impl Analysis {
 
     fn request(&mut self, request: Request) -> Result<Value, Failure> {
         let params = request.params;
+        crate::features::check_params(&request.method, &params)?;
         if let Some(uri) = params.pointer("/textDocument/uri").and_then(Value::as_str) {
             if !self.docs.contains_key(uri) {
                 // The rule (docs/decisions.md): a request about a document that is not open
@@ -182,17 +200,34 @@ impl Analysis {
             self.close(uri);
         }
         let path = uri_to_path(uri);
-        // A project file that is already being analysed: take this text.
+        // A project file that is already being analysed: take this text. Every `didOpen` gets
+        // its diagnostics: a changed text with the check it makes due, the same text (the disk
+        // text another open file already brought) at once, from the project's current check.
         if let Some((project, file)) = self.find_file(uri) {
             self.docs.insert(uri.to_string(), Doc { version, project, file });
             self.set_text(project, file, text.to_string());
+            if let Some(p) = self.projects[project].as_ref()
+                && !p.dirty
+                && p.outcome.is_some()
+            {
+                let diagnostics = self.diagnostics_for(uri);
+                self.send(publish(uri, Some(version), diagnostics));
+                if let Some(p) = self.projects[project].as_mut() {
+                    p.published.insert(uri.to_string());
+                }
+            }
             return;
         }
         let index = self.projects.len();
-        let project = path
-            .as_deref()
-            .and_then(|p| load_project(p, uri, text))
-            .unwrap_or_else(|| one_file(uri, path.as_deref(), text));
+        let project = match path.as_deref().and_then(|p| load_project(p, uri, text)) {
+            Some(Ok(project)) => project,
+            Some(Err(environment)) => {
+                let mut project = one_file(uri, path.as_deref(), text);
+                project.environment = Some(environment);
+                project
+            }
+            None => one_file(uri, path.as_deref(), text),
+        };
         let file = project.files.iter().position(|f| f.uri == uri).unwrap_or(0);
         self.projects.push(Some(project));
         // Other open documents of the same project bring their texts.
@@ -398,6 +433,9 @@ impl Analysis {
     pub fn diagnostics_for(&self, uri: &str) -> Vec<Value> {
         let Some(doc) = self.docs.get(uri) else { return Vec::new() };
         let Some(project) = self.projects[doc.project].as_ref() else { return Vec::new() };
+        if let Some(environment) = &project.environment {
+            return vec![self.environment_diagnostic(environment, &project.workspace.files()[doc.file].text)];
+        }
         let Some(refusal) = project.outcome.as_ref().and_then(|o| o.refusal.as_ref()) else { return Vec::new() };
         let name = &project.files[doc.file].name;
         let text = &project.workspace.files()[doc.file].text;
@@ -416,6 +454,23 @@ impl Analysis {
             }
         }
         out
+    }
+
+    /// `E-PROJECT-OR-ENVIRONMENT` at the top of the document, with the manifest as related
+    /// information.
+    fn environment_diagnostic(&self, environment: &Environment, text: &str) -> Value {
+        let mut diagnostic = cairn_diagnostics::Diagnostic::new(
+            cairn_diagnostics::record::ENVIRONMENT_CODE,
+            environment.message.clone(),
+        );
+        // The manifest is read when a document opens: after fixing it, reopen the file.
+        diagnostic.repair_hint = Some(format!("Fix {}, then reopen this file.", environment.manifest.display()));
+        let top = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}});
+        let manifest = json!({
+            "location": {"uri": path_to_uri(&environment.manifest), "range": top},
+            "message": format!("the project's manifest, {}", environment.manifest.display()),
+        });
+        self.lsp_diagnostic(&diagnostic, text, &LineMap::new(text), Some((String::new(), Some(manifest))))
     }
 
     /// Where a refusal outside this file lies: its prefix and, when it is a file with a URI, a
@@ -516,13 +571,28 @@ pub fn token_at(text: &str, map: &LineMap, line: u32, column: u32) -> (usize, us
     }
 }
 
-/// The project a file on disk belongs to: the nearest `cairn.toml` above it that lists it.
-fn load_project(path: &Path, uri: &str, text: &str) -> Option<Project> {
+/// The project a file on disk belongs to: the nearest `cairn.toml` above it that lists it, or
+/// why that manifest cannot be loaded (one that cannot be read at all may be the file's: it
+/// counts as listing it).
+fn load_project(path: &Path, uri: &str, text: &str) -> Option<Result<Project, Environment>> {
     let mut dir = path.parent();
     while let Some(current) = dir {
         let manifest = current.join("cairn.toml");
-        if manifest.is_file()
-            && let Ok(program) = cairn_vfs::load(&manifest)
+        let program = match manifest.is_file().then(|| cairn_vfs::load(&manifest)) {
+            Some(Ok(program)) => Some(program),
+            Some(Err(error)) => {
+                let listed = match cairn_vfs::read_manifest(&manifest) {
+                    Ok(read) => read.sources.iter().any(|source| same_file(&current.join(source), path)),
+                    Err(_) => true,
+                };
+                if listed {
+                    return Some(Err(Environment { manifest, message: error.message }));
+                }
+                None
+            }
+            None => None,
+        };
+        if let Some(program) = program
             && let Some(index) = program.files.iter().position(|f| same_file(&f.path, path))
         {
             let mut files = Vec::new();
@@ -533,7 +603,7 @@ fn load_project(path: &Path, uri: &str, text: &str) -> Option<Project> {
                 let body = if i == index { text.trim_start_matches('\u{feff}').to_string() } else { file.text.clone() };
                 sources.push(SourceText { name: file.name.clone(), text: body });
             }
-            return Some(new_project(manifest.to_string_lossy().to_string(), files, sources));
+            return Some(Ok(new_project(manifest.to_string_lossy().to_string(), files, sources)));
         }
         dir = current.parent();
     }
@@ -565,6 +635,7 @@ fn new_project(key: String, files: Vec<ProjectFile>, sources: Vec<SourceText>) -
         dirty: true,
         outcome: None,
         published: HashSet::new(),
+        environment: None,
     }
 }
 

@@ -3,8 +3,12 @@
 //!
 //! *Where the cursor is* comes from the document's syntax tree (always there, whatever the
 //! text); *what names mean* from the memoized checks of the project's workspace: a function's
-//! body check (expression types, call targets), its signature, the rows, the scope. Nothing here
-//! re-checks more than the function under the cursor.
+//! body check (expression types, call targets), its signature, the rows, the scope; locals from
+//! the scope resolution of `locals`. Nothing here re-checks more than the function under the
+//! cursor. Parameters are checked for shape before anything is looked up (`check_params`).
+
+use std::cell::OnceCell;
+use std::collections::HashMap;
 
 use cairn_hir::{Item, ItemKind, Workspace};
 use cairn_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize};
@@ -12,6 +16,7 @@ use serde_json::{Value, json};
 
 use crate::analysis::{Analysis, Failure, Project};
 use crate::convert::{LineMap, path_to_uri};
+use crate::locals::{BindingKind, Locals};
 
 /// The semantic token types, in legend order (protocol §17).
 pub const TOKEN_TYPES: &[&str] = &[
@@ -65,6 +70,54 @@ pub fn answer(analysis: &Analysis, method: &str, params: &Value) -> Result<Value
         }
         _ => Err((-32601, format!("method not found: {method}"))),
     }
+}
+
+/// Checks a request's method and the shape of its parameters before anything is looked up:
+/// `-32601` for a method the server does not offer, `-32602` (invalid params) for parameters
+/// missing what the method needs or holding the wrong types (a position whose line or character
+/// is not a non-negative 32-bit integer, a `uri` that is not a string, …).
+pub fn check_params(method: &str, params: &Value) -> Result<(), Failure> {
+    let invalid = |what: &str| Err((-32602, format!("invalid params for {method}: {what}")));
+    let needs_position = match method {
+        "textDocument/hover"
+        | "textDocument/definition"
+        | "textDocument/references"
+        | "textDocument/documentHighlight" => true,
+        "textDocument/documentSymbol"
+        | "textDocument/codeAction"
+        | "textDocument/semanticTokens/full"
+        | "textDocument/codeLens" => false,
+        "workspace/symbol" => {
+            return match params.get("query") {
+                Some(Value::String(_)) => Ok(()),
+                _ => invalid("`query` must be a string"),
+            };
+        }
+        _ => return Err((-32601, format!("method not found: {method}"))),
+    };
+    if !params.pointer("/textDocument/uri").is_some_and(Value::is_string) {
+        return invalid("`textDocument.uri` must be a string");
+    }
+    let is_position = |value: Option<&Value>| -> bool {
+        let number = |key: &str| {
+            value.and_then(|v| v.get(key)).and_then(Value::as_u64).is_some_and(|n| n <= u64::from(u32::MAX))
+        };
+        number("line") && number("character")
+    };
+    if needs_position && !is_position(params.get("position")) {
+        return invalid("`position` must hold a `line` and a `character`, each a non-negative integer");
+    }
+    if method == "textDocument/codeAction"
+        && !(is_position(params.pointer("/range/start")) && is_position(params.pointer("/range/end")))
+    {
+        return invalid("`range` must hold a `start` and an `end` position");
+    }
+    if method == "textDocument/references"
+        && params.pointer("/context/includeDeclaration").is_some_and(|v| !v.is_boolean())
+    {
+        return invalid("`context.includeDeclaration` must be a boolean");
+    }
+    Ok(())
 }
 
 /// A position in an open document, with what it needs.
@@ -136,13 +189,14 @@ fn item_at(workspace: &Workspace, file: usize, offset: usize) -> Option<(Item, u
 enum Meaning {
     /// A declaration of the program or the library.
     Declaration(Item),
-    /// A parameter or local of a function, by name.
-    Local { function: Item, name: String },
+    /// A parameter or local of a function, by its binder's name (relative to the function).
+    Local { function: Item, binder: TextRange },
     /// A builtin, by name.
     Builtin(String),
 }
 
-fn meaning(workspace: &Workspace, item: Item, item_start: usize, token: &SyntaxToken) -> Option<Meaning> {
+/// What `token` (of `item`'s own tree) names; `locals` holds the item's locals once computed.
+fn meaning(workspace: &Workspace, item: Item, token: &SyntaxToken, locals: &OnceCell<Locals>) -> Option<Meaning> {
     if token.kind() != SyntaxKind::IDENT {
         return None;
     }
@@ -165,7 +219,7 @@ fn meaning(workspace: &Workspace, item: Item, item_start: usize, token: &SyntaxT
                 | SyntaxKind::FOR_STMT
                 | SyntaxKind::EACH_STMT
                 | SyntaxKind::STACK_STMT
-                | SyntaxKind::ARM_BINDER => Some(Meaning::Local { function: item, name }),
+                | SyntaxKind::ARM_BINDER => Some(Meaning::Local { function: item, binder: token.text_range() }),
                 _ => None,
             }
         }
@@ -203,10 +257,11 @@ fn meaning(workspace: &Workspace, item: Item, item_start: usize, token: &SyntaxT
                 }
                 return None;
             }
+            // A local, resolved by scope: the binding the check would see here.
             if grand.kind() == SyntaxKind::NAME_EXPR {
-                let function_locals = locals_of(workspace, item);
-                if function_locals.iter().any(|(n, _)| *n == name) {
-                    return Some(Meaning::Local { function: item, name });
+                let locals = locals.get_or_init(|| crate::locals::locals(db, item));
+                if let Some(found) = locals.use_at(token.text_range()) {
+                    return Some(Meaning::Local { function: item, binder: locals.bindings[found.binding].range });
                 }
             }
             // A path as the enclosing module writes it (types, constants, functions, variants'
@@ -216,10 +271,7 @@ fn meaning(workspace: &Workspace, item: Item, item_start: usize, token: &SyntaxT
             let module = scope.module_of(item);
             match scope.resolve_path(&module, &segments, |_| true) {
                 cairn_hir::scope::Lookup::Found(decl) => Some(Meaning::Declaration(decl.item)),
-                cairn_hir::scope::Lookup::None => {
-                    let _ = item_start;
-                    None
-                }
+                cairn_hir::scope::Lookup::None => None,
             }
         }
         _ => None,
@@ -257,27 +309,6 @@ fn call_target_at(workspace: &Workspace, item: Item, range: TextRange) -> Option
     }
 }
 
-/// A function's parameters and locals: name and the binder's range (relative to the item).
-fn locals_of(workspace: &Workspace, item: Item) -> Vec<(String, TextRange)> {
-    let node = item.syntax(workspace.db()).syntax_node();
-    let mut out = Vec::new();
-    for name in node.descendants().filter(|n| n.kind() == SyntaxKind::NAME) {
-        let Some(owner) = name.parent() else { continue };
-        if matches!(
-            owner.kind(),
-            SyntaxKind::PARAM
-                | SyntaxKind::LET_STMT
-                | SyntaxKind::FOR_STMT
-                | SyntaxKind::EACH_STMT
-                | SyntaxKind::STACK_STMT
-                | SyntaxKind::ARM_BINDER
-        ) {
-            out.push((name.text().to_string().trim().to_string(), name.text_range()));
-        }
-    }
-    out
-}
-
 // ----- hover ------------------------------------------------------------------------------------
 
 fn hover(cursor: &Cursor<'_>) -> Option<Value> {
@@ -285,7 +316,7 @@ fn hover(cursor: &Cursor<'_>) -> Option<Value> {
     let db = workspace.db();
     let (item, start, token) = item_at(workspace, cursor.file, cursor.offset)?;
     let mut sections: Vec<String> = Vec::new();
-    match meaning(workspace, item, start, &token) {
+    match meaning(workspace, item, &token, &OnceCell::new()) {
         Some(Meaning::Declaration(target)) => sections.push(declaration_hover(workspace, target)),
         Some(Meaning::Builtin(name)) => sections.push(format!("`{name}`: a builtin (`cairn rules calls`)")),
         _ => {}
@@ -428,19 +459,10 @@ fn declaration_location(analysis: &Analysis, project: &Project, item: Item) -> O
 fn definition(analysis: &Analysis, cursor: &Cursor<'_>) -> Option<Value> {
     let workspace = &cursor.project.workspace;
     let (item, start, token) = item_at(workspace, cursor.file, cursor.offset)?;
-    match meaning(workspace, item, start, &token)? {
+    match meaning(workspace, item, &token, &OnceCell::new())? {
         Meaning::Declaration(target) => declaration_location(analysis, cursor.project, target),
-        Meaning::Local { function, name } => {
-            // The binder that comes last before the cursor (no shadowing in CAIRN; sibling blocks
-            // may reuse a name, and the nearest earlier one is the one in scope).
-            let relative = cursor.offset - start;
-            let locals = locals_of(workspace, function);
-            let binder = locals
-                .iter()
-                .filter(|(n, r)| *n == name && usize::from(r.start()) <= relative)
-                .max_by_key(|(_, r)| r.start())
-                .or_else(|| locals.iter().find(|(n, _)| *n == name))?;
-            let (s, e) = (start + usize::from(binder.1.start()), start + usize::from(binder.1.end()));
+        Meaning::Local { binder, .. } => {
+            let (s, e) = (start + usize::from(binder.start()), start + usize::from(binder.end()));
             let uri = cursor.project.files.get(cursor.file)?.uri.clone();
             Some(json!({"uri": uri, "range": cursor.map.range(cursor.text, s, e)}))
         }
@@ -452,28 +474,24 @@ fn definition(analysis: &Analysis, cursor: &Cursor<'_>) -> Option<Value> {
 fn reference_spans(cursor: &Cursor<'_>, include_declaration: bool) -> Vec<(usize, usize, usize, bool)> {
     let workspace = &cursor.project.workspace;
     let db = workspace.db();
-    let Some((item, start, token)) = item_at(workspace, cursor.file, cursor.offset) else { return Vec::new() };
-    let Some(meaning) = meaning(workspace, item, start, &token) else { return Vec::new() };
+    let Some((item, _, token)) = item_at(workspace, cursor.file, cursor.offset) else { return Vec::new() };
+    let item_locals = OnceCell::new();
+    let Some(named) = meaning(workspace, item, &token, &item_locals) else { return Vec::new() };
     let mut out: Vec<(usize, usize, usize, bool)> = Vec::new();
-    match meaning {
-        Meaning::Local { function, name } => {
+    match named {
+        Meaning::Local { function, binder } => {
+            // The binder and the uses the scope resolution ties to it, nothing else of that name.
             let Some((file, entry)) = workspace.entry_of(function) else { return out };
             let base = usize::from(entry.start);
-            let node = function.syntax(db).syntax_node();
-            for t in node
-                .descendants_with_tokens()
-                .filter_map(|e| e.into_token())
-                .filter(|t| t.kind() == SyntaxKind::IDENT && t.text() == name)
-            {
-                let Some(parent) = t.parent() else { continue };
-                let declaration = parent.kind() == SyntaxKind::NAME;
-                let is_name = declaration || parent.parent().is_some_and(|g| g.kind() == SyntaxKind::NAME_EXPR);
-                if !is_name || (declaration && !include_declaration) {
-                    continue;
-                }
-                let written = declaration || is_assigned(&parent);
-                let r = t.text_range();
-                out.push((file, base + usize::from(r.start()), base + usize::from(r.end()), written));
+            let span = |r: TextRange, written: bool| {
+                (file, base + usize::from(r.start()), base + usize::from(r.end()), written)
+            };
+            if include_declaration {
+                out.push(span(binder, true));
+            }
+            let locals = item_locals.get_or_init(|| crate::locals::locals(db, function));
+            if let Some(binding) = locals.binding_at(binder) {
+                out.extend(locals.uses.iter().filter(|u| u.binding == binding).map(|u| span(u.range, u.written)));
             }
         }
         Meaning::Declaration(target) => {
@@ -482,11 +500,12 @@ fn reference_spans(cursor: &Cursor<'_>, include_declaration: bool) -> Vec<(usize
                 for entry in &state.items {
                     let node = entry.item.syntax(db).syntax_node();
                     let base = usize::from(entry.start);
+                    let entry_locals = OnceCell::new();
                     for t in node.descendants_with_tokens().filter_map(|e| e.into_token()) {
                         if t.kind() != SyntaxKind::IDENT || t.text() != name {
                             continue;
                         }
-                        let hit = match meaning_of_token(workspace, entry.item, base, &t) {
+                        let hit = match meaning(workspace, entry.item, &t, &entry_locals) {
                             Some(Meaning::Declaration(found)) => found == target,
                             _ => false,
                         };
@@ -508,16 +527,6 @@ fn reference_spans(cursor: &Cursor<'_>, include_declaration: bool) -> Vec<(usize
     out.sort();
     out.dedup();
     out
-}
-
-fn meaning_of_token(workspace: &Workspace, item: Item, base: usize, token: &SyntaxToken) -> Option<Meaning> {
-    meaning(workspace, item, base, token)
-}
-
-/// True when a name reference is the target of an assignment.
-fn is_assigned(name_ref: &SyntaxNode) -> bool {
-    let Some(expr) = name_ref.parent() else { return false };
-    expr.parent().is_some_and(|s| s.kind() == SyntaxKind::ASSIGN_STMT && s.first_child().as_ref() == Some(&expr))
 }
 
 fn references(analysis: &Analysis, cursor: &Cursor<'_>, include_declaration: bool) -> Vec<Value> {
@@ -700,85 +709,106 @@ fn code_actions(analysis: &Analysis, cursor: &Cursor<'_>, end: usize) -> Vec<Val
 
 type Fix = (String, Vec<Value>);
 
-/// `x = …` on an immutable `let x`: make that `let` mutable.
+/// `x = …` on an immutable `let x`: make that `let` mutable. The assigned name is resolved by
+/// scope to the binding it names; only a `let` (not a parameter, loop or arm binder, nor a `let`
+/// of a string, which stays a view) is offered the fix.
 fn immutable_fix(cursor: &Cursor<'_>, start: usize, end: usize) -> Option<Fix> {
-    let name = cursor.text.get(start..end)?.to_string();
     let workspace = &cursor.project.workspace;
     let (item, base, _) = item_at(workspace, cursor.file, start)?;
-    let node = item.syntax(workspace.db()).syntax_node();
-    let lets: Vec<SyntaxNode> = node
-        .descendants()
-        .filter(|n| n.kind() == SyntaxKind::LET_STMT)
-        .filter(|n| {
-            n.children().find(|c| c.kind() == SyntaxKind::NAME).is_some_and(|c| c.text().to_string().trim() == name)
-        })
-        .collect();
-    let [binding] = lets.as_slice() else { return None };
-    if binding.children_with_tokens().any(|e| e.kind() == SyntaxKind::MUT_KW) {
+    let relative =
+        TextRange::new(TextSize::from((start.checked_sub(base)?) as u32), TextSize::from((end - base) as u32));
+    let locals = crate::locals::locals(workspace.db(), item);
+    let assigned = locals.use_at(relative)?;
+    let binding = &locals.bindings[assigned.binding];
+    if binding.kind != (BindingKind::Let { mutable: false, string: false }) {
         return None;
     }
-    let at = base + usize::from(binding.children().find(|c| c.kind() == SyntaxKind::NAME)?.text_range().start());
+    let name = &binding.name;
+    let at = base + usize::from(binding.range.start());
     Some((
         format!("Make `{name}` mutable (`let mut {name}`)"),
         vec![json!({"range": cursor.map.range(cursor.text, at, at), "newText": "mut "})],
     ))
 }
 
-/// A `match` missing variants: an arm for each, with an empty body to fill in.
+/// A `match` missing variants: an arm for each, with an empty body to fill in. The checker names
+/// each missing variant qualified by its enum's full name (`Light.Amber`,
+/// `orchard.fruit.Ripeness.Green`); the arm is written with the bare variant, and a payload
+/// variant binds its payload to `_` (always fresh; rename it to use the payload).
 fn coverage_fix(cursor: &Cursor<'_>, start: usize, diagnostic: &Value) -> Option<Fix> {
-    let missing: Vec<String> = diagnostic
-        .pointer("/data/details/missing_variants")?
-        .as_array()?
-        .iter()
-        .filter_map(|v| v.as_str().map(str::to_string))
-        .collect();
+    let missing: Vec<&str> =
+        diagnostic.pointer("/data/details/missing_variants")?.as_array()?.iter().filter_map(Value::as_str).collect();
     if missing.is_empty() {
         return None;
     }
     let workspace = &cursor.project.workspace;
+    let scope = cairn_hir::scope::scope(workspace.db());
+    let mut arms: Vec<String> = Vec::new();
+    for qualified in &missing {
+        let (enum_name, variant) = qualified.rsplit_once('.')?;
+        let payload = variant_has_payload(workspace, scope, enum_name, variant)?;
+        arms.push(format!("{variant}{} => {{ }}", if payload { "(_)" } else { "" }));
+    }
     let (item, base, _) = item_at(workspace, cursor.file, start)?;
     let node = item.syntax(workspace.db()).syntax_node();
-    let relative = TextSize::from((start - base) as u32);
+    let relative = TextSize::from((start.checked_sub(base)?) as u32);
+    // The innermost `match` at the refusal (a nested one lies inside an outer one's range).
     let statement = node
         .descendants()
         .filter(|n| n.kind() == SyntaxKind::MATCH_STMT)
-        .find(|n| n.text_range().contains_inclusive(relative))?;
-    let arms = statement.children().find(|c| c.kind() == SyntaxKind::MATCH_ARM_LIST)?;
-    let close = arms
+        .filter(|n| n.text_range().contains_inclusive(relative))
+        .min_by_key(|n| n.text_range().len())?;
+    let arm_list = statement.children().find(|c| c.kind() == SyntaxKind::MATCH_ARM_LIST)?;
+    let close = arm_list
         .children_with_tokens()
         .filter_map(|e| e.into_token())
         .filter(|t| t.kind() == SyntaxKind::R_CURLY)
         .last()?;
-    // Payload variants bind their payload: find which by the enum that declares them all.
-    let payload = |variant: &str| -> Option<bool> {
-        for state in workspace.files() {
-            for entry in state.items.iter().filter(|e| e.key.kind == ItemKind::Enum) {
-                let decl = entry.item.syntax(workspace.db()).syntax_node();
-                for v in decl.descendants().filter(|d| d.kind() == SyntaxKind::VARIANT) {
-                    if v.children()
-                        .find(|c| c.kind() == SyntaxKind::NAME)
-                        .is_some_and(|n| n.text().to_string().trim() == variant)
-                    {
-                        return Some(v.children_with_tokens().any(|e| e.kind() == SyntaxKind::L_PAREN));
-                    }
-                }
-            }
-        }
-        None
+    let close_at = base + usize::from(close.text_range().start());
+    let line_start = cursor.text[..close_at].rfind('\n').map_or(0, |i| i + 1);
+    let (at, insert) = if cursor.text[line_start..close_at].trim().is_empty() {
+        // `}` on a line of its own: one line per arm, indented like the first arm (else two
+        // spaces deeper than the `match`).
+        let statement_at = base + usize::from(significant_range(&statement).start());
+        let indent_of = |offset: usize| -> String {
+            let from = cursor.text[..offset].rfind('\n').map_or(0, |i| i + 1);
+            cursor.text[from..].chars().take_while(|c| *c == ' ' || *c == '\t').collect()
+        };
+        let first_arm = arm_list
+            .children()
+            .find(|c| c.kind() == SyntaxKind::MATCH_ARM)
+            .map(|arm| base + usize::from(significant_range(&arm).start()))
+            .filter(|at| cursor.text[..*at].rfind('\n').map_or(0, |i| i + 1) > statement_at);
+        let indent = match first_arm {
+            Some(arm_at) => indent_of(arm_at),
+            None => format!("{}  ", indent_of(statement_at)),
+        };
+        (line_start, arms.iter().map(|arm| format!("{indent}{arm}\n")).collect::<String>())
+    } else {
+        // `}` after other text on its line: the arms go in before it, on that line.
+        (close_at, arms.iter().map(|arm| format!("{arm} ")).collect::<String>())
     };
-    let line_start = cursor.text[..base + usize::from(statement.text_range().start())].rfind('\n').map_or(0, |i| i + 1);
-    let indent: String = cursor.text[line_start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect();
-    let mut insert = String::new();
-    for variant in &missing {
-        let binder = if payload(variant)? { "(value)" } else { "" };
-        insert.push_str(&format!("{indent}  {variant}{binder} => {{ }}\n"));
-    }
-    let at = base + usize::from(close.text_range().start());
-    let at = cursor.text[..at].rfind('\n').map_or(at, |i| i + 1);
+    let names: Vec<&str> = missing.iter().filter_map(|m| m.rsplit_once('.').map(|(_, v)| v)).collect();
     Some((
-        format!("Add the missing arms ({})", missing.join(", ")),
+        format!("Add the missing arms ({})", names.join(", ")),
         vec![json!({"range": cursor.map.range(cursor.text, at, at), "newText": insert})],
     ))
+}
+
+/// Whether `variant` of the enum whose full name is `enum_name` carries a payload; `None` when
+/// there is no such enum or variant.
+fn variant_has_payload(
+    workspace: &Workspace,
+    scope: &cairn_hir::scope::ProgramScope,
+    enum_name: &str,
+    variant: &str,
+) -> Option<bool> {
+    let decl = scope.by_full_name.get(enum_name)?.iter().find(|d| d.kind == ItemKind::Enum)?;
+    let node = decl.item.syntax(workspace.db()).syntax_node();
+    let found = node.descendants().filter(|d| d.kind() == SyntaxKind::VARIANT).find(|v| {
+        v.children().find(|c| c.kind() == SyntaxKind::NAME).is_some_and(|n| n.text().to_string().trim() == variant)
+    })?;
+    Some(found.children_with_tokens().any(|e| e.kind() == SyntaxKind::L_PAREN))
 }
 
 /// A name another module declares `pub`, exactly one: import it.
@@ -829,10 +859,19 @@ fn semantic_tokens(project: &Project, file: usize) -> Vec<u32> {
     let map = LineMap::new(text);
     let root = state.parse.syntax_node();
     let scope = cairn_hir::scope::scope(workspace.db());
+    // Every use of a local, by its absolute start: the kind of the binding it resolves to.
+    let mut local_uses: HashMap<usize, (u32, u32)> = HashMap::new();
+    for entry in &state.items {
+        let locals = crate::locals::locals(workspace.db(), entry.item);
+        for local_use in &locals.uses {
+            let kind = local_token(locals.bindings[local_use.binding].kind);
+            local_uses.insert(usize::from(entry.start) + usize::from(local_use.range.start()), kind);
+        }
+    }
     let mut data = Vec::new();
     let (mut last_line, mut last_start) = (0u32, 0u32);
     for token in root.descendants_with_tokens().filter_map(|e| e.into_token()) {
-        let Some((kind, modifiers)) = classify(&token, scope) else { continue };
+        let Some((kind, modifiers)) = classify(&token, scope, &local_uses) else { continue };
         let range = token.text_range();
         let (line, start) = map.position(text, usize::from(range.start()));
         let length: usize = token.text().chars().map(char::len_utf16).sum();
@@ -856,7 +895,23 @@ const MUTABLE: u32 = 8;
 const SCALARS: &[&str] =
     &["bool", "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "f32", "f64", "void", "f16", "bf16"];
 
-fn classify(token: &SyntaxToken, scope: &cairn_hir::scope::ProgramScope) -> Option<(u32, u32)> {
+/// The token kind and modifiers of a use of a local.
+fn local_token(kind: BindingKind) -> (u32, u32) {
+    match kind {
+        BindingKind::Param => (type_index("parameter"), 0),
+        BindingKind::Let { mutable: true, .. } => (type_index("variable"), MUTABLE),
+        BindingKind::Let { mutable: false, .. }
+        | BindingKind::LoopBinder
+        | BindingKind::MatchBinder
+        | BindingKind::Stack => (type_index("variable"), 0),
+    }
+}
+
+fn classify(
+    token: &SyntaxToken,
+    scope: &cairn_hir::scope::ProgramScope,
+    local_uses: &HashMap<usize, (u32, u32)>,
+) -> Option<(u32, u32)> {
     if token.kind() != SyntaxKind::IDENT {
         return None;
     }
@@ -919,12 +974,8 @@ fn classify(token: &SyntaxToken, scope: &cairn_hir::scope::ProgramScope) -> Opti
                     let callee = grand
                         .parent()
                         .is_some_and(|c| c.kind() == SyntaxKind::CALL_EXPR && c.first_child().as_ref() == Some(&grand));
-                    let function =
-                        token.parent_ancestors().find(|a| matches!(a.kind(), SyntaxKind::FN | SyntaxKind::TEST));
-                    if let Some(function) = &function
-                        && let Some(binding) = binding_in(function, name)
-                    {
-                        return Some(binding);
+                    if let Some(binding) = local_uses.get(&usize::from(token.text_range().start())) {
+                        return Some(*binding);
                     }
                     if callee {
                         return if SCALARS.contains(&name) {
@@ -955,28 +1006,6 @@ fn classify(token: &SyntaxToken, scope: &cairn_hir::scope::ProgramScope) -> Opti
         }
         _ => None,
     }
-}
-
-/// A parameter or local of `function` named `name`: its token kind and modifiers.
-fn binding_in(function: &SyntaxNode, name: &str) -> Option<(u32, u32)> {
-    for node in function.descendants().filter(|n| n.kind() == SyntaxKind::NAME) {
-        if node.text().to_string().trim() != name {
-            continue;
-        }
-        let owner = node.parent()?;
-        match owner.kind() {
-            SyntaxKind::PARAM => return Some((type_index("parameter"), 0)),
-            SyntaxKind::LET_STMT | SyntaxKind::STACK_STMT => {
-                let mutable = owner.children_with_tokens().any(|e| e.kind() == SyntaxKind::MUT_KW);
-                return Some((type_index("variable"), if mutable { MUTABLE } else { 0 }));
-            }
-            SyntaxKind::FOR_STMT | SyntaxKind::EACH_STMT | SyntaxKind::ARM_BINDER => {
-                return Some((type_index("variable"), 0));
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 fn type_kind(scope: &cairn_hir::scope::ProgramScope, name: &str) -> Option<(u32, u32)> {

@@ -4,6 +4,8 @@
 //! the lifecycle (`initialize`, `shutdown`, `exit`) and hands everything else to the analysis
 //! thread (`analysis`), so reading never waits for analysis; the writer frames answers onto the
 //! protocol's own copy of standard output. Answers come back in the order of the requests.
+//! `initialize` is answered once (a second is `-32600`); before it and after `shutdown`, every
+//! notification but `exit` is dropped.
 //!
 //! Exit status (protocol §17): 0 on `exit` (with or without `shutdown`); at the end of input, 0
 //! if `shutdown` came and 1 otherwise.
@@ -11,6 +13,7 @@
 pub mod analysis;
 pub mod convert;
 pub mod features;
+pub mod locals;
 pub mod transport;
 
 use std::io::BufReader;
@@ -88,6 +91,13 @@ pub fn serve(input: impl std::io::BufRead + Send + 'static, output: impl std::io
         };
         match message {
             Message::Request(request) => match request.method.as_str() {
+                "initialize" if initialized => {
+                    send(Message::Response(Response::new_err(
+                        request.id,
+                        -32600,
+                        "the server is already initialized: initialize may be sent once".into(),
+                    )));
+                }
                 "initialize" => {
                     initialized = true;
                     let result = json!({
@@ -124,7 +134,9 @@ pub fn serve(input: impl std::io::BufRead + Send + 'static, output: impl std::io
                     break;
                 }
                 "initialized" | "$/cancelRequest" | "$/setTrace" | "workspace/didChangeConfiguration" => {}
-                _ if !initialized => {}
+                // Before `initialize` and after `shutdown`, notifications other than `exit` are
+                // dropped.
+                _ if !initialized || shutdown => {}
                 _ => {
                     let _ = to_analysis.send(Message::Notification(notification));
                 }
