@@ -128,6 +128,7 @@ pub struct Exec<'f> {
     activations: usize,
     stack: Vec<&'f str>,
     post_dominators: HashMap<&'f str, Vec<Option<u32>>>,
+    loops: HashMap<&'f str, Loops>,
 }
 
 impl<'f> Exec<'f> {
@@ -141,6 +142,7 @@ impl<'f> Exec<'f> {
             activations: 0,
             stack: Vec::new(),
             post_dominators: HashMap::new(),
+            loops: HashMap::new(),
         }
     }
 
@@ -181,6 +183,39 @@ impl<'f> Exec<'f> {
         Ok(merge_returns(region.returned))
     }
 
+    /// Follows the edge `from → to`: counts a loop iteration when `to` is a loop header reached
+    /// from inside its loop, restarts the count when the loop is entered afresh, and cuts the
+    /// path past the unroll limit.
+    fn enter(&mut self, frame: &Frame<'f>, from: BlockId, to: BlockId, state: &mut State) -> bool {
+        let loops = self.loops.entry(&frame.function.symbol).or_insert_with(|| Loops::of(frame.function));
+        let Some(body) = &loops.bodies[to.0 as usize] else { return true };
+        let key = (frame.activation, to.0);
+        if body[from.0 as usize] {
+            let count = state.visits.entry(key).or_insert(0);
+            *count += 1;
+            if *count > self.limits.unroll {
+                self.cuts.push(state.pc.clone());
+                return false;
+            }
+        } else {
+            state.visits.insert(key, 0);
+        }
+        true
+    }
+
+    fn follow(
+        &mut self,
+        frame: &Frame<'f>,
+        from: BlockId,
+        to: BlockId,
+        mut state: State,
+        work: &mut Vec<(BlockId, State)>,
+    ) {
+        if self.enter(frame, from, to, &mut state) {
+            work.push((to, state));
+        }
+    }
+
     fn ipdom(&mut self, function: &'f Function, block: BlockId) -> Option<BlockId> {
         let table = self.post_dominators.entry(&function.symbol).or_insert_with(|| post_dominators(function));
         table[block.0 as usize].map(BlockId)
@@ -189,7 +224,7 @@ impl<'f> Exec<'f> {
     fn region(&mut self, frame: &Frame<'f>, start: BlockId, stop: Option<BlockId>, state: State) -> R<Region> {
         let mut region = Region::default();
         let mut work = vec![(start, state)];
-        while let Some((block_id, mut state)) = work.pop() {
+        while let Some((block_id, state)) = work.pop() {
             if Some(block_id) == stop {
                 region.at_stop.push(state);
                 continue;
@@ -197,12 +232,6 @@ impl<'f> Exec<'f> {
             self.steps += 1;
             if self.steps > self.limits.steps {
                 return unsupported(format!("more than {} blocks to execute over all paths", self.limits.steps));
-            }
-            let count = state.visits.entry((frame.activation, block_id.0)).or_insert(0);
-            *count += 1;
-            if *count > self.limits.unroll + 1 {
-                self.cuts.push(state.pc);
-                continue;
             }
             let block = frame.function.block(block_id);
             let mut states = vec![state];
@@ -215,7 +244,7 @@ impl<'f> Exec<'f> {
             }
             for mut state in states {
                 match &block.term {
-                    Terminator::Goto(next) => work.push((*next, state)),
+                    Terminator::Goto(next) => self.follow(frame, block_id, *next, state, &mut work),
                     Terminator::Return(value) => {
                         let value = match value {
                             Some(v) => self.operand(frame, &mut state, v)?,
@@ -230,8 +259,8 @@ impl<'f> Exec<'f> {
                             _ => return unsupported("a branch on a non-boolean"),
                         };
                         match c.simplify().as_bool() {
-                            Some(true) => work.push((*then, state)),
-                            Some(false) => work.push((*otherwise, state)),
+                            Some(true) => self.follow(frame, block_id, *then, state, &mut work),
+                            Some(false) => self.follow(frame, block_id, *otherwise, state, &mut work),
                             None => {
                                 let arms = vec![(c.clone(), *then), (c.not(), *otherwise)];
                                 self.fork(frame, block_id, state, arms, &mut region, &mut work)?;
@@ -246,7 +275,7 @@ impl<'f> Exec<'f> {
                         let width = v.get_size();
                         if let Some(k) = concrete(&v) {
                             let target = cases.iter().find(|(c, _)| *c == k).map_or(*default, |(_, b)| *b);
-                            work.push((target, state));
+                            self.follow(frame, block_id, target, state, &mut work);
                             continue;
                         }
                         let mut arms = Vec::new();
@@ -281,6 +310,9 @@ impl<'f> Exec<'f> {
             let mut side = state.clone();
             side.pc = Bool::and(&[&state.pc, &condition]);
             if side.pc.simplify().as_bool() == Some(false) {
+                continue;
+            }
+            if !self.enter(frame, at, target, &mut side) {
                 continue;
             }
             let inner = self.region(frame, target, join, side)?;
@@ -743,6 +775,88 @@ pub fn place_ty(function: &Function, place: &Place) -> R<MTy> {
         };
     }
     Ok(ty)
+}
+
+fn successors(function: &Function) -> Vec<Vec<usize>> {
+    function
+        .blocks
+        .iter()
+        .map(|b| match &b.term {
+            Terminator::Goto(t) => vec![t.0 as usize],
+            Terminator::Branch(_, t, e) => vec![t.0 as usize, e.0 as usize],
+            Terminator::Switch(_, cases, d) => {
+                let mut s: Vec<usize> = cases.iter().map(|(_, b)| b.0 as usize).collect();
+                s.push(d.0 as usize);
+                s
+            }
+            Terminator::Return(_) | Terminator::Unreachable => Vec::new(),
+        })
+        .collect()
+}
+
+/// The natural loops of a function: for each loop header, the blocks of its loop.
+struct Loops {
+    bodies: Vec<Option<Vec<bool>>>,
+}
+
+impl Loops {
+    fn of(function: &Function) -> Loops {
+        let n = function.blocks.len();
+        let succ = successors(function);
+        let mut preds = vec![Vec::new(); n];
+        for (b, ss) in succ.iter().enumerate() {
+            for &s in ss {
+                preds[s].push(b);
+            }
+        }
+        // Dominators, iteratively (None: unreachable, or not yet known).
+        let mut dom: Vec<Option<Vec<bool>>> = vec![None; n];
+        if n > 0 {
+            let mut entry = vec![false; n];
+            entry[0] = true;
+            dom[0] = Some(entry);
+        }
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for b in 1..n {
+                let mut meet: Option<Vec<bool>> = None;
+                for &p in &preds[b] {
+                    if let Some(d) = &dom[p] {
+                        meet = Some(match meet {
+                            None => d.clone(),
+                            Some(m) => m.iter().zip(d).map(|(x, y)| *x && *y).collect(),
+                        });
+                    }
+                }
+                if let Some(mut set) = meet {
+                    set[b] = true;
+                    if dom[b].as_ref() != Some(&set) {
+                        dom[b] = Some(set);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        let mut bodies: Vec<Option<Vec<bool>>> = vec![None; n];
+        for (u, ss) in succ.iter().enumerate() {
+            for &h in ss {
+                // A back edge: its target dominates its source.
+                if dom[u].as_ref().is_some_and(|d| d[h]) {
+                    let body = bodies[h].get_or_insert_with(|| vec![false; n]);
+                    body[h] = true;
+                    let mut stack = vec![u];
+                    while let Some(x) = stack.pop() {
+                        if !body[x] {
+                            body[x] = true;
+                            stack.extend(preds[x].iter().copied());
+                        }
+                    }
+                }
+            }
+        }
+        Loops { bodies }
+    }
 }
 
 /// For each block, its immediate post-dominator (`None`: only the exit post-dominates it).

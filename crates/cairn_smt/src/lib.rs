@@ -153,15 +153,22 @@ pub fn z3_version() -> String {
     z3::full_version().to_string()
 }
 
-/// How an input reads back from a model.
+/// How an input reads back from a model: the names and sorts of its constants (not terms, so a
+/// worker thread with its own Z3 context can rebuild them).
+#[derive(Clone)]
 enum Shape {
-    Int(BV, IntTy),
-    Bool(Bool),
-    Float(BV),
-    Tag(BV),
+    Int(String, IntTy),
+    Bool(String),
+    /// A float's bit pattern, and its width.
+    Float(String, u32),
+    Tag(String),
     Record(Vec<Shape>),
-    Sum(BV, Vec<Option<Shape>>),
-    View { array: Array, len: BV, element: MTy },
+    Sum(String, Vec<Option<Shape>>),
+    View {
+        array: String,
+        len: String,
+        element: MTy,
+    },
     Ptr(Box<Shape>),
 }
 
@@ -177,22 +184,17 @@ struct Inputs {
 
 fn make_input(name: &str, ty: &MTy, inputs: &mut Inputs) -> Result<(SV, Shape), String> {
     Ok(match ty {
-        MTy::Bool => {
-            let b = Bool::new_const(name);
-            (SV::Bool(b.clone()), Shape::Bool(b))
-        }
-        MTy::Int(i) => {
-            let b = BV::new_const(name, i.bits());
-            (SV::Int(b.clone(), *i), Shape::Int(b, *i))
-        }
+        MTy::Bool => (SV::Bool(Bool::new_const(name)), Shape::Bool(name.into())),
+        MTy::Int(i) => (SV::Int(BV::new_const(name, i.bits()), *i), Shape::Int(name.into(), *i)),
         MTy::Float(f) => {
-            let bits = BV::new_const(name, float::bits_of(*f));
-            (SV::Float(float::from_bits(&bits, *f), *f), Shape::Float(bits))
+            let width = float::bits_of(*f);
+            let bits = BV::new_const(name, width);
+            (SV::Float(float::from_bits(&bits, *f), *f), Shape::Float(name.into(), width))
         }
         MTy::Enum { variants, .. } => {
             let b = BV::new_const(name, 32);
             inputs.domain.push(b.bvult(BV::from_u64(u64::from(*variants), 32)));
-            (SV::Tag(b.clone()), Shape::Tag(b))
+            (SV::Tag(b), Shape::Tag(name.into()))
         }
         MTy::Record { fields, .. } => {
             let mut values = Vec::new();
@@ -205,7 +207,8 @@ fn make_input(name: &str, ty: &MTy, inputs: &mut Inputs) -> Result<(SV, Shape), 
             (SV::Record(values), Shape::Record(shapes))
         }
         MTy::Sum { variants, .. } => {
-            let tag = BV::new_const(format!("{name}.tag"), 32);
+            let tag_name = format!("{name}.tag");
+            let tag = BV::new_const(tag_name.as_str(), 32);
             inputs.domain.push(tag.bvult(BV::from_u64(variants.len() as u64, 32)));
             let mut values = Vec::new();
             let mut shapes = Vec::new();
@@ -222,20 +225,21 @@ fn make_input(name: &str, ty: &MTy, inputs: &mut Inputs) -> Result<(SV, Shape), 
                     }
                 }
             }
-            (SV::Sum(tag.clone(), values), Shape::Sum(tag, shapes))
+            (SV::Sum(tag, values), Shape::Sum(tag_name, shapes))
         }
         MTy::View(element) => {
             if !value::scalar(element) {
                 return Err(format!("a view of {element} (only views of scalars are modelled)"));
             }
             let sort = sort_of(element).map_err(|u| u.0)?;
-            let array = Array::new_const(format!("{name}.data"), &z3::Sort::bitvector(64), &sort);
-            let len = BV::new_const(format!("{name}.len"), 64);
-            inputs.objs.push(SV::Smt(array.clone(), (**element).clone()));
+            let (array_name, len_name) = (format!("{name}.data"), format!("{name}.len"));
+            let array = Array::new_const(array_name.as_str(), &z3::Sort::bitvector(64), &sort);
+            let len = BV::new_const(len_name.as_str(), 64);
+            inputs.objs.push(SV::Smt(array, (**element).clone()));
             let obj = inputs.objs.len() - 1;
             (
-                SV::View { obj, path: Vec::new(), start: usize_const(0), len: len.clone() },
-                Shape::View { array, len, element: (**element).clone() },
+                SV::View { obj, path: Vec::new(), start: usize_const(0), len },
+                Shape::View { array: array_name, len: len_name, element: (**element).clone() },
             )
         }
         MTy::Ptr(inner) => {
@@ -247,31 +251,36 @@ fn make_input(name: &str, ty: &MTy, inputs: &mut Inputs) -> Result<(SV, Shape), 
     })
 }
 
+fn signed_value(raw: u64, t: IntTy) -> i128 {
+    let w = t.bits();
+    if t.signed() {
+        let shift = 128 - w;
+        ((raw as i128) << shift) >> shift
+    } else {
+        raw as i128
+    }
+}
+
+/// An input's value in a model, its constants rebuilt by name on the model's context.
 fn read_model(model: &Model, shape: &Shape) -> WValue {
     let bits = |b: &BV| model.eval(b, true).and_then(|v| v.as_u64()).unwrap_or(0);
     match shape {
-        Shape::Int(b, t) => {
-            let raw = bits(b);
-            let w = t.bits();
-            let v = if t.signed() && w < 128 {
-                let shift = 128 - w;
-                ((raw as i128) << shift) >> shift
-            } else {
-                raw as i128
-            };
-            WValue::Int(v)
+        Shape::Int(name, t) => WValue::Int(signed_value(bits(&BV::new_const(name.as_str(), t.bits())), *t)),
+        Shape::Bool(name) => {
+            WValue::Bool(model.eval(&Bool::new_const(name.as_str()), true).and_then(|v| v.as_bool()).unwrap_or(false))
         }
-        Shape::Bool(b) => WValue::Bool(model.eval(b, true).and_then(|v| v.as_bool()).unwrap_or(false)),
-        Shape::Float(b) => WValue::Float(bits(b)),
-        Shape::Tag(b) => WValue::Tag(bits(b) as u32),
+        Shape::Float(name, width) => WValue::Float(bits(&BV::new_const(name.as_str(), *width))),
+        Shape::Tag(name) => WValue::Tag(bits(&BV::new_const(name.as_str(), 32)) as u32),
         Shape::Record(items) => WValue::Record(items.iter().map(|s| read_model(model, s)).collect()),
         Shape::Sum(tag, payloads) => {
-            let t = bits(tag) as u32;
+            let t = bits(&BV::new_const(tag.as_str(), 32)) as u32;
             let payload = payloads.get(t as usize).and_then(|p| p.as_ref()).map(|s| Box::new(read_model(model, s)));
             WValue::Sum(t, payload)
         }
         Shape::View { array, len, element } => {
-            let n = bits(len);
+            let Ok(sort) = sort_of(element) else { return WValue::Array(Vec::new()) };
+            let array = Array::new_const(array.as_str(), &z3::Sort::bitvector(64), &sort);
+            let n = bits(&BV::new_const(len.as_str(), 64));
             let items = (0..n)
                 .map(|i| {
                     let cell = array.select(&usize_const(i));
@@ -282,22 +291,9 @@ fn read_model(model: &Model, shape: &Shape) -> WValue {
                                 .and_then(|v| v.as_bool())
                                 .unwrap_or(false),
                         ),
-                        MTy::Float(f) => {
-                            let value = cell.as_float().map(|x| x.to_ieee_bv());
-                            let _ = f;
-                            WValue::Float(value.map(|b| bits(&b)).unwrap_or(0))
-                        }
+                        MTy::Float(_) => WValue::Float(cell.as_float().map(|x| bits(&x.to_ieee_bv())).unwrap_or(0)),
                         MTy::Enum { .. } => WValue::Tag(cell.as_bv().map(|b| bits(&b)).unwrap_or(0) as u32),
-                        MTy::Int(t) => {
-                            let raw = cell.as_bv().map(|b| bits(&b)).unwrap_or(0);
-                            let w = t.bits();
-                            WValue::Int(if t.signed() {
-                                let shift = 128 - w;
-                                ((raw as i128) << shift) >> shift
-                            } else {
-                                raw as i128
-                            })
-                        }
+                        MTy::Int(t) => WValue::Int(signed_value(cell.as_bv().map(|b| bits(&b)).unwrap_or(0), *t)),
                         _ => WValue::Void,
                     }
                 })
@@ -362,27 +358,56 @@ struct Asker {
 }
 
 impl Asker {
-    fn ask(&mut self, purpose: &'static str, facts: &[&Bool]) -> (SatResult, Option<Model>) {
-        let solver = Solver::new();
-        let mut params = Params::new();
-        params.set_u32("timeout", self.options.timeout_ms);
-        solver.set_params(&params);
+    /// Asks whether `facts` can all hold; with `shapes`, a `sat` answer comes with the inputs'
+    /// values. The query runs on a worker thread with its own Z3 context, from its SMT-LIB text,
+    /// under Z3's timeout and a hard deadline of ours: a query past the deadline is `unknown`
+    /// even if Z3 has not stopped (its timer is not checked in every phase), and its thread is
+    /// left to finish on its own.
+    fn ask(
+        &mut self,
+        purpose: &'static str,
+        facts: &[&Bool],
+        shapes: Option<&[Shape]>,
+    ) -> (SatResult, Option<Vec<WValue>>) {
+        let printer = Solver::new();
         for fact in facts {
-            solver.assert(*fact);
+            printer.assert(*fact);
         }
-        let mut smt2 = solver.to_smt2();
+        let mut smt2 = printer.to_smt2();
         if !smt2.contains("(check-sat)") {
             smt2.push_str("(check-sat)\n");
         }
-        let result = solver.check();
+        let timeout = self.options.timeout_ms;
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let text = smt2.clone();
+        let shapes: Option<Vec<Shape>> = shapes.map(<[Shape]>::to_vec);
+        let spawned = std::thread::Builder::new().name("cairn-smt-query".into()).spawn(move || {
+            let solver = Solver::new();
+            let mut params = Params::new();
+            params.set_u32("timeout", timeout);
+            solver.set_params(&params);
+            solver.from_string(text);
+            let result = solver.check();
+            let values = match (&result, shapes) {
+                (SatResult::Sat, Some(shapes)) => {
+                    solver.get_model().map(|model| shapes.iter().map(|s| read_model(&model, s)).collect::<Vec<_>>())
+                }
+                _ => None,
+            };
+            let _ = sender.send((result, values));
+        });
+        let deadline = std::time::Duration::from_millis(u64::from(timeout) * 5 / 4 + 250);
+        let (result, values) = match spawned {
+            Ok(_) => receiver.recv_timeout(deadline).unwrap_or((SatResult::Unknown, None)),
+            Err(_) => (SatResult::Unknown, None),
+        };
         let answer = match result {
             SatResult::Sat => "sat",
             SatResult::Unsat => "unsat",
             SatResult::Unknown => "unknown",
         };
         self.queries.push(Query { purpose, smt2, answer: answer.into() });
-        let model = if result == SatResult::Sat { solver.get_model() } else { None };
-        (result, model)
+        (result, values)
     }
 }
 
@@ -495,7 +520,7 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
     if let Some(assume) = &request.assume {
         let a = run(assume, request.options.unroll)?;
         if !a.cuts.is_empty() {
-            let (r, _) = asker.ask("assumption-cut", &[&Bool::and(&domain), &Bool::or(&a.cuts)]);
+            let (r, _) = asker.ask("assumption-cut", &[&Bool::and(&domain), &Bool::or(&a.cuts)], None);
             if r != SatResult::Unsat {
                 return Err("the assumption runs a loop past the unroll limit".into());
             }
@@ -509,7 +534,7 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
             })
             .collect::<Result<_, _>>()?;
         domain.push(Bool::or(&holds));
-        let (r, _) = asker.ask("domain", &[&Bool::and(&domain)]);
+        let (r, _) = asker.ask("domain", &[&Bool::and(&domain)], None);
         match r {
             SatResult::Unsat => return Ok(Verdict::EmptyDomain),
             SatResult::Unknown => return Err(unknown_reason("domain")),
@@ -517,7 +542,9 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
         }
     }
     let domain = Bool::and(&domain);
-    let witness_of = |model: &Model| -> Vec<WValue> { inputs.shapes.iter().map(|s| read_model(model, s)).collect() };
+    let witness_of = |values: Option<Vec<WValue>>| -> Result<Vec<WValue>, String> {
+        values.ok_or_else(|| "the solver's model could not be read".to_string())
+    };
     let small_views: Vec<Bool> =
         lens.iter().flatten().map(|l| l.bvule(usize_const(request.options.max_view))).collect();
     let small = Bool::and(&small_views);
@@ -535,10 +562,10 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
 
         if request.reference_must_not_trap {
             let trap = Bool::and(&[&old_run.trap, &old_run.cut.not()]);
-            let (r, model) = asker.ask("reference-traps", &[&domain, &trap, &small]);
+            let (r, model) = asker.ask("reference-traps", &[&domain, &trap, &small], Some(&inputs.shapes));
             match r {
                 SatResult::Sat => {
-                    let values = witness_of(&model.expect("a model for sat"));
+                    let values = witness_of(model)?;
                     let before = replay::evaluate(request.old.functions, old, &values);
                     if before == Observed::Trap {
                         let inputs = names.iter().cloned().zip(values).collect();
@@ -582,10 +609,10 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
             if question.simplify().as_bool() == Some(false) {
                 continue;
             }
-            let (r, model) = asker.ask(purpose, &[&domain, question, &small]);
+            let (r, model) = asker.ask(purpose, &[&domain, question, &small], Some(&inputs.shapes));
             match r {
                 SatResult::Sat => {
-                    let values = witness_of(&model.expect("a model for sat"));
+                    let values = witness_of(model)?;
                     let before = replay::evaluate(request.old.functions, old, &values);
                     let after = replay::evaluate(request.new.functions, new, &values);
                     for observed in [&before, &after] {
@@ -614,7 +641,7 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
         // Paths cut at this depth: look deeper, or give up at the last depth.
         let cut = Bool::or(&[&old_run.cut, &new_run.cut]);
         if cut.simplify().as_bool() != Some(false) {
-            let (r, _) = asker.ask("unroll", &[&domain, &cut]);
+            let (r, _) = asker.ask("unroll", &[&domain, &cut], None);
             match r {
                 SatResult::Sat if !last => continue,
                 SatResult::Sat => {
@@ -627,7 +654,7 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
             }
         }
         if !small_views.is_empty() {
-            let (r, _) = asker.ask("difference-long-views", &[&domain, &differs]);
+            let (r, _) = asker.ask("difference-long-views", &[&domain, &differs], None);
             match r {
                 SatResult::Sat => {
                     return Err(format!(
@@ -654,7 +681,7 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
         }
         let nan = Bool::or(&nan);
         if nan.simplify().as_bool() != Some(false) {
-            let (r, _) = asker.ask("nan", &[&domain, &nan]);
+            let (r, _) = asker.ask("nan", &[&domain, &nan], None);
             match r {
                 SatResult::Sat => {
                     return Err("a float result may be NaN on an allowed input; exclude it with an assumption".into());

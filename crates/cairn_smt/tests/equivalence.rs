@@ -164,6 +164,28 @@ fn the_same_loop_written_with_an_index_is_equivalent_within_the_bound() {
 }
 
 #[test]
+fn nested_constant_loops_count_iterations_per_loop() {
+    // 4 x 4 = 16 inner iterations in all, but no loop runs more than 4 times: decided.
+    assert_equivalent(judge(
+        "fn f(x:u8) -> u8 {\n  let mut s:u8 = 0;\n  for i in 0..4 { for j in 0..4 { s = add_wrap(s, x); } }\n  return s;\n}",
+        "fn f(x:u8) -> u8 { return shl_wrap(x, 4); }",
+        "f",
+    ));
+    // 16 iterations are followed; 17 are not.
+    assert_equivalent(judge(
+        "fn f(x:u8) -> u8 {\n  let mut s:u8 = 0;\n  for i in 0..16 { s = add_wrap(s, x); }\n  return s;\n}",
+        "fn f(x:u8) -> u8 { return shl_wrap(x, 4); }",
+        "f",
+    ));
+    let verdict = judge(
+        "fn f(x:u8) -> u8 {\n  let mut s:u8 = 0;\n  for i in 0..17 { s = add_wrap(s, x); }\n  return s;\n}",
+        "fn f(x:u8) -> u8 { return mul_wrap(x, 17); }",
+        "f",
+    );
+    assert!(matches!(&verdict, Verdict::Unknown(why) if why.contains("16 iterations")), "{verdict:?}");
+}
+
+#[test]
 fn written_views_are_observed() {
     let w = witness(judge(
         "fn fill(n:usize, xs:rw<u8>[n]) {\n  for i in 0..n { xs[i] = 1; }\n}\nfn few(n:usize, xs:rw<u8>[n]) -> bool = n < 4;\n",
