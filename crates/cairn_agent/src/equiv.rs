@@ -321,6 +321,7 @@ pub fn witness_json(witness: &cairn_smt::Witness, old: &Function) -> Value {
         "inputs": inputs,
         "before": observed_json(&witness.before, old),
         "after": observed_json(&witness.after, old),
+        "found_by": witness.found_by,
     })
 }
 

@@ -13,10 +13,10 @@
 use std::collections::HashMap;
 
 use cairn_mir::{
-    BinOp, BlockId, Check, Const, Function, Inst, IntTy, MTy, Operand, Place, Proj, Rvalue, Terminator, UnOp,
+    BinOp, BlockId, Check, Const, FloatTy, Function, Inst, IntTy, MTy, Operand, Place, Proj, Rvalue, Terminator, UnOp,
 };
 use z3::ast::RoundingMode;
-use z3::ast::{Ast, BV, Bool, Float, Int, Real};
+use z3::ast::{Ast, BV, Bool, Float};
 
 use crate::float::{self, from_bits, rne};
 use crate::value::{
@@ -559,13 +559,16 @@ impl<'f> Exec<'f> {
                             if from.signed() { v.sign_ext(128 - from.bits()) } else { v.zero_ext(128 - from.bits()) };
                         Bool::and(&[wide.bvsge(bv_const(lo, 128)), wide.bvsle(bv_const(hi, 128))])
                     }
-                    (_, SV::Float(f, _)) => {
+                    (_, SV::Float(f, fty)) => {
+                        // Not NaN, and lo <= trunc(f) < hi + 1. Both bounds are 0 or powers of
+                        // two, exact in either float type, so the comparison stays in floating
+                        // point (what the evaluator and the compiled guard do).
                         let t = f.round_to_integral_with_rounding_mode(&RoundingMode::round_towards_zero());
-                        let finite = Bool::and(&[f.is_nan().not(), f.is_infinite().not()]);
-                        let real = t.to_real();
-                        let lo = Real::from_int(&int_of(lo));
-                        let hi = Real::from_int(&int_of(hi));
-                        Bool::and(&[finite, real.ge(&lo), real.le(&hi)])
+                        let bound = |v: i128| match fty {
+                            FloatTy::F32 => Float::from_f32(v as f32),
+                            FloatTy::F64 => Float::from_f64(v as f64),
+                        };
+                        Bool::and(&[f.is_nan().not(), t.ge(bound(lo)), t.lt(bound(hi + 1))])
                     }
                     _ => Bool::from_bool(true),
                 }
@@ -601,10 +604,6 @@ impl<'f> Exec<'f> {
             Check::Assert(..) | Check::AssertEq(..) => return unsupported("an assertion"),
         })
     }
-}
-
-fn int_of(v: i128) -> Int {
-    if v < 0 { Int::from_i64(v as i64) } else { Int::from_u64(v as u64) }
 }
 
 /// `a op b` is representable: computed exactly in a wider vector and compared back.

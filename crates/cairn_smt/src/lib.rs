@@ -14,6 +14,7 @@
 
 mod exec;
 mod float;
+mod probe;
 pub mod replay;
 mod value;
 
@@ -45,7 +46,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Options {
-        Options { timeout_ms: 3000, unroll: 16, steps: 200_000, max_view: 64 }
+        Options { timeout_ms: 3000, unroll: 16, steps: 200_000, max_view: 256 }
     }
 }
 
@@ -82,6 +83,9 @@ pub struct Witness {
     pub inputs: Vec<(String, WValue)>,
     pub before: Observed,
     pub after: Observed,
+    /// What found it: `"probe"` (concrete inputs tried on the evaluator) or `"solver"` (a Z3
+    /// model, then replayed).
+    pub found_by: &'static str,
 }
 
 /// The answer.
@@ -549,6 +553,25 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
         lens.iter().flatten().map(|l| l.bvule(usize_const(request.options.max_view))).collect();
     let small = Bool::and(&small_views);
 
+    // Concrete probing first: a disagreement on the evaluator is a witness without a solver.
+    let assume_fn = request.assume.as_ref().and_then(|a| a.function().map(|f| (a.functions, f)));
+    if let Some(found) =
+        probe::probe(request.old.functions, old, request.new.functions, new, assume_fn, request.reference_must_not_trap)
+    {
+        let named = |values: Vec<WValue>| names.iter().cloned().zip(values).collect::<Vec<_>>();
+        return Ok(match found {
+            probe::Found::Differs(values, before, after) => {
+                Verdict::Differs(Witness { inputs: named(values), before, after, found_by: "probe" })
+            }
+            probe::Found::ReferenceTraps(values, before) => Verdict::ReferenceTraps(Witness {
+                inputs: named(values),
+                before,
+                after: Observed::NotRun("not compared".into()),
+                found_by: "probe",
+            }),
+        });
+    }
+
     // Loops are followed 2, 4, 8, then `unroll` iterations deep: a difference on short runs
     // is found on a small formula (every path that ends within the depth is exact), and only
     // a proof needs the whole depth.
@@ -573,6 +596,7 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
                             inputs,
                             before,
                             after: Observed::NotRun("not compared".into()),
+                            found_by: "solver",
                         }));
                     }
                     return Err("the solver found a trapping input the evaluator did not reproduce".into());
@@ -624,7 +648,7 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
                         return Err("the solver's witness did not reproduce on the evaluator".into());
                     }
                     let inputs = names.iter().cloned().zip(values).collect();
-                    return Ok(Verdict::Differs(Witness { inputs, before, after }));
+                    return Ok(Verdict::Differs(Witness { inputs, before, after, found_by: "solver" }));
                 }
                 SatResult::Unknown => undecided = Some(*purpose),
                 SatResult::Unsat => {}

@@ -256,13 +256,18 @@ fn read_value<'a>(ty: &MTy, lines: &mut impl Iterator<Item = &'a str>) -> Result
 
 /// Runs the witness on the MIR evaluator (`functions` must hold the target and its callees).
 pub fn evaluate(functions: &[Arc<Function>], target: &Function, inputs: &[WValue]) -> Observed {
+    evaluate_with_fuel(functions, target, inputs, 50_000_000)
+}
+
+/// `evaluate` with a step budget (a run past it is `NotRun`).
+pub fn evaluate_with_fuel(functions: &[Arc<Function>], target: &Function, inputs: &[WValue], fuel: u64) -> Observed {
     let entry = match entry(target, inputs) {
         Ok(entry) => entry,
         Err(why) => return Observed::NotRun(why),
     };
     let mut all: Vec<Arc<Function>> = functions.to_vec();
     all.push(Arc::new(entry));
-    let outcome = eval::run(&all, ENTRY, 50_000_000);
+    let outcome = eval::run(&all, ENTRY, fuel);
     match outcome.ending {
         Ending::Trap(_) => Observed::Trap,
         Ending::Exit(_) => match read_back(target, inputs, &String::from_utf8_lossy(&outcome.stdout)) {

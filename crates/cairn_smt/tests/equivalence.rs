@@ -186,6 +186,37 @@ fn nested_constant_loops_count_iterations_per_loop() {
 }
 
 #[test]
+fn a_difference_at_one_needle_is_found_by_the_solver_and_replayed() {
+    // No probe hits x == 123456789123; the solver's model does, and the replay confirms it.
+    let w = witness(judge(
+        "fn f(x:u64) -> u64 {\n  if x == 123456789123 { return 0; }\n  return x;\n}",
+        "fn f(x:u64) -> u64 { return x; }",
+        "f",
+    ));
+    assert_eq!(w.found_by, "solver");
+    assert_eq!(w.inputs[0].1, WValue::Int(123456789123));
+    assert_eq!(w.before, Observed::Returned { value: WValue::Int(0), leftovers: vec![None] });
+    // The same inside a view: only when the third element is the needle.
+    let w = witness(judge(
+        "fn g(n:usize, xs:ro<u32>[n]) -> u32 {\n  if n == 3 && xs[2] == 177777 { return 1; }\n  return 0;\n}",
+        "fn g(n:usize, xs:ro<u32>[n]) -> u32 { return 0; }",
+        "g",
+    ));
+    assert_eq!(w.found_by, "solver");
+    let WValue::Array(items) = &w.inputs[1].1 else { panic!("{w:?}") };
+    assert_eq!((items.len(), &items[2]), (3, &WValue::Int(177777)));
+}
+
+#[test]
+fn probing_finds_common_differences_without_a_solver() {
+    // A float rounding difference the solver would need a wide float division for.
+    let w =
+        witness(judge("fn f(x:f64) -> f64 { return x / 3.0; }", "fn f(x:f64) -> f64 { return x * (1.0 / 3.0); }", "f"));
+    assert_eq!(w.found_by, "probe");
+    assert_ne!(w.before, w.after);
+}
+
+#[test]
 fn written_views_are_observed() {
     let w = witness(judge(
         "fn fill(n:usize, xs:rw<u8>[n]) {\n  for i in 0..n { xs[i] = 1; }\n}\nfn few(n:usize, xs:rw<u8>[n]) -> bool = n < 4;\n",
