@@ -311,11 +311,19 @@ pub fn observed_json(observed: &Observed, function: &Function) -> Value {
     }
 }
 
+/// The type a parameter's witness value has: a borrow's value is its pointee's.
+fn input_ty(ty: &MTy) -> &MTy {
+    match ty {
+        MTy::Ptr(inner) => inner,
+        other => other,
+    }
+}
+
 /// A witness as protocol §3.6 shows it.
 pub fn witness_json(witness: &cairn_smt::Witness, old: &Function) -> Value {
     let mut inputs = Map::new();
     for (i, (name, value)) in witness.inputs.iter().enumerate() {
-        inputs.insert(name.clone(), value_json(value, &old.locals[i].ty));
+        inputs.insert(name.clone(), value_json(value, input_ty(&old.locals[i].ty)));
     }
     json!({
         "inputs": inputs,
@@ -331,7 +339,7 @@ pub fn witness_sentence(witness: &cairn_smt::Witness, old: &Function) -> String 
         .inputs
         .iter()
         .enumerate()
-        .map(|(i, (name, value))| format!("{name} = {}", value_json(value, &old.locals[i].ty)))
+        .map(|(i, (name, value))| format!("{name} = {}", value_json(value, input_ty(&old.locals[i].ty))))
         .collect();
     let does = |o: &Observed| match o {
         Observed::Trap => "traps".to_string(),

@@ -42,6 +42,8 @@ fn count(n:u32) -> u32 {
 fn fill(n:usize, xs:rw<u8>[n]) {
   for i in 0..n { xs[i] = 7; }
 }
+struct P { x:i32; y:i32; }
+fn settle(p:rw<P>) { p.x = p.x + p.y; p.y = 0; }
 fn main() -> i32 { return 0; }
 ";
 
@@ -62,6 +64,8 @@ fn fill(n:usize, xs:rw<u8>[n]) {
   }
 }
 fn extra() -> u8 { return 1; }
+struct P { x:i32; y:i32; }
+fn settle(p:rw<P>) { p.x = p.x + p.y; }
 fn main() -> i32 { return 0; }
 ";
 
@@ -96,7 +100,7 @@ fn every_class_on_one_pair_with_native_replays() {
     assert!(f["count"]["reason"].as_str().unwrap().contains("recursion"), "{}", f["count"]);
     assert!(f.get("still").is_none(), "a rename is listed once");
     // Every witness was reproduced natively, and shows what each version did.
-    for name in ["mid", "q", "fill"] {
+    for name in ["mid", "q", "fill", "settle"] {
         let w = &f[name]["witness"];
         assert_eq!(w["replay"]["native"]["status"], "reproduced", "{name}: {w}");
         assert!(w["inputs"].is_object());
@@ -111,6 +115,11 @@ fn every_class_on_one_pair_with_native_replays() {
     assert!(left_before.as_array().unwrap().len() >= 3);
     assert_ne!(left_before, left_after);
     assert_eq!(f["widen"]["changes"]["signature"]["after"], "fn widen(x:u8) -> u32");
+    // A borrowed record's input and leftovers are shown as the record's fields.
+    let w = &f["settle"]["witness"];
+    assert!(w["inputs"]["p"].is_array(), "{w}");
+    assert!(w["before"]["leftovers"]["p"].is_array(), "{w}");
+    assert_eq!(w["before"]["leftovers"]["p"][1], 0);
     assert_eq!(record["semver"]["level"], "major");
     let reasons = record["semver"]["reasons"].to_string();
     assert!(reasons.contains("mid has a witness") && reasons.contains("gone renamed"), "{reasons}");

@@ -419,6 +419,19 @@ fn unknown_reason(purpose: &str) -> String {
     format!("the solver gave no answer within its time limit ({purpose})")
 }
 
+/// The longest view among witness values.
+fn longest_view(values: &[WValue]) -> usize {
+    values
+        .iter()
+        .map(|v| match v {
+            WValue::Array(items) => items.len(),
+            WValue::Record(items) => longest_view(items),
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// Whether two replays agree (both trap; values equal, floats by bits or both NaN).
 pub fn agree(a: &Observed, b: &Observed, ty: &MTy) -> bool {
     match (a, b) {
@@ -552,6 +565,8 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
     let small_views: Vec<Bool> =
         lens.iter().flatten().map(|l| l.bvule(usize_const(request.options.max_view))).collect();
     let small = Bool::and(&small_views);
+    let tiny_views: Vec<Bool> = lens.iter().flatten().map(|l| l.bvule(usize_const(8))).collect();
+    let tiny = Bool::and(&tiny_views);
 
     // Concrete probing first: a disagreement on the evaluator is a witness without a solver.
     let assume_fn = request.assume.as_ref().and_then(|a| a.function().map(|f| (a.functions, f)));
@@ -633,7 +648,15 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
             if question.simplify().as_bool() == Some(false) {
                 continue;
             }
-            let (r, model) = asker.ask(purpose, &[&domain, question, &small], Some(&inputs.shapes));
+            let (r, mut model) = asker.ask(purpose, &[&domain, question, &small], Some(&inputs.shapes));
+            // A witness with a long view: ask once more for one with short views, which reads
+            // better and replays faster (kept only if the solver finds one in time).
+            if r == SatResult::Sat && !tiny_views.is_empty() && model.as_ref().is_some_and(|v| longest_view(v) > 8) {
+                let (again, shorter) = asker.ask(purpose, &[&domain, question, &tiny], Some(&inputs.shapes));
+                if again == SatResult::Sat && shorter.is_some() {
+                    model = shorter;
+                }
+            }
             match r {
                 SatResult::Sat => {
                     let values = witness_of(model)?;
