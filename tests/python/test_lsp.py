@@ -3,9 +3,9 @@
 Run by crates/cairn_cli/tests/lsp.rs with CAIRN_BIN naming the binary under test. Each test opens
 documents the way an editor does and checks what comes back: coded diagnostics that an
 incremental change clears, hover with the effect row, definitions across a project, references,
-symbols, semantic tokens, quick fixes (`let mut`, the missing arms of a `match`), a project file
-opened second, a manifest that does not load, and errors (not crashes) for what a server cannot
-answer.
+symbols, semantic tokens, quick fixes (`let mut`, the missing arms of a `match`, the import of an
+unknown type), variants, binders and tests in hover, definition and tokens, a project file opened
+second, a manifest that does not load, and errors (not crashes) for what a server cannot answer.
 """
 
 import asyncio
@@ -327,3 +327,74 @@ async def test_a_manifest_that_does_not_load_is_a_diagnostic(client: LanguageCli
     assert diagnostic.range.start == types.Position(line=0, character=0)
     assert any(r.location.uri == (workdir / "cairn.toml").as_uri() for r in diagnostic.related_information)
 
+
+
+async def test_an_unknown_type_gets_an_import_that_makes_the_program_pass(client: LanguageClient, workdir):
+    text = (
+        "fn half(x:u32) -> Option[u32] {\n  if x % 2 == 0 { return Some(x / 2); }\n  return None;\n}\n\n"
+        "fn main() -> i32 { return 0; }\n"
+    )
+    uri = await open_document(client, workdir / "half.cairn", text)
+    [diagnostic] = client.diagnostics[uri]
+    assert diagnostic.code == "E-TYPE"
+    # The range marks the unknown type's name, not the `fn` the checker reports it at.
+    assert diagnostic.range.start == position_of(text, "Option")
+    assert diagnostic.range.end == position_of(text, "Option", len("Option"))
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diagnostic.range,
+            context=types.CodeActionContext(diagnostics=[diagnostic]),
+        )
+    )
+    [action] = actions
+    assert action.title == "Import Option from std.core"
+    [edit] = action.edit.changes[uri]
+    assert edit.new_text == "import std.core (Option);\n"
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(range=types.Range(start=edit.range.start, end=edit.range.end), text=edit.new_text)
+            ],
+        )
+    )
+    await client.wait_for_notification("textDocument/publishDiagnostics")
+    assert not client.diagnostics[uri], "the imported type resolves"
+
+
+async def test_variants_binders_and_tests_in_hover_definition_and_tokens(client: LanguageClient, workdir):
+    text = (
+        "enum Step { Walk(u32); Jog(u32); Rest; }\n\n"
+        "fn pace(s:Step) -> u32 {\n  let mut out:u32 = 0;\n  match s {\n    Walk(m) => out = m;\n"
+        "    Jog(m) => out = m * 2;\n    Rest => out = 0;\n  }\n  return out;\n}\n\n"
+        "fn main() -> i32 {\n  if pace(Step.Jog(3)) != 6 { return 1; }\n  return 0;\n}\n\n"
+        "test jogging_doubles {\n  assert(pace(Step.Rest) == 0);\n}\n"
+    )
+    uri = await open_document(client, workdir / "steps.cairn", text)
+    assert not client.diagnostics[uri]
+    document = types.TextDocumentIdentifier(uri=uri)
+    for use in ["Jog(3)", "Jog(m)"]:
+        definition = await client.text_document_definition_async(
+            types.DefinitionParams(text_document=document, position=position_of(text, use, 1))
+        )
+        assert definition.uri == uri and definition.range.start == position_of(text, "Jog(u32)"), use
+    hovers = {}
+    for needle, offset in [("s:Step", 0), ("mut out", 4), ("jogging_doubles", 0)]:
+        hover = await client.text_document_hover_async(
+            types.HoverParams(text_document=document, position=position_of(text, needle, offset))
+        )
+        hovers[needle] = hover.contents.value
+    assert hovers["s:Step"] == "`Step`, an immutable binding"
+    assert hovers["mut out"] == "`u32`, a mutable binding"
+    assert hovers["jogging_doubles"].startswith("```cairn\ntest jogging_doubles\n```")
+    tokens = await client.text_document_semantic_tokens_full_async(types.SemanticTokensParams(text_document=document))
+    enum_member = 9
+    kinds, line, start = {}, 0, 0
+    for i in range(0, len(tokens.data), 5):
+        line += tokens.data[i]
+        start = tokens.data[i + 1] if tokens.data[i] else start + tokens.data[i + 1]
+        kinds[(line, start)] = tokens.data[i + 3]
+    for needle in ["Walk(m)", "Jog(3)", "Rest)"]:
+        at = position_of(text, needle)
+        assert kinds[(at.line, at.character)] == enum_member, needle

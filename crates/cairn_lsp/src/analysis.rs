@@ -445,12 +445,13 @@ impl Analysis {
             None => project.files.len() == 1,
         };
         let mut out = Vec::new();
+        let root = project.workspace.files()[doc.file].parse.syntax_node();
         for (i, diagnostic) in std::iter::once(&refusal.first).chain(refusal.further.iter()).enumerate() {
             if own_file(diagnostic) && diagnostic.line > 0 {
-                out.push(self.lsp_diagnostic(diagnostic, text, &map, None));
+                out.push(self.lsp_diagnostic(diagnostic, text, &map, Place::Here(&root)));
             } else if i == 0 {
-                let elsewhere = self.elsewhere(project, diagnostic);
-                out.push(self.lsp_diagnostic(diagnostic, text, &map, Some(elsewhere)));
+                let (prefix, related) = self.elsewhere(project, diagnostic);
+                out.push(self.lsp_diagnostic(diagnostic, text, &map, Place::Elsewhere { prefix, related }));
             }
         }
         out
@@ -470,7 +471,8 @@ impl Analysis {
             "location": {"uri": path_to_uri(&environment.manifest), "range": top},
             "message": format!("the project's manifest, {}", environment.manifest.display()),
         });
-        self.lsp_diagnostic(&diagnostic, text, &LineMap::new(text), Some((String::new(), Some(manifest))))
+        let place = Place::Elsewhere { prefix: String::new(), related: Some(manifest) };
+        self.lsp_diagnostic(&diagnostic, text, &LineMap::new(text), place)
     }
 
     /// Where a refusal outside this file lies: its prefix and, when it is a file with a URI, a
@@ -479,14 +481,17 @@ impl Analysis {
         let file = diagnostic.file.clone().unwrap_or_default();
         let prefix = if diagnostic.line > 0 { format!("{file}:{}: ", diagnostic.line) } else { String::new() };
         let uri = match project.files.iter().position(|f| f.name == file) {
-            Some(i) => Some((project.files[i].uri.clone(), project.workspace.files()[i].text.clone())),
+            Some(i) => {
+                let state = &project.workspace.files()[i];
+                Some((project.files[i].uri.clone(), state.text.clone(), Some(state.parse.syntax_node())))
+            }
             None => cairn_hir::library::MODULES.iter().find(|m| m.file == file).and_then(|m| {
-                self.materialized.as_ref().map(|dir| (path_to_uri(&dir.join(m.file)), m.text.to_string()))
+                self.materialized.as_ref().map(|dir| (path_to_uri(&dir.join(m.file)), m.text.to_string(), None))
             }),
         };
-        let location = uri.filter(|_| diagnostic.line > 0).map(|(uri, text)| {
+        let location = uri.filter(|_| diagnostic.line > 0).map(|(uri, text, root)| {
             let map = LineMap::new(&text);
-            let (start, end) = token_at(&text, &map, diagnostic.line, diagnostic.column);
+            let (start, end) = diagnostic_span(diagnostic, &text, &map, root.as_ref());
             json!({"location": {"uri": uri, "range": map.range(&text, start, end)}, "message": diagnostic.message})
         });
         (prefix, location)
@@ -497,14 +502,15 @@ impl Analysis {
         diagnostic: &cairn_diagnostics::Diagnostic,
         text: &str,
         map: &LineMap,
-        elsewhere: Option<(String, Option<Value>)>,
+        place: Place<'_>,
     ) -> Value {
-        let (range, prefix, related) = match &elsewhere {
-            None => {
-                let (start, end) = token_at(text, map, diagnostic.line, diagnostic.column);
+        let here = matches!(place, Place::Here(_));
+        let (range, prefix, related) = match place {
+            Place::Here(root) => {
+                let (start, end) = diagnostic_span(diagnostic, text, map, Some(root));
                 (map.range(text, start, end), String::new(), None)
             }
-            Some((prefix, related)) => (map.range(text, 0, 0), prefix.clone(), related.clone()),
+            Place::Elsewhere { prefix, related } => (map.range(text, 0, 0), prefix, related),
         };
         let card = cairn_diagnostics::registry::card_of(&diagnostic.code);
         let hint = diagnostic
@@ -516,7 +522,7 @@ impl Analysis {
             message.push('\n');
             message.push_str(hint);
         }
-        let source_line = if diagnostic.line > 0 && elsewhere.is_none() {
+        let source_line = if diagnostic.line > 0 && here {
             cairn_diagnostics::LineIndex::new(text).line_text(text, diagnostic.line).map(str::to_string)
         } else {
             None
@@ -547,6 +553,15 @@ impl Analysis {
     }
 }
 
+/// Where a diagnostic is shown on a document.
+enum Place<'a> {
+    /// At its own line and column of this document, whose syntax tree this is.
+    Here(&'a cairn_syntax::SyntaxNode),
+    /// At the top: it lies in another file (or is about the manifest); `prefix` says where, and
+    /// `related` points there when it can.
+    Elsewhere { prefix: String, related: Option<Value> },
+}
+
 /// `textDocument/publishDiagnostics`.
 fn publish(uri: &str, version: Option<i32>, diagnostics: Vec<Value>) -> Message {
     let mut params = json!({"uri": uri, "diagnostics": diagnostics});
@@ -569,6 +584,43 @@ pub fn token_at(text: &str, map: &LineMap, line: u32, column: u32) -> (usize, us
         Some(token) if !token.kind.is_trivia() => (start, start + usize::from(token.len)),
         _ => (start, start),
     }
+}
+
+/// The byte range a diagnostic marks in `text`: the token at its line and column, except that an
+/// unknown type (`E-TYPE` "Unknown type T.", reported at the start of the declaration or statement
+/// that writes it) marks the written type's path, found in `root`, the text's syntax tree, when
+/// given. The command line's line and column stay as the checker reports them; only the range
+/// narrows, so that the import quick fix reads the type's name from it.
+pub fn diagnostic_span(
+    diagnostic: &cairn_diagnostics::Diagnostic,
+    text: &str,
+    map: &LineMap,
+    root: Option<&cairn_syntax::SyntaxNode>,
+) -> (usize, usize) {
+    let token = token_at(text, map, diagnostic.line, diagnostic.column);
+    // Boundary: the checker's message (crates/cairn_hir/src/decl.rs and consts.rs) is the only
+    // place the unknown type is named; a change of its wording leaves the token's range.
+    let written = match diagnostic.code.as_str() {
+        "E-TYPE" => diagnostic.message.strip_prefix("Unknown type ").and_then(|rest| rest.strip_suffix('.')),
+        _ => None,
+    };
+    match (written, root) {
+        (Some(written), Some(root)) if diagnostic.line > 0 => unknown_type_at(root, token.0, written).unwrap_or(token),
+        _ => token,
+    }
+}
+
+/// The first type path written `written` from `from` on, inside the top-level node that holds
+/// `from`: its byte range without generic arguments (`Option` of `Option[u32]`).
+fn unknown_type_at(root: &cairn_syntax::SyntaxNode, from: usize, written: &str) -> Option<(usize, usize)> {
+    let offset = TextSize::from(from as u32);
+    let declaration = root.children().find(|c| c.text_range().contains_inclusive(offset))?;
+    let path = declaration
+        .descendants()
+        .filter(|n| n.kind() == cairn_syntax::SyntaxKind::PATH_TYPE && n.text_range().start() >= offset)
+        .filter_map(|n| n.children().find(|c| c.kind() == cairn_syntax::SyntaxKind::PATH))
+        .find(|p| p.text().to_string().split_whitespace().collect::<String>() == written)?;
+    Some((usize::from(path.text_range().start()), usize::from(path.text_range().end())))
 }
 
 /// The project a file on disk belongs to: the nearest `cairn.toml` above it that lists it, or

@@ -5,7 +5,10 @@
 //! text); *what names mean* from the memoized checks of the project's workspace: a function's
 //! body check (expression types, call targets), its signature, the rows, the scope; locals from
 //! the scope resolution of `locals`. Nothing here re-checks more than the function under the
-//! cursor. Parameters are checked for shape before anything is looked up (`check_params`).
+//! cursor. A variant is read from the enum its qualifier names (`Step.Walk`), else from the type
+//! the check gave the expression or the `match` subject (`Some(x)`, an arm's `Walk(m)`), else
+//! from the one enum that has a variant of that name (a body the check did not reach).
+//! Parameters are checked for shape before anything is looked up (`check_params`).
 
 use std::cell::OnceCell;
 use std::collections::HashMap;
@@ -189,6 +192,8 @@ fn item_at(workspace: &Workspace, file: usize, offset: usize) -> Option<(Item, u
 enum Meaning {
     /// A declaration of the program or the library.
     Declaration(Item),
+    /// A variant of an enum (of the program or the library), by name.
+    Variant { owner: Item, name: String },
     /// A parameter or local of a function, by its binder's name (relative to the function).
     Local { function: Item, binder: TextRange },
     /// A builtin, by name.
@@ -214,6 +219,7 @@ fn meaning(workspace: &Workspace, item: Item, token: &SyntaxToken, locals: &Once
                 | SyntaxKind::CONST
                 | SyntaxKind::TRAIT
                 | SyntaxKind::EXTERN_FN => Some(Meaning::Declaration(item)),
+                SyntaxKind::VARIANT => Some(Meaning::Variant { owner: item, name }),
                 SyntaxKind::PARAM
                 | SyntaxKind::LET_STMT
                 | SyntaxKind::FOR_STMT
@@ -225,6 +231,14 @@ fn meaning(workspace: &Workspace, item: Item, token: &SyntaxToken, locals: &Once
         }
         SyntaxKind::NAME_REF => {
             let grand = parent.parent()?;
+            // The variant a match arm names (`Walk`, `Step.Walk`); a qualifier before it is a path
+            // like any other.
+            if grand.kind() == SyntaxKind::PATH
+                && grand.parent().is_some_and(|arm| arm.kind() == SyntaxKind::MATCH_ARM)
+                && grand.children().filter(|c| c.kind() == SyntaxKind::NAME_REF).last().as_ref() == Some(&parent)
+            {
+                return arm_variant(workspace, item, &grand, &name);
+            }
             // The callee of a call: what the check resolved it to.
             if grand.kind() == SyntaxKind::NAME_EXPR
                 && let Some(call) = grand.parent().filter(|c| c.kind() == SyntaxKind::CALL_EXPR)
@@ -255,7 +269,17 @@ fn meaning(workspace: &Workspace, item: Item, token: &SyntaxToken, locals: &Once
                 {
                     return Some(Meaning::Declaration(decl.item));
                 }
-                return None;
+                // `Step.Walk`, `m.Step.Walk`, `Option[u32].None`: a variant of the enum the base
+                // names, unless the base is a local (then this is a field).
+                let base = grand.first_child()?;
+                let first =
+                    base.descendants_with_tokens().filter_map(|e| e.into_token()).find(|t| !t.kind().is_trivia())?;
+                let locals = locals.get_or_init(|| crate::locals::locals(db, item));
+                if locals.use_at(first.text_range()).is_some() {
+                    return None;
+                }
+                let owner = enum_named_by(scope, &scope.module_of(item), &base)?;
+                return has_variant(workspace, owner, &name).then_some(Meaning::Variant { owner, name });
             }
             // A local, resolved by scope: the binding the check would see here.
             if grand.kind() == SyntaxKind::NAME_EXPR {
@@ -271,11 +295,118 @@ fn meaning(workspace: &Workspace, item: Item, token: &SyntaxToken, locals: &Once
             let module = scope.module_of(item);
             match scope.resolve_path(&module, &segments, |_| true) {
                 cairn_hir::scope::Lookup::Found(decl) => Some(Meaning::Declaration(decl.item)),
+                // A bare variant (`None`, `Some(x)`): of the enum the check typed it as.
+                cairn_hir::scope::Lookup::None if grand.kind() == SyntaxKind::NAME_EXPR => {
+                    let call = grand
+                        .parent()
+                        .filter(|c| c.kind() == SyntaxKind::CALL_EXPR && c.first_child().as_ref() == Some(&grand));
+                    let typed = call.as_ref().unwrap_or(&grand).text_range();
+                    let owner = expr_type(workspace, item, typed)
+                        .and_then(|ty| enum_of(&ty))
+                        .filter(|owner| has_variant(workspace, *owner, &name))
+                        .or_else(|| sole_owner(workspace, &name))?;
+                    Some(Meaning::Variant { owner, name })
+                }
                 cairn_hir::scope::Lookup::None => None,
             }
         }
         _ => None,
     }
+}
+
+/// The variant the last segment of a match arm's `path` names: of the enum its qualifier names
+/// (`Step.Walk`), else of the enum the check typed the subject as.
+fn arm_variant(workspace: &Workspace, item: Item, path: &SyntaxNode, name: &str) -> Option<Meaning> {
+    let segments: Vec<std::sync::Arc<str>> = path
+        .children()
+        .filter(|c| c.kind() == SyntaxKind::NAME_REF)
+        .map(|c| std::sync::Arc::from(c.text().to_string().trim()))
+        .collect();
+    let scope = cairn_hir::scope::scope(workspace.db());
+    let owner = match segments.split_last() {
+        Some((_, qualifier)) if !qualifier.is_empty() => {
+            match scope.resolve_path(&scope.module_of(item), qualifier, |k| k == ItemKind::Enum) {
+                cairn_hir::scope::Lookup::Found(decl) => Some(decl.item),
+                cairn_hir::scope::Lookup::None => None,
+            }
+        }
+        _ => {
+            let statement = path.ancestors().find(|n| n.kind() == SyntaxKind::MATCH_STMT)?;
+            let subject = statement.children().find(|c| c.kind() != SyntaxKind::MATCH_ARM_LIST)?;
+            expr_type(workspace, item, subject.text_range())
+                .and_then(|ty| enum_of(&ty))
+                .or_else(|| sole_owner(workspace, name))
+        }
+    }?;
+    has_variant(workspace, owner, name).then(|| Meaning::Variant { owner, name: name.to_string() })
+}
+
+/// The enum a field expression's base names as a type (`Step`, `m.Step`, `Option[u32]`), read
+/// as a path from `module`.
+fn enum_named_by(scope: &cairn_hir::scope::ProgramScope, module: &str, base: &SyntaxNode) -> Option<Item> {
+    let base = match base.kind() {
+        SyntaxKind::INDEX_EXPR => base.first_child()?,
+        _ => base.clone(),
+    };
+    if !matches!(base.kind(), SyntaxKind::NAME_EXPR | SyntaxKind::FIELD_EXPR) {
+        return None;
+    }
+    let text = base.text().to_string();
+    let segments: Vec<std::sync::Arc<str>> = text.split('.').map(|s| std::sync::Arc::from(s.trim())).collect();
+    if segments.iter().any(|s| s.is_empty() || !s.chars().all(|c| c.is_alphanumeric() || c == '_')) {
+        return None;
+    }
+    match scope.resolve_path(module, &segments, |k| k == ItemKind::Enum) {
+        cairn_hir::scope::Lookup::Found(decl) => Some(decl.item),
+        cairn_hir::scope::Lookup::None => None,
+    }
+}
+
+/// The checked type of the expression at `range` (relative to the function), when the check
+/// reached it.
+fn expr_type(workspace: &Workspace, item: Item, range: TextRange) -> Option<cairn_hir::types::Ty> {
+    let db = workspace.db();
+    if !matches!(workspace.entry_of(item).map(|(_, e)| e.key.kind), Some(ItemKind::Fn | ItemKind::Test)) {
+        return None;
+    }
+    let map = cairn_hir::body::fn_source_map(db, item);
+    let id = map.exprs.iter().position(|r| *r == range)?;
+    cairn_hir::check::check_fn(db, item).expr_types.get(id).filter(|ty| !ty.is_error()).cloned()
+}
+
+/// The enum a type is (through a borrow).
+fn enum_of(ty: &cairn_hir::types::Ty) -> Option<Item> {
+    match ty {
+        cairn_hir::types::Ty::Enum(adt) => Some(adt.item),
+        cairn_hir::types::Ty::Borrow(_, inner) => enum_of(inner),
+        _ => None,
+    }
+}
+
+/// The one enum of the program or the library with a variant `name`, if exactly one has it (for
+/// a body the check did not reach).
+fn sole_owner(workspace: &Workspace, name: &str) -> Option<Item> {
+    let scope = cairn_hir::scope::scope(workspace.db());
+    let mut owners = scope
+        .by_full_name
+        .values()
+        .flatten()
+        .filter(|d| d.kind == ItemKind::Enum && has_variant(workspace, d.item, name))
+        .map(|d| d.item);
+    let owner = owners.next()?;
+    owners.next().is_none().then_some(owner)
+}
+
+/// The `VARIANT` node of `owner` named `name`.
+fn variant_node(workspace: &Workspace, owner: Item, name: &str) -> Option<SyntaxNode> {
+    let node = owner.syntax(workspace.db()).syntax_node();
+    node.descendants().filter(|d| d.kind() == SyntaxKind::VARIANT).find(|v| {
+        v.children().find(|c| c.kind() == SyntaxKind::NAME).is_some_and(|n| n.text().to_string().trim() == name)
+    })
+}
+
+fn has_variant(workspace: &Workspace, owner: Item, name: &str) -> bool {
+    variant_node(workspace, owner, name).is_some()
 }
 
 /// The segments of a path up to and including `name_ref` (`a.b.c` at `b` gives `a.b`).
@@ -316,15 +447,24 @@ fn hover(cursor: &Cursor<'_>) -> Option<Value> {
     let db = workspace.db();
     let (item, start, token) = item_at(workspace, cursor.file, cursor.offset)?;
     let mut sections: Vec<String> = Vec::new();
-    match meaning(workspace, item, &token, &OnceCell::new()) {
+    let locals = OnceCell::new();
+    let mut binder = false;
+    match meaning(workspace, item, &token, &locals) {
         Some(Meaning::Declaration(target)) => sections.push(declaration_hover(workspace, target)),
+        Some(Meaning::Variant { owner, name }) => sections.extend(variant_hover(workspace, owner, &name)),
         Some(Meaning::Builtin(name)) => sections.push(format!("`{name}`: a builtin (`cairn rules calls`)")),
+        // A binder (a parameter, a `let`, …): what a use of it would show.
+        Some(Meaning::Local { function, binder: range }) if range == token.text_range() => {
+            binder = true;
+            let locals = locals.get_or_init(|| crate::locals::locals(db, function));
+            sections.extend(locals.binding_at(range).and_then(|b| binding_hover(workspace, function, locals, b)));
+        }
         _ => {}
     }
     // The smallest checked expression under the cursor: its type, what is expected of it, and
     // for a binding whether it is mutable.
     let kind = workspace.entry_of(item).map(|(_, e)| e.key.kind);
-    if matches!(kind, Some(ItemKind::Fn | ItemKind::Test)) {
+    if !binder && matches!(kind, Some(ItemKind::Fn | ItemKind::Test)) {
         let relative = cursor.offset - start;
         let map = cairn_hir::body::fn_source_map(db, item);
         let check = cairn_hir::check::check_fn(db, item);
@@ -359,6 +499,63 @@ fn hover(cursor: &Cursor<'_>) -> Option<Value> {
     Some(json!({"contents": {"kind": "markdown", "value": sections.join("\n\n---\n\n")}}))
 }
 
+/// A binder's hover, as a use of it shows: its type as the check gave it, and whether it is
+/// mutable. The type is the parameter's declared one, else that of a checked use, else that of a
+/// `let`'s initializer; none when the check did not reach any of them.
+fn binding_hover(workspace: &Workspace, function: Item, locals: &Locals, binding: usize) -> Option<String> {
+    let db = workspace.db();
+    let found = &locals.bindings[binding];
+    let body = cairn_hir::body::fn_body(db, function);
+    let map = cairn_hir::body::fn_source_map(db, function);
+    let check = cairn_hir::check::check_fn(db, function);
+    let type_of = |id: usize| check.expr_types.get(id).filter(|t| !t.is_error()).map(ToString::to_string);
+    let declared = match found.kind {
+        BindingKind::Param => cairn_hir::signature::fn_signature(db, function)
+            .params
+            .iter()
+            .find(|p| p.name == found.name)
+            .filter(|p| !p.ty.is_error())
+            .map(|p| p.ty.to_string()),
+        _ => None,
+    };
+    // A use is a name expression whose identifier is the use's range.
+    let used = || {
+        locals.uses.iter().filter(|u| u.binding == binding).find_map(|u| {
+            map.exprs
+                .iter()
+                .enumerate()
+                .filter(|(i, r)| {
+                    r.contains_range(u.range) && matches!(body.exprs.get(*i), Some(cairn_hir::body::Expr::Name(_)))
+                })
+                .min_by_key(|(_, r)| r.len())
+                .and_then(|(i, _)| type_of(i))
+        })
+    };
+    let initialized = || {
+        body.stmts.iter().find_map(|stmt| match stmt {
+            cairn_hir::body::Stmt::Let { binder, init, .. }
+                if map.binders.get(binder.0 as usize).is_some_and(|r| r.contains_range(found.range)) =>
+            {
+                type_of(init.0 as usize)
+            }
+            _ => None,
+        })
+    };
+    let ty = declared.or_else(used).or_else(initialized)?;
+    let mutable = matches!(found.kind, BindingKind::Let { mutable: true, .. } | BindingKind::Stack);
+    Some(format!("`{ty}`{}", if mutable { ", a mutable binding" } else { ", an immutable binding" }))
+}
+
+/// A variant's hover: the variant as written, qualified by its enum, and the enum's full name.
+fn variant_hover(workspace: &Workspace, owner: Item, name: &str) -> Option<String> {
+    let node = variant_node(workspace, owner, name)?;
+    let written = node.text().to_string();
+    let written = written.trim().trim_end_matches(';').trim_end();
+    let full_name = workspace.full_name(owner);
+    let short = full_name.rsplit('.').next().unwrap_or(&full_name);
+    Some(format!("```cairn\n{short}.{written}\n```\n\na variant of `{full_name}`"))
+}
+
 /// A declaration's hover: its signature or declaring line, and for a function its effect row,
 /// declared ceiling and guard sites; the comment above it.
 fn declaration_hover(workspace: &Workspace, item: Item) -> String {
@@ -367,7 +564,11 @@ fn declaration_hover(workspace: &Workspace, item: Item) -> String {
     let mut out = String::new();
     match entry.key.kind {
         ItemKind::Fn | ItemKind::Test => {
-            let signature = cairn_hir::render::signature_text(db, item, true);
+            // A test is shown as written, not by the internal name it is compiled under.
+            let signature = match entry.key.kind {
+                ItemKind::Test => format!("test {}", entry.key.name.trim_start_matches("test$")),
+                _ => cairn_hir::render::signature_text(db, item, true),
+            };
             out.push_str(&format!("```cairn\n{signature}\n```\n"));
             let row = workspace
                 .last_rows()
@@ -456,11 +657,24 @@ fn declaration_location(analysis: &Analysis, project: &Project, item: Item) -> O
     Some(json!({"uri": uri, "range": LineMap::new(&text).range(&text, start, end)}))
 }
 
+/// The location of a variant's name in its enum.
+fn variant_location(analysis: &Analysis, project: &Project, owner: Item, name: &str) -> Option<Value> {
+    let workspace = &project.workspace;
+    let (file, entry) = workspace.entry_of(owner)?;
+    let node = variant_node(workspace, owner, name)?;
+    let range = node.children().find(|c| c.kind() == SyntaxKind::NAME)?.text_range();
+    let (uri, text) = file_location(analysis, project, file)?;
+    let start = usize::from(entry.start) + usize::from(range.start());
+    let end = usize::from(entry.start) + usize::from(range.end());
+    Some(json!({"uri": uri, "range": LineMap::new(&text).range(&text, start, end)}))
+}
+
 fn definition(analysis: &Analysis, cursor: &Cursor<'_>) -> Option<Value> {
     let workspace = &cursor.project.workspace;
     let (item, start, token) = item_at(workspace, cursor.file, cursor.offset)?;
     match meaning(workspace, item, &token, &OnceCell::new())? {
         Meaning::Declaration(target) => declaration_location(analysis, cursor.project, target),
+        Meaning::Variant { owner, name } => variant_location(analysis, cursor.project, owner, &name),
         Meaning::Local { binder, .. } => {
             let (s, e) = (start + usize::from(binder.start()), start + usize::from(binder.end()));
             let uri = cursor.project.files.get(cursor.file)?.uri.clone();
@@ -494,8 +708,15 @@ fn reference_spans(cursor: &Cursor<'_>, include_declaration: bool) -> Vec<(usize
                 out.extend(locals.uses.iter().filter(|u| u.binding == binding).map(|u| span(u.range, u.written)));
             }
         }
-        Meaning::Declaration(target) => {
-            let name: String = workspace.full_name(target).rsplit('.').next().unwrap_or("").to_string();
+        Meaning::Declaration(_) | Meaning::Variant { .. } => {
+            // Every identifier of the program spelt like it that means the same.
+            let name: String = match &named {
+                Meaning::Variant { name, .. } => name.clone(),
+                Meaning::Declaration(target) => {
+                    workspace.full_name(*target).rsplit('.').next().unwrap_or("").to_string()
+                }
+                _ => return out,
+            };
             for (file, state) in workspace.files().iter().enumerate().filter(|(_, f)| !f.library) {
                 for entry in &state.items {
                     let node = entry.item.syntax(db).syntax_node();
@@ -505,11 +726,7 @@ fn reference_spans(cursor: &Cursor<'_>, include_declaration: bool) -> Vec<(usize
                         if t.kind() != SyntaxKind::IDENT || t.text() != name {
                             continue;
                         }
-                        let hit = match meaning(workspace, entry.item, &t, &entry_locals) {
-                            Some(Meaning::Declaration(found)) => found == target,
-                            _ => false,
-                        };
-                        if !hit {
+                        if meaning(workspace, entry.item, &t, &entry_locals).as_ref() != Some(&named) {
                             continue;
                         }
                         let declaration = t.parent().is_some_and(|p| p.kind() == SyntaxKind::NAME);
@@ -804,14 +1021,13 @@ fn variant_has_payload(
     variant: &str,
 ) -> Option<bool> {
     let decl = scope.by_full_name.get(enum_name)?.iter().find(|d| d.kind == ItemKind::Enum)?;
-    let node = decl.item.syntax(workspace.db()).syntax_node();
-    let found = node.descendants().filter(|d| d.kind() == SyntaxKind::VARIANT).find(|v| {
-        v.children().find(|c| c.kind() == SyntaxKind::NAME).is_some_and(|n| n.text().to_string().trim() == variant)
-    })?;
+    let found = variant_node(workspace, decl.item, variant)?;
     Some(found.children_with_tokens().any(|e| e.kind() == SyntaxKind::L_PAREN))
 }
 
-/// A name another module declares `pub`, exactly one: import it.
+/// A name another module declares `pub`, exactly one: import it. The modules are the program's,
+/// the library modules it links, and the packaged library modules it does not import yet (which
+/// the import then links).
 fn import_fix(cursor: &Cursor<'_>, start: usize, end: usize) -> Option<Fix> {
     let name = cursor.text.get(start..end)?.to_string();
     if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
@@ -821,16 +1037,21 @@ fn import_fix(cursor: &Cursor<'_>, start: usize, end: usize) -> Option<Fix> {
     let scope = cairn_hir::scope::scope(workspace.db());
     let (here, _, _) = item_at(workspace, cursor.file, start)?;
     let module = scope.module_of(here);
-    let candidates: Vec<String> = scope
+    let linked = scope
         .by_full_name
         .iter()
         .filter(|(full, decls)| {
             full.rsplit_once('.').is_some_and(|(m, n)| n == name && *m != *module)
                 && decls.iter().any(|d| scope.info(d.item).is_some_and(|i| i.public || i.library))
         })
-        .filter_map(|(full, _)| full.rsplit_once('.').map(|(m, _)| m.to_string()))
-        .collect();
-    let [from] = candidates.as_slice() else { return None };
+        .filter_map(|(full, _)| full.rsplit_once('.').map(|(m, _)| m.to_string()));
+    let packaged = library_declarations()
+        .iter()
+        .filter(|(m, n)| n == &name && *m != &*module && !scope.modules.contains_key(*m))
+        .map(|(m, _)| m.to_string());
+    let candidates: std::collections::BTreeSet<String> = linked.chain(packaged).collect();
+    let mut candidates = candidates.into_iter();
+    let (Some(from), None) = (candidates.next(), candidates.next()) else { return None };
     // After the last import or module header of the file, else at the top.
     let root = workspace.files()[cursor.file].parse.syntax_node();
     let after = root
@@ -847,6 +1068,37 @@ fn import_fix(cursor: &Cursor<'_>, start: usize, end: usize) -> Option<Fix> {
         format!("Import {name} from {from}"),
         vec![json!({"range": cursor.map.range(cursor.text, at, at), "newText": text})],
     ))
+}
+
+/// The `pub` declarations of every packaged library module, as (module, name), read once from
+/// the texts compiled into the binary: a program that does not import a module has none of its
+/// declarations in its scope.
+fn library_declarations() -> &'static [(&'static str, String)] {
+    static DECLARATIONS: std::sync::OnceLock<Vec<(&'static str, String)>> = std::sync::OnceLock::new();
+    DECLARATIONS.get_or_init(|| {
+        let mut out = Vec::new();
+        for module in cairn_hir::library::MODULES {
+            let parse = cairn_syntax::parse(module.text);
+            for node in parse.syntax_node().children() {
+                let public = node.children().any(|c| c.kind() == SyntaxKind::VISIBILITY);
+                let declares = matches!(
+                    node.kind(),
+                    SyntaxKind::FN
+                        | SyntaxKind::EXTERN_FN
+                        | SyntaxKind::STRUCT
+                        | SyntaxKind::ENUM
+                        | SyntaxKind::CONST
+                        | SyntaxKind::TRAIT
+                );
+                if let (true, true, Some(name)) =
+                    (public, declares, node.children().find(|c| c.kind() == SyntaxKind::NAME))
+                {
+                    out.push((module.name, name.text().to_string().trim().to_string()));
+                }
+            }
+        }
+        out
+    })
 }
 
 // ----- semantic tokens --------------------------------------------------------------------------
@@ -868,10 +1120,26 @@ fn semantic_tokens(project: &Project, file: usize) -> Vec<u32> {
             local_uses.insert(usize::from(entry.start) + usize::from(local_use.range.start()), kind);
         }
     }
+    // Every variant name of every enum: whether only the library declares it.
+    let mut variants: HashMap<String, bool> = HashMap::new();
+    for decl in scope.by_full_name.values().flatten().filter(|d| d.kind == ItemKind::Enum) {
+        let library = scope.info(decl.item).is_some_and(|i| i.library);
+        let node = decl.item.syntax(workspace.db()).syntax_node();
+        for variant in node.descendants().filter(|d| d.kind() == SyntaxKind::VARIANT) {
+            let Some(name) = variant.children().find(|c| c.kind() == SyntaxKind::NAME) else { continue };
+            let only_library = variants.entry(name.text().to_string().trim().to_string()).or_insert(true);
+            *only_library &= library;
+        }
+    }
+    // The module in effect at each declaration's start, in file order.
+    let modules: Vec<(usize, std::sync::Arc<str>)> =
+        state.items.iter().map(|e| (usize::from(e.start), scope.module_of(e.item))).collect();
+    let classes =
+        Classes { workspace, scope, local_uses, variants, modules, module_at_start: state.module_at_start.clone() };
     let mut data = Vec::new();
     let (mut last_line, mut last_start) = (0u32, 0u32);
     for token in root.descendants_with_tokens().filter_map(|e| e.into_token()) {
-        let Some((kind, modifiers)) = classify(&token, scope, &local_uses) else { continue };
+        let Some((kind, modifiers)) = classify(&token, &classes) else { continue };
         let range = token.text_range();
         let (line, start) = map.position(text, usize::from(range.start()));
         let length: usize = token.text().chars().map(char::len_utf16).sum();
@@ -907,14 +1175,41 @@ fn local_token(kind: BindingKind) -> (u32, u32) {
     }
 }
 
-fn classify(
-    token: &SyntaxToken,
-    scope: &cairn_hir::scope::ProgramScope,
-    local_uses: &HashMap<usize, (u32, u32)>,
-) -> Option<(u32, u32)> {
+/// What the semantic tokens of one document are classified with.
+struct Classes<'a> {
+    workspace: &'a Workspace,
+    scope: &'a cairn_hir::scope::ProgramScope,
+    /// Every use of a local, by its absolute start: the kind of the binding it resolves to.
+    local_uses: HashMap<usize, (u32, u32)>,
+    /// Every variant name of every enum: whether only the library declares it.
+    variants: HashMap<String, bool>,
+    /// The module in effect at each declaration's start, in file order.
+    modules: Vec<(usize, std::sync::Arc<str>)>,
+    module_at_start: std::sync::Arc<str>,
+}
+
+impl Classes<'_> {
+    /// The module in effect at an offset of the document.
+    fn module_at(&self, offset: usize) -> &str {
+        match self.modules.partition_point(|(start, _)| *start <= offset) {
+            0 => &self.module_at_start,
+            n => &self.modules[n - 1].1,
+        }
+    }
+
+    /// A variant's kind and modifiers, `None` when no enum has a variant `name`.
+    fn variant(&self, name: &str) -> Option<(u32, u32)> {
+        let only_library = *self.variants.get(name)?;
+        Some((type_index("enumMember"), if only_library { DEFAULT_LIBRARY } else { 0 }))
+    }
+}
+
+fn classify(token: &SyntaxToken, classes: &Classes<'_>) -> Option<(u32, u32)> {
     if token.kind() != SyntaxKind::IDENT {
         return None;
     }
+    let scope = classes.scope;
+    let local_uses = &classes.local_uses;
     let parent = token.parent()?;
     let name = token.text();
     let local = |t: &str| Some((type_index(t), 0));
@@ -951,6 +1246,14 @@ fn classify(
                     let owner = grand.parent()?;
                     match owner.kind() {
                         SyntaxKind::MODULE_DECL | SyntaxKind::IMPORT => local("namespace"),
+                        // A match arm's variant, after the enum (or module) that may qualify it.
+                        SyntaxKind::MATCH_ARM => {
+                            let last = grand.children().filter(|c| c.kind() == SyntaxKind::NAME_REF).last();
+                            if last.as_ref() == Some(&parent) {
+                                return classes.variant(name).or_else(|| local("enumMember"));
+                            }
+                            type_kind(scope, name).or_else(|| local("namespace"))
+                        }
                         SyntaxKind::PATH_TYPE => {
                             let last = grand.children().filter(|c| c.kind() == SyntaxKind::NAME_REF).last();
                             if last.as_ref() != Some(&parent) {
@@ -968,7 +1271,28 @@ fn classify(
                     Some(kind) => Some(kind),
                     None => local("function"),
                 },
-                SyntaxKind::FIELD_EXPR => local("property"),
+                // `Step.Walk` (a variant of the enum the base names, unless the base is a local),
+                // else a field.
+                SyntaxKind::FIELD_EXPR => {
+                    let base = grand.first_child()?;
+                    let first = base
+                        .descendants_with_tokens()
+                        .filter_map(|e| e.into_token())
+                        .find(|t| !t.kind().is_trivia())?;
+                    let offset = usize::from(token.text_range().start());
+                    let owner = if local_uses.contains_key(&usize::from(first.text_range().start())) {
+                        None
+                    } else {
+                        enum_named_by(scope, classes.module_at(offset), &base)
+                    };
+                    match owner {
+                        Some(owner) if has_variant(classes.workspace, owner, name) => {
+                            let library = scope.info(owner).is_some_and(|i| i.library);
+                            Some((type_index("enumMember"), if library { DEFAULT_LIBRARY } else { 0 }))
+                        }
+                        _ => local("property"),
+                    }
+                }
                 SyntaxKind::EXTENT => local("parameter"),
                 SyntaxKind::NAME_EXPR => {
                     let callee = grand
@@ -985,6 +1309,9 @@ fn classify(
                                 Some(kind) => Some(kind),
                                 None => local("function"),
                             }
+                        } else if let Some(variant) = classes.variant(name) {
+                            // `Some(x)`: a bare variant constructed.
+                            Some(variant)
                         } else {
                             Some((type_index("function"), DEFAULT_LIBRARY))
                         };
@@ -996,7 +1323,7 @@ fn classify(
                             Some(ItemKind::Const) => Some((type_index("variable"), READONLY)),
                             Some(ItemKind::Struct) => local("struct"),
                             Some(ItemKind::Enum) => local("enum"),
-                            _ => local("enumMember"),
+                            _ => classes.variant(name).or_else(|| local("enumMember")),
                         };
                     }
                     local("variable")

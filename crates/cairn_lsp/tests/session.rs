@@ -1,6 +1,7 @@
 //! The analysis thread driven as an editor drives it, message by message: which documents get
 //! diagnostics, which binding a local name resolves to (definition, references, highlights),
-//! and the quick fixes, applied and re-checked.
+//! which enum variant a name means (definition, references, semantic tokens), hover on binders,
+//! variants and tests, and the quick fixes, applied and re-checked.
 //!
 //! Fixtures are compact texts: `$0` marks the cursor, `«…»` the spans a request must answer.
 //! A request is answered after every message before it and after the check it needs, so the
@@ -446,4 +447,216 @@ fn semantic_tokens_take_a_locals_kind_from_the_binding_it_resolves_to() {
     let mutable = 8;
     assert_eq!(modifiers_at[&(3, 4)] & mutable, mutable, "`x = 2` writes the `let mut x`");
     assert_eq!(modifiers_at[&(6, 12)] & mutable, 0, "`println(x)` reads the loop binder");
+}
+
+/// The code actions offered for a document's diagnostic with `code`, after checking that its
+/// range marks exactly `marked`.
+#[track_caller]
+fn actions_for(session: &mut Session, uri: &str, text: &str, code: &str, marked: &str) -> Vec<Value> {
+    let diagnostics = session.diagnostics(uri).expect("diagnostics");
+    let diagnostic = diagnostics.iter().find(|d| d["code"] == code).unwrap_or_else(|| panic!("{diagnostics:#?}"));
+    let (start, end) = span(text, &diagnostic["range"]);
+    assert_eq!(&text[start..end], marked, "{diagnostic:#}");
+    let actions = session
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": diagnostic["range"], "context": {"diagnostics": [diagnostic]}}),
+        )
+        .expect("code actions");
+    actions.as_array().expect("a list").clone()
+}
+
+#[test]
+fn an_unknown_type_marks_its_name_and_the_import_fix_makes_the_program_pass() {
+    let import = "import std.core (Option);\n";
+    let cases = [
+        // In a signature (the checker reports it at `fn`), in a `let` (at `let`), after a module
+        // header (the import goes in under it), inside a generic argument.
+        ("fn half(x:u32) -> Option[u32] {\n  if x % 2 == 0 { return Some(x / 2); }\n  return None;\n}\n", None),
+        ("fn f() -> u32 {\n  let o:Option[u32] = Some(3);\n  return 1;\n}\n", None),
+        (
+            "module shapes.app;\n\nfn f(x:u32) -> u32 {\n  let o:Option[u32] = None;\n  return x;\n}\n",
+            Some(
+                "module shapes.app;\nimport std.core (Option);\n\nfn f(x:u32) -> u32 {\n  let o:Option[u32] = None;\n  return x;\n}\n",
+            ),
+        ),
+        ("fn f(v:ro<Option[u32]>) -> u32 {\n  return 1;\n}\n", None),
+    ];
+    for (text, expected) in cases {
+        let mut session = Session::new();
+        session.open(URI, text);
+        let actions = actions_for(&mut session, URI, text, "E-TYPE", "Option");
+        let [action] = actions.as_slice() else { panic!("one action for {text}: {actions:#?}") };
+        assert_eq!(action["title"], "Import Option from std.core");
+        let result = apply(text, action["edit"]["changes"][URI].as_array().expect("edits"));
+        let expected = expected.map_or_else(|| format!("{import}{text}"), str::to_string);
+        assert_eq!(result, expected);
+        session.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": result}]}),
+        );
+        assert_eq!(session.diagnostics(URI), Some(Vec::new()), "{result}");
+    }
+}
+
+#[test]
+fn the_import_fix_offers_a_library_name_the_program_does_not_import_yet() {
+    // `std.core` is linked only when imported: its names are offered all the same.
+    let text = "fn f() -> u32 {\n  return U32_MAX;\n}\n";
+    let mut session = Session::new();
+    session.open(URI, text);
+    let actions = actions_for(&mut session, URI, text, "E-UNBOUND", "U32_MAX");
+    let [action] = actions.as_slice() else { panic!("one action: {actions:#?}") };
+    assert_eq!(action["title"], "Import U32_MAX from std.core");
+    let result = apply(text, action["edit"]["changes"][URI].as_array().expect("edits"));
+    assert_eq!(result, format!("import std.core (U32_MAX);\n{text}"));
+    session.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": result}]}),
+    );
+    assert_eq!(session.diagnostics(URI), Some(Vec::new()), "{result}");
+}
+
+#[test]
+fn an_unknown_qualified_type_marks_its_path_and_gets_no_import() {
+    let text = "fn f() -> nowhere.Thing {\n  return 1;\n}\n";
+    let mut session = Session::new();
+    session.open(URI, text);
+    assert_eq!(actions_for(&mut session, URI, text, "E-TYPE", "nowhere.Thing"), Vec::<Value>::new());
+}
+
+const STEPS: &str = "enum Step { Walk(u32); Jog(u32); Rest; }\n";
+
+/// Definition at `$0` answers the one marked span of the same document.
+#[track_caller]
+fn check_definition(fixture: &str) {
+    let (text, cursor, expected) = parse_fixture(fixture);
+    let mut session = Session::new();
+    session.open(URI, &text);
+    let at = json!({"textDocument": {"uri": URI}, "position": position(&text, cursor.expect("a $0 cursor"))});
+    let definition = session.request("textDocument/definition", at).expect("definition");
+    assert_eq!(definition["uri"], URI, "{definition:#}");
+    assert_eq!(span(&text, &definition["range"]), expected[0], "definition in {text}");
+}
+
+#[test]
+fn definition_of_a_variant_is_its_name_in_the_enum() {
+    let program =
+        |body: &str| format!("enum Step {{ Walk(u32); «Jog»(u32); Rest; }}\nfn f(s:Step) -> Step {{\n{body}}}\n");
+    check_definition(&program("  return Step.J$0og(3);\n"));
+    check_definition(&program("  let t:Step = Jog$0(2);\n  return t;\n"));
+    check_definition(&program(
+        "  match s {\n    Walk(m) => return Step.Walk(m);\n    J$0og(m) => return s;\n    Rest => return s;\n  }\n",
+    ));
+    check_definition(&program(
+        "  match s {\n    Step.Walk(m) => return s;\n    Step.$0Jog(m) => return s;\n    Step.Rest => return s;\n  }\n",
+    ));
+    // On the declaration itself.
+    check_definition("enum Step { Walk(u32); «J$0og»(u32); Rest; }\n");
+}
+
+#[test]
+fn definition_of_a_library_variant_is_in_the_written_std_file() {
+    let text = "fn half(x:u32) -> Option[u32] {\n  if x % 2 == 0 { return Some(x / 2); }\n  if x == 1 { return Option[u32].None; }\n  return None;\n}\n";
+    let text = format!("import std.core (Option);\n{text}");
+    // Each use: the text before the variant, and the variant.
+    for (before, needle) in [("return ", "Some"), ("u32].", "None"), ("return ", "None;\n}")] {
+        let mut session = Session::new();
+        session.open(URI, &text);
+        let at = text.find(&format!("{before}{needle}")).expect("needle") + before.len() + 1;
+        let at = json!({"textDocument": {"uri": URI}, "position": position(&text, at)});
+        let definition = session.request("textDocument/definition", at).expect("definition");
+        let uri = definition["uri"].as_str().expect("a location");
+        assert!(uri.ends_with("/std/core.cairn"), "{definition:#}");
+        let path = cairn_lsp::convert::uri_to_path(uri).expect("a file URI");
+        let core = std::fs::read_to_string(path).expect("the written std/core.cairn");
+        let (start, end) = span(&core, &definition["range"]);
+        assert_eq!(&core[start..end], &needle[..4], "{before}{needle}");
+        assert!(core[..start].rsplit('\n').next().unwrap_or_default().contains("enum Option"), "{definition:#}");
+    }
+}
+
+#[test]
+fn references_of_a_variant_are_its_declaration_and_every_use() {
+    check_local(
+        "enum Step { Walk(u32); «Jog»(u32); Rest; }\nenum Pace { Jog; Run; }\nfn f(s:Step, p:Pace) -> Step {\n  match p {\n    Jog => return Step.«J$0og»(1);\n    Run => return «Jog»(2);\n  }\n}\nfn g(s:Step) -> u32 {\n  match s {\n    Walk(m) => return m;\n    «Jog»(m) => return m;\n    Step.Rest => return 0;\n  }\n}\n",
+    );
+}
+
+/// The semantic tokens of a text: kind and modifiers by start position.
+fn semantic_tokens(text: &str) -> std::collections::HashMap<(u32, u32), (&'static str, u32)> {
+    let mut session = Session::new();
+    session.open(URI, text);
+    let tokens = session.request("textDocument/semanticTokens/full", json!({"textDocument": {"uri": URI}})).unwrap();
+    let data: Vec<u32> = tokens["data"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
+    let (mut line, mut start) = (0, 0);
+    let mut out = std::collections::HashMap::new();
+    for token in data.chunks(5) {
+        start = if token[0] == 0 { start + token[1] } else { token[1] };
+        line += token[0];
+        out.insert((line, start), (cairn_lsp::features::TOKEN_TYPES[token[3] as usize], token[4]));
+    }
+    out
+}
+
+#[test]
+fn semantic_tokens_mark_variants_as_enum_members() {
+    let fixture = "import std.core (Option);\nenum Step { Walk(u32); Rest; }\nstruct P { x:u32; }\nfn f(s:Step, p:P) -> Step {\n  let o:Option[u32] = «Some»(p.«x»);\n  match s {\n    «Walk»(m) => return Step.«Walk»(m);\n    «Step».«Rest» => return Step.«Rest»;\n  }\n}\n";
+    let (text, _, spans) = parse_fixture(fixture);
+    let kinds = semantic_tokens(&text);
+    let at = |i: usize| {
+        kinds[&{
+            let (line, character) = LineMap::new(&text).position(&text, spans[i].0);
+            (line, character)
+        }]
+    };
+    let default_library = 4;
+    assert_eq!(at(0), ("enumMember", default_library), "`Some(…)`");
+    assert_eq!(at(1).0, "property", "`p.x`");
+    for i in [2, 3, 5, 6] {
+        assert_eq!(at(i), ("enumMember", 0), "{:?}", &text[spans[i].0..spans[i].1]);
+    }
+    assert_eq!(at(4).0, "enum", "the enum qualifying an arm");
+}
+
+/// The hover text at `$0`.
+#[track_caller]
+fn hover(fixture: &str) -> String {
+    let (text, cursor, _) = parse_fixture(fixture);
+    let mut session = Session::new();
+    session.open(URI, &text);
+    let at = json!({"textDocument": {"uri": URI}, "position": position(&text, cursor.expect("a $0 cursor"))});
+    let hover = session.request("textDocument/hover", at).expect("hover");
+    hover["contents"]["value"].as_str().unwrap_or_else(|| panic!("a hover: {hover:#}")).to_string()
+}
+
+#[test]
+fn hover_on_a_binder_shows_what_hover_on_a_use_shows() {
+    let program = "enum Box { Empty; Full(u32); }\nfn pick(b:Box) -> u32 {\n  let mut out:u32 = 0;\n  match b {\n    Empty => out = 0;\n    Full(n) => { out = n + 1; }\n  }\n  return out;\n}\n";
+    let at = |needle: &str, offset: usize| {
+        let index = program.find(needle).expect("needle") + offset;
+        hover(&format!("{}$0{}", &program[..index], &program[index..]))
+    };
+    assert_eq!(at("b:Box", 0), "`Box`, an immutable binding");
+    assert_eq!(at("b:Box", 0), at("match b", 6));
+    assert_eq!(at("mut out", 4), "`u32`, a mutable binding");
+    assert_eq!(at("mut out", 4), at("out = n", 0));
+    assert_eq!(at("Full(n)", 5), at("n + 1", 0));
+    // A `let` never used: its initializer's type.
+    assert_eq!(hover("fn f() {\n  let u$0nused:u64 = 3;\n}\n"), "`u64`, an immutable binding");
+}
+
+#[test]
+fn hover_on_a_test_names_it_as_written() {
+    let shown = hover(
+        "fn add(a:u32, b:u32) -> u32 {\n  return a + b;\n}\ntest metres_$0add_up {\n  assert(add(1, 2) == 3);\n}\n",
+    );
+    assert!(shown.starts_with("```cairn\ntest metres_add_up\n```"), "{shown}");
+    assert!(!shown.contains('$'), "{shown}");
+}
+
+#[test]
+fn hover_on_a_variant_shows_it_and_its_enum() {
+    let shown = hover(&format!("{STEPS}fn f() -> Step {{\n  return Step.J$0og(3);\n}}\n"));
+    assert!(shown.starts_with("```cairn\nStep.Jog(u32)\n```\n\na variant of `Step`"), "{shown}");
 }
