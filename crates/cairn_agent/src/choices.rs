@@ -575,6 +575,17 @@ impl Sketch {
         }
         out.insert("boundary".into(), json!(boundary));
         out.insert("smt_queries".into(), json!(comparison.queries.len()));
+        // For the host (not model feedback): what the answer rests on.
+        out.insert(
+            "receipt".into(),
+            json!({
+                "reference_sha256": crate::canonical::sha256_hex(contract.reference_source.as_bytes()),
+                "candidate_sha256": sources.sha256(),
+                "domain": contract.assume,
+                "queries": comparison.queries.iter().map(|q| json!({"purpose": q.purpose, "sha256": q.sha256(), "answer": q.answer})).collect::<Vec<_>>(),
+                "z3": cairn_smt::z3_version(),
+            }),
+        );
         (out, cex)
     }
 
@@ -656,7 +667,7 @@ impl Sketch {
                                 "front_end_refusals": refusals,
                                 "candidate": candidate_sha,
                                 "choices": choices,
-                                "semantic_receipt": {"sketch_sha256": sketch_sha, "candidate_sha256": receipt["candidate_sha256"], "status": "smt-equivalent", "z3": cairn_smt::z3_version()},
+                                "semantic_receipt": {"sketch_sha256": sketch_sha, "candidate_sha256": receipt["candidate_sha256"], "status": "smt-equivalent", "solver": result["receipt"]},
                             })));
                         }
                         if let Some(cex) = cex {

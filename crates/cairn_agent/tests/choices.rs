@@ -117,6 +117,11 @@ fn fills_are_judged_and_checked_against_the_reference() {
     );
     let result = s.check_semantics(&sketch_sha, &candidate).unwrap();
     assert_eq!(result["status"], "smt-equivalent", "{}", Value::Object(result.clone()));
+    // The host's receipt: hashes, the domain, every query, the solver.
+    assert_eq!(result["receipt"]["candidate_sha256"], candidate.as_str());
+    assert_eq!(result["receipt"]["domain"], "lo <= hi");
+    assert!(!result["receipt"]["queries"].as_array().unwrap().is_empty());
+    assert!(!result["receipt"]["z3"].as_str().unwrap().is_empty());
     // A wrong choice: a counterexample, replayed, with what the reference and the candidate do.
     let receipt = s.fill_json(r#"{"low_side":"min(v, lo)","high_side":"min(low_side, hi)"}"#).unwrap();
     let wrong = receipt["candidate_sha256"].as_str().unwrap().to_string();
