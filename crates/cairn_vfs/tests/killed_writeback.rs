@@ -1,9 +1,9 @@
 //! A write-back killed between two files (protocol §16.4; issue 5): every file is whole — before
 //! or after, never torn — and the next journal user rolls the interrupted write back.
 //!
-//! The test runs itself as the child that writes (the ignored `child_writes_two_files` test,
-//! which writes into the directory `CAIRN_JOURNAL_CHILD` names), pausing after each renamed file
-//! through the journal's test hook; the parent kills it with SIGKILL during the first pause.
+//! The test runs itself again as the child that writes: with `CAIRN_JOURNAL_CHILD` set, the same
+//! test writes into the directory it names, pausing after each renamed file through the journal's
+//! test hook; the parent kills it with SIGKILL during the first pause.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,12 +23,9 @@ fn changes() -> Vec<FileChange> {
     ]
 }
 
-/// The child half of the test below, run only by it (with `--include-ignored`).
-#[test]
-#[ignore = "run as a child process by a_write_back_killed_between_files_is_rolled_back"]
-fn child_writes_two_files() {
-    let dir = std::env::var_os("CAIRN_JOURNAL_CHILD").expect("run by the parent test, which names the directory");
-    let result = Journal::new(Path::new(&dir)).write(&changes());
+/// The child half: writes both files into `dir` (the parent kills it before it finishes).
+fn child_writes_two_files(dir: &Path) {
+    let result = Journal::new(dir).write(&changes());
     // Only reached when nobody kills this process.
     assert!(result.is_ok(), "{result:?}");
 }
@@ -39,13 +36,17 @@ fn read(path: &Path) -> String {
 
 #[test]
 fn a_write_back_killed_between_files_is_rolled_back() {
+    if let Some(dir) = std::env::var_os("CAIRN_JOURNAL_CHILD") {
+        child_writes_two_files(Path::new(&dir));
+        return;
+    }
     let dir: PathBuf = std::env::temp_dir().join(format!("cairn-journal-kill-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(dir.join("a.cairn"), A_BEFORE).unwrap();
     std::fs::write(dir.join("src/b.cairn"), B_BEFORE).unwrap();
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_writes_two_files", "--include-ignored", "--nocapture"])
+        .args(["--exact", "a_write_back_killed_between_files_is_rolled_back", "--nocapture"])
         .env("CAIRN_JOURNAL_CHILD", &dir)
         .env("CAIRN_WRITEBACK_PAUSE_MS", "10000")
         .spawn()
