@@ -10,14 +10,14 @@
 
 use std::collections::BTreeMap;
 
-use cairn_hir::{SourceText, Workspace};
+use cairn_hir::{Item, Workspace};
 use cairn_smt::{Options, Verdict, WValue};
 use cairn_syntax::{TextRange, TextSize};
 use serde_json::{Map, Value, json};
 
 use crate::canonical::digest;
 use crate::edit::{EditHost, OpenRequest, Sources};
-use crate::equiv::{self, Lowered};
+use crate::equiv::{self, Assumption, Lowered, Reference};
 
 /// At most this many slots.
 pub const MAX_SLOTS: usize = 16;
@@ -69,8 +69,23 @@ pub struct Sketch {
     issued: BTreeMap<String, Issued>,
     /// Inputs that rejected earlier candidates (replayed first by `solve_finite`).
     counterexamples: Vec<Vec<WValue>>,
+    /// The pinned program, checked once, and the sketched function in it.
+    workspace: Workspace,
+    item: Item,
+    /// The reference and its assumption, loaded at the first semantic check (or why not: the
+    /// status and the reason).
+    reference: Option<Result<Prepared, (&'static str, String)>>,
     pub options: Options,
 }
+
+/// The semantic contract, compiled.
+struct Prepared {
+    reference: Reference,
+    assumption: Option<Assumption>,
+}
+
+/// A candidate's MIR (the function and what it calls) and its symbol.
+type CandidateCode = (Lowered, std::sync::Arc<str>);
 
 type Refusal = Map<String, Value>;
 
@@ -120,6 +135,11 @@ impl Sketch {
         let symbol = packet.record["symbol"].as_str().unwrap_or(symbol).to_string();
         let (file, body, sites) =
             host.session_span(&handle).ok_or_else(|| host.refusal("E-SESSION", "no session", vec![]))?;
+        // The pinned program, checked once for slot facts and the packet.
+        let mut workspace = Workspace::new(sources.files.clone());
+        workspace.check();
+        let item =
+            workspace.function_named(&symbol).ok_or_else(|| host.refusal("E-SYMBOL", "no such function", vec![]))?;
         Ok(Sketch {
             host,
             sources,
@@ -134,6 +154,9 @@ impl Sketch {
             sealed: None,
             issued: BTreeMap::new(),
             counterexamples: Vec::new(),
+            workspace,
+            item,
+            reference: None,
             options: Options::default(),
         })
     }
@@ -223,12 +246,9 @@ impl Sketch {
 
     /// The checker's type of the expression at `range` and the bindings in scope there.
     fn facts(&self, range: TextRange) -> (Option<String>, Vec<Value>) {
-        let mut workspace = Workspace::new(self.sources.files.clone());
-        workspace.check();
-        let Some(item) = workspace.function_named(&self.symbol) else { return (None, Vec::new()) };
-        let Some((_, entry)) = workspace.entry_of(item) else { return (None, Vec::new()) };
+        let Some((_, entry)) = self.workspace.entry_of(self.item) else { return (None, Vec::new()) };
         let relative = range - entry.start;
-        match cairn_hir::site::site_facts(workspace.db(), item, relative) {
+        match cairn_hir::site::site_facts(self.workspace.db(), self.item, relative) {
             Some(facts) => (
                 facts.expected.clone().or(facts.ty.clone()),
                 facts.bindings.iter().map(|b| json!({"name": b.name, "type": b.ty, "mutable": b.mutable})).collect(),
@@ -269,22 +289,18 @@ impl Sketch {
         self.seal()?;
         let text = self.text();
         let mut shown = Vec::new();
-        let mut workspace = Workspace::new(self.sources.files.clone());
-        workspace.check();
-        let item = workspace.function_named(&self.symbol);
-        if let Some(item) = item {
-            for file in workspace.files().iter().filter(|f| !f.library) {
-                for entry in &file.items {
-                    if let Some(t) = cairn_hir::render::declaration_text(workspace.db(), entry.item) {
-                        shown.push(t);
-                    }
+        let workspace = &self.workspace;
+        for file in workspace.files().iter().filter(|f| !f.library) {
+            for entry in &file.items {
+                if let Some(t) = cairn_hir::render::declaration_text(workspace.db(), entry.item) {
+                    shown.push(t);
                 }
             }
-            for callee in workspace.callees(item) {
-                shown.push(cairn_hir::render::signature_text(workspace.db(), callee, true));
-            }
         }
-        let (start, _) = self.function_start();
+        for callee in workspace.callees(self.item) {
+            shown.push(cairn_hir::render::signature_text(workspace.db(), callee, true));
+        }
+        let start = workspace.entry_of(self.item).map_or(usize::from(self.body.start()), |(_, e)| usize::from(e.start));
         shown.push(text[start..usize::from(self.body.end())].to_string());
         let mut slots = Map::new();
         let mut reply = Map::new();
@@ -303,10 +319,9 @@ impl Sketch {
         );
         packet.insert("source".into(), json!(shown.join("\n\n")));
         packet.insert("slots".into(), Value::Object(slots));
-        let row: Vec<String> = item
-            .and_then(|i| {
-                workspace.last_rows().and_then(|r| r.row(i).map(|r| r.iter().map(|e| e.to_string()).collect()))
-            })
+        let row: Vec<String> = workspace
+            .last_rows()
+            .and_then(|r| r.row(self.item).map(|r| r.iter().map(|e| e.to_string()).collect()))
             .unwrap_or_default();
         packet.insert("allowed_effects".into(), json!(row));
         let cards: Vec<String> = vec!["sketches".into()];
@@ -338,17 +353,6 @@ impl Sketch {
             json!("The reply is bound to this host's sealed sketch and is not an authorized patch on its own."),
         );
         Ok(packet)
-    }
-
-    /// Where the function's declaration starts in its file (for showing it).
-    fn function_start(&self) -> (usize, usize) {
-        let mut workspace = Workspace::new(self.sources.files.clone());
-        workspace.check();
-        let start = workspace
-            .function_named(&self.symbol)
-            .and_then(|item| workspace.entry_of(item).map(|(_, e)| usize::from(e.start)))
-            .unwrap_or(usize::from(self.body.start()));
-        (start, usize::from(self.body.end()))
     }
 
     /// Fills a reply (JSON text) in and judges the result as a `body` reply (§11.3). Seals.
@@ -491,57 +495,73 @@ impl Sketch {
         }
         let Some(contract) = self.contract.clone() else { return Ok(json_map(json!({"status": "not-run"}))) };
         let sources = self.issued[candidate_sha256].sources.clone();
-        let (result, _) = self.semantic(&contract, &sources);
+        let code = self.candidate_code(&sources);
+        let (result, _) = self.semantic(&contract, &sources, &code);
         Ok(result)
+    }
+
+    /// The reference and its assumption, compiled once per sketch.
+    fn prepared(&mut self, contract: &SemanticContract) -> &Result<Prepared, (&'static str, String)> {
+        if self.reference.is_none() {
+            let loaded = Reference::load(&contract.reference_source, &contract.symbol, &self.workspace, self.item)
+                .map_err(|status| (status, format!("the reference is not usable ({status})")))
+                .and_then(|reference| {
+                    match equiv::assumption(&reference.workspace, &reference.name(), &contract.assume) {
+                        Ok(assumption) => Ok(Prepared { reference, assumption }),
+                        Err(bad) => Err(("invalid-domain", bad.0)),
+                    }
+                });
+            self.reference = Some(loaded);
+        }
+        self.reference.as_ref().expect("just set")
+    }
+
+    /// A candidate's code: checked and lowered once, for the cache replay and the solver alike.
+    fn candidate_code(&self, sources: &Sources) -> Result<CandidateCode, (&'static str, String)> {
+        let mut candidate = Workspace::new(sources.files.clone());
+        if candidate.check().refusal.is_some() {
+            return Err(("rejected", "the candidate does not compile".into()));
+        }
+        let item = candidate
+            .function_named(&self.symbol)
+            .ok_or(("invalid-contract", "the candidate lost the function".to_string()))?;
+        let lowered =
+            Lowered::closure(&candidate, item).ok_or(("unknown", "the candidate could not be lowered".into()))?;
+        Ok((lowered, equiv::symbol_of(&candidate, item)))
     }
 
     /// The Z3 comparison of a candidate with the reference, as the feedback a model may see,
     /// and the counterexample inputs when there is one.
-    fn semantic(&self, contract: &SemanticContract, sources: &Sources) -> (Map<String, Value>, Option<Vec<WValue>>) {
+    fn semantic(
+        &mut self,
+        contract: &SemanticContract,
+        sources: &Sources,
+        code: &Result<CandidateCode, (&'static str, String)>,
+    ) -> (Map<String, Value>, Option<Vec<WValue>>) {
         let boundary = "SMT-equivalent holds within the modelled fragment for the inputs the assumption allows; the assumption is not checked at run time.";
-        let reference_sources =
-            vec![SourceText { name: "reference.cairn".into(), text: contract.reference_source.clone() }];
-        let mut reference = Workspace::new(reference_sources.clone());
-        let mut candidate = Workspace::new(sources.files.clone());
-        let fail = |status: &str, reason: String| {
+        let fail = |status: &str, reason: &str| {
             (json_map(json!({"status": status, "reason": reason, "boundary": boundary})), None)
         };
-        if reference.check().refusal.is_some() {
-            return fail("invalid-reference", "the reference does not compile".into());
-        }
-        if candidate.check().refusal.is_some() {
-            return fail("rejected", "the candidate does not compile".into());
-        }
-        let local = contract.symbol.rsplit('.').next().unwrap_or(&contract.symbol);
-        let (Some(ref_item), Some(cand_item)) = (
-            reference.function_named(&contract.symbol).or_else(|| reference.function_named(local)),
-            candidate.function_named(&self.symbol),
-        ) else {
-            return fail("invalid-contract", "the reference does not declare the function".into());
+        let options = self.options;
+        let prepared = match self.prepared(contract) {
+            Ok(p) => p,
+            Err((status, reason)) => return fail(status, reason),
         };
-        if equiv::signature_key(&reference, ref_item) != equiv::signature_key(&candidate, cand_item) {
-            return fail("invalid-contract", "the reference's signature differs".into());
-        }
-        let ref_name = reference.full_name(ref_item).to_string();
-        let assumption = match equiv::assumption(&reference_sources, &ref_name, &contract.assume) {
-            Ok(a) => a,
-            Err(bad) => return fail("invalid-domain", bad.0),
+        let (new, new_symbol) = match code {
+            Ok(c) => c,
+            Err((status, reason)) => return fail(status, reason),
         };
-        let (Some(old), Some(new)) = (Lowered::of(&reference), Lowered::of(&candidate)) else {
-            return fail("unknown", "a program could not be lowered".into());
-        };
-        let old_symbol = equiv::symbol_of(&reference, ref_item);
-        let new_symbol = equiv::symbol_of(&candidate, cand_item);
+        let (old, old_symbol) = (&prepared.reference.lowered, &prepared.reference.symbol);
         let comparison = equiv::compare(
-            &old,
-            &old_symbol,
-            &new,
-            &new_symbol,
-            assumption.as_ref(),
+            old,
+            old_symbol,
+            new,
+            new_symbol,
+            prepared.assumption.as_ref(),
             !contract.allow_reference_traps,
-            self.options,
+            options,
         );
-        let function = old.get(&old_symbol).expect("lowered");
+        let function = old.get(old_symbol).expect("lowered");
         let mut out = Map::new();
         let mut cex = None;
         match &comparison.verdict {
@@ -648,11 +668,12 @@ impl Sketch {
                 Ok(receipt) => {
                     let candidate_sha = receipt["candidate_sha256"].as_str().unwrap_or_default().to_string();
                     let sources = self.issued[&candidate_sha].sources.clone();
-                    if self.rejected_by_cache(&contract, &sources) {
+                    let code = self.candidate_code(&sources);
+                    if self.rejected_by_cache(&contract, &code) {
                         cache_rejections += 1;
                     } else {
                         solver_calls += 1;
-                        let (result, cex) = self.semantic(&contract, &sources);
+                        let (result, cex) = self.semantic(&contract, &sources, &code);
                         smt_queries += result["smt_queries"].as_u64().unwrap_or(0);
                         if result["status"] == "smt-equivalent" {
                             return Ok(json_map(json!({
@@ -704,35 +725,33 @@ impl Sketch {
 
     /// True when an earlier counterexample, replayed on the evaluator, already shows this
     /// candidate differing from the reference (never used to accept one).
-    fn rejected_by_cache(&self, contract: &SemanticContract, sources: &Sources) -> bool {
+    fn rejected_by_cache(
+        &mut self,
+        contract: &SemanticContract,
+        code: &Result<CandidateCode, (&'static str, String)>,
+    ) -> bool {
         if self.counterexamples.is_empty() {
             return false;
         }
-        let mut reference = Workspace::new(vec![SourceText {
-            name: "reference.cairn".into(),
-            text: contract.reference_source.clone(),
-        }]);
-        let mut candidate = Workspace::new(sources.files.clone());
-        if reference.check().refusal.is_some() || candidate.check().refusal.is_some() {
-            return false;
-        }
-        let local = contract.symbol.rsplit('.').next().unwrap_or(&contract.symbol);
-        let (Some(r), Some(c)) = (
-            reference.function_named(&contract.symbol).or_else(|| reference.function_named(local)),
-            candidate.function_named(&self.symbol),
-        ) else {
-            return false;
+        let counterexamples = std::mem::take(&mut self.counterexamples);
+        let rejected = match (self.prepared(contract), code) {
+            (Ok(prepared), Ok((new, new_symbol))) => {
+                let old = &prepared.reference.lowered;
+                match (old.get(&prepared.reference.symbol), new.get(new_symbol)) {
+                    (Some(rf), Some(cf)) => counterexamples.iter().any(|inputs| {
+                        let before = cairn_smt::replay::evaluate(&old.functions, rf, inputs);
+                        let after = cairn_smt::replay::evaluate(&new.functions, cf, inputs);
+                        !matches!(before, cairn_smt::Observed::NotRun(_))
+                            && !matches!(after, cairn_smt::Observed::NotRun(_))
+                            && !cairn_smt::agree(&before, &after)
+                    }),
+                    _ => false,
+                }
+            }
+            _ => false,
         };
-        let (Some(old), Some(new)) = (Lowered::of(&reference), Lowered::of(&candidate)) else { return false };
-        let (rs, cs) = (equiv::symbol_of(&reference, r), equiv::symbol_of(&candidate, c));
-        let (Some(rf), Some(cf)) = (old.get(&rs), new.get(&cs)) else { return false };
-        self.counterexamples.iter().any(|inputs| {
-            let before = cairn_smt::replay::evaluate(&old.functions, rf, inputs);
-            let after = cairn_smt::replay::evaluate(&new.functions, cf, inputs);
-            !matches!(before, cairn_smt::Observed::NotRun(_))
-                && !matches!(after, cairn_smt::Observed::NotRun(_))
-                && !cairn_smt::agree(&before, &after, &rf.ret)
-        })
+        self.counterexamples = counterexamples;
+        rejected
     }
 }
 

@@ -1997,46 +1997,24 @@ impl EditHost {
     }
 }
 
-/// The sources a workspace was built from.
-fn sources_of(workspace: &Workspace) -> Vec<cairn_hir::SourceText> {
-    workspace
-        .files()
-        .iter()
-        .filter(|f| !f.library)
-        .map(|f| cairn_hir::SourceText { name: f.name.clone(), text: f.text.clone() })
-        .collect()
-}
-
 /// Decides a `references` entry at session open: the function `name` of the pinned program
 /// against the function of the same name in `reference` (a program of its own), under
 /// `assume`. `Err` names the status the check ended in (protocol §6.1).
 fn reference_check(workspace: &Workspace, name: &str, reference: &str, assume: &str) -> Result<(), &'static str> {
     let Some(item) = workspace.function_named(name) else { return Err("invalid-contract") };
-    let mut reference_ws =
-        Workspace::new(vec![cairn_hir::SourceText { name: "reference.cairn".into(), text: reference.to_string() }]);
-    if reference_ws.check().refusal.is_some() {
-        return Err("invalid-reference");
-    }
-    let local = name.rsplit('.').next().unwrap_or(name);
-    let Some(reference_item) = reference_ws.function_named(name).or_else(|| reference_ws.function_named(local)) else {
-        return Err("invalid-reference");
-    };
-    if equiv::signature_key(&reference_ws, reference_item) != equiv::signature_key(workspace, item) {
-        return Err("invalid-contract");
-    }
-    let assumption = match equiv::assumption(&sources_of(workspace), name, assume) {
-        Ok(a) => a,
-        Err(_) => return Err("invalid-domain"),
-    };
-    let (Some(old), Some(new)) =
-        (equiv::Lowered::closure(&reference_ws, reference_item), equiv::Lowered::closure(workspace, item))
-    else {
-        return Err("unknown");
-    };
-    let old_symbol = equiv::symbol_of(&reference_ws, reference_item);
+    let reference = equiv::Reference::load(reference, name, workspace, item)?;
+    let assumption = equiv::assumption(workspace, name, assume).map_err(|_| "invalid-domain")?;
+    let new = equiv::Lowered::closure(workspace, item).ok_or("unknown")?;
     let new_symbol = equiv::symbol_of(workspace, item);
-    let comparison =
-        equiv::compare(&old, &old_symbol, &new, &new_symbol, assumption.as_ref(), true, cairn_smt::Options::default());
+    let comparison = equiv::compare(
+        &reference.lowered,
+        &reference.symbol,
+        &new,
+        &new_symbol,
+        assumption.as_ref(),
+        true,
+        cairn_smt::Options::default(),
+    );
     match comparison.verdict {
         cairn_smt::Verdict::Equivalent => Ok(()),
         cairn_smt::Verdict::Differs(_) => Err("counterexample"),

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use cairn_hir::{Item, SourceText, Workspace};
 use cairn_mir::{Function, Inst, MTy};
-use cairn_smt::{Comparison, Observed, Options, Request, Side, Verdict, WValue};
+use cairn_smt::{Comparison, Observed, Options, Request, Side, WValue};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -55,11 +55,14 @@ impl Lowered {
         self.by_symbol.get(symbol).map(|&i| &self.functions[i])
     }
 
-    /// A digest of `symbol`'s emitted code up to renaming: locals, anchors and guarded
-    /// expressions dropped, and each callee replaced by its own digest.
-    pub fn code_digest(&self, symbol: &str) -> String {
+    /// Every function's digest of its emitted code up to renaming: locals, anchors and guarded
+    /// expressions dropped, and each callee replaced by its own digest (computed once each).
+    pub fn code_digests(&self) -> HashMap<String, String> {
         let mut memo = HashMap::new();
-        self.digest(symbol, &mut memo, &mut Vec::new())
+        for function in &self.functions {
+            self.digest(&function.symbol, &mut memo, &mut Vec::new());
+        }
+        memo
     }
 
     fn digest(&self, symbol: &str, memo: &mut HashMap<String, String>, stack: &mut Vec<String>) -> String {
@@ -178,40 +181,83 @@ pub struct Assumption {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadAssumption(pub String);
 
-/// Compiles `expr` (CAIRN text over the parameters of `function` in `sources`) as a
-/// precondition; `"true"` and an empty text need none.
-pub fn assumption(sources: &[SourceText], function: &str, expr: &str) -> Result<Option<Assumption>, BadAssumption> {
+/// The program's own sources (not the library's) a workspace was built from, in its file order.
+pub fn sources_of(workspace: &Workspace) -> Vec<SourceText> {
+    workspace
+        .files()
+        .iter()
+        .filter(|f| !f.library)
+        .map(|f| SourceText { name: f.name.clone(), text: f.text.clone() })
+        .collect()
+}
+
+/// Compiles `expr` (CAIRN text over the parameters of `function` of the checked `workspace`)
+/// as a precondition; `"true"` and an empty text need none.
+pub fn assumption(workspace: &Workspace, function: &str, expr: &str) -> Result<Option<Assumption>, BadAssumption> {
     let expr = expr.trim();
     if expr.is_empty() || expr == "true" {
         return Ok(None);
     }
-    let mut probe = Workspace::new(sources.to_vec());
-    if probe.check().refusal.is_some() {
-        return Err(BadAssumption("the program the assumption is about does not compile".into()));
-    }
-    let item = probe.function_named(function).ok_or_else(|| BadAssumption(format!("no function {function}")))?;
-    let params = written_params(&probe, item).ok_or_else(|| BadAssumption("no parameter list".into()))?;
+    let item = workspace.function_named(function).ok_or_else(|| BadAssumption(format!("no function {function}")))?;
+    let params = written_params(workspace, item).ok_or_else(|| BadAssumption("no parameter list".into()))?;
     let local = function.rsplit('.').next().unwrap_or(function);
     let name = format!("cairn_assume_{local}");
     let text = format!("\nfn {name}({params}) -> bool = ({expr});\n");
-    // Added to the function's own file, so its module's names are in scope.
-    let (file, _) = probe.entry_of(item).ok_or_else(|| BadAssumption("no file".into()))?;
-    let mut sources = sources.to_vec();
+    // Added to the function's own file, so its module's names are in scope (the program's own
+    // files come first in a workspace, so the index is the same among its sources).
+    let (file, _) = workspace.entry_of(item).ok_or_else(|| BadAssumption("no file".into()))?;
+    let mut sources = sources_of(workspace);
     sources[file].text.push_str(&text);
-    let mut workspace = Workspace::new(sources);
-    if let Some(refusal) = workspace.check().refusal {
+    let mut extended = Workspace::new(sources);
+    if let Some(refusal) = extended.check().refusal {
         return Err(BadAssumption(format!(
             "the assumption does not check as a bool over the parameters: {} {}",
             refusal.first.code, refusal.first.message
         )));
     }
     let module = function.rsplit_once('.').map(|(m, _)| format!("{m}.")).unwrap_or_default();
-    let assume_item = workspace
+    let assume_item = extended
         .function_named(&format!("{module}{name}"))
         .ok_or_else(|| BadAssumption("the assumption's function is missing".into()))?;
-    let symbol = symbol_of(&workspace, assume_item);
-    let lowered = Lowered::of(&workspace).ok_or_else(|| BadAssumption("the assumption does not lower".into()))?;
-    Ok(Some(Assumption { workspace, lowered, symbol, text: expr.to_string() }))
+    let symbol = symbol_of(&extended, assume_item);
+    let lowered = Lowered::closure(&extended, assume_item)
+        .ok_or_else(|| BadAssumption("the assumption does not lower".into()))?;
+    Ok(Some(Assumption { workspace: extended, lowered, symbol, text: expr.to_string() }))
+}
+
+/// A reference function: a program of its own, checked and lowered once.
+pub struct Reference {
+    pub workspace: Workspace,
+    pub item: Item,
+    pub symbol: Arc<str>,
+    pub lowered: Lowered,
+}
+
+impl Reference {
+    /// The function `name` (full, or its last segment) of the program `source`, which must
+    /// compile and match the signature of `against_item` of `against` up to names. `Err` is
+    /// the status the check ends in: `invalid-reference`, `invalid-contract` or `unknown`.
+    pub fn load(source: &str, name: &str, against: &Workspace, against_item: Item) -> Result<Reference, &'static str> {
+        let mut workspace =
+            Workspace::new(vec![SourceText { name: "reference.cairn".into(), text: source.to_string() }]);
+        if workspace.check().refusal.is_some() {
+            return Err("invalid-reference");
+        }
+        let local = name.rsplit('.').next().unwrap_or(name);
+        let item =
+            workspace.function_named(name).or_else(|| workspace.function_named(local)).ok_or("invalid-reference")?;
+        if signature_key(&workspace, item) != signature_key(against, against_item) {
+            return Err("invalid-contract");
+        }
+        let lowered = Lowered::closure(&workspace, item).ok_or("unknown")?;
+        let symbol = symbol_of(&workspace, item);
+        Ok(Reference { workspace, item, symbol, lowered })
+    }
+
+    /// The reference's full name in its program.
+    pub fn name(&self) -> String {
+        self.workspace.full_name(self.item).to_string()
+    }
 }
 
 /// Compares `old_symbol` of `old` with `new_symbol` of `new` under an optional precondition.
@@ -372,13 +418,4 @@ pub fn witness_sentence(witness: &cairn_smt::Witness, old: &Function) -> String 
         does(&witness.before),
         does(&witness.after)
     )
-}
-
-/// The class name of a verdict (`smt-equivalent`, `behavior-changed`, `unknown`).
-pub fn class_of(verdict: &Verdict) -> &'static str {
-    match verdict {
-        Verdict::Equivalent => "smt-equivalent",
-        Verdict::Differs(_) => "behavior-changed",
-        _ => "unknown",
-    }
 }

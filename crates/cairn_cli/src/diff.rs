@@ -28,16 +28,35 @@ use crate::check::load_workspace;
 use crate::output::{FormatChoice, Output};
 
 /// `cairn diff` flags.
+#[derive(Debug, clap::Args)]
 pub struct DiffFlags {
+    /// The old side: a path, or a git revision of the repository here.
     pub old: String,
+    /// The new side: a path, or a git revision of the repository here.
     pub new: String,
+    /// The project inside the repository, for revision sides.
+    #[arg(long = "in", value_name = "PATH", default_value = ".")]
     pub within: PathBuf,
+    /// Z3's limit per query, in milliseconds.
+    #[arg(long, default_value_t = 3000)]
     pub timeout_ms: u32,
+    /// The solver budget of the whole diff, in seconds (functions past it are unknown).
+    #[arg(long, default_value_t = 60)]
     pub budget_s: u64,
+    /// How many witnesses are replayed natively (each compiles and runs both versions).
+    #[arg(long, default_value_t = 8)]
     pub replays: usize,
+    /// Exit 1 unless every function is identical-code (identical) or also smt-equivalent (equivalent).
+    #[arg(long, value_parser = ["identical", "equivalent"])]
     pub require: Option<String>,
+    /// Also write a pull-request section in Markdown to FILE.
+    #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Leave out the predicted cost ratios.
+    #[arg(long)]
     pub no_predict: bool,
+    /// Write every SMT-LIB query to DIR.
+    #[arg(long, value_name = "DIR")]
     pub obligations: Option<PathBuf>,
 }
 
@@ -148,6 +167,7 @@ struct Fact {
 
 fn facts(side: &Loaded) -> BTreeMap<String, Fact> {
     let mut out = BTreeMap::new();
+    let digests = side.lowered.code_digests();
     for fact in side.workspace.function_facts() {
         if fact.library || fact.kind != ItemKind::Fn {
             continue;
@@ -162,7 +182,7 @@ fn facts(side: &Loaded) -> BTreeMap<String, Fact> {
         out.insert(
             full,
             Fact {
-                digest: side.lowered.code_digest(&symbol),
+                digest: digests.get(&*symbol).cloned().unwrap_or_default(),
                 symbol,
                 signature,
                 key,
@@ -223,7 +243,8 @@ pub fn native_replay(functions: &[Arc<Function>], target: &Function, inputs: &[W
         let _ = pipe.read_to_string(&mut stdout);
     }
     use std::os::unix::process::ExitStatusExt;
-    if status.signal() == Some(libc_sigabrt()) {
+    // A failed guard aborts (the runtime's trap calls `abort`).
+    if status.signal() == Some(SIGABRT) {
         return Observed::Trap;
     }
     if status.code() != Some(0) {
@@ -232,17 +253,41 @@ pub fn native_replay(functions: &[Arc<Function>], target: &Function, inputs: &[W
     cairn_smt::replay::read_back(target, inputs, &stdout).unwrap_or_else(Observed::NotRun)
 }
 
-fn libc_sigabrt() -> i32 {
-    6
-}
+const SIGABRT: i32 = 6;
 
 /// One line of human output.
 pub fn say(out: Output, text: &str) {
     out.text(&format!("{text}\n"));
 }
 
+/// Replays a witness natively (both versions compiled, linked and run in `work`) and judges
+/// it against what the evaluator showed: `{"status": "reproduced" | "not-run" | "disagrees", …}`.
+pub fn replay_witness(
+    old_functions: &[Arc<Function>],
+    old: &Function,
+    new_functions: &[Arc<Function>],
+    new: &Function,
+    witness: &cairn_smt::Witness,
+    work: &Path,
+) -> Value {
+    let values: Vec<WValue> = witness.inputs.iter().map(|(_, v)| v.clone()).collect();
+    let before = native_replay(old_functions, old, &values, &work.join("old"));
+    let after = native_replay(new_functions, new, &values, &work.join("new"));
+    match (&before, &after) {
+        (Observed::NotRun(why), _) | (_, Observed::NotRun(why)) => json!({"status": "not-run", "reason": why}),
+        _ if before == witness.before && after == witness.after => {
+            json!({"status": "reproduced", "compiler": "cairn-rs llvm-19 -O2"})
+        }
+        _ => json!({
+            "status": "disagrees",
+            "before": equiv::observed_json(&before, old),
+            "after": equiv::observed_json(&after, old),
+        }),
+    }
+}
+
 /// The solver's receipt of one comparison.
-fn receipt(old: &str, new: &str, domain: &str, queries: &[Query], files: &[String]) -> Value {
+pub fn receipt(old: &str, new: &str, domain: &str, queries: &[Query], files: &[String]) -> Value {
     json!({
         "reference_sha256": old,
         "candidate_sha256": new,
@@ -254,7 +299,7 @@ fn receipt(old: &str, new: &str, domain: &str, queries: &[Query], files: &[Strin
 }
 
 /// Writes each query to `dir` and returns the file names.
-fn write_obligations(dir: Option<&Path>, name: &str, queries: &[Query]) -> Result<Vec<String>, String> {
+pub fn write_obligations(dir: Option<&Path>, name: &str, queries: &[Query]) -> Result<Vec<String>, String> {
     let Some(dir) = dir else { return Ok(Vec::new()) };
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut names = Vec::new();
@@ -387,51 +432,26 @@ pub fn run(flags: &DiffFlags, out: Output) -> u8 {
                     format!("Z3 found no input where they differ ({} queries)", comparison.queries.len()),
                 ),
                 Verdict::Differs(witness) => {
-                    let values: Vec<WValue> = witness.inputs.iter().map(|(_, v)| v.clone()).collect();
                     let mut shown = equiv::witness_json(&witness, &old_fn);
                     let new_fn = new.lowered.get(&now.symbol).expect("the symbol was lowered").clone();
                     let native = if replays_left > 0 {
                         replays_left -= 1;
-                        let before = native_replay(&old.lowered.functions, &old_fn, &values, &work.join("old"));
-                        let after = native_replay(&new.lowered.functions, &new_fn, &values, &work.join("new"));
-                        Some((before, after))
+                        replay_witness(
+                            &old.lowered.functions,
+                            &old_fn,
+                            &new.lowered.functions,
+                            &new_fn,
+                            &witness,
+                            &work,
+                        )
                     } else {
-                        None
+                        json!({"status": "not-run", "reason": "the --replays budget was spent"})
                     };
+                    let disagrees = (native["status"] == "disagrees").then(|| native.clone());
                     let mut replay = Map::new();
                     replay.insert("evaluator".into(), json!("reproduced"));
-                    let mut disagrees = None;
-                    match &native {
-                        None => {
-                            replay.insert(
-                                "native".into(),
-                                json!({"status": "not-run", "reason": "the --replays budget was spent"}),
-                            );
-                        }
-                        Some((before, after)) => {
-                            let run_status = |o: &Observed| match o {
-                                Observed::NotRun(_) => "not-run",
-                                _ => "ran",
-                            };
-                            if let (Observed::NotRun(why), _) | (_, Observed::NotRun(why)) = (before, after) {
-                                replay.insert("native".into(), json!({"status": "not-run", "reason": why}));
-                            } else if before == &witness.before && after == &witness.after {
-                                replay.insert(
-                                    "native".into(),
-                                    json!({"status": "reproduced", "compiler": "cairn-rs llvm-19 -O2"}),
-                                );
-                            } else {
-                                disagrees = Some(json!({
-                                    "status": "disagrees",
-                                    "before": equiv::observed_json(before, &old_fn),
-                                    "after": equiv::observed_json(after, &old_fn),
-                                    "ran": [run_status(before), run_status(after)],
-                                }));
-                            }
-                        }
-                    }
-                    if let Some(native) = disagrees {
-                        replay.insert("native".into(), native);
+                    replay.insert("native".into(), native);
+                    if disagrees.is_some() {
                         shown["replay"] = Value::Object(replay);
                         entry.insert("witness".into(), shown);
                         entry.insert(

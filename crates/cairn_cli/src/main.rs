@@ -203,62 +203,16 @@ enum Command {
     /// Classify every function between two versions (paths or git revisions): identical code,
     /// SMT-equivalent, changed behaviour with a replayed witness, and the semantic-version level
     Diff {
-        /// The old side: a path, or a git revision of the repository here.
-        old: String,
-        /// The new side: a path, or a git revision of the repository here.
-        new: String,
-        /// The project inside the repository, for revision sides.
-        #[arg(long = "in", value_name = "PATH", default_value = ".")]
-        within: PathBuf,
-        /// Z3's limit per query, in milliseconds.
-        #[arg(long, default_value_t = 3000)]
-        timeout_ms: u32,
-        /// The solver budget of the whole diff, in seconds (functions past it are unknown).
-        #[arg(long, default_value_t = 60)]
-        budget_s: u64,
-        /// How many witnesses are replayed natively (each compiles and runs both versions).
-        #[arg(long, default_value_t = 8)]
-        replays: usize,
-        /// Exit 1 unless every function is identical-code (identical) or also smt-equivalent (equivalent).
-        #[arg(long, value_parser = ["identical", "equivalent"])]
-        require: Option<String>,
-        /// Also write a pull-request section in Markdown to FILE.
-        #[arg(long, value_name = "FILE")]
-        markdown: Option<PathBuf>,
-        /// Leave out the predicted cost ratios.
-        #[arg(long)]
-        no_predict: bool,
-        /// Write every SMT-LIB query to DIR.
-        #[arg(long, value_name = "DIR")]
-        obligations: Option<PathBuf>,
+        #[command(flatten)]
+        flags: diff::DiffFlags,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
     },
     /// SMT source equivalence of a function (or every function) between a reference and a candidate file
     Verify {
-        /// The reference program (a .cairn file of at most 64,000 bytes).
-        reference: PathBuf,
-        /// The candidate program (a .cairn file of at most 64,000 bytes).
-        candidate: PathBuf,
-        /// The function to verify (`name` or `module.name`).
-        #[arg(long)]
-        symbol: Option<String>,
-        /// Verify every function of the reference.
-        #[arg(long)]
-        all: bool,
-        /// Z3's limit per query, in milliseconds.
-        #[arg(long, default_value_t = 3000)]
-        timeout_ms: u32,
-        /// A precondition, `SYMBOL=EXPR` over the function's parameters (one per function).
-        #[arg(long)]
-        assume: Vec<String>,
-        /// Accept a reference that traps on an allowed input (a trap is then an outcome to match).
-        #[arg(long)]
-        allow_reference_traps: bool,
-        /// Write every SMT-LIB query to DIR.
-        #[arg(long, value_name = "DIR")]
-        obligations: Option<PathBuf>,
+        #[command(flatten)]
+        flags: verify::VerifyFlags,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -338,56 +292,8 @@ fn main() -> ExitCode {
             let flags = find::FindFlags { words, takes, returns, effects, limit, program };
             find::run(&flags, output::Output::choose(format))
         }
-        Command::Diff {
-            old,
-            new,
-            within,
-            timeout_ms,
-            budget_s,
-            replays,
-            require,
-            markdown,
-            no_predict,
-            obligations,
-            format,
-        } => {
-            let flags = diff::DiffFlags {
-                old,
-                new,
-                within,
-                timeout_ms,
-                budget_s,
-                replays,
-                require,
-                markdown,
-                no_predict,
-                obligations,
-            };
-            diff::run(&flags, output::Output::choose(format))
-        }
-        Command::Verify {
-            reference,
-            candidate,
-            symbol,
-            all,
-            timeout_ms,
-            assume,
-            allow_reference_traps,
-            obligations,
-            format,
-        } => {
-            let flags = verify::VerifyFlags {
-                reference,
-                candidate,
-                symbol,
-                all,
-                timeout_ms,
-                assume,
-                allow_reference_traps,
-                obligations,
-            };
-            verify::run(&flags, output::Output::choose(format))
-        }
+        Command::Diff { flags, format } => diff::run(&flags, output::Output::choose(format)),
+        Command::Verify { flags, format } => verify::run(&flags, output::Output::choose(format)),
         Command::Inspect { path, symbol, scope, expand, explain, format } => {
             let flags = inspect::InspectFlags { symbol, scope, expand, explain };
             inspect::run(&path, &flags, output::Output::choose(format))

@@ -15,20 +15,36 @@ use std::path::{Path, PathBuf};
 
 use cairn_agent::equiv::{self, Assumption, Lowered};
 use cairn_hir::{ItemKind, SourceText, Workspace};
-use cairn_smt::{Observed, Options, Verdict, WValue};
+use cairn_smt::{Options, Verdict};
 use serde_json::{Map, Value, json};
 
-use crate::diff::{native_replay, say};
+use crate::diff::{receipt, replay_witness, say, write_obligations};
 use crate::output::{FormatChoice, Output};
 
+/// `cairn verify` flags.
+#[derive(Debug, clap::Args)]
 pub struct VerifyFlags {
+    /// The reference program (a .cairn file of at most 64,000 bytes).
     pub reference: PathBuf,
+    /// The candidate program (a .cairn file of at most 64,000 bytes).
     pub candidate: PathBuf,
+    /// The function to verify (`name` or `module.name`).
+    #[arg(long)]
     pub symbol: Option<String>,
+    /// Verify every function of the reference.
+    #[arg(long)]
     pub all: bool,
+    /// Z3's limit per query, in milliseconds.
+    #[arg(long, default_value_t = 3000)]
     pub timeout_ms: u32,
+    /// A precondition, `SYMBOL=EXPR` over the function's parameters (one per function).
+    #[arg(long)]
     pub assume: Vec<String>,
+    /// Accept a reference that traps on an allowed input (a trap is then an outcome to match).
+    #[arg(long)]
     pub allow_reference_traps: bool,
+    /// Write every SMT-LIB query to DIR.
+    #[arg(long, value_name = "DIR")]
     pub obligations: Option<PathBuf>,
 }
 
@@ -45,7 +61,6 @@ fn read(path: &Path) -> Result<String, String> {
 }
 
 struct Side {
-    sources: Vec<SourceText>,
     workspace: Workspace,
     lowered: Option<Lowered>,
     sha256: String,
@@ -56,10 +71,10 @@ fn side(path: &Path) -> Result<Side, String> {
     let text = read(path)?;
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "program.cairn".into());
     let sources = vec![SourceText { name, text: text.clone() }];
-    let mut workspace = Workspace::new(sources.clone());
+    let mut workspace = Workspace::new(sources);
     let refusal = workspace.check().refusal.map(|r| cairn_diagnostics::record::refusal_record(&r));
     let lowered = if refusal.is_none() { Lowered::of(&workspace) } else { None };
-    Ok(Side { sources, workspace, lowered, sha256: equiv::sha256(text.as_bytes()), refusal })
+    Ok(Side { workspace, lowered, sha256: equiv::sha256(text.as_bytes()), refusal })
 }
 
 /// One function's verification, as a record entry and its status.
@@ -90,7 +105,7 @@ fn verify_one(
     }
     let assumption: Option<Assumption> = match assume {
         None => None,
-        Some(text) => match equiv::assumption(&reference.sources, symbol, text) {
+        Some(text) => match equiv::assumption(&reference.workspace, symbol, text) {
             Ok(a) => a,
             Err(bad) => {
                 status(&mut entry, "invalid-domain");
@@ -105,19 +120,7 @@ fn verify_one(
     let options = Options { timeout_ms: flags.timeout_ms, ..Options::default() };
     let comparison =
         equiv::compare(old, &old_symbol, new, &new_symbol, assumption.as_ref(), !flags.allow_reference_traps, options);
-    let mut files = Vec::new();
-    if let Some(dir) = &flags.obligations {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        for (i, q) in comparison.queries.iter().enumerate() {
-            let file = format!("{symbol}.{i}.{}.smt2", q.purpose);
-            std::fs::write(
-                dir.join(&file),
-                format!("; cairn obligation: {symbol}, {} (expected {})\n{}", q.purpose, q.answer, q.smt2),
-            )
-            .map_err(|e| format!("cannot write {file}: {e}"))?;
-            files.push(file);
-        }
-    }
+    let files = write_obligations(flags.obligations.as_deref(), symbol, &comparison.queries)?;
     let old_fn = old.get(&old_symbol).expect("lowered").clone();
     let new_fn = new.get(&new_symbol).expect("lowered").clone();
     match &comparison.verdict {
@@ -136,16 +139,9 @@ fn verify_one(
             entry.insert("reason".into(), json!(reason));
         }
         Verdict::Differs(witness) => {
-            let values: Vec<WValue> = witness.inputs.iter().map(|(_, v)| v.clone()).collect();
             let work = std::env::temp_dir().join(format!("cairn-verify-{}", std::process::id()));
-            let before = native_replay(&old.functions, &old_fn, &values, &work.join("old"));
-            let after = native_replay(&new.functions, &new_fn, &values, &work.join("new"));
+            let native = replay_witness(&old.functions, &old_fn, &new.functions, &new_fn, witness, &work);
             let _ = std::fs::remove_dir_all(&work);
-            let native = match (&before, &after) {
-                (Observed::NotRun(why), _) | (_, Observed::NotRun(why)) => json!({"status": "not-run", "reason": why}),
-                _ if before == witness.before && after == witness.after => json!({"status": "reproduced"}),
-                _ => json!({"status": "disagrees"}),
-            };
             let shown = equiv::witness_json(witness, &old_fn);
             if native["status"] == "disagrees" {
                 status(&mut entry, "unknown");
@@ -164,14 +160,7 @@ fn verify_one(
     }
     entry.insert(
         "receipt".into(),
-        json!({
-            "reference_sha256": reference.sha256,
-            "candidate_sha256": candidate.sha256,
-            "domain": assume.unwrap_or("true"),
-            "queries": comparison.queries.iter().map(|q| json!({"purpose": q.purpose, "sha256": q.sha256(), "answer": q.answer})).collect::<Vec<_>>(),
-            "obligations": files,
-            "z3": cairn_smt::z3_version(),
-        }),
+        receipt(&reference.sha256, &candidate.sha256, assume.unwrap_or("true"), &comparison.queries, &files),
     );
     Ok(entry)
 }

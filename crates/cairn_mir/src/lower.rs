@@ -614,19 +614,7 @@ impl Lower<'_> {
         if let Some(bound) = bound {
             self.facts.push((counter, bound));
         }
-        self.loops.push((latch, exit));
-        let result = self.block(block);
-        self.loops.pop();
-        self.names.truncate(mark.0);
-        self.facts.truncate(mark.1);
-        result?;
-        self.terminate(Terminator::Goto(latch));
-        self.switch_to(latch);
-        // counter < hi held on entry to the body, so counter + 1 cannot overflow.
-        self.assign(Place::local(counter), Rvalue::Binary(BinOp::Add, copy(counter), lit_usize(1)));
-        self.terminate(Terminator::Goto(header));
-        self.switch_to(exit);
-        Ok(())
+        self.counted_body(block, mark, counter, (header, latch, exit))
     }
 
     /// What a range's upper end names, for elision: an immutable name, `len(x)`, or a literal.
@@ -699,6 +687,20 @@ impl Lower<'_> {
         let local = self.new_local(Some(name.clone()), elem_ty);
         self.assign(Place::local(local), Rvalue::Use(Operand::Copy(place.project(Proj::Index(copy(counter))))));
         self.bind(&name, local);
+        self.counted_body(block, mark, counter, (header, latch, exit))
+    }
+
+    /// The body of a counted loop and its latch: the body with the loop's bindings in scope
+    /// (dropped after it, back to `mark`), then `counter += 1` and the jump back to `header`;
+    /// lowering continues at `exit`. The counter was below its bound on entry to the body, so
+    /// the increment cannot overflow.
+    fn counted_body(
+        &mut self,
+        block: &Arc<[StmtId]>,
+        mark: (usize, usize),
+        counter: Local,
+        (header, latch, exit): (BlockId, BlockId, BlockId),
+    ) -> R<()> {
         self.loops.push((latch, exit));
         let result = self.block(block);
         self.loops.pop();

@@ -861,20 +861,7 @@ impl Loops {
 /// For each block, its immediate post-dominator (`None`: only the exit post-dominates it).
 fn post_dominators(function: &Function) -> Vec<Option<u32>> {
     let n = function.blocks.len();
-    let successors: Vec<Vec<usize>> = function
-        .blocks
-        .iter()
-        .map(|b| match &b.term {
-            Terminator::Goto(t) => vec![t.0 as usize],
-            Terminator::Branch(_, t, e) => vec![t.0 as usize, e.0 as usize],
-            Terminator::Switch(_, cases, d) => {
-                let mut s: Vec<usize> = cases.iter().map(|(_, b)| b.0 as usize).collect();
-                s.push(d.0 as usize);
-                s
-            }
-            Terminator::Return(_) | Terminator::Unreachable => Vec::new(),
-        })
-        .collect();
+    let successors = successors(function);
     // pdom[b]: the set of blocks post-dominating b (None: not yet known, i.e. every block).
     let mut pdom: Vec<Option<Vec<bool>>> = vec![None; n];
     for (b, succ) in successors.iter().enumerate() {

@@ -433,18 +433,16 @@ fn longest_view(values: &[WValue]) -> usize {
 }
 
 /// Whether two replays agree (both trap; values equal, floats by bits or both NaN).
-pub fn agree(a: &Observed, b: &Observed, ty: &MTy) -> bool {
+pub fn agree(a: &Observed, b: &Observed) -> bool {
     match (a, b) {
         (Observed::Trap, Observed::Trap) => true,
         (Observed::Returned { value: x, leftovers: lx }, Observed::Returned { value: y, leftovers: ly }) => {
-            values_agree(x, y, ty) && lx.len() == ly.len() && lx.iter().zip(ly).all(|(p, q)| nan_agnostic_eq(p, q))
+            nan_agnostic_eq(&Some(x.clone()), &Some(y.clone()))
+                && lx.len() == ly.len()
+                && lx.iter().zip(ly).all(|(p, q)| nan_agnostic_eq(p, q))
         }
         _ => false,
     }
-}
-
-fn values_agree(x: &WValue, y: &WValue, _ty: &MTy) -> bool {
-    nan_agnostic_eq(&Some(x.clone()), &Some(y.clone()))
 }
 
 fn nan_agnostic_eq(x: &Option<WValue>, y: &Option<WValue>) -> bool {
@@ -667,7 +665,7 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
                             return Err(format!("the witness could not be replayed: {why}"));
                         }
                     }
-                    if agree(&before, &after, &old.ret) {
+                    if agree(&before, &after) {
                         return Err("the solver's witness did not reproduce on the evaluator".into());
                     }
                     let inputs = names.iter().cloned().zip(values).collect();

@@ -237,7 +237,7 @@ pub fn probe(
         if matches!(after, Observed::NotRun(_)) {
             continue;
         }
-        if !agree(&before, &after, &old.ret) {
+        if !agree(&before, &after) {
             return Some(Found::Differs(inputs, before, after));
         }
     }
