@@ -13,11 +13,14 @@
 
 pub mod journal;
 mod manifest;
+pub mod safe;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub use manifest::{BuildConfig, BuildKind, Manifest, SYSTEM_LIBRARIES, read_manifest};
+use crate::safe::Dir;
+
+pub use manifest::{BuildConfig, BuildKind, MANIFEST_LIMIT, Manifest, SYSTEM_LIBRARIES, read_manifest};
 
 /// The most bytes all sources of one program may hold together (language §1, `E-SOURCE-LIMIT`).
 pub const SOURCE_LIMIT: usize = 16_000_000;
@@ -114,28 +117,94 @@ impl Program {
     }
 }
 
-/// Reads the program that `path` names (see the module comment).
+/// Reads the program that `path` names (see the module comment). What a crash left pending in
+/// the program's journal is read as recovery will leave it ([`journal::Journal::pending_view`]),
+/// without writing anything.
 pub fn load(path: &Path) -> Result<Program, EnvironmentError> {
+    let link = std::fs::symlink_metadata(path)
+        .map_err(|err| EnvironmentError::new(format!("Cannot read `{}`: {}.", path.display(), lower(&err))))?;
     let metadata = std::fs::metadata(path)
         .map_err(|err| EnvironmentError::new(format!("Cannot read `{}`: {}.", path.display(), lower(&err))))?;
     if metadata.is_dir() {
-        let manifest = path.join("cairn.toml");
-        if !manifest.is_file() {
+        let directory = path
+            .canonicalize()
+            .map_err(|err| EnvironmentError::new(format!("Cannot read `{}`: {}.", path.display(), lower(&err))))?;
+        if !matches!(Dir::root(&directory).and_then(|d| d.stat("cairn.toml")), Ok(Some(_))) {
             return Err(EnvironmentError::new(format!(
                 "The directory `{}` has no cairn.toml; pass a .cairn file, a project directory, or a manifest.",
                 path.display()
             )));
         }
-        return load_project(&manifest);
+        return load_project(&directory.join("cairn.toml"));
+    }
+    if link.file_type().is_symlink() {
+        // A linked file would put the program's directory (its journal and lock) wherever
+        // the link points.
+        return Err(EnvironmentError::new(format!(
+            "`{}` is a symbolic link; pass the file itself (links are never followed into or out of a program).",
+            path.display()
+        )));
     }
     match path.extension().and_then(|ext| ext.to_str()) {
-        Some("cairn") => load_single_file(path),
+        Some("cairn") => with_pending_view(load_single_file(path)?),
         Some("toml") => load_project(path),
         _ => Err(EnvironmentError::new(format!(
             "`{}` is neither a .cairn file, a project directory, nor a manifest ending in .toml.",
             path.display()
         ))),
     }
+}
+
+/// Reads a file the user named by path (a saved state, a witness): it must be a regular file
+/// (a FIFO or device is refused without blocking) of at most `limit` bytes. A link the user
+/// typed is followed; nothing below a program's root is read this way.
+pub fn read_user_file(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let resolved = path.canonicalize().map_err(|err| lower(&err))?;
+    let name = resolved.file_name().and_then(|n| n.to_str()).ok_or("not a file name")?.to_string();
+    let parent = resolved.parent().map(Path::to_path_buf).unwrap_or(directory);
+    let dir = Dir::root(&parent).map_err(|err| lower(&err))?;
+    dir.read_regular(&name, limit).map_err(|err| err.to_string())
+}
+
+/// The bytes of a program's files (named relative to its root) as a reader sees them: each
+/// reached without a symbolic link, regular, within the source limit, and read as a pending
+/// write-back's recovery will leave it. `None` for a file that cannot be read so.
+pub fn read_program_files(root: &Path, relatives: &[&str]) -> Vec<Option<Vec<u8>>> {
+    let view = journal::Journal::new(root).pending_view().unwrap_or_default();
+    let dir = Dir::root(root).ok();
+    relatives
+        .iter()
+        .map(|relative| {
+            if let Some((_, bytes)) = view.iter().find(|(name, _)| name == relative) {
+                return Some(bytes.clone());
+            }
+            let (dirs, name) = safe::split(relative);
+            let dir = dir.as_ref()?.walk(dirs, false).ok()?;
+            dir.read_regular(name, SOURCE_LIMIT as u64 + 3).ok()
+        })
+        .collect()
+}
+
+/// Replaces the text of files that a pending journal entry will put back.
+fn with_pending_view(mut program: Program) -> Result<Program, EnvironmentError> {
+    let view = journal::Journal::new(&program.root).pending_view().map_err(|error| {
+        EnvironmentError::new(format!("The journal of `{}` cannot be read: {error}.", program.root.display()))
+    })?;
+    for (relative, bytes) in view {
+        let root = program.root.clone();
+        if let Some(file) =
+            program.files.iter_mut().find(|f| f.path.strip_prefix(&root).is_ok_and(|p| p == Path::new(&relative)))
+        {
+            let (text, had_bom) = decode_source(bytes, &file.name)?;
+            file.text = text;
+            file.had_bom = had_bom;
+        }
+    }
+    Ok(program)
 }
 
 fn load_single_file(path: &Path) -> Result<Program, EnvironmentError> {
@@ -145,7 +214,8 @@ fn load_single_file(path: &Path) -> Result<Program, EnvironmentError> {
     let root = canonical.parent().map(Path::to_path_buf).unwrap_or_default();
     let file_name = canonical.file_name().and_then(|n| n.to_str()).unwrap_or("main.cairn").to_string();
     let name = canonical.file_stem().and_then(|n| n.to_str()).unwrap_or("main").to_string();
-    let (text, had_bom) = read_source(&canonical, &file_name, SOURCE_LIMIT)?;
+    let dir = open_root(&root)?;
+    let (text, had_bom) = read_source(&dir, &file_name, &file_name, SOURCE_LIMIT)?;
     Ok(Program {
         name: name.clone(),
         root,
@@ -163,21 +233,22 @@ fn load_project(manifest_path: &Path) -> Result<Program, EnvironmentError> {
         .map_err(|err| EnvironmentError::new(format!("Cannot read `{}`: {}.", manifest_path.display(), lower(&err))))?;
     let root = manifest_path.parent().map(Path::to_path_buf).unwrap_or_default();
     let manifest = read_manifest(&manifest_path)?;
+    let root_dir = open_root(&root)?;
     let mut loader = Loader {
         files: Vec::new(),
         dependencies: Vec::new(),
         seen: vec![(root.clone(), manifest.name.clone())],
         total: 0,
     };
-    loader.dependencies(&root, "", &manifest, 0)?;
+    loader.dependencies(&root_dir, &root, "", &manifest, 0)?;
     for relative in &manifest.sources {
-        let path = contained_file(&root, relative, "cairn")?;
-        loader.add_file(relative.clone(), path, manifest.name.clone())?;
+        let path = contained_file(&root_dir, &root, relative, "cairn")?;
+        loader.add_file(&root_dir, relative, relative.clone(), path, manifest.name.clone())?;
     }
     for relative in &manifest.tests {
-        contained_file(&root, relative, "json")?;
+        contained_file(&root_dir, &root, relative, "json")?;
     }
-    Ok(Program {
+    with_pending_view(Program {
         name: manifest.name.clone(),
         root,
         manifest_path: Some(manifest_path),
@@ -186,6 +257,10 @@ fn load_project(manifest_path: &Path) -> Result<Program, EnvironmentError> {
         dependencies: loader.dependencies,
         files: loader.files,
     })
+}
+
+fn open_root(root: &Path) -> Result<Dir, EnvironmentError> {
+    Dir::root(root).map_err(|err| EnvironmentError::new(format!("Cannot read `{}`: {}.", root.display(), lower(&err))))
 }
 
 struct Loader {
@@ -200,8 +275,19 @@ struct Loader {
 const DEPENDENCY_DEPTH: usize = 4;
 
 impl Loader {
-    fn add_file(&mut self, name: String, path: PathBuf, project: String) -> Result<(), EnvironmentError> {
-        let (text, had_bom) = read_source(&path, &name, SOURCE_LIMIT)?;
+    fn add_file(
+        &mut self,
+        home: &Dir,
+        relative: &str,
+        name: String,
+        path: PathBuf,
+        project: String,
+    ) -> Result<(), EnvironmentError> {
+        let (dirs, file_name) = safe::split(relative);
+        let dir = home
+            .walk(dirs, false)
+            .map_err(|err| EnvironmentError::new(format!("Cannot read `{name}`: {}.", lower(&err))))?;
+        let (text, had_bom) = read_source(&dir, file_name, &name, SOURCE_LIMIT - self.total.min(SOURCE_LIMIT))?;
         self.total += text.len();
         if self.total > SOURCE_LIMIT {
             return Err(EnvironmentError::new(format!(
@@ -216,6 +302,7 @@ impl Loader {
     /// `prefix` is the manifest's directory relative to the root project ("" for the root).
     fn dependencies(
         &mut self,
+        home_dir: &Dir,
         home: &Path,
         prefix: &str,
         manifest: &Manifest,
@@ -228,7 +315,7 @@ impl Loader {
             )));
         }
         for (name, relative) in &manifest.dependencies {
-            let directory = contained_dir(home, relative)?;
+            let (directory, dependency_dir) = contained_dir(home_dir, home, relative)?;
             let dependency_manifest = read_manifest(&directory.join("cairn.toml"))?;
             if &dependency_manifest.name != name {
                 return Err(EnvironmentError::new(format!(
@@ -246,13 +333,13 @@ impl Loader {
             }
             self.seen.push((directory.clone(), name.clone()));
             let nested_prefix = if prefix.is_empty() { relative.clone() } else { format!("{prefix}/{relative}") };
-            self.dependencies(&directory, &nested_prefix, &dependency_manifest, depth + 1)?;
+            self.dependencies(&dependency_dir, &directory, &nested_prefix, &dependency_manifest, depth + 1)?;
             for source in &dependency_manifest.sources {
-                let path = contained_file(&directory, source, "cairn")?;
-                self.add_file(format!("{nested_prefix}/{source}"), path, name.clone())?;
+                let path = contained_file(&dependency_dir, &directory, source, "cairn")?;
+                self.add_file(&dependency_dir, source, format!("{nested_prefix}/{source}"), path, name.clone())?;
             }
             for test in &dependency_manifest.tests {
-                contained_file(&directory, test, "json")?;
+                contained_file(&dependency_dir, &directory, test, "json")?;
             }
             self.dependencies.push(Dependency { name: name.clone(), path: nested_prefix });
         }
@@ -260,13 +347,15 @@ impl Loader {
     }
 }
 
-/// Reads a source file: at most `limit` bytes, UTF-8, byte-order mark dropped.
-pub fn read_source(path: &Path, shown_name: &str, limit: usize) -> Result<(String, bool), EnvironmentError> {
-    let bytes = std::fs::read(path)
-        .map_err(|err| EnvironmentError::new(format!("Cannot read `{shown_name}`: {}.", lower(&err))))?;
-    if bytes.len() > limit {
-        return Err(EnvironmentError::new(format!("`{shown_name}` exceeds its {limit}-byte input limit.")));
-    }
+/// Reads the source `name` in `dir`: a regular file (never through a link, never a FIFO or
+/// device) of at most `limit` bytes, UTF-8, byte-order mark dropped.
+fn read_source(dir: &Dir, name: &str, shown_name: &str, limit: usize) -> Result<(String, bool), EnvironmentError> {
+    let bytes = dir.read_regular(name, limit as u64).map_err(|err| match err {
+        safe::ReadError::TooLarge(_) => {
+            EnvironmentError::new(format!("`{shown_name}` exceeds its {limit}-byte input limit (E-SOURCE-LIMIT)."))
+        }
+        other => EnvironmentError::new(format!("Cannot read `{shown_name}`: {other}.")),
+    })?;
     decode_source(bytes, shown_name)
 }
 
@@ -300,42 +389,56 @@ pub fn is_canonical_relative(value: &str) -> bool {
         })
 }
 
-/// Resolves a manifest path entry to a file inside `root` with extension `ext`.
-fn contained_file(root: &Path, value: &str, ext: &str) -> Result<PathBuf, EnvironmentError> {
-    let target = contained(root, value, &format!("a relative .{ext} path"))?;
+/// Resolves a manifest path entry to a regular file inside `root` with extension `ext`,
+/// reached without a symbolic link.
+fn contained_file(root_dir: &Dir, root: &Path, value: &str, ext: &str) -> Result<PathBuf, EnvironmentError> {
+    canonical_entry(value, &format!("a relative .{ext} path"))?;
     if !value.ends_with(&format!(".{ext}")) {
         return Err(EnvironmentError::new(format!("`{value}` must be a relative path ending in .{ext}.")));
     }
-    if !target.is_file() {
-        return Err(EnvironmentError::new(format!("The project input `{value}` is missing or not a file.")));
+    let (dirs, name) = safe::split(value);
+    let found = root_dir.walk(dirs, false).map_err(|err| linked(value, &err)).and_then(|dir| {
+        dir.stat(name).map_err(|err| EnvironmentError::new(format!("Cannot read `{value}`: {}.", lower(&err))))
+    })?;
+    match found {
+        Some(stat) if stat.kind == safe::Kind::File => Ok(root.join(value)),
+        Some(stat) if stat.kind == safe::Kind::Symlink => Err(EnvironmentError::new(format!(
+            "`{value}` passes through a symbolic link; links are not project inputs."
+        ))),
+        _ => Err(EnvironmentError::new(format!("The project input `{value}` is missing or not a file."))),
     }
-    Ok(target)
 }
 
-fn contained_dir(root: &Path, value: &str) -> Result<PathBuf, EnvironmentError> {
-    let target = contained(root, value, "a relative directory inside the project")?;
-    if !target.is_dir() {
-        return Err(EnvironmentError::new(format!("The dependency directory `{value}` is missing.")));
-    }
-    target.canonicalize().map_err(|err| EnvironmentError::new(format!("Cannot read `{value}`: {}.", lower(&err))))
+/// A dependency directory inside `home`, reached without a symbolic link: its path and the
+/// directory opened.
+fn contained_dir(home_dir: &Dir, home: &Path, value: &str) -> Result<(PathBuf, Dir), EnvironmentError> {
+    canonical_entry(value, "a relative directory inside the project")?;
+    let dir = home_dir.walk(value, false).map_err(|err| match err.kind() {
+        std::io::ErrorKind::NotFound => {
+            EnvironmentError::new(format!("The dependency directory `{value}` is missing."))
+        }
+        _ => linked(value, &err),
+    })?;
+    Ok((home.join(value), dir))
 }
 
-fn contained(root: &Path, value: &str, what: &str) -> Result<PathBuf, EnvironmentError> {
+fn canonical_entry(value: &str, what: &str) -> Result<(), EnvironmentError> {
     if !is_canonical_relative(value) {
         return Err(EnvironmentError::new(format!(
             "`{value}` is not {what}: paths are `/`-separated plain names, without `.`, `..`, backslashes or a leading `/`."
         )));
     }
-    let mut target = root.to_path_buf();
-    for segment in value.split('/') {
-        target.push(segment);
-        if std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(EnvironmentError::new(format!(
-                "`{value}` passes through a symbolic link; links are not project inputs."
-            )));
-        }
+    Ok(())
+}
+
+fn linked(value: &str, err: &std::io::Error) -> EnvironmentError {
+    if err.kind() == std::io::ErrorKind::NotFound {
+        return EnvironmentError::new(format!("The project input `{value}` is missing or not a file."));
     }
-    Ok(target)
+    EnvironmentError::new(format!(
+        "`{value}` passes through a symbolic link; links are not project inputs ({}).",
+        lower(err)
+    ))
 }
 
 fn lower(err: &std::io::Error) -> String {

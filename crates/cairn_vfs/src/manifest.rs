@@ -67,12 +67,19 @@ pub struct Manifest {
 /// Reads and checks the manifest at `path`.
 pub fn read_manifest(path: &Path) -> Result<Manifest, EnvironmentError> {
     let shown = path.file_name().and_then(|n| n.to_str()).unwrap_or("cairn.toml").to_string();
-    let bytes = std::fs::read(path).map_err(|err| {
-        EnvironmentError::new(format!("Cannot read the manifest `{}`: {}.", path.display(), lower(&err)))
+    // The manifest itself is never read through a link, and a FIFO or device is refused.
+    let parent = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let cannot = |why: String| EnvironmentError::new(format!("Cannot read the manifest `{}`: {why}.", path.display()));
+    let dir = crate::safe::Dir::root(parent).map_err(|err| cannot(lower(&err)))?;
+    let bytes = dir.read_regular(&shown, MANIFEST_LIMIT as u64).map_err(|err| match err {
+        crate::safe::ReadError::TooLarge(_) => {
+            EnvironmentError::new(format!("The manifest `{shown}` exceeds {MANIFEST_LIMIT} bytes."))
+        }
+        other => cannot(other.to_string()),
     })?;
-    if bytes.len() > MANIFEST_LIMIT {
-        return Err(EnvironmentError::new(format!("The manifest `{shown}` exceeds {MANIFEST_LIMIT} bytes.")));
-    }
     let text = String::from_utf8(bytes)
         .map_err(|_| EnvironmentError::new(format!("The manifest `{shown}` is not UTF-8 text.")))?;
     parse_manifest(&text).map_err(|message| EnvironmentError::new(format!("{shown}: {message}")))

@@ -159,3 +159,79 @@ fn symbolic_links_are_not_followed() {
     let error = load(tree.path()).expect_err("link refused");
     assert!(error.message.contains("symbolic link"), "{error}");
 }
+
+#[test]
+fn a_linked_program_file_or_manifest_is_refused() {
+    let tree = TempTree::new("linked-file");
+    tree.write("real.cairn", b"fn main() -> i32 { return 0; }\n");
+    tree.write("proj/cairn.toml", b"[project]\nname = \"p\"\nsources = [\"main.cairn\"]\n");
+    tree.write("proj/main.cairn", b"fn main() -> i32 { return 0; }\n");
+    std::os::unix::fs::symlink(tree.path().join("real.cairn"), tree.path().join("link.cairn")).unwrap();
+    std::os::unix::fs::symlink(tree.path().join("proj/cairn.toml"), tree.path().join("proj/other.toml")).unwrap();
+    for path in ["link.cairn", "proj/other.toml"] {
+        let error = load(&tree.path().join(path)).unwrap_err();
+        assert!(error.message.contains("symbolic link"), "{path}: {}", error.message);
+    }
+}
+
+#[test]
+fn a_fifo_or_device_source_is_refused_without_blocking() {
+    let tree = TempTree::new("fifo-source");
+    tree.write("cairn.toml", b"[project]\nname = \"p\"\nsources = [\"main.cairn\"]\n");
+    let fifo = std::ffi::CString::new(tree.path().join("main.cairn").to_str().unwrap()).unwrap();
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let error = load(tree.path()).unwrap_err();
+    assert!(error.message.contains("missing or not a file"), "{}", error.message);
+    let fifo_file = tree.path().join("lone.cairn");
+    let c_path = std::ffi::CString::new(fifo_file.to_str().unwrap()).unwrap();
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    let error = load(&fifo_file).unwrap_err();
+    assert!(error.message.contains("not a regular file"), "{}", error.message);
+    assert!(read_user_file(&fifo_file, 10).is_err());
+    assert!(read_user_file(Path::new("/dev/zero"), 10).is_err());
+}
+
+#[test]
+fn a_source_over_the_limit_is_refused_before_it_is_read_whole() {
+    let tree = TempTree::new("big-source");
+    let big = vec![b' '; SOURCE_LIMIT + 1];
+    tree.write("big.cairn", &big);
+    let error = load(&tree.path().join("big.cairn")).unwrap_err();
+    assert!(error.message.contains("E-SOURCE-LIMIT"), "{}", error.message);
+}
+
+#[test]
+fn a_pending_write_back_is_read_as_recovery_will_leave_it() {
+    let tree = TempTree::new("pending-view");
+    tree.write("cairn.toml", b"[project]\nname = \"p\"\nsources = [\"a.cairn\", \"b.cairn\"]\n");
+    tree.write("a.cairn", b"fn a() {}\n");
+    tree.write("b.cairn", b"fn b() {}\n");
+    let root = tree.path().canonicalize().unwrap();
+    // A write-back of two files killed after the first: a is at "after", b at "before".
+    let journal = journal::Journal::new(&root).with_hook(std::sync::Arc::new(|at: &str| {
+        if at == "swapped" {
+            panic!("killed");
+        }
+    }));
+    let changes = [
+        journal::FileChange {
+            name: "a.cairn".into(),
+            before: b"fn a() {}\n".to_vec(),
+            after: b"fn a() { 1; }\n".to_vec(),
+        },
+        journal::FileChange {
+            name: "b.cairn".into(),
+            before: b"fn b() {}\n".to_vec(),
+            after: b"fn b() { 2; }\n".to_vec(),
+        },
+    ];
+    let killed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| journal.write(&changes)));
+    assert!(killed.is_err());
+    assert_eq!(std::fs::read_to_string(root.join("a.cairn")).unwrap(), "fn a() { 1; }\n");
+    let program = load(&root).unwrap();
+    assert_eq!(program.files[0].text, "fn a() {}\n", "read as recovery will leave it");
+    // Reading wrote nothing.
+    assert_eq!(std::fs::read_to_string(root.join("a.cairn")).unwrap(), "fn a() { 1; }\n");
+}

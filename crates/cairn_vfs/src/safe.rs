@@ -1,0 +1,451 @@
+//! File access confined to one directory tree: every path is walked one component at a time
+//! from an open directory, and no symbolic link is ever followed.
+//!
+//! A repository is untrusted input (docs/security.md): it may ship a symbolic link where the
+//! toolchain expects a file, a staging name, the `.cairn/` directory or a journal entry. So the
+//! toolchain never hands a path string to the kernel below a trusted root. It opens the root
+//! once, then each directory under it with `openat(O_DIRECTORY | O_NOFOLLOW)`, and each file
+//! with `O_NOFOLLOW` (and `O_EXCL` when it creates one); renames, links and removals are made
+//! relative to those directory descriptors (`renameat2`, `linkat` without
+//! `AT_SYMLINK_FOLLOW`, `unlinkat`, which all act on a link itself, never on its target).
+//!
+//! Invariants: a [`Dir`] is always a real directory reached without a symbolic link from the
+//! [`Dir::root`] it came from; a name passed to a `Dir` method is one plain component (no `/`,
+//! not `.` or `..`, no NUL); [`Dir::read_regular`] reads only regular files (a FIFO, device,
+//! socket or directory is refused without blocking) and never more than its limit.
+//!
+//! Boundary: Linux only (`renameat2` with `RENAME_EXCHANGE`; where a file system lacks it,
+//! [`Dir::exchange`] says so and the caller falls back to a plain rename).
+
+use std::ffi::{CStr, CString};
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// An open directory, reached without following a symbolic link.
+#[derive(Debug)]
+pub struct Dir {
+    fd: OwnedFd,
+}
+
+/// What a name in a directory is, without following it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Symlink,
+    /// A FIFO, socket or device.
+    Special,
+}
+
+/// The identity and shape of a file, as `fstat` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub kind: Kind,
+    pub dev: u64,
+    pub ino: u64,
+    pub len: u64,
+    pub mode: u32,
+}
+
+/// Why [`Dir::read_regular`] read nothing.
+#[derive(Debug)]
+pub enum ReadError {
+    /// No such file.
+    Missing,
+    /// A symbolic link, FIFO, device, socket or directory stands at the name.
+    NotRegular(Kind),
+    /// Larger than the limit (its length).
+    TooLarge(u64),
+    Io(io::Error),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Missing => f.write_str("no such file"),
+            ReadError::NotRegular(Kind::Symlink) => f.write_str("it is a symbolic link, which is never followed"),
+            ReadError::NotRegular(Kind::Dir) => f.write_str("it is a directory"),
+            ReadError::NotRegular(Kind::File) => f.write_str("it is not a regular file"),
+            ReadError::NotRegular(Kind::Special) => f.write_str("it is not a regular file (a FIFO, socket or device)"),
+            ReadError::TooLarge(len) => write!(f, "it holds {len} bytes, more than allowed"),
+            ReadError::Io(error) => write!(f, "{}", lower(error)),
+        }
+    }
+}
+
+impl Dir {
+    /// Opens a trusted directory by path (the root the user named; the links above it are the
+    /// user's own choice). The directory itself must not be a symbolic link.
+    pub fn root(path: &Path) -> io::Result<Dir> {
+        let c_path = CString::new(path.as_os_str().as_bytes()).map_err(|_| invalid("a path holds a NUL byte"))?;
+        // SAFETY: a valid NUL-terminated path; the result is checked before use.
+        let fd = unsafe {
+            libc::open(c_path.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        };
+        owned(fd).map(|fd| Dir { fd })
+    }
+
+    /// The subdirectory `name`, created (mode 0o755) when `create` and missing. A symbolic
+    /// link or a file there is refused (`ELOOP`/`ENOTDIR`, reported as such).
+    pub fn subdir(&self, name: &str, create: bool) -> io::Result<Dir> {
+        let c_name = component(name)?;
+        loop {
+            // SAFETY: a valid descriptor and NUL-terminated name.
+            let fd = unsafe {
+                libc::openat(
+                    self.fd.as_raw_fd(),
+                    c_name.as_ptr(),
+                    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                )
+            };
+            match owned(fd) {
+                Ok(fd) => return Ok(Dir { fd }),
+                Err(error) if create && error.kind() == io::ErrorKind::NotFound => {
+                    // SAFETY: as above.
+                    let made = unsafe { libc::mkdirat(self.fd.as_raw_fd(), c_name.as_ptr(), 0o755) };
+                    if made != 0 {
+                        let error = io::Error::last_os_error();
+                        if error.kind() != io::ErrorKind::AlreadyExists {
+                            return Err(error);
+                        }
+                    }
+                }
+                Err(error) => return Err(not_followed(error, name)),
+            }
+        }
+    }
+
+    /// Walks a `/`-separated relative path of directories (each component plain).
+    pub fn walk(&self, relative: &str, create: bool) -> io::Result<Dir> {
+        let mut dir = self.subdir_self()?;
+        for segment in relative.split('/').filter(|s| !s.is_empty()) {
+            dir = dir.subdir(segment, create)?;
+        }
+        Ok(dir)
+    }
+
+    fn subdir_self(&self) -> io::Result<Dir> {
+        self.fd.try_clone().map(|fd| Dir { fd })
+    }
+
+    /// What stands at `name`, without following it; `None` when nothing does.
+    pub fn stat(&self, name: &str) -> io::Result<Option<Stat>> {
+        let c_name = component(name)?;
+        let mut raw = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: a valid descriptor, name and output buffer.
+        let result =
+            unsafe { libc::fstatat(self.fd.as_raw_fd(), c_name.as_ptr(), raw.as_mut_ptr(), libc::AT_SYMLINK_NOFOLLOW) };
+        if result != 0 {
+            let error = io::Error::last_os_error();
+            return if error.kind() == io::ErrorKind::NotFound { Ok(None) } else { Err(error) };
+        }
+        // SAFETY: fstatat succeeded, so the buffer is initialised.
+        Ok(Some(stat_of(&unsafe { raw.assume_init() })))
+    }
+
+    /// Opens the regular file `name` for reading without following a link and without
+    /// blocking on a FIFO; anything but a regular file is refused.
+    pub fn open_regular(&self, name: &str) -> Result<(File, Stat), ReadError> {
+        let c_name = component(name).map_err(ReadError::Io)?;
+        // SAFETY: a valid descriptor and name.
+        let fd = unsafe {
+            libc::openat(
+                self.fd.as_raw_fd(),
+                c_name.as_ptr(),
+                libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY,
+            )
+        };
+        let fd = match owned(fd) {
+            Ok(fd) => fd,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Err(ReadError::Missing),
+            Err(error) if error.raw_os_error() == Some(libc::ELOOP) => {
+                return Err(ReadError::NotRegular(Kind::Symlink));
+            }
+            Err(error) => {
+                // A FIFO without a writer still opens with O_NONBLOCK; a device may refuse.
+                return match self.stat(name) {
+                    Ok(Some(stat)) if stat.kind != Kind::File => Err(ReadError::NotRegular(stat.kind)),
+                    _ => Err(ReadError::Io(error)),
+                };
+            }
+        };
+        let file = File::from(fd);
+        let stat = fstat(&file).map_err(ReadError::Io)?;
+        if stat.kind != Kind::File {
+            return Err(ReadError::NotRegular(stat.kind));
+        }
+        Ok((file, stat))
+    }
+
+    /// Reads the regular file `name`, at most `limit` bytes (see [`Dir::open_regular`]).
+    pub fn read_regular(&self, name: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+        self.read_regular_stat(name, limit).map(|(bytes, _)| bytes)
+    }
+
+    /// [`Dir::read_regular`], with the file's identity as it was read.
+    pub fn read_regular_stat(&self, name: &str, limit: u64) -> Result<(Vec<u8>, Stat), ReadError> {
+        let (file, stat) = self.open_regular(name)?;
+        if stat.len > limit {
+            return Err(ReadError::TooLarge(stat.len));
+        }
+        // The length may grow between fstat and read: read at most one byte past the limit.
+        let mut bytes = Vec::with_capacity(stat.len as usize);
+        (&file).take(limit + 1).read_to_end(&mut bytes).map_err(ReadError::Io)?;
+        if bytes.len() as u64 > limit {
+            return Err(ReadError::TooLarge(bytes.len() as u64));
+        }
+        Ok((bytes, stat))
+    }
+
+    /// Creates `name` exclusively (it must not exist, not even as a dangling link) for writing.
+    pub fn create_new(&self, name: &str, mode: u32) -> io::Result<File> {
+        let c_name = component(name)?;
+        // SAFETY: a valid descriptor and name.
+        let fd = unsafe {
+            libc::openat(
+                self.fd.as_raw_fd(),
+                c_name.as_ptr(),
+                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                mode as libc::c_uint,
+            )
+        };
+        owned(fd).map(File::from)
+    }
+
+    /// Opens (creating when missing) a regular file for locking; never follows a link.
+    pub fn open_lock(&self, name: &str, create: bool) -> io::Result<File> {
+        let c_name = component(name)?;
+        let flags = if create { libc::O_RDWR | libc::O_CREAT } else { libc::O_RDONLY };
+        // SAFETY: a valid descriptor and name.
+        let fd = unsafe {
+            libc::openat(self.fd.as_raw_fd(), c_name.as_ptr(), flags | libc::O_NOFOLLOW | libc::O_CLOEXEC, 0o644)
+        };
+        let file = owned(fd).map(File::from).map_err(|e| not_followed(e, name))?;
+        if fstat(&file)?.kind != Kind::File {
+            return Err(invalid(&format!("{name} is not a regular file")));
+        }
+        Ok(file)
+    }
+
+    /// Removes the name `name` (a link is removed itself, never its target). Missing is fine.
+    pub fn remove(&self, name: &str) -> io::Result<()> {
+        let c_name = component(name)?;
+        // SAFETY: a valid descriptor and name.
+        if unsafe { libc::unlinkat(self.fd.as_raw_fd(), c_name.as_ptr(), 0) } != 0 {
+            let error = io::Error::last_os_error();
+            if error.kind() != io::ErrorKind::NotFound {
+                return Err(error);
+            }
+        }
+        Ok(())
+    }
+
+    /// Renames `from` in this directory to `to` in `target`, replacing what stands there.
+    pub fn rename(&self, from: &str, target: &Dir, to: &str) -> io::Result<()> {
+        let (c_from, c_to) = (component(from)?, component(to)?);
+        // SAFETY: valid descriptors and names.
+        let result =
+            unsafe { libc::renameat(self.fd.as_raw_fd(), c_from.as_ptr(), target.fd.as_raw_fd(), c_to.as_ptr()) };
+        if result != 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+    }
+
+    /// Swaps the names `a` and `b` of this directory atomically. `Ok(false)` when the file
+    /// system cannot (the caller then renames).
+    pub fn exchange(&self, a: &str, b: &str) -> io::Result<bool> {
+        let (c_a, c_b) = (component(a)?, component(b)?);
+        // SAFETY: valid descriptors and names.
+        let result = unsafe {
+            libc::renameat2(self.fd.as_raw_fd(), c_a.as_ptr(), self.fd.as_raw_fd(), c_b.as_ptr(), libc::RENAME_EXCHANGE)
+        };
+        if result == 0 {
+            return Ok(true);
+        }
+        let error = io::Error::last_os_error();
+        match error.raw_os_error() {
+            Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP) => Ok(false),
+            _ => Err(error),
+        }
+    }
+
+    /// Makes `to` in `target` a second name of the file `from` here (a link itself is linked,
+    /// never followed).
+    pub fn link(&self, from: &str, target: &Dir, to: &str) -> io::Result<()> {
+        let (c_from, c_to) = (component(from)?, component(to)?);
+        // SAFETY: valid descriptors and names; flags 0 means a symbolic link is not followed.
+        let result =
+            unsafe { libc::linkat(self.fd.as_raw_fd(), c_from.as_ptr(), target.fd.as_raw_fd(), c_to.as_ptr(), 0) };
+        if result != 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+    }
+
+    /// Makes the directory's entries durable.
+    pub fn sync(&self) -> io::Result<()> {
+        // SAFETY: a valid descriptor.
+        if unsafe { libc::fsync(self.fd.as_raw_fd()) } != 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+    }
+
+    /// The names in this directory (not `.` and `..`), in no particular order.
+    pub fn names(&self) -> io::Result<Vec<String>> {
+        let fd = self.fd.try_clone()?;
+        // SAFETY: fdopendir takes ownership of the duplicated descriptor on success.
+        let stream = unsafe { libc::fdopendir(fd.as_raw_fd()) };
+        if stream.is_null() {
+            return Err(io::Error::last_os_error());
+        }
+        std::mem::forget(fd);
+        // SAFETY: a directory stream of our own, rewound because the duplicate shares the offset.
+        unsafe { libc::rewinddir(stream) };
+        let mut names = Vec::new();
+        loop {
+            // SAFETY: a valid stream; the entry is read before the next call.
+            let entry = unsafe { libc::readdir(stream) };
+            if entry.is_null() {
+                break;
+            }
+            // SAFETY: d_name is NUL-terminated.
+            let name = unsafe { CStr::from_ptr((*entry).d_name.as_ptr()) };
+            let name = name.to_string_lossy();
+            if name != "." && name != ".." {
+                names.push(name.into_owned());
+            }
+        }
+        // SAFETY: closes the stream and its descriptor once.
+        unsafe { libc::closedir(stream) };
+        Ok(names)
+    }
+}
+
+/// `fstat` of an open file.
+pub fn fstat(file: &File) -> io::Result<Stat> {
+    let mut raw = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: a valid descriptor and buffer.
+    if unsafe { libc::fstat(file.as_raw_fd(), raw.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fstat succeeded.
+    Ok(stat_of(&unsafe { raw.assume_init() }))
+}
+
+/// True when `name` is one plain path component.
+pub fn is_component(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains('/') && !name.contains('\0')
+}
+
+/// Splits a canonical relative path (`a/b/c.cairn`) into its directories and its file name.
+pub fn split(relative: &str) -> (&str, &str) {
+    match relative.rsplit_once('/') {
+        Some((dirs, name)) => (dirs, name),
+        None => ("", relative),
+    }
+}
+
+fn component(name: &str) -> io::Result<CString> {
+    if !is_component(name) {
+        return Err(invalid(&format!("{name:?} is not a plain file name")));
+    }
+    CString::new(name).map_err(|_| invalid("a name holds a NUL byte"))
+}
+
+fn owned(fd: libc::c_int) -> io::Result<OwnedFd> {
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn stat_of(raw: &libc::stat) -> Stat {
+    let kind = match raw.st_mode & libc::S_IFMT {
+        libc::S_IFREG => Kind::File,
+        libc::S_IFDIR => Kind::Dir,
+        libc::S_IFLNK => Kind::Symlink,
+        _ => Kind::Special,
+    };
+    Stat { kind, dev: raw.st_dev, ino: raw.st_ino, len: raw.st_size.max(0) as u64, mode: raw.st_mode & 0o7777 }
+}
+
+/// `ELOOP`/`ENOTDIR` from an `O_NOFOLLOW` open said "a link (or a file) stands here".
+fn not_followed(error: io::Error, name: &str) -> io::Error {
+    match error.raw_os_error() {
+        Some(libc::ELOOP) => invalid(&format!("{name} is a symbolic link, which is never followed")),
+        Some(libc::ENOTDIR) => invalid(&format!("{name} is not a directory")),
+        _ => error,
+    }
+}
+
+fn invalid(message: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, message.to_string())
+}
+
+fn lower(error: &io::Error) -> String {
+    let text = error.to_string();
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(tag: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("cairn-safe-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_symlinked_directory_or_file_is_never_followed() {
+        let dir = scratch("links");
+        let outside = scratch("links-outside");
+        std::fs::write(outside.join("x"), "secret").unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("d")).unwrap();
+        std::os::unix::fs::symlink(outside.join("x"), dir.join("f")).unwrap();
+        let root = Dir::root(&dir).unwrap();
+        assert!(root.subdir("d", false).is_err());
+        assert!(root.subdir("d", true).is_err());
+        assert!(matches!(root.read_regular("f", 100), Err(ReadError::NotRegular(Kind::Symlink))));
+        assert!(root.create_new("f", 0o644).is_err());
+        // Removing the link removes the link, not what it points at.
+        root.remove("f").unwrap();
+        assert_eq!(std::fs::read_to_string(outside.join("x")).unwrap(), "secret");
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&outside);
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking_and_a_limit_holds() {
+        let dir = scratch("fifo");
+        let c_path = CString::new(dir.join("p").as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid path.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+        std::fs::write(dir.join("big"), vec![b'a'; 100]).unwrap();
+        let root = Dir::root(&dir).unwrap();
+        assert!(matches!(root.read_regular("p", 100), Err(ReadError::NotRegular(Kind::Special))));
+        assert!(matches!(root.read_regular("big", 99), Err(ReadError::TooLarge(100))));
+        assert_eq!(root.read_regular("big", 100).unwrap().len(), 100);
+        assert!(matches!(root.read_regular("none", 1), Err(ReadError::Missing)));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn names_list_and_exchange_swaps() {
+        let dir = scratch("names");
+        std::fs::write(dir.join("a"), "A").unwrap();
+        std::fs::write(dir.join("b"), "B").unwrap();
+        let root = Dir::root(&dir).unwrap();
+        let mut names = root.names().unwrap();
+        names.sort();
+        assert_eq!(names, ["a", "b"]);
+        if root.exchange("a", "b").unwrap() {
+            assert_eq!(std::fs::read_to_string(dir.join("a")).unwrap(), "B");
+        }
+        assert!(root.stat("../x").is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
