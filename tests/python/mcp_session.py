@@ -136,9 +136,13 @@ async def killed_session(cairn, workdir, original):
                 pass
     now = open(target, encoding="utf-8").read()
     expect(now in (original, written), "after the kill the file is whole: before or after, never torn")
+    # Recovery rule (docs/security.md, issue 19): a pending write-back whose files all hold their
+    # new content happened; the next journal user completes it, so undo reverts it like any other.
     undo = subprocess.run([cairn, "undo", "hello.cairn", "--format", "json"], cwd=workdir, capture_output=True, text=True)
-    expect(open(target, encoding="utf-8").read() == original, "the next journal user rolled the interrupted write back")
-    expect(undo.returncode == 1 and "E-SESSION" in undo.stdout, "and nothing is left to undo")
+    expect(undo.returncode == 0 and '"undone"' in undo.stdout, "the interrupted write was completed, and undo reverts it")
+    expect(open(target, encoding="utf-8").read() == original, "after undo the file is the original")
+    again = subprocess.run([cairn, "undo", "hello.cairn", "--format", "json"], cwd=workdir, capture_output=True, text=True)
+    expect(again.returncode == 1 and "E-SESSION" in again.stdout, "and nothing is left to undo")
 
 
 def main():

@@ -8,9 +8,15 @@ use serde_json::{Map, Number, Value};
 
 /// Parses `text` as strict JSON.
 pub fn parse(text: &str) -> Result<Value, String> {
+    parse_value(text).map_err(|e| e.to_string())
+}
+
+/// [`parse`], with serde_json's error: a duplicate key or a non-finite number is classified
+/// `Data`, malformed text `Syntax` or `Eof` (a transport answers the two differently).
+pub fn parse_value(text: &str) -> Result<Value, serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = Strict::deserialize(&mut deserializer).map_err(|e| e.to_string())?;
-    deserializer.end().map_err(|e| e.to_string())?;
+    let value = Strict::deserialize(&mut deserializer)?;
+    deserializer.end()?;
     Ok(value.0)
 }
 

@@ -29,13 +29,55 @@ pub enum Purpose {
     Tests,
 }
 
+/// The compiler's wall-clock limit when none is given (tools.md §3.2: 60 s).
+pub const DEFAULT_TIMEOUT: u64 = 60;
+
 /// Flags shared by `build`, `run` and `test`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct BuildFlags {
     pub keep_guards: bool,
     pub out: Option<PathBuf>,
     /// Debug line information pointing at the `.cairn` source.
     pub debug: bool,
+    /// The compiler's wall-clock limit in seconds (for `run`: the build and run together).
+    pub timeout: u64,
+}
+
+/// Ends the process with an `unknown` record if the compile outlives its limit; dropping it
+/// (when the compile is done) stops it. The compile runs in this process, so stopping it means
+/// ending the process — before any artifact is published under its name.
+struct Watchdog {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+}
+
+impl Watchdog {
+    fn start(seconds: u64, out: Output) -> Watchdog {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(std::time::Duration::from_secs(seconds))
+            {
+                let mut record = Map::new();
+                record.insert("schema".into(), json!("cairn.build/1"));
+                record.insert("status".into(), json!("unknown"));
+                record.insert(
+                    "message".into(),
+                    json!(format!("The compile did not finish within {seconds} s (--timeout); it was stopped.")),
+                );
+                out.json(&record);
+                std::process::exit(2);
+            }
+        });
+        Watchdog { stop: Some(stop) }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
 }
 
 /// A successful build.
@@ -55,6 +97,7 @@ pub struct Stopped(pub u8);
 /// Loads, checks and builds; prints the refusal or the environment record when it stops.
 pub fn build(path: &Path, purpose: Purpose, flags: &BuildFlags, out: Output) -> Result<Built, Stopped> {
     let started = Instant::now();
+    let _watchdog = Watchdog::start(flags.timeout, out);
     let program = cairn_vfs::load(path).map_err(|error| {
         out.environment(&error.message);
         Stopped(2)

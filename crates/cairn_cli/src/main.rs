@@ -12,6 +12,7 @@ mod emit;
 mod find;
 mod inspect;
 mod output;
+mod process;
 mod rules;
 mod run;
 mod state;
@@ -59,6 +60,9 @@ enum Command {
         /// Debug line information that points at the .cairn source.
         #[arg(long)]
         debug: bool,
+        /// The compiler's wall-clock limit in seconds (1..3600).
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        timeout: u64,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -80,6 +84,10 @@ enum Command {
         /// Debug line information that points at the .cairn source.
         #[arg(long)]
         debug: bool,
+        /// Seconds the build and the program's run may take together (1..3600); a program
+        /// still running then is stopped.
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        timeout: u64,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -260,13 +268,28 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Every command runs on a thread with the analysis stack (cairn_hir::stack), so no input
+    // within the language's limits overflows it. A panic is a defect of the toolchain: it is
+    // reported as such (exit 2), never as a verdict on the program.
+    match cairn_hir::stack::run("cairn", move || command(cli)) {
+        Ok(status) => ExitCode::from(status),
+        Err(_) => {
+            eprintln!(
+                "error[E-INTERNAL]: the cairn toolchain failed while answering this command (a defect of the toolchain, not of the program)"
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn command(cli: Cli) -> u8 {
     let status = match cli.command {
         Command::Check { path, format } => check::run(&path, output::Output::choose(format)),
-        Command::Build { path, keep_guards, out, debug, format } => {
-            build::run(&path, &build::BuildFlags { keep_guards, out, debug }, output::Output::choose(format))
+        Command::Build { path, keep_guards, out, debug, timeout, format } => {
+            build::run(&path, &build::BuildFlags { keep_guards, out, debug, timeout }, output::Output::choose(format))
         }
-        Command::Run { path, keep_guards, out, memory_mib, debug, format, args } => {
-            let flags = build::BuildFlags { keep_guards, out, debug };
+        Command::Run { path, keep_guards, out, memory_mib, debug, timeout, format, args } => {
+            let flags = build::BuildFlags { keep_guards, out, debug, timeout };
             run::run(&path, &flags, memory_mib, &args, output::Output::choose(format))
         }
         Command::Test { path, filter, test, jobs, timeout, memory_mib, keep_guards, format } => {
@@ -276,7 +299,7 @@ fn main() -> ExitCode {
                 jobs,
                 timeout,
                 memory_mib,
-                build: build::BuildFlags { keep_guards, out: None, debug: false },
+                build: build::BuildFlags { keep_guards, out: None, debug: false, timeout: build::DEFAULT_TIMEOUT },
             };
             test::run(&path, &flags, output::Output::choose(format))
         }
@@ -306,5 +329,5 @@ fn main() -> ExitCode {
         Command::Undo { path, format } => undo::run(&path, output::Output::choose(format)),
         Command::Lsp => u8::try_from(cairn_lsp::serve_stdio()).unwrap_or(2),
     };
-    ExitCode::from(status)
+    status
 }

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use crate::build::{BuildFlags, Purpose, Stopped, build};
 use crate::output::Output;
-use crate::run::{ended, escaped, exit_code, limit};
+use crate::process::{OUTPUT_CAP, ended, escaped, exit_code, limit, wait_captured};
 
 /// One test's place in the selection, its record, and whether it passed.
 type Outcome = (usize, Map<String, Value>, bool);
@@ -148,8 +148,9 @@ fn run_one(
         }
     };
     let deadline = Duration::from_secs(flags.timeout);
-    let (status, stdout, stderr, timed_out) = wait_with_timeout(child, deadline);
-    let passed = !timed_out && status.as_ref().is_some_and(|s| s.success());
+    let captured = wait_captured(child, deadline, OUTPUT_CAP);
+    let (status, stdout, stderr, timed_out) = (captured.status, captured.stdout, captured.stderr, captured.timed_out);
+    let passed = !timed_out && !captured.capped && status.as_ref().is_some_and(|s| s.success());
     record.insert("status".into(), json!(if passed { "passed" } else { "failed" }));
     let code = match &status {
         Some(s) if !timed_out => exit_code(s),
@@ -160,6 +161,8 @@ fn run_one(
         let stderr_text = String::from_utf8_lossy(&stderr);
         let reason = if timed_out {
             format!("timed out after {} s", flags.timeout)
+        } else if captured.capped {
+            format!("wrote more than {OUTPUT_CAP} bytes of output and was stopped")
         } else if let Some(line) = stderr_text.lines().rev().find(|l| l.starts_with("assertion failed ")) {
             line.to_string()
         } else {
@@ -171,46 +174,4 @@ fn run_one(
     record.insert("stderr".into(), json!(escaped(&stderr).chars().take(8000).collect::<String>()));
     record.insert("elapsed_seconds".into(), json!((started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0));
     (record, passed)
-}
-
-/// Waits for a child, killing it after `deadline`; returns its status, output and whether it was
-/// killed for time.
-fn wait_with_timeout(
-    mut child: std::process::Child,
-    deadline: Duration,
-) -> (Option<std::process::ExitStatus>, Vec<u8>, Vec<u8>, bool) {
-    use std::io::Read;
-    let mut stdout_pipe = child.stdout.take();
-    let mut stderr_pipe = child.stderr.take();
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        if let Some(pipe) = stdout_pipe.as_mut() {
-            let _ = pipe.read_to_end(&mut out);
-        }
-        out
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut err = Vec::new();
-        if let Some(pipe) = stderr_pipe.as_mut() {
-            let _ = pipe.read_to_end(&mut err);
-        }
-        err
-    });
-    let started = Instant::now();
-    let mut timed_out = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() >= deadline => {
-                let _ = child.kill();
-                timed_out = true;
-                break child.wait().ok();
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(_) => break None,
-        }
-    };
-    let stdout = reader.join().unwrap_or_default();
-    let stderr = err_reader.join().unwrap_or_default();
-    (status, stdout, stderr, timed_out)
 }

@@ -43,6 +43,17 @@ pub fn run(path: &Path, out: Output) -> u8 {
             );
             1
         }
+        Err(WriteError::Conflict(files)) => {
+            refuse(
+                &out,
+                &format!(
+                    "{} was saved while the undo was being written; the save was kept and nothing was reverted.",
+                    files.join(", ")
+                ),
+                Some(files),
+            );
+            1
+        }
         Err(WriteError::NothingToUndo) => {
             refuse(&out, "No write-back of this program is left to undo.", None);
             1

@@ -5,9 +5,16 @@
  * read back to the same value of their type, laid out as ECMAScript's Number::toString lays such
  * digits out (language §13.1). A failed guard writes one line naming the guard and its place,
  * then aborts (SIGABRT, status 134); assert and assert_eq write `assertion failed at FILE:LINE`,
- * the message and, for assert_eq, both values. Nothing here allocates. */
+ * the message and, for assert_eq, both values. A stack overflow is caught on an alternate stack
+ * and reported as `stack overflow in <function>` (the function read from the executable's own
+ * symbol table), then aborts like a failed guard (status 134). Nothing here allocates. */
 
+#define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ucontext.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -253,4 +260,112 @@ int64_t cairn_rt_test_index(int argc, char **argv, int64_t count) {
         exit(2);
     }
     return (int64_t)index;
+}
+
+/* ----- stack overflow ----------------------------------------------------------------------
+ * A guard page below the stack makes an overflowing call fault; the handler runs on a stack of
+ * its own, recognises the fault as an overflow when it lies just below the interrupted stack
+ * pointer (within the largest frame a function may have, language §12), names the function the
+ * program counter is in, and aborts. Any other fault is re-raised with the default action. The
+ * name is looked up with open/read only (async-signal-safe) in /proc/self/exe's .symtab. */
+
+extern const char __executable_start[] __attribute__((weak));
+
+static char cairn_signal_stack[64 * 1024];
+
+static int cairn_read_at(int fd, off_t offset, void *into, size_t length) {
+    if (lseek(fd, offset, SEEK_SET) != offset) return 0;
+    size_t done = 0;
+    while (done < length) {
+        ssize_t n = read(fd, (char *)into + done, length - done);
+        if (n <= 0) return 0;
+        done += (size_t)n;
+    }
+    return 1;
+}
+
+/* Writes the name of the function holding `pc` into `out` ("?" when unknown), without the
+ * `cairn.` prefix of the program's own symbols. */
+static void cairn_function_at(uintptr_t pc, char *out, size_t size) {
+    static Elf64_Shdr sections[128];
+    static Elf64_Sym symbols[256];
+    out[0] = '?';
+    out[1] = 0;
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    Elf64_Ehdr header;
+    if (!cairn_read_at(fd, 0, &header, sizeof header) || header.e_shnum == 0 || header.e_shnum > 128 ||
+        header.e_shentsize != sizeof(Elf64_Shdr) ||
+        !cairn_read_at(fd, (off_t)header.e_shoff, sections, sizeof(Elf64_Shdr) * header.e_shnum)) {
+        close(fd);
+        return;
+    }
+    /* A position-independent executable is loaded at __executable_start; symbols are relative. */
+    uintptr_t base = header.e_type == ET_DYN && __executable_start ? (uintptr_t)__executable_start : 0;
+    uintptr_t best_start = 0;
+    uint32_t best_name = 0;
+    int best_strtab = -1;
+    for (int s = 0; s < header.e_shnum; s++) {
+        if (sections[s].sh_type != SHT_SYMTAB || sections[s].sh_entsize != sizeof(Elf64_Sym)) continue;
+        size_t count = sections[s].sh_size / sizeof(Elf64_Sym);
+        for (size_t first = 0; first < count; first += 256) {
+            size_t chunk = count - first < 256 ? count - first : 256;
+            if (!cairn_read_at(fd, (off_t)(sections[s].sh_offset + first * sizeof(Elf64_Sym)), symbols,
+                               chunk * sizeof(Elf64_Sym))) break;
+            for (size_t i = 0; i < chunk; i++) {
+                if (ELF64_ST_TYPE(symbols[i].st_info) != STT_FUNC || symbols[i].st_value == 0) continue;
+                uintptr_t start = base + symbols[i].st_value;
+                uintptr_t end = start + (symbols[i].st_size ? symbols[i].st_size : 1);
+                if (pc >= start && pc < end && start >= best_start) {
+                    best_start = start;
+                    best_name = symbols[i].st_name;
+                    best_strtab = (int)sections[s].sh_link;
+                }
+            }
+        }
+    }
+    if (best_strtab >= 0 && best_strtab < header.e_shnum) {
+        char name[256];
+        size_t length = sizeof name - 1;
+        if (best_name + length > sections[best_strtab].sh_size) length = sections[best_strtab].sh_size - best_name;
+        if (cairn_read_at(fd, (off_t)(sections[best_strtab].sh_offset + best_name), name, length)) {
+            name[length] = 0;
+            const char *shown = strncmp(name, "cairn.", 6) == 0 ? name + 6 : name;
+            size_t n = strnlen(shown, size - 1);
+            memcpy(out, shown, n);
+            out[n] = 0;
+        }
+    }
+    close(fd);
+}
+
+static void cairn_on_fault(int number, siginfo_t *info, void *context) {
+    ucontext_t *uc = (ucontext_t *)context;
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    uintptr_t address = (uintptr_t)info->si_addr;
+    if (address <= sp + 4096 && address + 256 * 1024 >= sp) {
+        char function[200];
+        cairn_function_at(pc, function, sizeof function);
+        char line[256];
+        int n = snprintf(line, sizeof line, "stack overflow in %s\n", function);
+        cairn_write_all(2, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
+        signal(SIGABRT, SIG_DFL);
+        abort();
+    }
+    /* Not an overflow: the default action, as if no handler were installed. */
+    signal(number, SIG_DFL);
+    raise(number);
+}
+
+__attribute__((constructor)) static void cairn_install_stack_guard(void) {
+    stack_t alternate = {.ss_sp = cairn_signal_stack, .ss_size = sizeof cairn_signal_stack, .ss_flags = 0};
+    if (sigaltstack(&alternate, NULL) != 0) return;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = cairn_on_fault;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGSEGV, &action, NULL);
+    sigaction(SIGBUS, &action, NULL);
 }

@@ -22,6 +22,7 @@ pub mod report;
 pub mod scope;
 pub mod signature;
 pub mod site;
+pub mod stack;
 pub mod types;
 pub mod workspace;
 

@@ -112,6 +112,7 @@ impl Workspace {
     }
 
     fn with_database(db: RootDatabase, sources: Vec<SourceText>) -> Workspace {
+        crate::stack::ensure_pool();
         let program = Program::builder(Arc::from(Vec::new())).durability(Durability::LOW).new(&db);
         let mut workspace = Workspace {
             db,

@@ -35,6 +35,9 @@ pub struct Doc {
     pub project: usize,
     /// Its index among the project's files.
     pub file: usize,
+    /// The size of a text over the source limit, which is not analysed (it stands as empty
+    /// text) and is answered with `E-SOURCE-LIMIT` until a whole-text change brings it under.
+    pub oversized: Option<usize>,
 }
 
 /// One file of a project.
@@ -199,12 +202,25 @@ impl Analysis {
         if self.docs.contains_key(uri) {
             self.close(uri);
         }
+        if text.len() > cairn_vfs::SOURCE_LIMIT {
+            // Not analysed: the document stands as empty text, and its diagnostic says why.
+            self.open(uri, "", version);
+            if let Some(doc) = self.docs.get_mut(uri) {
+                doc.oversized = Some(text.len());
+            }
+            if let Some(doc) = self.docs.get(uri)
+                && let Some(project) = self.projects[doc.project].as_mut()
+            {
+                project.dirty = true;
+            }
+            return;
+        }
         let path = uri_to_path(uri);
         // A project file that is already being analysed: take this text. Every `didOpen` gets
         // its diagnostics: a changed text with the check it makes due, the same text (the disk
         // text another open file already brought) at once, from the project's current check.
         if let Some((project, file)) = self.find_file(uri) {
-            self.docs.insert(uri.to_string(), Doc { version, project, file });
+            self.docs.insert(uri.to_string(), Doc { version, project, file, oversized: None });
             self.set_text(project, file, text.to_string());
             if let Some(p) = self.projects[project].as_ref()
                 && !p.dirty
@@ -239,7 +255,7 @@ impl Analysis {
                 self.projects[index].as_ref()?.files.iter().position(|f| f.uri == *other).map(|i| (other.clone(), i))
             })
             .collect();
-        self.docs.insert(uri.to_string(), Doc { version, project: index, file });
+        self.docs.insert(uri.to_string(), Doc { version, project: index, file, oversized: None });
         for (other, i) in others {
             let old = self.docs[&other].project;
             let text = self.text_of(old, self.docs[&other].file).to_string();
@@ -290,8 +306,18 @@ impl Analysis {
         let (project, file) = (doc.project, doc.file);
         for change in changes {
             let Some(text) = change.get("text").and_then(Value::as_str) else { continue };
+            let oversized = self.docs.get(uri).and_then(|d| d.oversized);
             match change.get("range") {
-                None => self.set_text(project, file, text.to_string()),
+                None if text.len() > cairn_vfs::SOURCE_LIMIT => self.mark_oversized(uri, text.len()),
+                None => {
+                    if let Some(doc) = self.docs.get_mut(uri) {
+                        doc.oversized = None;
+                    }
+                    self.set_text(project, file, text.to_string());
+                }
+                // Range edits of a text that is not held cannot be applied: the document waits
+                // for a whole-text change (or a reopen).
+                Some(_) if oversized.is_some() => {}
                 Some(range) => {
                     let current = self.text_of(project, file);
                     let map = LineMap::new(current);
@@ -303,6 +329,11 @@ impl Analysis {
                     };
                     let (start, end) = (at("start"), at("end"));
                     let (start, end) = (start.min(end), start.max(end));
+                    let grown = current.len() - (end - start) + text.len();
+                    if grown > cairn_vfs::SOURCE_LIMIT {
+                        self.mark_oversized(uri, grown);
+                        continue;
+                    }
                     let Some(p) = self.projects[project].as_mut() else { return };
                     let edit = TextEdit {
                         delete: TextRange::new(TextSize::from(start as u32), TextSize::from(end as u32)),
@@ -313,6 +344,17 @@ impl Analysis {
                     p.dirty = true;
                 }
             }
+        }
+    }
+
+    /// Stops analysing a document whose text passed the source limit.
+    fn mark_oversized(&mut self, uri: &str, size: usize) {
+        let Some(doc) = self.docs.get_mut(uri) else { return };
+        doc.oversized = Some(size);
+        let (project, file) = (doc.project, doc.file);
+        self.set_text(project, file, String::new());
+        if let Some(p) = self.projects[project].as_mut() {
+            p.dirty = true;
         }
     }
 
@@ -327,7 +369,8 @@ impl Analysis {
             .as_ref()
             .and_then(|p| p.files.get(doc.file))
             .and_then(|f| f.path.as_ref())
-            .and_then(|path| std::fs::read_to_string(path).ok());
+            .and_then(|path| cairn_vfs::read_user_file(path, cairn_vfs::SOURCE_LIMIT as u64).ok())
+            .and_then(|bytes| String::from_utf8(bytes).ok());
         if let Some(text) = on_disk {
             self.set_text(doc.project, doc.file, text.trim_start_matches('\u{feff}').to_string());
         }
@@ -360,7 +403,7 @@ impl Analysis {
                 let done = self.warmed_sender.clone();
                 let stats = self.stats.clone();
                 stats.started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                std::thread::spawn(move || {
+                let _ = cairn_hir::stack::spawn("cairn-lsp-precompute", move || {
                     let finished = salsa::Cancelled::catch(|| cairn_hir::workspace::precompute(&db)).is_ok();
                     // Dropping the clone lets a waiting write go on.
                     drop(db);
@@ -433,6 +476,17 @@ impl Analysis {
     pub fn diagnostics_for(&self, uri: &str) -> Vec<Value> {
         let Some(doc) = self.docs.get(uri) else { return Vec::new() };
         let Some(project) = self.projects[doc.project].as_ref() else { return Vec::new() };
+        if let Some(size) = doc.oversized {
+            let diagnostic = cairn_diagnostics::Diagnostic::new(
+                "E-SOURCE-LIMIT",
+                format!(
+                    "This document holds {size} bytes; a program's sources hold at most {} bytes together, so it is not analysed. Split it into modules, then reopen it.",
+                    cairn_vfs::SOURCE_LIMIT
+                ),
+            );
+            let place = Place::Elsewhere { prefix: String::new(), related: None };
+            return vec![self.lsp_diagnostic(&diagnostic, "", &LineMap::new(""), place)];
+        }
         if let Some(environment) = &project.environment {
             return vec![self.environment_diagnostic(environment, &project.workspace.files()[doc.file].text)];
         }

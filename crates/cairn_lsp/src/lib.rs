@@ -74,7 +74,16 @@ pub fn serve(input: impl std::io::BufRead + Send + 'static, output: impl std::io
     let (out, writer) = transport::writer(output);
     let (to_analysis, inbox) = crossbeam_channel::unbounded::<Message>();
     let analysis_out = out.clone();
-    let analysis = std::thread::spawn(move || analysis::Analysis::new(analysis_out).run(inbox));
+    // The analysis thread gets the analysis stack (cairn_hir::stack): no document within the
+    // language's limits overflows it.
+    let analysis =
+        match cairn_hir::stack::spawn("cairn-lsp-analysis", move || analysis::Analysis::new(analysis_out).run(inbox)) {
+            Ok(handle) => handle,
+            Err(error) => {
+                eprintln!("cairn lsp: cannot start the analysis thread: {error}");
+                return 2;
+            }
+        };
     let send = |message: Message| {
         let _ = out.send(Outgoing::Message(message));
     };
@@ -106,7 +115,7 @@ pub fn serve(input: impl std::io::BufRead + Send + 'static, output: impl std::io
                     });
                     send(Message::Response(Response::new_ok(request.id, result)));
                 }
-                "shutdown" => {
+                "shutdown" if initialized => {
                     shutdown = true;
                     send(Message::Response(Response::new_ok(request.id, Value::Null)));
                 }

@@ -13,6 +13,9 @@ use crossbeam_channel::{Receiver, Sender};
 use lsp_server::{Message, RequestId, Response};
 use serde_json::Value;
 
+/// The largest frame read.
+pub const FRAME_LIMIT: usize = 64 << 20;
+
 /// What the reader hands the server.
 #[derive(Debug)]
 pub enum Incoming {
@@ -113,7 +116,8 @@ fn read_frame(input: &mut impl BufRead) -> Option<Result<Vec<u8>, String>> {
     let mut saw_header = false;
     loop {
         let mut line = Vec::new();
-        match input.read_until(b'\n', &mut line) {
+        // A header line is short; a longer one is junk, read no further than its first 4 KiB.
+        match std::io::Read::take(&mut *input as &mut dyn BufRead, 4096).read_until(b'\n', &mut line) {
             Ok(0) | Err(_) => return None,
             Ok(_) => {}
         }
@@ -138,9 +142,19 @@ fn read_frame(input: &mut impl BufRead) -> Option<Result<Vec<u8>, String>> {
     let Some(length) = length else {
         return Some(Err("Parse error: a frame without a valid Content-Length was skipped".into()));
     };
-    // Bounded: a frame claiming more than 256 MiB is not read.
-    if length > 256 << 20 {
-        return Some(Err(format!("Parse error: a frame of {length} bytes is too large")));
+    // Bounded: a frame claiming more than 64 MiB is skipped unread (a 16,000,000-byte
+    // document, escaped, fits).
+    if length > FRAME_LIMIT {
+        let skipped = std::io::copy(
+            &mut std::io::Read::take(&mut *input as &mut dyn BufRead, length as u64),
+            &mut std::io::sink(),
+        );
+        return match skipped {
+            Ok(n) if n == length as u64 => {
+                Some(Err(format!("Parse error: a frame of {length} bytes is too large and was skipped")))
+            }
+            _ => None,
+        };
     }
     let mut body = vec![0u8; length];
     match input.read_exact(&mut body) {

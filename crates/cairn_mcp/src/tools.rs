@@ -70,7 +70,6 @@ struct PinnedFile {
     name: String,
     /// Relative to the program's directory (the journal's root).
     relative: String,
-    path: PathBuf,
     had_bom: bool,
     vendored: bool,
 }
@@ -165,6 +164,15 @@ impl Server {
                 "Give the program as path (a file, project directory or manifest) or as source.",
                 vec![],
             )),
+            (None, Some(text)) if text.len() > cairn_vfs::SOURCE_LIMIT => Err(ToolResult::error(self.host.refusal(
+                "E-SOURCE-LIMIT",
+                format!(
+                    "source holds {} bytes; a program's sources hold at most {} bytes together. Check a smaller program.",
+                    text.len(),
+                    cairn_vfs::SOURCE_LIMIT
+                ),
+                vec![],
+            ))),
             (None, Some(text)) => Ok(Some(Loaded { sources: Sources::single("source.cairn", text), disk: None })),
             (Some(path), None) => self.load_path(&path).map(Some),
         }
@@ -180,19 +188,14 @@ impl Server {
                 vec![],
             ));
         }
-        let program = cairn_vfs::load(&resolved).map_err(|e| self.environment(&e.message))?;
-        // Finish whatever a crash left half written before reading anything from it.
-        let journal = Journal::new(&program.root);
-        if let Err(error) = journal.recover() {
-            return Err(
-                self.environment(&format!("The journal of {} cannot be recovered: {error}.", program.root.display()))
-            );
-        }
+        // A write-back a crash left pending is read as recovery will leave it; only a write
+        // (through the journal) recovers it, so this read-only step never writes.
         let program = cairn_vfs::load(&resolved).map_err(|e| self.environment(&e.message))?;
         let manifest = match &program.manifest_path {
             Some(path) => Some((
                 path.clone(),
-                std::fs::read(path).map_err(|e| self.environment(&format!("Cannot read the manifest: {e}.")))?,
+                cairn_vfs::read_user_file(path, cairn_vfs::MANIFEST_LIMIT as u64)
+                    .map_err(|e| self.environment(&format!("Cannot read the manifest: {e}.")))?,
             )),
             None => None,
         };
@@ -206,7 +209,6 @@ impl Server {
             files.push(PinnedFile {
                 name: file.name.clone(),
                 relative,
-                path: file.path.clone(),
                 had_bom: file.had_bom,
                 vendored: file.project != program.name,
             });
@@ -367,6 +369,14 @@ impl Server {
                     return ToolResult::error(self.host.refusal(
                         "E-SESSION",
                         "A file changed on disk while the change was being written; nothing was written. Open a new session.",
+                        vec![("files", json!(files))],
+                    ));
+                }
+                Err(WriteFailure::Conflict(files)) => {
+                    self.host.forget_admission(&handle);
+                    return ToolResult::error(self.host.refusal(
+                        "E-SESSION",
+                        "A file was saved while the change was being written; the save was kept and nothing of the change was written. Open a new session on the file as it is now.",
                         vec![("files", json!(files))],
                     ));
                 }
@@ -546,21 +556,24 @@ fn well_formed(request: &Value) -> bool {
 /// The pinned files (and `(manifest)`) whose bytes on disk differ now, sorted. A file holds
 /// what was pinned when it is the pinned text, after a byte-order mark exactly when it had one.
 fn changed_files(disk: &Disk, pinned: Option<&Sources>) -> Vec<String> {
+    let relatives: Vec<&str> = disk.files.iter().map(|f| f.relative.as_str()).collect();
+    let current = cairn_vfs::read_program_files(&disk.root, &relatives);
     let mut changed: Vec<String> = disk
         .files
         .iter()
+        .zip(current)
         .enumerate()
-        .filter(|(i, f)| {
+        .filter(|(i, (f, bytes))| {
             let Some(text) = pinned.and_then(|p| p.files.get(*i)).map(|s| s.text.as_bytes()) else { return true };
-            let Ok(bytes) = std::fs::read(&f.path) else { return true };
+            let Some(bytes) = bytes else { return true };
             let body = if f.had_bom { bytes.strip_prefix(b"\xEF\xBB\xBF") } else { Some(bytes.as_slice()) };
             body != Some(text)
         })
-        .map(|(_, f)| f.name.clone())
+        .map(|(_, (f, _))| f.name.clone())
         .collect();
     changed.sort();
     if let Some((path, bytes)) = &disk.manifest
-        && std::fs::read(path).ok().as_deref() != Some(bytes.as_slice())
+        && cairn_vfs::read_user_file(path, cairn_vfs::MANIFEST_LIMIT as u64).ok().as_deref() != Some(bytes.as_slice())
     {
         changed.push("(manifest)".into());
     }
@@ -569,6 +582,8 @@ fn changed_files(disk: &Disk, pinned: Option<&Sources>) -> Vec<String> {
 
 enum WriteFailure {
     Changed(Vec<String>),
+    /// Saved by someone else while being written: the write was reversed, their save kept.
+    Conflict(Vec<String>),
     Environment(String),
 }
 
@@ -607,6 +622,7 @@ fn write_back(disk: &Disk, pinned: Option<&Sources>, admitted: &Admitted) -> Res
     match Journal::new(&disk.root).write(&[change]) {
         Ok(_) => Ok(vec![file.name.clone()]),
         Err(WriteError::Changed(_)) => Err(WriteFailure::Changed(vec![file.name.clone()])),
+        Err(WriteError::Conflict(_)) => Err(WriteFailure::Conflict(vec![file.name.clone()])),
         Err(other) => {
             Err(WriteFailure::Environment(format!("Writing {} failed: {other}; nothing was written.", file.name)))
         }

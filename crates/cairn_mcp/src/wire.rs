@@ -24,13 +24,65 @@ use serde_json::{Value, json};
 use crate::server::Handler;
 use crate::tools::TOOLS;
 
+/// The longest message read (a 16,000,000-byte source, escaped, fits); a longer line is
+/// skipped to its end without being kept, and answered `-32600`.
+pub const MESSAGE_LIMIT: usize = 48 << 20;
+
+/// What [`read_line`] found.
+enum Line {
+    Read,
+    TooLong,
+    End,
+}
+
+/// Reads one line into `buffer` (without keeping more than [`MESSAGE_LIMIT`] bytes of it).
+fn read_line(input: &mut impl BufRead, buffer: &mut Vec<u8>) -> std::io::Result<Line> {
+    let mut too_long = false;
+    loop {
+        let available = input.fill_buf()?;
+        if available.is_empty() {
+            return Ok(if too_long {
+                Line::TooLong
+            } else if buffer.is_empty() {
+                Line::End
+            } else {
+                Line::Read
+            });
+        }
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (&available[..=i], true),
+            None => (available, false),
+        };
+        if !too_long && buffer.len() + chunk.len() > MESSAGE_LIMIT {
+            too_long = true;
+            buffer.clear();
+        }
+        if !too_long {
+            buffer.extend_from_slice(chunk);
+        }
+        let used = chunk.len();
+        input.consume(used);
+        if done {
+            return Ok(if too_long { Line::TooLong } else { Line::Read });
+        }
+    }
+}
+
 /// The id of the wire's own `initialize` (never seen by the client).
 const BOOT_ID: &str = "cairn-wire-boot";
 
 /// Serves `handler` reading lines from `input` and writing answers to `output`, until the input
 /// ends. Returns the exit status (0).
 pub fn serve(handler: Handler, input: impl BufRead + Send + 'static, mut output: impl Write) -> i32 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    // Tool calls run on the runtime's blocking threads: each gets the analysis stack, so no
+    // input within the language's limits overflows it (cairn_hir::stack).
+    cairn_agent::stack::ensure_pool();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_stack_size(cairn_agent::stack::ANALYSIS_STACK_BYTES)
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("cairn mcp: cannot start the async runtime: {error}");
@@ -46,9 +98,14 @@ pub fn serve(handler: Handler, input: impl BufRead + Send + 'static, mut output:
         let mut buffer = Vec::new();
         loop {
             buffer.clear();
-            match input.read_until(b'\n', &mut buffer) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
+            match read_line(&mut input, &mut buffer) {
+                Ok(Line::End) | Err(_) => break,
+                Ok(Line::TooLong) => {
+                    if line_sender.send(Err(Vec::new())).is_err() {
+                        break;
+                    }
+                }
+                Ok(Line::Read) => {
                     let line = match String::from_utf8(std::mem::take(&mut buffer)) {
                         Ok(text) => Ok(text),
                         Err(error) => Err(error.into_bytes()),
@@ -83,9 +140,19 @@ pub fn serve(handler: Handler, input: impl BufRead + Send + 'static, mut output:
         let mut wire = Wire { to_rmcp, from_rmcp };
         while let Some(line) = lines.recv().await {
             let answer = match line {
+                Err(bytes) if bytes.is_empty() => Some(error(
+                    Value::Null,
+                    -32600,
+                    &format!("Invalid request: a message longer than {MESSAGE_LIMIT} bytes was skipped"),
+                )),
                 Err(_) => Some(error(Value::Null, -32700, "Parse error: the line is not UTF-8")),
                 Ok(text) if text.trim().is_empty() => None,
-                Ok(text) => match serde_json::from_str::<Value>(text.trim()) {
+                Ok(text) => match cairn_agent::strict::parse_value(text.trim()) {
+                    // A duplicate key anywhere in a message is refused, as in a request given as
+                    // text (protocol §3.3): "last one wins" would let two readers disagree.
+                    Err(why) if why.classify() == serde_json::error::Category::Data => {
+                        Some(error(Value::Null, -32600, &format!("Invalid request: {why}")))
+                    }
                     Err(_) => Some(error(Value::Null, -32700, "Parse error: the line is not JSON")),
                     Ok(Value::Array(batch)) if batch.is_empty() => Some(error(Value::Null, -32600, "Invalid request: an empty batch")),
                     Ok(Value::Array(batch)) => {

@@ -945,6 +945,9 @@ impl Lower<'_> {
             }
             (Literal::Int { value, .. }, Ty::Float(f)) => float_const(value.unwrap_or(0) as f64, *f, negative),
             (Literal::Char(c), Ty::Int(i)) => Const::Int(i128::from(*c), *i),
+            // A character literal adapts like an integer literal (language §3), floats included;
+            // a minus before it is an ordinary negation, never part of the literal.
+            (Literal::Char(c), Ty::Float(f)) => float_const(f64::from(*c), *f, false),
             (Literal::Float { text }, Ty::Float(f)) => {
                 let v: f64 = text.replace('_', "").parse().map_err(|_| LowerError(format!("float literal {text}")))?;
                 float_const(v, *f, negative)

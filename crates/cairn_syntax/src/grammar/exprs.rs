@@ -203,17 +203,36 @@ fn primary(p: &mut Parser<'_>) -> Option<CompletedMarker> {
     Some(m.complete(p, kind))
 }
 
-/// Calls, indexes, parts and fields, left to right.
+/// Calls, indexes, parts and fields, left to right. Like an operator chain, each link deepens
+/// the tree by one, so a postfix chain counts against [`TREE_DEPTH_LIMIT`] (`x[0][0]…`,
+/// `x.a.a…` and `x.f().f()…` included): every later walk over the tree is bounded by it.
 fn postfix(p: &mut Parser<'_>, mut lhs: CompletedMarker) -> CompletedMarker {
+    let mut links = 0u32;
     loop {
+        if matches!(p.current(), T!['('] | T!['['] | T![.]) && p.expression_tree_depth() >= TREE_DEPTH_LIMIT {
+            p.error(
+                ErrorCode::Depth,
+                format!(
+                    "This chain of calls, indexes and fields nests the expression deeper than {TREE_DEPTH_LIMIT} levels; bind a prefix of it to a `let` first."
+                ),
+            );
+            let m = lhs.precede(p);
+            skip_postfix_chain(p);
+            lhs = m.complete(p, ERROR);
+            break;
+        }
         lhs = match p.current() {
             T!['('] => {
                 let m = lhs.precede(p);
+                p.deepen_expression_tree(1);
+                links += 1;
                 arg_list(p);
                 m.complete(p, CALL_EXPR)
             }
             T!['['] => {
                 let m = lhs.precede(p);
+                p.deepen_expression_tree(1);
+                links += 1;
                 p.bump(T!['[']);
                 expr(p);
                 let kind = if p.eat(T![..]) {
@@ -230,12 +249,47 @@ fn postfix(p: &mut Parser<'_>, mut lhs: CompletedMarker) -> CompletedMarker {
             }
             T![.] => {
                 let m = lhs.precede(p);
+                p.deepen_expression_tree(1);
+                links += 1;
                 p.bump(T![.]);
                 name_ref(p);
                 m.complete(p, FIELD_EXPR)
             }
-            _ => return lhs,
+            _ => break,
         };
+    }
+    p.unwind_expression_tree(links);
+    lhs
+}
+
+/// Skips the rest of a postfix chain flat, without recursion: `.name` links and bracketed
+/// groups, each to its matching close.
+fn skip_postfix_chain(p: &mut Parser<'_>) {
+    loop {
+        match p.current() {
+            T![.] => {
+                p.bump_any();
+                if p.at(IDENT) {
+                    p.bump_any();
+                }
+            }
+            T!['('] | T!['['] => {
+                let mut balance = 0u32;
+                loop {
+                    match p.current() {
+                        EOF => return,
+                        T!['('] | T!['['] | T!['{'] => balance += 1,
+                        T![')'] | T![']'] | T!['}'] => balance = balance.saturating_sub(1),
+                        _ => {}
+                    }
+                    p.bump_any();
+                    if balance == 0 {
+                        break;
+                    }
+                }
+            }
+            _ => return,
+        }
     }
 }
 
