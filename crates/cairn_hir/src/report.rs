@@ -104,6 +104,9 @@ pub fn program_record(db: &dyn Db) -> &ProgramRecord {
     program_check(db, Program::get(db))
 }
 
+/// The most functions a program may have, instances included (language §1, `E-EXPANSION-LIMIT`).
+pub const FUNCTION_LIMIT: usize = 32_768;
+
 #[salsa::tracked(returns(ref))]
 pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
     let entries = program.items(db);
@@ -115,6 +118,24 @@ pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
         }
     }
     let own = own_functions(db, program);
+
+    // The function limit (language §1): past it nothing else is judged.
+    if result.functions > FUNCTION_LIMIT
+        && let Some(entry) = entries.iter().filter(|e| e.key.kind == ItemKind::Fn).nth(FUNCTION_LIMIT)
+    {
+        let diag = Diag::new(
+            "E-EXPANSION-LIMIT",
+            format!(
+                "The program has {} functions; a program may have at most {FUNCTION_LIMIT}, instances included. Split it into separate programs.",
+                result.functions
+            ),
+            Anchor::Item,
+        );
+        result.early.push((entry.item, diag));
+        result.alone = true;
+        result.not_judged = own.len();
+        return result;
+    }
 
     // Declarations the original refuses while reading the program: reported alone.
     if let Some(refusal) = duplicates(db, program).or_else(|| unknown_import(db)).or_else(|| builtin_names(db, program))

@@ -105,6 +105,19 @@ fn expression_nesting_stops_at_one_hundred_levels() {
 }
 
 #[test]
+fn postfix_chains_up_to_the_bound_parse_and_past_it_are_e_depth() {
+    // `.f()` is two links (a field, then a call).
+    for (link, per) in [("[0]", 1), (".a", 1), (".f()", 2)] {
+        // (`x.f().f()` is refused by the call rule, E-CALL, whatever its length; never E-DEPTH.)
+        let under = format!("fn f() -> u64 {{ return x{}; }}", link.repeat(990 / per));
+        assert!(parse(&under).errors().iter().all(|e| e.code != ErrorCode::Depth), "{link} x 990");
+        let over = format!("fn f() -> u64 {{ return x{}; }}", link.repeat(1001 / per + 1));
+        let errors = parse(&over).errors().to_vec();
+        assert_eq!(errors.iter().filter(|e| e.code == ErrorCode::Depth).count(), 1, "{link}: {errors:?}");
+    }
+}
+
+#[test]
 fn long_operator_chains_add_no_nesting_level() {
     let chain = format!("fn f() -> u64 {{ return x{}; }}", " + x".repeat(500));
     assert!(parse(&chain).ok());
@@ -133,6 +146,11 @@ fn pathological_nesting_is_a_coded_error_not_a_crash() {
             format!("fn f() {{ {} }}", "x = |a:u8| { ".repeat(n)),
             "{".repeat(n),
             "(".repeat(n),
+            // Postfix chains (issue 11, D3): once uncounted, they overflowed every later walk.
+            format!("fn f() {{ let x = a{}; }}", "[0]".repeat(n)),
+            format!("fn f() {{ let x = a{}; }}", ".a".repeat(n)),
+            format!("fn f() {{ let x = a{}; }}", ".f()".repeat(n)),
+            format!("fn f() {{ let x = a{}; }}", "(1)".repeat(n)),
         ];
         for text in inputs {
             let parse = parse(&text);
@@ -145,6 +163,10 @@ fn pathological_nesting_is_a_coded_error_not_a_crash() {
             // Walking and dropping the tree must not overflow either.
             let depth = max_depth(&parse.syntax_node());
             assert!(depth < 4_000, "tree depth {depth}");
+            // A postfix chain past the bound is the depth refusal, not a cascade of others.
+            if text.contains("let x = a[0]") || text.contains("let x = a.a") {
+                assert_eq!(parse.errors()[0].code, ErrorCode::Depth, "{:?}", &parse.errors()[..1]);
+            }
         }
     });
 }

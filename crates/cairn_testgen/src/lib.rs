@@ -1,4 +1,5 @@
-//! Deterministic generators of valid CAIRN programs, for tests and benchmarks.
+//! Deterministic generators of valid CAIRN programs, for tests and benchmarks, and of hostile
+//! variants of valid text ([`mutate`]) for the servers' robustness tests.
 //!
 //! [`program`] writes a tier-0 program of a requested size from a seed: constants, records,
 //! tag-only enums, a failure sum, and functions of five shapes (arithmetic, view scans, matches,
@@ -10,6 +11,8 @@
 //! Invariant: the output depends only on the [`Config`]; no clock, no environment.
 
 use std::fmt::Write;
+
+pub mod mutate;
 
 /// What to generate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

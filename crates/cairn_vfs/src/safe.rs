@@ -113,7 +113,15 @@ impl Dir {
                         }
                     }
                 }
-                Err(error) => return Err(not_followed(error, name)),
+                Err(error) => {
+                    // O_DIRECTORY with O_NOFOLLOW answers ENOTDIR for a link: say which it is.
+                    if let Ok(Some(stat)) = self.stat(name)
+                        && stat.kind == Kind::Symlink
+                    {
+                        return Err(not_followed(io::Error::from_raw_os_error(libc::ELOOP), name));
+                    }
+                    return Err(not_followed(error, name));
+                }
             }
         }
     }
