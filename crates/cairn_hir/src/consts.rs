@@ -23,11 +23,28 @@ use crate::scope::{Lookup, scope};
 use crate::types::{FloatTy, IntTy, Ty};
 
 /// A folded value.
-#[derive(Debug, Clone, Copy, PartialEq)]
+///
+/// Invariant: equality is identity of the value's bits, because a `Value` is part of a query
+/// result and salsa backdates a result that compares equal: with IEEE `==`, editing a constant
+/// from `0.0` to `-0.0` would look like no change and leave its users (the MIR, the binary)
+/// stale; NaN would never equal itself and nothing would backdate. Folding compares floats as
+/// floats where the language says so; this is only the memo's equality.
+#[derive(Debug, Clone, Copy)]
 pub enum Value {
     Int(i128),
     Float(f64),
     Bool(bool),
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Float(a), Value::Float(b)) => a.to_bits() == b.to_bits(),
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 impl Eq for Value {}

@@ -89,3 +89,21 @@ fn every_accepted_literal_at_every_type_lowers() {
     // The matrix must reach the accepted cases, character literals at float types among them.
     assert!(accepted > 300, "only {accepted} programs were accepted");
 }
+
+/// Issue 12 (a hole): a constant edited from `0.0` to `-0.0` must not backdate its memo — the
+/// two compare equal as floats but are different values — or the long-lived workspace keeps the
+/// stale MIR (and binary).
+#[test]
+fn a_constant_edited_to_negative_zero_changes_the_mir() {
+    let text = "const Z:f64 = 0.0;\nfn f() -> f64 {\n  return Z;\n}\n";
+    let mut workspace = Workspace::new(vec![SourceText { name: "p.cairn".into(), text: text.to_string() }]);
+    assert!(workspace.check().refusal.is_none());
+    let before: String = cairn_mir::program_mir(workspace.db()).functions.iter().map(|f| f.to_string()).collect();
+    workspace.set_file_text(0, text.replace("0.0", "-0.0"));
+    assert!(workspace.check().refusal.is_none());
+    let after: String = cairn_mir::program_mir(workspace.db()).functions.iter().map(|f| f.to_string()).collect();
+    let fresh = lowered(&text.replace("0.0", "-0.0"));
+    let fresh: String = fresh.functions.iter().map(|f| f.to_string()).collect();
+    assert_ne!(before, after, "the MIR follows the constant");
+    assert_eq!(after, fresh, "and equals a fresh lowering");
+}

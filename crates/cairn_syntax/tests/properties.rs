@@ -130,6 +130,16 @@ fn apply(text: &str, mutation: &Mutation) -> String {
     }
 }
 
+/// The configuration of a property: `cases` unless `PROPTEST_CASES` asks for a longer run; the
+/// seed is pinned by `.cargo/config.toml` (`PROPTEST_RNG_SEED`, read by `ProptestConfig::default`).
+fn config(cases: u32) -> ProptestConfig {
+    let mut config = ProptestConfig::default();
+    if std::env::var_os("PROPTEST_CASES").is_none() {
+        config.cases = cases;
+    }
+    config
+}
+
 fn mutation() -> impl Strategy<Value = Mutation> {
     prop_oneof![
         (any::<usize>(), 1usize..40).prop_map(|(at, len)| Mutation::Delete { at, len }),
@@ -140,7 +150,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(config(256))]
 
     #[test]
     fn generated_programs_parse_without_errors(seed in any::<u64>(), functions in 1usize..30, depth in 0u32..5) {
@@ -162,7 +172,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+    #![proptest_config(config(2048))]
 
     #[test]
     fn mutated_programs_are_lossless_and_never_panic(
@@ -208,7 +218,7 @@ fn body_edit(text: &str, pick: usize, at: usize, len: usize, token: usize) -> Op
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+    #![proptest_config(config(1024))]
 
     #[test]
     fn reparsing_one_body_equals_a_full_parse(

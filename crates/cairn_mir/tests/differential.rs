@@ -1,18 +1,26 @@
 //! The differential test (design.md, "tests that keep the design true"): random edit scripts
 //! applied to one long-lived workspace, every answer compared with a workspace built fresh from
 //! the same text. Answers: the check's record (first refusal, further ones, `not_judged`), every
-//! function's effect row and guard sites, and the program's state view. Edits come in every kind the fast path must
-//! recognise or refuse: inside one body (literals, statements added, removed or broken, effects
-//! added), outside bodies (signatures, names, new functions), random deletions, and reverts.
+//! function's effect row and guard sites, the program's state view, and the MIR of every
+//! function (its text dump: what codegen and the solver read, so a memo that backdates wrongly
+//! shows here). Edits come in every kind the fast path must recognise or refuse: inside one body
+//! (literals, statements added, removed or broken, effects added), outside bodies (signatures,
+//! names, new functions), random deletions, and reverts.
+//!
+//! It lives with the MIR (not in `cairn_hir`) because the MIR is one of its answers. The count of
+//! incremental checks is taken from the edited check itself, the first one of [`answers`]; a
+//! mutation that disables the fast path makes both tests fail (docs/semantics.md).
 
 use cairn_diagnostics::record::refusal_record;
 use cairn_hir::{CheckKind, SourceText, Workspace};
 use cairn_syntax::{TextEdit, TextRange, TextSize};
 use cairn_testgen::{Config, Rng};
 
-/// Everything the two workspaces must agree on, as comparable text.
-fn answers(workspace: &mut Workspace) -> (String, Vec<String>) {
+/// Everything the two workspaces must agree on, as comparable text, and how the first check (the
+/// one after the edits) was answered.
+fn answers(workspace: &mut Workspace) -> ((String, Vec<String>), CheckKind) {
     let outcome = workspace.check();
+    let kind = workspace.last_check_kind();
     let record = match &outcome.refusal {
         Some(refusal) => serde_json::Value::Object(refusal_record(refusal)).to_string(),
         None => format!("typed {} {}", outcome.functions, outcome.library_functions),
@@ -25,7 +33,13 @@ fn answers(workspace: &mut Workspace) -> (String, Vec<String>) {
         };
     // The state: signatures, rows, types and the taught first refusal.
     facts.push(format!("{:?}", workspace.state_view(false)));
-    (record, facts)
+    // The MIR of an accepted program.
+    if outcome.refusal.is_none() {
+        let program = cairn_mir::program_mir(workspace.db());
+        facts.extend(program.functions.iter().map(|f| f.to_string()));
+        facts.extend(program.errors.iter().map(|e| format!("{e:?}")));
+    }
+    ((record, facts), kind)
 }
 
 fn fresh(text: &str) -> Workspace {
@@ -157,7 +171,7 @@ fn run(seed: u64, scripts: u64, length: usize, functions: usize) -> (usize, usiz
         let mut rng = Rng::new(seed ^ (script * 0x9e37_79b9));
         let mut workspace = fresh(&original);
         let mut text = original.clone();
-        assert_eq!(answers(&mut workspace), answers(&mut fresh(&text)), "script {script}: before any edit");
+        assert_eq!(answers(&mut workspace).0, answers(&mut fresh(&text)).0, "script {script}: before any edit");
         for step in 0..length {
             let broken = workspace.last_check_kind() == CheckKind::Syntax;
             if rng.chance(1, 12) || (broken && rng.chance(1, 2)) {
@@ -171,12 +185,12 @@ fn run(seed: u64, scripts: u64, length: usize, functions: usize) -> (usize, usiz
             }
             // Check after most edits; let some edits pile up unchecked.
             if rng.chance(3, 4) || step + 1 == length {
-                let long_lived = answers(&mut workspace);
+                let (long_lived, kind) = answers(&mut workspace);
                 total += 1;
-                if workspace.last_check_kind() == CheckKind::Incremental {
+                if kind == CheckKind::Incremental {
                     incremental += 1;
                 }
-                let from_scratch = answers(&mut fresh(&text));
+                let (from_scratch, _) = answers(&mut fresh(&text));
                 assert_eq!(long_lived, from_scratch, "script {script}, step {step}, text:\n{text}");
             }
         }
