@@ -32,15 +32,6 @@ impl TypeError {
     }
 }
 
-/// Names the original treats as intrinsic types of later tiers.
-const INTRINSIC_TYPES: &[&str] = &[
-    "Buf", "Array", "Ticket", "Atomic", "Mutex", "Group", "IoRing", "Dyn", "WmmaA", "WmmaB", "WmmaAcc", "MmaA", "MmaB",
-    "MmaAcc", "TmemAcc",
-];
-
-/// Storage floats (tier 3).
-const STORAGE_FLOATS: &[&str] = &["f16", "bf16", "f8e4m3", "f8e5m2"];
-
 /// Where a type is resolved: its module and the generic parameters in scope.
 #[derive(Clone, Copy)]
 pub struct TypeCtx<'a> {
@@ -114,13 +105,13 @@ fn resolve_path_type(cx: TypeCtx<'_>, path: &[Arc<str>], args: &[TypeArg]) -> Re
             }
             return Ok(ty);
         }
-        if STORAGE_FLOATS.contains(&name) {
+        if crate::builtins::Builtin::from_name(name).is_some_and(crate::builtins::Builtin::storage_float) {
             return Err(TypeError::new(
                 "E-UNSUPPORTED",
                 format!("{name} is a storage float (tier 3), which this checker does not check yet."),
             ));
         }
-        if INTRINSIC_TYPES.contains(&name) {
+        if crate::builtins::Builtin::from_name(name).is_some_and(crate::builtins::Builtin::intrinsic_type) {
             return Err(TypeError::new(
                 "E-UNSUPPORTED",
                 format!("{name} is a type of a later tier, which this checker does not check yet."),

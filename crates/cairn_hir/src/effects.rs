@@ -441,7 +441,7 @@ impl Audit<'_> {
                     Expr::Try(inner) | Expr::Unary { operand: inner, .. } => node = self.body.unparen(*inner),
                     Expr::Call { args, .. }
                         if args.len() == 1
-                            && matches!(self.check.call_target(node), Some(CallTarget::Builtin(n)) if crate::types::Ty::scalar_named(n).is_some()) =>
+                            && matches!(self.check.call_target(node), Some(CallTarget::Builtin(b)) if b.conversion().is_some()) =>
                     {
                         node = self.body.unparen(args[0]);
                     }
@@ -517,7 +517,7 @@ impl Audit<'_> {
     fn callee_name(&self, call: ExprId) -> String {
         match self.check.call_target(call) {
             Some(CallTarget::Function(item)) => crate::scope::scope(self.db).full_name(*item).to_string(),
-            Some(CallTarget::Builtin(name)) => name.to_string(),
+            Some(CallTarget::Builtin(builtin)) => builtin.name().to_string(),
             _ => "this call".to_string(),
         }
     }

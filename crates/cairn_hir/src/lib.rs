@@ -9,6 +9,7 @@
 //! IO.
 
 pub mod body;
+pub mod builtins;
 pub mod check;
 pub mod consts;
 pub mod db;

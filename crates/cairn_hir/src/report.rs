@@ -390,9 +390,9 @@ fn builtin_names(db: &dyn Db, program: Program) -> Option<(Item, Diag)> {
     for kinds in groups {
         for entry in program.items(db).iter().filter(|e| kinds.contains(&e.key.kind) && e.key.module.is_empty()) {
             let name = &*entry.key.name;
-            let builtin = crate::check::call::HARD.contains(&name)
-                || crate::check::call::TYPE_NAMES.contains(&name)
-                || Ty::scalar_named(name).is_some();
+            let builtin = crate::builtins::Builtin::from_name(name).is_some_and(|b| {
+                matches!(b.binding(), crate::builtins::Binding::Hard | crate::builtins::Binding::TypeName)
+            }) || Ty::scalar_named(name).is_some();
             if builtin {
                 return Some((
                     entry.item,

@@ -435,7 +435,7 @@ fn call_target_at(workspace: &Workspace, item: Item, range: TextRange) -> Option
     let id = map.exprs.iter().position(|r| *r == range)?;
     match check.call_target(cairn_hir::body::ExprId(id as u32))? {
         cairn_hir::check::CallTarget::Function(target) => Some(Meaning::Declaration(*target)),
-        cairn_hir::check::CallTarget::Builtin(name) => Some(Meaning::Builtin(name.to_string())),
+        cairn_hir::check::CallTarget::Builtin(name) => Some(Meaning::Builtin(name.name().to_string())),
         cairn_hir::check::CallTarget::Constructor => None,
     }
 }

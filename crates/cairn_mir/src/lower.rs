@@ -20,6 +20,7 @@ use cairn_hir::Db;
 use cairn_hir::body::{
     Arm, BinaryOp, Block as HirBlock, Body, Else, Expr, ExprId, Literal, Stmt, StmtId, UnaryOp, fn_body,
 };
+use cairn_hir::builtins::Builtin;
 use cairn_hir::check::{CallTarget, FnCheck, check_fn};
 use cairn_hir::consts::{ConstValue, Value, constants};
 use cairn_hir::decl::{TypeCtx, fields_of, resolve_type, variants_of};
@@ -632,13 +633,15 @@ impl Lower<'_> {
                     cairn_hir::consts::integer_constant(self.db, &self.module, name).map(Bound::Literal)
                 }
             }
-            Expr::Call { callee, args } if args.len() == 1 => match self.body.expr(self.body.unparen(*callee)) {
-                Expr::Name(n) if &**n == "len" => match self.body.expr(self.body.unparen(args[0])) {
+            Expr::Call { args, .. }
+                if args.len() == 1
+                    && self.check.call_target(self.body.unparen(hi)) == Some(&CallTarget::Builtin(Builtin::Len)) =>
+            {
+                match self.body.expr(self.body.unparen(args[0])) {
                     Expr::Name(v) => self.lookup(v).map(Bound::Len),
                     _ => None,
-                },
-                _ => None,
-            },
+                }
+            }
             _ => None,
         }
     }
@@ -1178,7 +1181,7 @@ impl Lower<'_> {
         given.extend(args.iter().copied());
         match target {
             Some(CallTarget::Function(item)) => self.call_function(e, item, &given),
-            Some(CallTarget::Builtin(builtin)) => self.builtin(e, &builtin, &given),
+            Some(CallTarget::Builtin(builtin)) => self.builtin(e, builtin, &given),
             Some(CallTarget::Constructor) => match self.ty(e).value() {
                 Ty::Record(_) => {
                     let mut fields = Vec::new();
@@ -1335,9 +1338,10 @@ impl Lower<'_> {
         }
     }
 
-    fn builtin(&mut self, e: ExprId, name: &str, args: &[ExprId]) -> R<Operand> {
+    fn builtin(&mut self, e: ExprId, builtin: Builtin, args: &[ExprId]) -> R<Operand> {
+        use Builtin as B;
         let ty = self.mty_of(e);
-        if let Some(target) = Ty::scalar_named(name) {
+        if let Some(target) = builtin.conversion() {
             let from = self.mty_of(args[0]);
             let value = self.expr(args[0])?;
             let to = mty(self.db, &target);
@@ -1350,35 +1354,35 @@ impl Lower<'_> {
             }
             return Ok(self.value(to.clone(), Rvalue::Cast(to, value)));
         }
-        match name {
-            "add_wrap" | "sub_wrap" | "mul_wrap" | "min" | "max" => {
+        match builtin {
+            B::AddWrap | B::SubWrap | B::MulWrap | B::Min | B::Max => {
                 let a = self.expr(args[0])?;
                 let b = self.expr(args[1])?;
-                let op = match name {
-                    "add_wrap" => BinOp::Add,
-                    "sub_wrap" => BinOp::Sub,
-                    "mul_wrap" => BinOp::Mul,
-                    "min" => BinOp::Min,
+                let op = match builtin {
+                    B::AddWrap => BinOp::Add,
+                    B::SubWrap => BinOp::Sub,
+                    B::MulWrap => BinOp::Mul,
+                    B::Min => BinOp::Min,
                     _ => BinOp::Max,
                 };
                 Ok(self.value(ty, Rvalue::Binary(op, a, b)))
             }
-            "shl_wrap" | "shr" => {
+            B::ShlWrap | B::Shr => {
                 let a = self.expr(args[0])?;
                 let k = self.expr(args[1])?;
                 let int = self.int_of(e)?;
                 self.guard(GuardKind::Shift, Check::ShiftCount(int, k.clone()), Some(e), false);
-                let op = if name == "shl_wrap" { BinOp::Shl } else { BinOp::Shr };
+                let op = if builtin == B::ShlWrap { BinOp::Shl } else { BinOp::Shr };
                 Ok(self.value(ty, Rvalue::Binary(op, a, k)))
             }
-            "abs" | "sqrt" | "floor" | "ceil" | "trunc" | "to_bits" => {
+            B::Abs | B::Sqrt | B::Floor | B::Ceil | B::Trunc | B::ToBits => {
                 let a = self.expr(args[0])?;
-                let op = match name {
-                    "abs" => UnOp::Abs,
-                    "sqrt" => UnOp::Sqrt,
-                    "floor" => UnOp::Floor,
-                    "ceil" => UnOp::Ceil,
-                    "trunc" => UnOp::Trunc,
+                let op = match builtin {
+                    B::Abs => UnOp::Abs,
+                    B::Sqrt => UnOp::Sqrt,
+                    B::Floor => UnOp::Floor,
+                    B::Ceil => UnOp::Ceil,
+                    B::Trunc => UnOp::Trunc,
                     _ => UnOp::ToBits,
                 };
                 if let (UnOp::Abs, MTy::Int(i)) = (op, &ty) {
@@ -1386,7 +1390,7 @@ impl Lower<'_> {
                 }
                 Ok(self.value(ty, Rvalue::Unary(op, a)))
             }
-            "len" => {
+            B::Len => {
                 let arg = self.body.unparen(args[0]);
                 if let Expr::Literal(Literal::String(bytes)) = self.body.expr(arg) {
                     return Ok(lit_usize(bytes.len() as u64));
@@ -1394,7 +1398,7 @@ impl Lower<'_> {
                 let place = self.place(arg)?;
                 Ok(self.len_of(&place))
             }
-            "print" | "println" | "eprint" | "eprintln" => {
+            B::Print | B::Println | B::Eprint | B::Eprintln => {
                 let mut printed = Vec::new();
                 for &arg in args {
                     let arg_ty = self.mty_of(arg);
@@ -1410,17 +1414,18 @@ impl Lower<'_> {
                     };
                     printed.push(PrintArg { ty, char, value });
                 }
-                let stream = if name.starts_with('e') { Stream::Stderr } else { Stream::Stdout };
-                self.emit(Inst::Print { stream, newline: name.ends_with("ln"), args: printed });
+                let stream = if matches!(builtin, B::Eprint | B::Eprintln) { Stream::Stderr } else { Stream::Stdout };
+                let newline = matches!(builtin, B::Println | B::Eprintln);
+                self.emit(Inst::Print { stream, newline, args: printed });
                 Ok(Operand::Const(Const::Bool(false)))
             }
-            "assert" => {
+            B::Assert => {
                 let c = self.expr(args[0])?;
                 let message = args.get(1).and_then(|m| self.string_literal(*m));
                 self.guard(GuardKind::Assert, Check::Assert(c, message), Some(e), false);
                 Ok(Operand::Const(Const::Bool(false)))
             }
-            "assert_eq" => {
+            B::AssertEq => {
                 let operand_ty = self.mty_of(args[0]);
                 let a = self.expr(args[0])?;
                 let b = self.expr(args[1])?;
@@ -1428,7 +1433,7 @@ impl Lower<'_> {
                 self.guard(GuardKind::Assert, Check::AssertEq(operand_ty, a, b, message), Some(e), false);
                 Ok(Operand::Const(Const::Bool(false)))
             }
-            other => fail(format!("the builtin {other}")),
+            other => fail(format!("the builtin {}", other.name())),
         }
     }
 

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use crate::body::{Expr, ExprId, Literal, UnaryOp};
+use crate::builtins::{Binding, Builtin};
 use crate::check::expr::same;
 use crate::check::{CallEdge, CallTarget, Cx, GuardKind, Mapped, R};
 use crate::decl::fields_of;
@@ -17,104 +18,9 @@ use crate::scope::Lookup;
 use crate::signature::fn_signature;
 use crate::types::{Extent, FloatTy, IntTy, Mode, Ty, ViewTy};
 
-/// Builtins that cannot be redefined in the root namespace.
-pub(crate) const HARD: &[&str] = &[
-    "len", "min", "max", "add_wrap", "sub_wrap", "mul_wrap", "shl_wrap", "shr", "u8", "u16", "u32", "u64", "usize",
-    "i8", "i16", "i32", "i64", "f32", "f64", "f16", "bf16", "f8e4m3", "f8e5m2", "Buf", "Array", "Group", "IoRing",
-    "Atomic", "Mutex", "Dyn",
-];
-
-/// Builtins a visible program function of the same name replaces.
-pub(crate) const SOFT: &[&str] = &[
-    "print",
-    "println",
-    "eprint",
-    "eprintln",
-    "format",
-    "assert",
-    "assert_eq",
-    "sqrt",
-    "floor",
-    "ceil",
-    "trunc",
-    "abs",
-    "to_bits",
-    "from_bits",
-    "quantize",
-    "quantize_stochastic",
-    "take",
-    "swap",
-    "transfer",
-    "wait",
-    "collect",
-    "mmio_read",
-    "mmio_write",
-    "asm",
-];
-
-/// Type names that are not callable builtins.
-pub(crate) const TYPE_NAMES: &[&str] =
-    &["bool", "void", "fn", "dyn", "Ticket", "WmmaA", "WmmaB", "WmmaAcc", "MmaA", "MmaB", "MmaAcc", "TmemAcc"];
-
-/// Builtins that only compute a value (`E-DISCARD` as a statement).
-pub(crate) const COMPUTING: &[&str] = &[
-    "len", "min", "max", "add_wrap", "sub_wrap", "mul_wrap", "shl_wrap", "shr", "abs", "ceil", "floor", "sqrt",
-    "trunc", "to_bits",
-];
-
-/// Builtins of later tiers.
-const LATER: &[&str] = &[
-    "format",
-    "quantize",
-    "quantize_stochastic",
-    "take",
-    "swap",
-    "transfer",
-    "wait",
-    "collect",
-    "mmio_read",
-    "mmio_write",
-    "asm",
-    "Buf",
-    "Array",
-    "Group",
-    "IoRing",
-    "Atomic",
-    "Mutex",
-    "Dyn",
-    "f16",
-    "bf16",
-    "f8e4m3",
-    "f8e5m2",
-    "from_bits",
-    "atomic_add_wrap",
-    "atomic_add_unordered",
-    "atomic_min",
-    "atomic_max",
-    "atomic_cas",
-    "atomic_and",
-    "atomic_or",
-    "atomic_xor",
-    "shuffle",
-    "shuffle_xor",
-    "shuffle_down",
-    "shuffle_up",
-    "warp_ballot",
-    "warp_any",
-    "warp_all",
-    "warp_match",
-    "mma_unordered",
-    "mma_load",
-    "mma_store",
-    "mma_get",
-    "mma_set",
-    "load_wide",
-    "store_wide",
-];
-
-/// True for any builtin function or intrinsic type name.
+/// True for any builtin function or intrinsic type name (not a later-tier intrinsic).
 pub(crate) fn is_builtin_name(name: &str) -> bool {
-    HARD.contains(&name) || SOFT.contains(&name) || TYPE_NAMES.contains(&name)
+    Builtin::from_name(name).is_some_and(|b| b.binding() != Binding::Later)
 }
 
 impl Cx<'_> {
@@ -167,7 +73,7 @@ impl Cx<'_> {
             Expr::Index { base, indices } => {
                 if let Some(path) = self.dotted_path(base) {
                     let full = path.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join(".");
-                    if LATER.contains(&full.as_str()) || matches!(full.as_str(), "Buf" | "Array") {
+                    if Builtin::from_name(&full).is_some_and(Builtin::later) {
                         return Err(Diag::new(
                             "E-UNSUPPORTED",
                             format!("{full}[…](…) belongs to a later tier, which this checker does not check yet."),
@@ -175,7 +81,7 @@ impl Cx<'_> {
                         ));
                     }
                     let _ = indices;
-                    if matches!(full.as_str(), "print" | "println" | "eprint" | "eprintln") {
+                    if Builtin::from_name(&full).is_some_and(Builtin::prints) {
                         return Err(Diag::new(
                             "E-ARITY",
                             format!("{full} takes no type arguments: write {full}(…)."),
@@ -229,21 +135,25 @@ impl Cx<'_> {
     ) -> R<Ty> {
         let path = [name.clone()];
         let function = self.scope.resolve_path(&self.module, &path, |k| k == ItemKind::Fn);
-        let is_hard = HARD.contains(&&**name);
-        let is_soft = SOFT.contains(&&**name);
-        if LATER.contains(&&**name) && function == Lookup::None {
+        let builtin = Builtin::from_name(name);
+        let binding = builtin.map(Builtin::binding);
+        let is_hard = binding == Some(Binding::Hard);
+        let is_soft = binding == Some(Binding::Soft);
+        if builtin.is_some_and(Builtin::later) && function == Lookup::None {
             return Err(Diag::new(
                 "E-UNSUPPORTED",
                 format!("{name} belongs to a later tier, which this checker does not check yet."),
                 Anchor::Expr(e),
             ));
         }
-        if is_hard || (is_soft && function == Lookup::None) {
+        if let Some(builtin) = builtin
+            && (is_hard || (is_soft && function == Lookup::None))
+        {
             let mut all: Vec<ExprId> = receiver.into_iter().collect();
             all.extend(args.iter().copied());
-            return self.builtin(e, name, &all, expected);
+            return self.builtin(e, builtin, &all, expected);
         }
-        if TYPE_NAMES.contains(&&**name) {
+        if binding == Some(Binding::TypeName) {
             return Err(Diag::new("E-CALLEE", format!("{name} is a type, not a callable."), Anchor::Expr(e)));
         }
         if let Lookup::Found(decl) = self.scope.resolve_path(&self.module, &path, |k| k == ItemKind::Struct)
@@ -265,7 +175,7 @@ impl Cx<'_> {
             message
                 .push_str(&format!(" {name} is a variant of {owner}: nothing here expects that sum, so qualify it."));
         }
-        let mut candidates: Vec<Arc<str>> = HARD.iter().chain(SOFT.iter()).map(|s| Arc::from(*s)).collect();
+        let mut candidates: Vec<Arc<str>> = Builtin::callable_names().map(Arc::from).collect();
         for (full, decls) in &self.scope.by_full_name {
             if decls.iter().any(|d| d.kind == ItemKind::Fn) {
                 candidates.push(full.clone());
@@ -605,12 +515,19 @@ impl Cx<'_> {
             Expr::Binary { lhs, rhs, .. } => self.repeatable(*lhs) && self.repeatable(*rhs),
             Expr::Call { callee, args } => {
                 let pure_builtin = match self.body.expr(self.body.unparen(*callee)) {
-                    Expr::Name(name) => {
+                    Expr::Name(name) => Builtin::from_name(name).is_some_and(|b| {
                         matches!(
-                            &**name,
-                            "len" | "min" | "max" | "add_wrap" | "sub_wrap" | "mul_wrap" | "shl_wrap" | "shr"
-                        ) || Ty::scalar_named(name).is_some()
-                    }
+                            b,
+                            Builtin::Len
+                                | Builtin::Min
+                                | Builtin::Max
+                                | Builtin::AddWrap
+                                | Builtin::SubWrap
+                                | Builtin::MulWrap
+                                | Builtin::ShlWrap
+                                | Builtin::Shr
+                        ) || b.conversion().is_some()
+                    }),
                     _ => false,
                 };
                 pure_builtin && args.iter().all(|a| self.repeatable(*a))
@@ -810,15 +727,16 @@ impl Cx<'_> {
 
     /// A builtin call. `expected` (the context's type) reaches the operand that decides the type,
     /// as a hint only, so `let b:u8 = add_wrap(200, 100);` types both literals `u8`.
-    fn builtin(&mut self, e: ExprId, name: &Arc<str>, args: &[ExprId], expected: Option<&Ty>) -> R<Ty> {
-        self.target(e, CallTarget::Builtin(name.clone()));
+    fn builtin(&mut self, e: ExprId, builtin: Builtin, args: &[ExprId], expected: Option<&Ty>) -> R<Ty> {
+        self.target(e, CallTarget::Builtin(builtin));
+        let name = builtin.name();
         let arity = |n: usize, message: &str| -> R<()> {
             if args.len() != n {
                 return Err(Diag::new("E-ARITY", message.to_string(), Anchor::Expr(e)));
             }
             Ok(())
         };
-        if let Some(target) = Ty::scalar_named(name) {
+        if let Some(target) = builtin.conversion() {
             arity(1, "A scalar conversion takes exactly one argument.")?;
             let ty = self.check(args[0], None)?;
             if !ty.is_numeric() && !ty.is_error() {
@@ -833,17 +751,18 @@ impl Cx<'_> {
             }
             return Ok(target);
         }
-        if LATER.contains(&&**name) {
+        if builtin.later() {
             return Err(Diag::new(
                 "E-UNSUPPORTED",
                 format!("{name} belongs to a later tier, which this checker does not check yet."),
                 Anchor::Expr(e),
             ));
         }
-        match &**name {
-            "add_wrap" | "sub_wrap" | "mul_wrap" | "shl_wrap" | "shr" | "min" | "max" => {
+        use Builtin as B;
+        match builtin {
+            B::AddWrap | B::SubWrap | B::MulWrap | B::ShlWrap | B::Shr | B::Min | B::Max => {
                 arity(2, &format!("{name} takes two arguments."))?;
-                let shift = matches!(&**name, "shl_wrap" | "shr");
+                let shift = matches!(builtin, B::ShlWrap | B::Shr);
                 let first_literal =
                     matches!(self.body.expr(args[0]), Expr::Literal(Literal::Int { .. } | Literal::Char(_)));
                 let ty = if first_literal && !shift && !self.adapts(args[1]) {
@@ -858,7 +777,7 @@ impl Cx<'_> {
                 if ty.is_error() {
                     return Ok(Ty::Error);
                 }
-                if matches!(&**name, "min" | "max") {
+                if matches!(builtin, B::Min | B::Max) {
                     if !ty.is_integer() {
                         return Err(Diag::new(
                             "E-MINMAX",
@@ -878,23 +797,23 @@ impl Cx<'_> {
                 }
                 Ok(ty)
             }
-            "sqrt" | "floor" | "ceil" | "trunc" | "abs" | "to_bits" => {
+            B::Sqrt | B::Floor | B::Ceil | B::Trunc | B::Abs | B::ToBits => {
                 arity(1, &format!("{name} takes one argument."))?;
-                let hint = if &**name == "to_bits" { None } else { expected };
+                let hint = if builtin == B::ToBits { None } else { expected };
                 let ty = self.hinted(args[0], hint)?;
-                match (&**name, &ty) {
+                match (builtin, &ty) {
                     (_, Ty::Error) => Ok(Ty::Error),
-                    ("to_bits", Ty::Float(FloatTy::F32)) => Ok(Ty::Int(IntTy::U32)),
-                    ("to_bits", Ty::Float(FloatTy::F64)) => Ok(Ty::Int(IntTy::U64)),
-                    ("to_bits", _) => {
+                    (B::ToBits, Ty::Float(FloatTy::F32)) => Ok(Ty::Int(IntTy::U32)),
+                    (B::ToBits, Ty::Float(FloatTy::F64)) => Ok(Ty::Int(IntTy::U64)),
+                    (B::ToBits, _) => {
                         Err(Diag::new("E-MATH-TYPE", format!("to_bits takes f32 or f64, not {ty}."), Anchor::Expr(e)))
                     }
-                    ("abs", Ty::Int(i)) if i.signed() => {
+                    (B::Abs, Ty::Int(i)) if i.signed() => {
                         self.site(GuardKind::Overflow);
                         Ok(ty)
                     }
                     (_, Ty::Float(_)) => Ok(ty),
-                    ("abs", _) => Err(Diag::new(
+                    (B::Abs, _) => Err(Diag::new(
                         "E-MATH-TYPE",
                         format!("abs takes a signed integer or a float, not {ty}."),
                         Anchor::Expr(e),
@@ -902,7 +821,7 @@ impl Cx<'_> {
                     _ => Err(Diag::new("E-MATH-TYPE", format!("{name} takes f32 or f64, not {ty}."), Anchor::Expr(e))),
                 }
             }
-            "len" => {
+            B::Len => {
                 if args.len() != 1 {
                     return Err(Diag::new(
                         "E-LEN",
@@ -933,7 +852,7 @@ impl Cx<'_> {
                 }
                 Ok(Ty::usize())
             }
-            "print" | "println" | "eprint" | "eprintln" => {
+            B::Print | B::Println | B::Eprint | B::Eprintln => {
                 self.effect("io");
                 self.effect("ffi:write");
                 for &arg in args {
@@ -941,7 +860,7 @@ impl Cx<'_> {
                 }
                 Ok(Ty::Void)
             }
-            "assert" => {
+            B::Assert => {
                 if args.is_empty() || args.len() > 2 || (args.len() == 2 && !self.is_string_literal(args[1])) {
                     return Err(Diag::new(
                         "E-ARITY",
@@ -953,7 +872,7 @@ impl Cx<'_> {
                 self.site(GuardKind::Assert);
                 Ok(Ty::Void)
             }
-            "assert_eq" => {
+            B::AssertEq => {
                 if args.len() < 2 || args.len() > 3 || (args.len() == 3 && !self.is_string_literal(args[2])) {
                     return Err(Diag::new(
                         "E-ARITY",

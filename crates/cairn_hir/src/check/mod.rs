@@ -79,8 +79,8 @@ pub struct CallEdge {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum CallTarget {
     Function(Item),
-    /// A builtin, by name (its row is empty for the audit).
-    Builtin(Arc<str>),
+    /// A builtin (its row is empty for the audit).
+    Builtin(crate::builtins::Builtin),
     /// A record or variant constructor (never "beside" for the audit).
     Constructor,
 }
@@ -120,13 +120,13 @@ impl FnCheck {
 
 /// True for the name of a builtin function (hard or soft).
 pub fn is_builtin(name: &str) -> bool {
-    call::HARD.contains(&name) || call::SOFT.contains(&name)
+    crate::builtins::Builtin::from_name(name).is_some_and(crate::builtins::Builtin::callable)
 }
 
 /// The builtins and `names` closest to `name` (at most two, similarity ≥ 0.6): what a host's
 /// `E-CALLEE` hint suggests, the names being the functions its session disclosed (protocol §5.3).
 pub fn close_callables(name: &str, names: &[Arc<str>]) -> Vec<String> {
-    let mut candidates: Vec<Arc<str>> = call::HARD.iter().chain(call::SOFT.iter()).map(|s| Arc::from(*s)).collect();
+    let mut candidates: Vec<Arc<str>> = crate::builtins::Builtin::callable_names().map(Arc::from).collect();
     candidates.extend(names.iter().cloned());
     expr::close_matches(name, &candidates)
 }
@@ -549,8 +549,8 @@ impl Cx<'_> {
     /// The name of a builtin that only computes, when `e` calls one.
     fn computing_builtin(&self, e: ExprId) -> Option<Arc<str>> {
         match self.call_target_of(e)? {
-            CallTarget::Builtin(name) if call::COMPUTING.contains(&&**name) || Ty::scalar_named(name).is_some() => {
-                Some(name.clone())
+            CallTarget::Builtin(builtin) if builtin.computing() || builtin.conversion().is_some() => {
+                Some(Arc::from(builtin.name()))
             }
             _ => None,
         }
