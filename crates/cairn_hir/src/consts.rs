@@ -18,8 +18,8 @@ use cairn_syntax::TextRange;
 use crate::body::{BinaryOp, Body, Expr, ExprId, Literal, Stmt, TypeRef, UnaryOp, body_with_source_map, lower_type};
 use crate::db::Db;
 use crate::diag::{Anchor, Diag, text};
-use crate::input::{Item, ItemKind, Program};
-use crate::scope::{Lookup, scope};
+use crate::input::{Item, ItemKind, Library, Program};
+use crate::scope::{Lookup, Resolver};
 use crate::types::{FloatTy, IntTy, Ty};
 
 /// A folded value.
@@ -92,8 +92,27 @@ pub fn constants(db: &dyn Db) -> &Constants {
 
 #[salsa::tracked(returns(ref))]
 pub fn all_constants(db: &dyn Db, program: Program) -> Constants {
+    fold_all(db, program.items(db))
+}
+
+/// The library's constants alone, folded over the library's HIGH-durability input, so that a
+/// library check that reads a constant never depends on the program's inputs.
+#[salsa::tracked(returns(ref))]
+pub fn library_constants(db: &dyn Db, library: Library) -> Constants {
+    fold_all(db, library.items(db))
+}
+
+/// The folded value of one constant, read from the library's table for a library constant.
+pub fn constant_value(db: &dyn Db, item: Item) -> Option<&ConstValue> {
+    if Resolver::new(db).info(item).is_some_and(|info| info.library) {
+        return library_constants(db, Library::get(db)).get(item);
+    }
+    constants(db).get(item)
+}
+
+fn fold_all(db: &dyn Db, entries: &[crate::input::ItemEntry]) -> Constants {
     let mut folder = Folder { db, values: HashMap::new(), active: Vec::new() };
-    let order: Vec<Item> = program.items(db).iter().filter(|e| e.key.kind == ItemKind::Const).map(|e| e.item).collect();
+    let order: Vec<Item> = entries.iter().filter(|e| e.key.kind == ItemKind::Const).map(|e| e.item).collect();
     let mut refused = false;
     for &item in &order {
         if refused {
@@ -110,10 +129,10 @@ pub fn all_constants(db: &dyn Db, program: Program) -> Constants {
 
 /// The value of the integer constant `name` as seen from `module`, if it is one and folded.
 pub fn integer_constant(db: &dyn Db, module: &str, name: &str) -> Option<u64> {
-    let scope = scope(db);
+    let scope = Resolver::new(db);
     let path = [Arc::from(name)];
     let Lookup::Found(decl) = scope.resolve_path(module, &path, |k| k == ItemKind::Const) else { return None };
-    match constants(db).get(decl.item)? {
+    match constant_value(db, decl.item)? {
         ConstValue::Folded { ty: Ty::Int(_), value: Value::Int(v) } => u64::try_from(*v).ok(),
         _ => None,
     }
@@ -128,7 +147,7 @@ pub fn const_type(db: &dyn Db, item: Item) -> Result<Ty, Diag> {
         Some(TypeRef::Path { path, args }) if path.len() == 1 && args.is_empty() => match Ty::scalar_named(&path[0]) {
             Some(ty) => Ok(ty),
             None => {
-                let scope = scope(db);
+                let scope = Resolver::new(db);
                 let module = scope.module_of(item);
                 let known = &*path[0] == "void"
                     || !matches!(scope.resolve_path(&module, &path, |_| true), Lookup::None)
@@ -142,7 +161,7 @@ pub fn const_type(db: &dyn Db, item: Item) -> Result<Ty, Diag> {
         },
         Some(TypeRef::Path { path, .. }) => {
             let written = path.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join(".");
-            let scope = scope(db);
+            let scope = Resolver::new(db);
             let module = scope.module_of(item);
             if matches!(scope.resolve_path(&module, &path, |_| true), Lookup::None) {
                 Err(Diag::new("E-TYPE", format!("Unknown type {written}."), Anchor::Item))
@@ -289,7 +308,7 @@ impl Folder<'_> {
     }
 
     fn named(&mut self, name: &str, id: ExprId) -> Result<Value, Stop> {
-        let scope = scope(self.db);
+        let scope = Resolver::new(self.db);
         let module = self.active.last().map(|&i| scope.module_of(i)).unwrap_or_else(|| Arc::from(""));
         let segments: Vec<Arc<str>> = name.split('.').map(Arc::from).collect();
         let Lookup::Found(decl) = scope.resolve_path(&module, &segments, |k| k == ItemKind::Const) else {

@@ -20,12 +20,15 @@ pub struct RootDatabase {
     log: ExecutionLog,
 }
 
-/// Which queries executed, by name, while logging is on.
+/// Which queries executed, by name, while logging is on — and, apart, which memos were only
+/// re-validated (a query whose inputs are all more durable than the last change is not even
+/// re-validated: the library tests read this).
 #[derive(Clone, Default)]
 pub struct ExecutionLog {
     /// Set while logging, so that an unlogged execution costs one relaxed load.
     on: Arc<AtomicBool>,
     entries: Arc<Mutex<Option<Vec<String>>>>,
+    validated: Arc<Mutex<Vec<String>>>,
 }
 
 impl ExecutionLog {
@@ -52,10 +55,17 @@ impl RootDatabase {
         let log = ExecutionLog::default();
         let sink = log.clone();
         let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
-            if let salsa::EventKind::WillExecute { database_key } = event.kind
-                && sink.on.load(Ordering::Relaxed)
-            {
-                sink.record(format!("{database_key:?}"));
+            if !sink.on.load(Ordering::Relaxed) {
+                return;
+            }
+            match event.kind {
+                salsa::EventKind::WillExecute { database_key } => sink.record(format!("{database_key:?}")),
+                salsa::EventKind::DidValidateMemoizedValue { database_key } => {
+                    if let Ok(mut validated) = sink.validated.lock() {
+                        validated.push(format!("{database_key:?}"));
+                    }
+                }
+                _ => {}
             }
         })));
         RootDatabase { storage, log }
@@ -66,7 +76,19 @@ impl RootDatabase {
         if let Ok(mut guard) = self.log.entries.lock() {
             *guard = Some(Vec::new());
         }
+        if let Ok(mut validated) = self.log.validated.lock() {
+            validated.clear();
+        }
         self.log.on.store(true, Ordering::Relaxed);
+    }
+
+    /// The memos re-validated (without executing) since logging started, as `query_name(Id(..))`.
+    /// Read after [`RootDatabase::take_log`].
+    pub fn take_validated(&self) -> Vec<String> {
+        match self.log.validated.lock() {
+            Ok(mut validated) => std::mem::take(&mut *validated),
+            Err(_) => Vec::new(),
+        }
     }
 
     /// The queries executed since logging started, as `query_name(Id(..))`, and stops recording.

@@ -16,7 +16,7 @@ use crate::consts;
 use crate::db::Db;
 use crate::diag::{Anchor, Diag};
 use crate::input::{Item, ItemKind};
-use crate::scope::{Lookup, ProgramScope, scope};
+use crate::scope::{Lookup, Resolver};
 use crate::types::{AdtTy, Extent, Mode, Place, Ty, ViewTy};
 
 /// A type that could not be resolved: the code and message of the refusal.
@@ -36,7 +36,7 @@ impl TypeError {
 #[derive(Clone, Copy)]
 pub struct TypeCtx<'a> {
     pub db: &'a dyn Db,
-    pub scope: &'a ProgramScope,
+    pub scope: Resolver<'a>,
     pub module: &'a str,
     pub generics: &'a [Arc<str>],
 }
@@ -178,7 +178,7 @@ impl RecordDef {
 
 #[salsa::tracked(returns(ref))]
 pub fn record_def(db: &dyn Db, item: Item) -> RecordDef {
-    let scope = scope(db);
+    let scope = Resolver::new(db);
     let module = scope.module_of(item);
     let generics = generic_params(db, item);
     let cx = TypeCtx { db, scope, module: &module, generics: &generics };
@@ -284,7 +284,7 @@ impl EnumDef {
 
 #[salsa::tracked(returns(ref))]
 pub fn enum_def(db: &dyn Db, item: Item) -> EnumDef {
-    let scope = scope(db);
+    let scope = Resolver::new(db);
     let module = scope.module_of(item);
     let generics = generic_params(db, item);
     let cx = TypeCtx { db, scope, module: &module, generics: &generics };

@@ -281,7 +281,7 @@ pub fn ceiling_refusal(db: &dyn Db, row: &Row, item: Item) -> Option<Diag> {
     if excess.is_empty() {
         return None;
     }
-    let name = crate::scope::scope(db).full_name(item);
+    let name = crate::scope::Resolver::new(db).full_name(item);
     let shown: Vec<&str> = excess.iter().map(|e| &***e).collect();
     Some(
         Diag::new(
@@ -516,7 +516,7 @@ impl Audit<'_> {
 
     fn callee_name(&self, call: ExprId) -> String {
         match self.check.call_target(call) {
-            Some(CallTarget::Function(item)) => crate::scope::scope(self.db).full_name(*item).to_string(),
+            Some(CallTarget::Function(item)) => crate::scope::Resolver::new(self.db).full_name(*item).to_string(),
             Some(CallTarget::Builtin(builtin)) => builtin.name().to_string(),
             _ => "this call".to_string(),
         }

@@ -107,3 +107,11 @@ pub struct Program {
     #[returns(ref)]
     pub items: Arc<[ItemEntry]>,
 }
+
+/// The packaged library's declarations (a subset of the program's list), at HIGH durability: what
+/// the library's own queries read, so a program edit never re-validates them.
+#[salsa::input(singleton, debug)]
+pub struct Library {
+    #[returns(ref)]
+    pub items: Arc<[ItemEntry]>,
+}

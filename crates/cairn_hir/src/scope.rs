@@ -7,6 +7,19 @@
 //! full name `m.f`). The first candidate that exists among the declarations of the wanted kind
 //! wins. The scope depends on no body, so a body edit never re-runs it.
 //!
+//! Per-name lookups (issue 12): the checks of single declarations never read the whole scope.
+//! They go through a [`Resolver`], whose answers come from narrow queries — [`resolve_name`] per
+//! (module, written path), [`decl_info`] per declaration, [`module_alias`] per (module, name) —
+//! each an `Eq` projection of the scope that backdates when what it says did not change. So
+//! adding, removing or renaming a declaration re-runs the scope and these projections (cheap),
+//! and re-checks only the bodies whose lookups now answer differently. Only error paths (hints
+//! that list every function, "a variant of which sum?") read the whole scope, so only a body
+//! already refused re-runs for a name it does not mention.
+//!
+//! The packaged library has a scope of its own ([`library_scope`], over the HIGH-durability
+//! [`Library`] input): a lookup from a library module, and the facts of a library declaration,
+//! read only it, so an edit of the program never re-validates a library query.
+//!
 //! Invariant: collections that are iterated are ordered (`BTreeMap`); hash maps are only looked
 //! up, so no hash order leaks into an answer.
 
@@ -16,7 +29,7 @@ use std::sync::Arc;
 use cairn_syntax::ast::{self, AstNode};
 
 use crate::db::Db;
-use crate::input::{Item, ItemKey, ItemKind, Program};
+use crate::input::{Item, ItemEntry, ItemKey, ItemKind, Library, Program};
 
 /// A declaration a name can mean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -71,10 +84,20 @@ pub fn scope(db: &dyn Db) -> &ProgramScope {
 
 #[salsa::tracked(returns(ref))]
 pub fn program_scope(db: &dyn Db, program: Program) -> ProgramScope {
+    build(db, program.items(db))
+}
+
+/// The scope of the packaged library alone: what library modules can name.
+#[salsa::tracked(returns(ref))]
+pub fn library_scope(db: &dyn Db, library: Library) -> ProgramScope {
+    build(db, library.items(db))
+}
+
+fn build(db: &dyn Db, entries: &[ItemEntry]) -> ProgramScope {
     let mut scope = ProgramScope::default();
     // Nothing positional enters the scope (no declaration order, no file), so reordering
     // declarations leaves it equal and nothing that reads it re-runs.
-    for entry in program.items(db).iter() {
+    for entry in entries.iter() {
         let full_name: Arc<str> = if entry.key.module.is_empty() {
             entry.key.name.clone()
         } else {
@@ -94,7 +117,7 @@ pub fn program_scope(db: &dyn Db, program: Program) -> ProgramScope {
             scope.by_full_name.entry(full_name).or_default().push(Decl { item: entry.item, kind: entry.key.kind });
         }
     }
-    for entry in program.items(db).iter().filter(|e| e.key.kind == ItemKind::Import) {
+    for entry in entries.iter().filter(|e| e.key.kind == ItemKind::Import) {
         let Some(import) = ast::Import::cast(entry.item.syntax(db).syntax_node()) else { continue };
         let path: Arc<str> = Arc::from(import.path().map(|p| p.text()).unwrap_or_default());
         let alias: Arc<str> = match import.alias() {
@@ -114,6 +137,131 @@ pub fn program_scope(db: &dyn Db, program: Program) -> ProgramScope {
         });
     }
     scope
+}
+
+/// A written path and the module it is written in: the key of one lookup.
+#[salsa::interned(debug)]
+pub struct NamePath<'db> {
+    #[returns(ref)]
+    pub module: Arc<str>,
+    #[returns(ref)]
+    pub segments: Arc<[Arc<str>]>,
+}
+
+/// Every declaration a path written in a module can mean, in the order the lookup rule tries
+/// them (language §23.1): the first that the caller's kind accepts is the one.
+#[salsa::tracked(returns(ref))]
+pub fn resolve_name<'db>(db: &'db dyn Db, path: NamePath<'db>) -> Arc<[Decl]> {
+    let scope = scope_of_module(db, path.module(db));
+    let mut found = Vec::new();
+    for candidate in scope.candidates(path.module(db), path.segments(db)) {
+        if let Some(decls) = scope.by_full_name.get(candidate.as_str()) {
+            found.extend(decls.iter().copied());
+        }
+    }
+    Arc::from(found)
+}
+
+/// True when `name` is an import alias (a module reached by name) inside `module`.
+#[salsa::tracked(returns(copy))]
+pub fn module_alias<'db>(db: &'db dyn Db, path: NamePath<'db>) -> bool {
+    let scope = scope_of_module(db, path.module(db));
+    path.segments(db).first().is_some_and(|name| scope.is_module_alias(path.module(db), name))
+}
+
+/// A declaration's full name (`module.name`), the key of [`declared`].
+#[salsa::interned(debug)]
+pub struct FullName<'db> {
+    #[returns(ref)]
+    pub text: Arc<str>,
+}
+
+/// The declarations of one full name, in declaration order (more than one is `E-DUPLICATE`).
+#[salsa::tracked(returns(ref))]
+pub fn declared<'db>(db: &'db dyn Db, name: FullName<'db>) -> Arc<[Decl]> {
+    let text = name.text(db);
+    let module = text.rsplit_once('.').map_or("", |(m, _)| m);
+    let scope = scope_of_module(db, module);
+    scope.by_full_name.get(text).map(|d| Arc::from(d.as_slice())).unwrap_or_default()
+}
+
+/// Facts about one declaration (its key, full name, visibility).
+#[salsa::tracked(returns(ref))]
+pub fn decl_info(db: &dyn Db, item: Item) -> Option<DeclInfo> {
+    if let Some(info) = library_scope(db, Library::get(db)).info(item) {
+        return Some(info.clone());
+    }
+    scope(db).info(item).cloned()
+}
+
+/// The scope a lookup from `module` reads: the library's own for a library module.
+fn scope_of_module<'db>(db: &'db dyn Db, module: &str) -> &'db ProgramScope {
+    let library = library_scope(db, Library::get(db));
+    if library.modules.contains_key(module) { library } else { scope(db) }
+}
+
+/// Name lookups for the check of one declaration, through the narrow queries above (see the
+/// module comment). The whole scope is reachable only through [`Resolver::whole`], for error
+/// paths.
+#[derive(Clone, Copy)]
+pub struct Resolver<'db> {
+    db: &'db dyn Db,
+}
+
+impl<'db> Resolver<'db> {
+    pub fn new(db: &'db dyn Db) -> Resolver<'db> {
+        Resolver { db }
+    }
+
+    /// The declaration `segments` names from `module`, among those `wanted` accepts.
+    pub fn resolve_path(&self, module: &str, segments: &[Arc<str>], wanted: impl Fn(ItemKind) -> bool) -> Lookup {
+        let path = NamePath::new(self.db, Arc::from(module), Arc::from(segments));
+        match resolve_name(self.db, path).iter().find(|d| wanted(d.kind)) {
+            Some(decl) => Lookup::Found(*decl),
+            None => Lookup::None,
+        }
+    }
+
+    /// True when `name` is an import alias (a module reached by name) inside `module`.
+    pub fn is_module_alias(&self, module: &str, name: &str) -> bool {
+        let segments: Arc<[Arc<str>]> = Arc::from(vec![Arc::<str>::from(name)]);
+        let path = NamePath::new(self.db, Arc::from(module), segments);
+        module_alias(self.db, path)
+    }
+
+    /// The declarations named exactly `full` (`module.name`).
+    pub fn declared(&self, full: &str) -> &'db [Decl] {
+        declared(self.db, FullName::new(self.db, Arc::from(full)))
+    }
+
+    /// Facts about a declaration.
+    pub fn info(&self, item: Item) -> Option<&'db DeclInfo> {
+        decl_info(self.db, item).as_ref()
+    }
+
+    /// The module a declaration belongs to.
+    pub fn module_of(&self, item: Item) -> Arc<str> {
+        self.info(item).map(|i| i.key.module.clone()).unwrap_or_else(|| Arc::from(""))
+    }
+
+    /// The full name of a declaration.
+    pub fn full_name(&self, item: Item) -> Arc<str> {
+        self.info(item).map(|i| i.full_name.clone()).unwrap_or_else(|| Arc::from("?"))
+    }
+
+    /// Whether `item` may be named from `module` (root declarations and `pub` ones always may).
+    pub fn visible_from(&self, item: Item, module: &str) -> bool {
+        match self.info(item) {
+            Some(info) => info.key.module.is_empty() || info.public || &*info.key.module == module,
+            None => true,
+        }
+    }
+
+    /// The whole scope: only for error paths (hints over every declaration), which therefore
+    /// re-run whenever any declaration changes.
+    pub fn whole(&self) -> &'db ProgramScope {
+        scope(self.db)
+    }
 }
 
 impl ProgramScope {

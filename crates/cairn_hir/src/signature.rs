@@ -16,7 +16,7 @@ use crate::db::Db;
 use crate::decl::{TypeCtx, resolve_type};
 use crate::diag::{Anchor, Diag};
 use crate::input::Item;
-use crate::scope::scope;
+use crate::scope::Resolver;
 use crate::types::{Extent, Ty};
 
 /// One parameter.
@@ -87,7 +87,7 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
         error: None,
     };
     let Some(function) = ast::Fn::cast(node) else { return signature };
-    let scope = scope(db);
+    let scope = Resolver::new(db);
     let module = scope.module_of(item);
     let cx = TypeCtx { db, scope, module: &module, generics: &[] };
     let mut error: Option<Diag> = None;

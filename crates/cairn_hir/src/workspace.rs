@@ -18,7 +18,7 @@ use salsa::{Durability, Setter};
 
 use crate::db::RootDatabase;
 use crate::effects::{Rows, Summary, fn_summary, is_function, order_refusal};
-use crate::input::{Item, ItemEntry, ItemKey, ItemKind, ItemSyntax, Program};
+use crate::input::{Item, ItemEntry, ItemKey, ItemKind, ItemSyntax, Library, Program};
 use crate::library;
 use crate::report::ProgramRecord;
 use crate::signature::{Signature, fn_signature};
@@ -69,6 +69,7 @@ pub struct SourceText {
 pub struct Workspace {
     db: RootDatabase,
     program: Program,
+    library: Library,
     files: Vec<FileState>,
     /// Inputs by key, reused across edits.
     inputs: HashMap<ItemKey, Item>,
@@ -114,9 +115,11 @@ impl Workspace {
     fn with_database(db: RootDatabase, sources: Vec<SourceText>) -> Workspace {
         crate::stack::ensure_pool();
         let program = Program::builder(Arc::from(Vec::new())).durability(Durability::LOW).new(&db);
+        let library = Library::builder(Arc::from(Vec::new())).durability(Durability::HIGH).new(&db);
         let mut workspace = Workspace {
             db,
             program,
+            library,
             files: Vec::new(),
             inputs: HashMap::new(),
             own_files: sources.len(),
@@ -318,6 +321,10 @@ impl Workspace {
             }
         }
         self.inputs.retain(|key, _| live.contains_key(key));
+        let library: Arc<[ItemEntry]> = entries.iter().filter(|e| e.library).cloned().collect();
+        if self.library.items(&self.db) != &library {
+            self.library.set_items(&mut self.db).with_durability(Durability::HIGH).to(library);
+        }
         let entries: Arc<[ItemEntry]> = Arc::from(entries);
         if self.program.items(&self.db) != &entries {
             self.program.set_items(&mut self.db).to(entries);

@@ -208,3 +208,122 @@ fn an_edit_then_its_revert_gives_the_original_answers() {
     assert!(workspace.check().refusal.is_none());
     assert_eq!(format!("{:?}", workspace.function_facts()), before);
 }
+
+/// A program of 2,000 root functions that call ten helpers, and a module `m` whose functions
+/// call `h3` or `h4` (the root's, until `m` declares its own).
+fn big_program() -> String {
+    let mut text = String::new();
+    for h in 0..10 {
+        text.push_str(&format!("fn h{h}(x:u64) -> u64 {{\n  return x + {h};\n}}\n"));
+    }
+    for k in 0..2000 {
+        text.push_str(&format!("fn work{k}(x:u64) -> u64 {{\n  return h{}(x) + 1;\n}}\n", k % 10));
+    }
+    text.push_str("fn main() -> i32 {\n  return 0;\n}\nmodule m;\n");
+    for k in 0..20 {
+        text.push_str(&format!("fn g{k}(x:u64) -> u64 {{\n  return h{}(x);\n}}\n", 3 + k % 2));
+    }
+    text
+}
+
+fn checked_bodies(log: &[String]) -> usize {
+    log.iter().filter(|e| e.starts_with("check_fn(")).count()
+}
+
+#[test]
+fn adding_a_function_rechecks_only_the_bodies_that_name_it() {
+    let mut workspace = workspace(&big_program());
+    // A new root function nobody names: only its own body is checked.
+    let log = executed(&mut workspace, |w| {
+        let end = w.files()[0].text.find("module m;").expect("module");
+        w.edit_file(
+            0,
+            &TextEdit {
+                delete: TextRange::empty(TextSize::from(end as u32)),
+                insert: "fn unrelated(x:u64) -> u64 {\n  return x;\n}\n".into(),
+            },
+        );
+    });
+    assert_eq!(
+        checked_bodies(&log),
+        1,
+        "only the new body: {:?}",
+        log.iter().filter(|e| e.starts_with("check_fn(")).collect::<Vec<_>>()
+    );
+    assert!(ran_any(&log, "program_scope"), "the scope itself is recomputed");
+    // `m` declares its own h3: the ten functions of `m` that call h3 now mean it and are
+    // re-checked; the ten that call h4, and the 2,000 root functions, are not.
+    let log = executed(&mut workspace, |w| {
+        let text = &w.files()[0].text;
+        let at = text.find("module m;\n").expect("module") + "module m;\n".len();
+        w.edit_file(
+            0,
+            &TextEdit {
+                delete: TextRange::empty(TextSize::from(at as u32)),
+                insert: "fn h3(x:u64) -> u64 {\n  return x * 3;\n}\n".into(),
+            },
+        );
+    });
+    assert_eq!(checked_bodies(&log), 11, "m.h3 and the ten bodies that name h3: {log:?}");
+    for k in (1..20).step_by(2) {
+        assert!(!ran(&log, "check_fn", &id(&workspace, &format!("g{k}"))), "g{k} calls h4: {log:?}");
+    }
+    for k in (0..20).step_by(2) {
+        assert!(ran(&log, "check_fn", &id(&workspace, &format!("g{k}"))), "g{k} calls h3 and must be re-checked");
+    }
+}
+
+#[test]
+fn the_library_is_not_even_revalidated_by_program_edits() {
+    let mut workspace = workspace(PROGRAM);
+    let library: Vec<String> = workspace
+        .files()
+        .iter()
+        .filter(|f| f.library)
+        .flat_map(|f| f.items.iter())
+        .map(|i| {
+            let debug = format!("{:?}", i.item);
+            debug[debug.find("Id(").expect("id")..debug.find(')').expect("closed") + 1].to_string()
+        })
+        .collect();
+    let edits: [(&str, &str, &str); 3] = [
+        ("fn b(", "* 2", "* 3"),
+        ("fn a(", "return x + 1;", "println(x);\n  return x + 1;"),
+        ("fn c(", "b(3)", "b(4)"),
+    ];
+    for (after, old, new) in edits {
+        workspace.db().start_logging();
+        edit(&mut workspace, after, old, new);
+        assert!(workspace.check().refusal.is_none());
+        let executed = workspace.db().take_log();
+        let validated = workspace.db().take_validated();
+        // No library query executes. The library memos a program-level query reads are confirmed
+        // by salsa's durability shortcut (one event each, their dependencies not visited): a
+        // deep re-validation of a library check would visit the facts of the library's own
+        // declarations (`decl_info`), and none of those is touched. (The library's scope is read
+        // by program queries too — a name of the program may be a library's — and is confirmed
+        // the same way; it never re-runs.)
+        for id in &library {
+            let reran: Vec<&String> = executed.iter().filter(|e| e.ends_with(&format!("({id})"))).collect();
+            assert!(reran.is_empty(), "library item {id} re-ran: {reran:?}");
+            assert!(!ran(&validated, "decl_info", id), "decl_info({id}) was re-validated: {validated:?}");
+        }
+        for query in ["library_scope", "library_constants"] {
+            assert!(!ran_any(&executed, query), "{query}: {executed:?}");
+        }
+    }
+    // Adding a declaration re-runs the program's scope, never the library's.
+    workspace.db().start_logging();
+    let end = workspace.files()[0].text.len();
+    workspace.edit_file(
+        0,
+        &TextEdit {
+            delete: TextRange::empty(TextSize::from(end as u32)),
+            insert: "\nfn more() -> u32 {\n  return 1;\n}\n".into(),
+        },
+    );
+    assert!(workspace.check().refusal.is_none());
+    let executed = workspace.db().take_log();
+    assert!(ran_any(&executed, "program_scope") && !ran_any(&executed, "library_scope"), "{executed:?}");
+    assert!(!ran_any(&executed, "library_constants"), "{executed:?}");
+}

@@ -22,10 +22,10 @@ use cairn_hir::body::{
 };
 use cairn_hir::builtins::Builtin;
 use cairn_hir::check::{CallTarget, FnCheck, check_fn};
-use cairn_hir::consts::{ConstValue, Value, constants};
+use cairn_hir::consts::{ConstValue, Value};
 use cairn_hir::decl::{TypeCtx, fields_of, resolve_type, variants_of};
 use cairn_hir::input::{Item, ItemKind, Program as ProgramInput};
-use cairn_hir::scope::{Lookup, scope};
+use cairn_hir::scope::{Lookup, Resolver};
 use cairn_hir::signature::fn_signature;
 use cairn_hir::types::{Extent, FloatTy, IntTy, Ty};
 
@@ -56,7 +56,7 @@ pub fn program_mir(db: &dyn Db) -> Program {
         }
         match fn_mir(db, entry.item) {
             Ok(function) => program.functions.push(function.clone()),
-            Err(error) => program.errors.push((scope(db).full_name(entry.item), error.clone())),
+            Err(error) => program.errors.push((Resolver::new(db).full_name(entry.item), error.clone())),
         }
     }
     program
@@ -64,8 +64,8 @@ pub fn program_mir(db: &dyn Db) -> Program {
 
 /// The symbol a function is emitted under: `cairn.<module>.<name>` (tests `cairn.test.…`).
 pub fn symbol(db: &dyn Db, item: Item) -> Arc<str> {
-    let full = scope(db).full_name(item);
-    let kind = scope(db).info(item).map(|i| i.key.kind);
+    let full = Resolver::new(db).full_name(item);
+    let kind = Resolver::new(db).info(item).map(|i| i.key.kind);
     if kind == Some(ItemKind::Test) {
         Arc::from(format!("cairn.test.{full}"))
     } else {
@@ -112,7 +112,7 @@ fn lower_function(db: &dyn Db, item: Item) -> R<Function> {
         return fail("the body was refused");
     }
     let body = fn_body(db, item);
-    let scope = scope(db);
+    let scope = Resolver::new(db);
     let info = scope.info(item).ok_or_else(|| LowerError("no such declaration".into()))?;
     let kind = match info.key.kind {
         ItemKind::Test => FnKind::Test,
@@ -530,7 +530,7 @@ impl Lower<'_> {
             Stmt::Block(block) => self.scoped_block(block),
             Stmt::Stack { binder, element, capacity, .. } => {
                 let name = body.binder(*binder).clone();
-                let cx = TypeCtx { db: self.db, scope: scope(self.db), module: &self.module, generics: &[] };
+                let cx = TypeCtx { db: self.db, scope: Resolver::new(self.db), module: &self.module, generics: &[] };
                 let element = resolve_type(cx, element).map_err(|e| LowerError(e.message.to_string()))?;
                 let count = self.static_count(*capacity)?;
                 let ty = MTy::Array(Arc::new(mty(self.db, &element)), count);
@@ -977,10 +977,11 @@ impl Lower<'_> {
 
     /// The folded value of the constant a path names.
     fn constant(&self, path: &[Arc<str>]) -> Option<Operand> {
-        let Lookup::Found(decl) = scope(self.db).resolve_path(&self.module, path, |k| k == ItemKind::Const) else {
+        let Lookup::Found(decl) = Resolver::new(self.db).resolve_path(&self.module, path, |k| k == ItemKind::Const)
+        else {
             return None;
         };
-        match constants(self.db).get(decl.item)? {
+        match cairn_hir::consts::constant_value(self.db, decl.item)? {
             ConstValue::Folded { ty, value } => Some(Operand::Const(match (ty.value(), value) {
                 (Ty::Int(i), Value::Int(v)) => Const::Int(*v, *i),
                 (Ty::Float(f), Value::Float(v)) => float_const(*v, *f, false),

@@ -176,7 +176,8 @@ impl Cx<'_> {
                 .push_str(&format!(" {name} is a variant of {owner}: nothing here expects that sum, so qualify it."));
         }
         let mut candidates: Vec<Arc<str>> = Builtin::callable_names().map(Arc::from).collect();
-        for (full, decls) in &self.scope.by_full_name {
+        // An error path: the hint reads every declaration.
+        for (full, decls) in &self.scope.whole().by_full_name {
             if decls.iter().any(|d| d.kind == ItemKind::Fn) {
                 candidates.push(full.clone());
                 if let Some(short) = full.rsplit('.').next() {
@@ -206,9 +207,7 @@ impl Cx<'_> {
             let module = self.scope.module_of(adt.item);
             if !module.is_empty() {
                 let full: Arc<str> = Arc::from(format!("{module}.{name}"));
-                if let Some(decls) = self.scope.by_full_name.get(&full)
-                    && let Some(decl) = decls.iter().find(|d| d.kind == ItemKind::Fn)
-                {
+                if let Some(decl) = self.scope.declared(&full).iter().find(|d| d.kind == ItemKind::Fn) {
                     if !self.scope.visible_from(decl.item, &self.module) {
                         return Err(Diag::new(
                             "E-PRIVATE",

@@ -218,9 +218,10 @@ impl Cx<'_> {
         diag
     }
 
-    /// The short name of an enum of the program that has a variant `name`.
+    /// The short name of an enum of the program that has a variant `name` (for messages of
+    /// refusals only: it reads every declaration).
     pub(crate) fn variant_owner(&self, name: &str) -> Option<Arc<str>> {
-        for (full, decls) in &self.scope.by_full_name {
+        for (full, decls) in &self.scope.whole().by_full_name {
             for decl in decls.iter().filter(|d| d.kind == ItemKind::Enum) {
                 if crate::decl::enum_def(self.db, decl.item).variant(name).is_some() {
                     return Some(Arc::from(full.rsplit('.').next().unwrap_or(full)));

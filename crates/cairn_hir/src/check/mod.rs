@@ -17,12 +17,12 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::body::{Arm, BinderId, Block, Body, Else, Expr, ExprId, Stmt, StmtId, fn_body};
-use crate::consts::{ConstValue, constants};
+use crate::consts::ConstValue;
 use crate::db::Db;
 use crate::decl::{TypeCtx, is_tag_only, resolve_type, variants_of};
 use crate::diag::{Anchor, Detail, Diag, list, text};
 use crate::input::Item;
-use crate::scope::{ProgramScope, scope};
+use crate::scope::Resolver;
 use crate::signature::{Signature, fn_signature};
 use crate::types::{Extent, Ty};
 
@@ -138,7 +138,7 @@ pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
     if signature.error.is_some() {
         return FnCheck::default();
     }
-    let scope = scope(db);
+    let scope = Resolver::new(db);
     let module = scope.module_of(item);
     let mut cx = Cx {
         db,
@@ -200,7 +200,7 @@ impl Local {
 
 pub(crate) struct Cx<'db> {
     pub db: &'db dyn Db,
-    pub scope: &'db ProgramScope,
+    pub scope: Resolver<'db>,
     pub item: Item,
     pub module: Arc<str>,
     pub body: Arc<Body>,
@@ -1043,7 +1043,7 @@ impl Cx<'_> {
     pub(crate) fn constant(&self, path: &[Arc<str>]) -> Option<(Item, Option<Ty>)> {
         match self.scope.resolve_path(&self.module, path, |k| k == crate::input::ItemKind::Const) {
             crate::scope::Lookup::Found(decl) => {
-                let ty = match constants(self.db).get(decl.item) {
+                let ty = match crate::consts::constant_value(self.db, decl.item) {
                     Some(ConstValue::Folded { ty, .. }) => Some(ty.clone()),
                     _ => crate::consts::const_type(self.db, decl.item).ok(),
                 };
