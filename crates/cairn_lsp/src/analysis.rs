@@ -26,6 +26,7 @@ use lsp_server::{Message, Notification, Request, Response};
 use serde_json::{Value, json};
 
 use crate::convert::{LineMap, path_to_uri, uri_to_path};
+use crate::protocol::Failure;
 use crate::transport::Outgoing;
 
 /// An open document.
@@ -95,9 +96,6 @@ pub struct Stats {
     pub finished: std::sync::atomic::AtomicUsize,
     pub cancelled: std::sync::atomic::AtomicUsize,
 }
-
-/// A request's failure: a JSON-RPC error code and message.
-pub type Failure = (i32, String);
 
 impl Analysis {
     pub fn new(out: Sender<Outgoing>) -> Analysis {
@@ -184,7 +182,7 @@ impl Analysis {
 
     fn request(&mut self, request: Request) -> Result<Value, Failure> {
         let params = request.params;
-        crate::features::check_params(&request.method, &params)?;
+        crate::protocol::check_params(&request.method, &params)?;
         if let Some(uri) = params.pointer("/textDocument/uri").and_then(Value::as_str) {
             if !self.docs.contains_key(uri) {
                 // The rule (docs/decisions.md): a request about a document that is not open

@@ -8,7 +8,7 @@
 //! cursor. A variant is read from the enum its qualifier names (`Step.Walk`), else from the type
 //! the check gave the expression or the `match` subject (`Some(x)`, an arm's `Walk(m)`), else
 //! from the one enum that has a variant of that name (a body the check did not reach).
-//! Parameters are checked for shape before anything is looked up (`check_params`).
+//! Parameters were checked for shape before anything is looked up (`protocol::check_params`).
 
 use std::cell::OnceCell;
 use std::collections::HashMap;
@@ -17,29 +17,10 @@ use cairn_hir::{Item, ItemKind, Workspace};
 use cairn_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize};
 use serde_json::{Value, json};
 
-use crate::analysis::{Analysis, Failure, Project};
+use crate::analysis::{Analysis, Project};
 use crate::convert::{LineMap, path_to_uri};
 use crate::locals::{BindingKind, Locals};
-
-/// The semantic token types, in legend order (protocol §17).
-pub const TOKEN_TYPES: &[&str] = &[
-    "namespace",
-    "type",
-    "struct",
-    "enum",
-    "interface",
-    "typeParameter",
-    "parameter",
-    "variable",
-    "property",
-    "enumMember",
-    "function",
-    "method",
-    "macro",
-    "effect",
-];
-/// The semantic token modifiers, in bit order.
-pub const TOKEN_MODIFIERS: &[&str] = &["declaration", "readonly", "defaultLibrary", "mutable"];
+use crate::protocol::{Failure, TOKEN_TYPES};
 
 /// Answers one request.
 pub fn answer(analysis: &Analysis, method: &str, params: &Value) -> Result<Value, Failure> {
@@ -73,54 +54,6 @@ pub fn answer(analysis: &Analysis, method: &str, params: &Value) -> Result<Value
         }
         _ => Err((-32601, format!("method not found: {method}"))),
     }
-}
-
-/// Checks a request's method and the shape of its parameters before anything is looked up:
-/// `-32601` for a method the server does not offer, `-32602` (invalid params) for parameters
-/// missing what the method needs or holding the wrong types (a position whose line or character
-/// is not a non-negative 32-bit integer, a `uri` that is not a string, …).
-pub fn check_params(method: &str, params: &Value) -> Result<(), Failure> {
-    let invalid = |what: &str| Err((-32602, format!("invalid params for {method}: {what}")));
-    let needs_position = match method {
-        "textDocument/hover"
-        | "textDocument/definition"
-        | "textDocument/references"
-        | "textDocument/documentHighlight" => true,
-        "textDocument/documentSymbol"
-        | "textDocument/codeAction"
-        | "textDocument/semanticTokens/full"
-        | "textDocument/codeLens" => false,
-        "workspace/symbol" => {
-            return match params.get("query") {
-                Some(Value::String(_)) => Ok(()),
-                _ => invalid("`query` must be a string"),
-            };
-        }
-        _ => return Err((-32601, format!("method not found: {method}"))),
-    };
-    if !params.pointer("/textDocument/uri").is_some_and(Value::is_string) {
-        return invalid("`textDocument.uri` must be a string");
-    }
-    let is_position = |value: Option<&Value>| -> bool {
-        let number = |key: &str| {
-            value.and_then(|v| v.get(key)).and_then(Value::as_u64).is_some_and(|n| n <= u64::from(u32::MAX))
-        };
-        number("line") && number("character")
-    };
-    if needs_position && !is_position(params.get("position")) {
-        return invalid("`position` must hold a `line` and a `character`, each a non-negative integer");
-    }
-    if method == "textDocument/codeAction"
-        && !(is_position(params.pointer("/range/start")) && is_position(params.pointer("/range/end")))
-    {
-        return invalid("`range` must hold a `start` and an `end` position");
-    }
-    if method == "textDocument/references"
-        && params.pointer("/context/includeDeclaration").is_some_and(|v| !v.is_boolean())
-    {
-        return invalid("`context.includeDeclaration` must be a boolean");
-    }
-    Ok(())
 }
 
 /// A position in an open document, with what it needs.
