@@ -17,10 +17,11 @@ use cairn_hir::{Item, ItemKind, Workspace};
 use cairn_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize};
 use serde_json::{Value, json};
 
-use crate::analysis::{Analysis, Project};
+use crate::analysis::Analysis;
 use crate::convert::{LineMap, path_to_uri};
 use crate::locals::{BindingKind, Locals};
 use crate::protocol::{Failure, TOKEN_TYPES};
+use crate::world::Project;
 
 /// Answers one request.
 pub fn answer(analysis: &Analysis, method: &str, params: &Value) -> Result<Value, Failure> {

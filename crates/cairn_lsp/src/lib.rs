@@ -16,6 +16,7 @@ pub mod features;
 pub mod locals;
 pub mod protocol;
 pub mod transport;
+pub mod world;
 
 use std::io::BufReader;
 use std::os::fd::FromRawFd;
