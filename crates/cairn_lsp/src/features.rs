@@ -17,41 +17,39 @@ use cairn_hir::{Item, ItemKind, Workspace};
 use cairn_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize};
 use serde_json::{Value, json};
 
-use crate::analysis::Analysis;
-use crate::convert::{LineMap, path_to_uri};
+use crate::convert::LineMap;
+use crate::diagnostics::diagnostics_for;
 use crate::locals::{BindingKind, Locals};
 use crate::protocol::{Failure, TOKEN_TYPES};
-use crate::world::Project;
+use crate::world::{Project, Snapshot};
 
 /// Answers one request.
-pub fn answer(analysis: &Analysis, method: &str, params: &Value) -> Result<Value, Failure> {
+pub fn answer(snapshot: &Snapshot<'_>, method: &str, params: &Value) -> Result<Value, Failure> {
     match method {
-        "textDocument/hover" => Ok(at(analysis, params).and_then(|c| hover(&c)).unwrap_or(Value::Null)),
+        "textDocument/hover" => Ok(at(snapshot, params).and_then(|c| hover(&c)).unwrap_or(Value::Null)),
         "textDocument/definition" => {
-            Ok(at(analysis, params).and_then(|c| definition(analysis, &c)).unwrap_or(Value::Null))
+            Ok(at(snapshot, params).and_then(|c| definition(snapshot, &c)).unwrap_or(Value::Null))
         }
         "textDocument/references" => {
             let include = params.pointer("/context/includeDeclaration").and_then(Value::as_bool).unwrap_or(true);
-            Ok(at(analysis, params).map_or(Value::Null, |c| json!(references(analysis, &c, include))))
+            Ok(at(snapshot, params).map_or(Value::Null, |c| json!(references(snapshot, &c, include))))
         }
-        "textDocument/documentHighlight" => {
-            Ok(at(analysis, params).map_or(Value::Null, |c| json!(highlights(analysis, &c))))
-        }
+        "textDocument/documentHighlight" => Ok(at(snapshot, params).map_or(Value::Null, |c| json!(highlights(&c)))),
         "textDocument/documentSymbol" => {
-            Ok(document(analysis, params).map_or(Value::Null, |(p, f)| json!(document_symbols(p, f))))
+            Ok(document(snapshot, params).map_or(Value::Null, |(p, f)| json!(document_symbols(p, f))))
         }
         "workspace/symbol" => {
             let query = params.get("query").and_then(Value::as_str).unwrap_or_default();
-            Ok(json!(workspace_symbols(analysis, query)))
+            Ok(json!(workspace_symbols(snapshot, query)))
         }
         "textDocument/codeAction" => {
-            Ok(at_range(analysis, params).map_or(Value::Null, |(c, end)| json!(code_actions(analysis, &c, end))))
+            Ok(at_range(snapshot, params).map_or(Value::Null, |(c, end)| json!(code_actions(snapshot, &c, end))))
         }
         "textDocument/semanticTokens/full" => {
-            Ok(document(analysis, params).map_or(Value::Null, |(p, f)| json!({"data": semantic_tokens(p, f)})))
+            Ok(document(snapshot, params).map_or(Value::Null, |(p, f)| json!({"data": semantic_tokens(p, f)})))
         }
         "textDocument/codeLens" => {
-            Ok(document(analysis, params).map_or(Value::Null, |(p, f)| json!(code_lenses(p, f))))
+            Ok(document(snapshot, params).map_or(Value::Null, |(p, f)| json!(code_lenses(p, f))))
         }
         _ => Err((-32601, format!("method not found: {method}"))),
     }
@@ -66,14 +64,14 @@ pub struct Cursor<'a> {
     pub offset: usize,
 }
 
-fn document<'a>(analysis: &'a Analysis, params: &Value) -> Option<(&'a Project, usize)> {
+fn document<'a>(snapshot: &Snapshot<'a>, params: &Value) -> Option<(&'a Project, usize)> {
     let uri = params.pointer("/textDocument/uri")?.as_str()?;
-    let doc = analysis.docs.get(uri)?;
-    Some((analysis.projects.get(doc.project)?.as_ref()?, doc.file))
+    let (doc, project) = snapshot.document(uri)?;
+    Some((project, doc.file))
 }
 
-fn at<'a>(analysis: &'a Analysis, params: &Value) -> Option<Cursor<'a>> {
-    let (project, file) = document(analysis, params)?;
+fn at<'a>(snapshot: &Snapshot<'a>, params: &Value) -> Option<Cursor<'a>> {
+    let (project, file) = document(snapshot, params)?;
     let line = params.pointer("/position/line")?.as_u64()? as u32;
     let character = params.pointer("/position/character")?.as_u64()? as u32;
     let text = project.workspace.files()[file].text.as_str();
@@ -82,8 +80,8 @@ fn at<'a>(analysis: &'a Analysis, params: &Value) -> Option<Cursor<'a>> {
     Some(Cursor { project, file, text, map, offset })
 }
 
-fn at_range<'a>(analysis: &'a Analysis, params: &Value) -> Option<(Cursor<'a>, usize)> {
-    let (project, file) = document(analysis, params)?;
+fn at_range<'a>(snapshot: &Snapshot<'a>, params: &Value) -> Option<(Cursor<'a>, usize)> {
+    let (project, file) = document(snapshot, params)?;
     let text = project.workspace.files()[file].text.as_str();
     let map = LineMap::new(text);
     let point = |key: &str| -> Option<usize> {
@@ -567,48 +565,37 @@ fn comment_above(workspace: &Workspace, file: usize, start: usize, item: Item) -
 
 // ----- navigation -------------------------------------------------------------------------------
 
-/// The URI and text of a workspace file (a packaged library module: its written copy).
-fn file_location(analysis: &Analysis, project: &Project, file: usize) -> Option<(String, String)> {
-    let state = project.workspace.files().get(file)?;
-    if !state.library {
-        let uri = project.files.get(file)?.uri.clone();
-        return Some((uri, state.text.clone()));
-    }
-    let dir = analysis.materialized.as_ref()?;
-    Some((path_to_uri(&dir.join(&state.name)), state.text.clone()))
-}
-
 /// The location of a declaration's name.
-fn declaration_location(analysis: &Analysis, project: &Project, item: Item) -> Option<Value> {
+fn declaration_location(snapshot: &Snapshot<'_>, project: &Project, item: Item) -> Option<Value> {
     let workspace = &project.workspace;
     let (file, entry) = workspace.entry_of(item)?;
     let node = item.syntax(workspace.db()).syntax_node();
     let name =
         node.children().find(|c| c.kind() == SyntaxKind::NAME).map_or_else(|| node.text_range(), |n| n.text_range());
-    let (uri, text) = file_location(analysis, project, file)?;
+    let (uri, text) = snapshot.file_location(project, file)?;
     let start = usize::from(entry.start) + usize::from(name.start());
     let end = usize::from(entry.start) + usize::from(name.end());
     Some(json!({"uri": uri, "range": LineMap::new(&text).range(&text, start, end)}))
 }
 
 /// The location of a variant's name in its enum.
-fn variant_location(analysis: &Analysis, project: &Project, owner: Item, name: &str) -> Option<Value> {
+fn variant_location(snapshot: &Snapshot<'_>, project: &Project, owner: Item, name: &str) -> Option<Value> {
     let workspace = &project.workspace;
     let (file, entry) = workspace.entry_of(owner)?;
     let node = variant_node(workspace, owner, name)?;
     let range = node.children().find(|c| c.kind() == SyntaxKind::NAME)?.text_range();
-    let (uri, text) = file_location(analysis, project, file)?;
+    let (uri, text) = snapshot.file_location(project, file)?;
     let start = usize::from(entry.start) + usize::from(range.start());
     let end = usize::from(entry.start) + usize::from(range.end());
     Some(json!({"uri": uri, "range": LineMap::new(&text).range(&text, start, end)}))
 }
 
-fn definition(analysis: &Analysis, cursor: &Cursor<'_>) -> Option<Value> {
+fn definition(snapshot: &Snapshot<'_>, cursor: &Cursor<'_>) -> Option<Value> {
     let workspace = &cursor.project.workspace;
     let (item, start, token) = item_at(workspace, cursor.file, cursor.offset)?;
     match meaning(workspace, item, &token, &OnceCell::new())? {
-        Meaning::Declaration(target) => declaration_location(analysis, cursor.project, target),
-        Meaning::Variant { owner, name } => variant_location(analysis, cursor.project, owner, &name),
+        Meaning::Declaration(target) => declaration_location(snapshot, cursor.project, target),
+        Meaning::Variant { owner, name } => variant_location(snapshot, cursor.project, owner, &name),
         Meaning::Local { binder, .. } => {
             let (s, e) = (start + usize::from(binder.start()), start + usize::from(binder.end()));
             let uri = cursor.project.files.get(cursor.file)?.uri.clone();
@@ -680,17 +667,17 @@ fn reference_spans(cursor: &Cursor<'_>, include_declaration: bool) -> Vec<(usize
     out
 }
 
-fn references(analysis: &Analysis, cursor: &Cursor<'_>, include_declaration: bool) -> Vec<Value> {
+fn references(snapshot: &Snapshot<'_>, cursor: &Cursor<'_>, include_declaration: bool) -> Vec<Value> {
     let mut out = Vec::new();
     for (file, start, end, _) in reference_spans(cursor, include_declaration) {
-        if let Some((uri, text)) = file_location(analysis, cursor.project, file) {
+        if let Some((uri, text)) = snapshot.file_location(cursor.project, file) {
             out.push(json!({"uri": uri, "range": LineMap::new(&text).range(&text, start, end)}));
         }
     }
     out
 }
 
-fn highlights(_analysis: &Analysis, cursor: &Cursor<'_>) -> Vec<Value> {
+fn highlights(cursor: &Cursor<'_>) -> Vec<Value> {
     reference_spans(cursor, true)
         .into_iter()
         .filter(|(file, ..)| *file == cursor.file)
@@ -782,11 +769,11 @@ fn significant_range(node: &SyntaxNode) -> TextRange {
 
 /// Declarations across every analysed program whose name holds `query` (case-insensitive), each
 /// with its module as container; at most 1000.
-fn workspace_symbols(analysis: &Analysis, query: &str) -> Vec<Value> {
+fn workspace_symbols(snapshot: &Snapshot<'_>, query: &str) -> Vec<Value> {
     let query = query.to_lowercase();
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for project in analysis.projects.iter().flatten() {
+    for project in snapshot.projects.iter().flatten() {
         let workspace = &project.workspace;
         for (file, state) in workspace.files().iter().enumerate().filter(|(_, f)| !f.library) {
             let Some(uri) = project.files.get(file).map(|f| f.uri.clone()) else { continue };
@@ -823,9 +810,9 @@ fn workspace_symbols(analysis: &Analysis, query: &str) -> Vec<Value> {
 /// Quick fixes the checker can state without guessing (protocol §17): `let` → `let mut` for an
 /// assigned immutable local, the missing arms of a `match`, a missing import. None ever widens a
 /// ceiling, a borrow mode or a signature.
-fn code_actions(analysis: &Analysis, cursor: &Cursor<'_>, end: usize) -> Vec<Value> {
+fn code_actions(snapshot: &Snapshot<'_>, cursor: &Cursor<'_>, end: usize) -> Vec<Value> {
     let Some(uri) = cursor.project.files.get(cursor.file).map(|f| f.uri.clone()) else { return Vec::new() };
-    let diagnostics = analysis.diagnostics_for(&uri);
+    let diagnostics = diagnostics_for(snapshot, &uri);
     let mut out = Vec::new();
     for diagnostic in diagnostics {
         let code = diagnostic["code"].as_str().unwrap_or_default();

@@ -12,6 +12,7 @@
 
 pub mod analysis;
 pub mod convert;
+pub mod diagnostics;
 pub mod features;
 pub mod locals;
 pub mod protocol;

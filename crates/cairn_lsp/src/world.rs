@@ -1,12 +1,46 @@
-//! What the server knows: the open documents and the programs they belong to (one salsa
-//! workspace each).
+//! What the server knows: the open documents, the programs they belong to (one salsa workspace
+//! each), and the read-only [`Snapshot`] of it all that the features and the diagnostics read.
 //!
-//! Invariant: only the analysis thread (`analysis`) changes this state, between requests.
+//! Invariant: only the analysis thread (`analysis`) changes this state, between requests; a
+//! request reads it through a `Snapshot`, which holds shared references only, so nothing that
+//! answers a request or computes a diagnostic can edit a document or a workspace.
 
-use std::collections::HashSet;
-use std::path::PathBuf;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 use cairn_hir::{CheckOutcome, Workspace};
+
+use crate::convert::path_to_uri;
+
+/// A read-only view of the analysis state, for one request or one round of diagnostics.
+#[derive(Clone, Copy)]
+pub struct Snapshot<'a> {
+    /// The open documents, by URI.
+    pub docs: &'a HashMap<String, Doc>,
+    /// The programs being analysed, by the index a [`Doc`] names (`None`: dropped).
+    pub projects: &'a [Option<Project>],
+    /// Where the card texts and the packaged library were written for links and definitions.
+    pub materialized: Option<&'a Path>,
+}
+
+impl<'a> Snapshot<'a> {
+    /// An open document and the program it belongs to.
+    pub fn document(&self, uri: &str) -> Option<(&'a Doc, &'a Project)> {
+        let doc = self.docs.get(uri)?;
+        Some((doc, self.projects.get(doc.project)?.as_ref()?))
+    }
+
+    /// The URI and text of a workspace file (a packaged library module: its written copy).
+    pub fn file_location(&self, project: &Project, file: usize) -> Option<(String, String)> {
+        let state = project.workspace.files().get(file)?;
+        if !state.library {
+            let uri = project.files.get(file)?.uri.clone();
+            return Some((uri, state.text.clone()));
+        }
+        let dir = self.materialized?;
+        Some((path_to_uri(&dir.join(&state.name)), state.text.clone()))
+    }
+}
 
 /// An open document.
 #[derive(Debug, Clone)]
