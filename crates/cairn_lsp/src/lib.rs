@@ -9,6 +9,13 @@
 //!
 //! Exit status (protocol §17): 0 on `exit` (with or without `shutdown`); at the end of input, 0
 //! if `shutdown` came and 1 otherwise.
+//!
+//! Rooms: `protocol` (capabilities, the token legend, parameter shapes), `transport` (framing),
+//! `analysis` (the thread: documents, precompute, publication), `world` (the state, and the
+//! read-only `Snapshot` of it), `diagnostics`, `features` (one file per request), `convert`
+//! (positions and URIs), `locals` (scopes of locals, reached only through `features::cursor`).
+//! Invariant: `analysis → features → {cursor, world, diagnostics}`, never back; nothing under
+//! `features/` imports `analysis` (`tests/rooms.rs` holds both edges).
 
 pub mod analysis;
 pub mod convert;
