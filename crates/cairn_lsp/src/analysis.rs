@@ -1,5 +1,5 @@
-//! The analysis thread: open documents, the programs they belong to (one salsa workspace each),
-//! and diagnostics.
+//! The analysis thread: it opens, edits and closes documents, keeps the programs they belong to
+//! checked (the state is `world`'s), and publishes their diagnostics (computed by `diagnostics`).
 //!
 //! Messages arrive in order from the main loop; everything already queued is handled before
 //! diagnostics are computed, so a run of changes is checked once, at its last text. A check that
@@ -8,7 +8,8 @@
 //! salsa cancel that thread's queries (they unwind with `salsa::Cancelled`), and the pass starts
 //! again for the new text. A check that only re-checks edited bodies runs here at once (a fraction
 //! of a millisecond). Requests are answered here too, after every edit before them: never on a
-//! stale text.
+//! stale text. `features` answers them from a read-only `world::Snapshot`, so a request cannot
+//! change what the thread holds.
 //!
 //! A document on disk that a `cairn.toml` above it lists is analysed with its whole project (the
 //! other files from disk unless open); any other document is a one-file program. A manifest that
@@ -26,55 +27,10 @@ use lsp_server::{Message, Notification, Request, Response};
 use serde_json::{Value, json};
 
 use crate::convert::{LineMap, path_to_uri, uri_to_path};
+use crate::diagnostics::diagnostics_for;
+use crate::protocol::Failure;
 use crate::transport::Outgoing;
-
-/// An open document.
-#[derive(Debug, Clone)]
-pub struct Doc {
-    pub version: i32,
-    pub project: usize,
-    /// Its index among the project's files.
-    pub file: usize,
-    /// The size of a text over the source limit, which is not analysed (it stands as empty
-    /// text) and is answered with `E-SOURCE-LIMIT` until a whole-text change brings it under.
-    pub oversized: Option<usize>,
-}
-
-/// One file of a project.
-#[derive(Debug, Clone)]
-pub struct ProjectFile {
-    pub name: String,
-    pub uri: String,
-    pub path: Option<PathBuf>,
-}
-
-/// A program being analysed: a project, or one file.
-pub struct Project {
-    /// The manifest's path, the file's path, or the URI of an unsaved document.
-    pub key: String,
-    pub files: Vec<ProjectFile>,
-    pub workspace: Workspace,
-    /// Bumped by every edit.
-    pub generation: u64,
-    /// The generation a background precompute is running for.
-    pub warming: Option<u64>,
-    /// Diagnostics are due.
-    pub dirty: bool,
-    pub outcome: Option<CheckOutcome>,
-    /// Documents diagnostics were published to.
-    pub published: HashSet<String>,
-    /// The manifest above the document that could not be loaded: the document is analysed
-    /// alone, and this is the one diagnostic it gets (as `cairn check` refuses such a project).
-    pub environment: Option<Environment>,
-}
-
-/// A project whose manifest could not be loaded (invalid TOML, a listed source missing, …).
-#[derive(Debug, Clone)]
-pub struct Environment {
-    pub manifest: PathBuf,
-    /// `cairn_vfs`'s message, the one the command line prints.
-    pub message: String,
-}
+use crate::world::{Doc, Environment, Project, ProjectFile, Snapshot};
 
 /// The analysis state.
 pub struct Analysis {
@@ -96,9 +52,6 @@ pub struct Stats {
     pub cancelled: std::sync::atomic::AtomicUsize,
 }
 
-/// A request's failure: a JSON-RPC error code and message.
-pub type Failure = (i32, String);
-
 impl Analysis {
     pub fn new(out: Sender<Outgoing>) -> Analysis {
         let (warmed_sender, warmed) = crossbeam_channel::unbounded();
@@ -111,6 +64,11 @@ impl Analysis {
             materialized: materialize(),
             stats: std::sync::Arc::default(),
         }
+    }
+
+    /// The read-only view a request or a round of diagnostics reads.
+    pub fn snapshot(&self) -> Snapshot<'_> {
+        Snapshot { docs: &self.docs, projects: &self.projects, materialized: self.materialized.as_deref() }
     }
 
     /// Serves messages from `inbox` until it closes.
@@ -184,7 +142,7 @@ impl Analysis {
 
     fn request(&mut self, request: Request) -> Result<Value, Failure> {
         let params = request.params;
-        crate::features::check_params(&request.method, &params)?;
+        crate::protocol::check_params(&request.method, &params)?;
         if let Some(uri) = params.pointer("/textDocument/uri").and_then(Value::as_str) {
             if !self.docs.contains_key(uri) {
                 // The rule (docs/decisions.md): a request about a document that is not open
@@ -193,7 +151,7 @@ impl Analysis {
             }
             self.settle(uri);
         }
-        crate::features::answer(self, &request.method, &params)
+        crate::features::answer(&self.snapshot(), &request.method, &params)
     }
 
     // ----- documents --------------------------------------------------------------------------
@@ -226,7 +184,7 @@ impl Analysis {
                 && !p.dirty
                 && p.outcome.is_some()
             {
-                let diagnostics = self.diagnostics_for(uri);
+                let diagnostics = diagnostics_for(&self.snapshot(), uri);
                 self.send(publish(uri, Some(version), diagnostics));
                 if let Some(p) = self.projects[project].as_mut() {
                     p.published.insert(uri.to_string());
@@ -461,7 +419,7 @@ impl Analysis {
         let uris: Vec<String> =
             self.docs.iter().filter(|(_, d)| d.project == index).map(|(uri, _)| uri.clone()).collect();
         for uri in uris {
-            let diagnostics = self.diagnostics_for(&uri);
+            let diagnostics = diagnostics_for(&self.snapshot(), &uri);
             let version = self.docs.get(&uri).map(|d| d.version);
             self.send(publish(&uri, version, diagnostics));
             if let Some(p) = self.projects[index].as_mut() {
@@ -469,151 +427,6 @@ impl Analysis {
             }
         }
     }
-
-    /// The diagnostics of one open document (protocol §17): the project's first refusal on every
-    /// open file (at the top, prefixed with `file:line`, when it lies elsewhere), each further
-    /// refusal on its own file.
-    pub fn diagnostics_for(&self, uri: &str) -> Vec<Value> {
-        let Some(doc) = self.docs.get(uri) else { return Vec::new() };
-        let Some(project) = self.projects[doc.project].as_ref() else { return Vec::new() };
-        if let Some(size) = doc.oversized {
-            let diagnostic = cairn_diagnostics::Diagnostic::new(
-                "E-SOURCE-LIMIT",
-                format!(
-                    "This document holds {size} bytes; a program's sources hold at most {} bytes together, so it is not analysed. Split it into modules, then reopen it.",
-                    cairn_vfs::SOURCE_LIMIT
-                ),
-            );
-            let place = Place::Elsewhere { prefix: String::new(), related: None };
-            return vec![self.lsp_diagnostic(&diagnostic, "", &LineMap::new(""), place)];
-        }
-        if let Some(environment) = &project.environment {
-            return vec![self.environment_diagnostic(environment, &project.workspace.files()[doc.file].text)];
-        }
-        let Some(refusal) = project.outcome.as_ref().and_then(|o| o.refusal.as_ref()) else { return Vec::new() };
-        let name = &project.files[doc.file].name;
-        let text = &project.workspace.files()[doc.file].text;
-        let map = LineMap::new(text);
-        let own_file = |d: &cairn_diagnostics::Diagnostic| match &d.file {
-            Some(file) => file == name,
-            None => project.files.len() == 1,
-        };
-        let mut out = Vec::new();
-        let root = project.workspace.files()[doc.file].parse.syntax_node();
-        for (i, diagnostic) in std::iter::once(&refusal.first).chain(refusal.further.iter()).enumerate() {
-            if own_file(diagnostic) && diagnostic.line > 0 {
-                out.push(self.lsp_diagnostic(diagnostic, text, &map, Place::Here(&root)));
-            } else if i == 0 {
-                let (prefix, related) = self.elsewhere(project, diagnostic);
-                out.push(self.lsp_diagnostic(diagnostic, text, &map, Place::Elsewhere { prefix, related }));
-            }
-        }
-        out
-    }
-
-    /// `E-PROJECT-OR-ENVIRONMENT` at the top of the document, with the manifest as related
-    /// information.
-    fn environment_diagnostic(&self, environment: &Environment, text: &str) -> Value {
-        let mut diagnostic = cairn_diagnostics::Diagnostic::new(
-            cairn_diagnostics::record::ENVIRONMENT_CODE,
-            environment.message.clone(),
-        );
-        // The manifest is read when a document opens: after fixing it, reopen the file.
-        diagnostic.repair_hint = Some(format!("Fix {}, then reopen this file.", environment.manifest.display()));
-        let top = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}});
-        let manifest = json!({
-            "location": {"uri": path_to_uri(&environment.manifest), "range": top},
-            "message": format!("the project's manifest, {}", environment.manifest.display()),
-        });
-        let place = Place::Elsewhere { prefix: String::new(), related: Some(manifest) };
-        self.lsp_diagnostic(&diagnostic, text, &LineMap::new(text), place)
-    }
-
-    /// Where a refusal outside this file lies: its prefix and, when it is a file with a URI, a
-    /// location for the related information.
-    fn elsewhere(&self, project: &Project, diagnostic: &cairn_diagnostics::Diagnostic) -> (String, Option<Value>) {
-        let file = diagnostic.file.clone().unwrap_or_default();
-        let prefix = if diagnostic.line > 0 { format!("{file}:{}: ", diagnostic.line) } else { String::new() };
-        let uri = match project.files.iter().position(|f| f.name == file) {
-            Some(i) => {
-                let state = &project.workspace.files()[i];
-                Some((project.files[i].uri.clone(), state.text.clone(), Some(state.parse.syntax_node())))
-            }
-            None => cairn_hir::library::MODULES.iter().find(|m| m.file == file).and_then(|m| {
-                self.materialized.as_ref().map(|dir| (path_to_uri(&dir.join(m.file)), m.text.to_string(), None))
-            }),
-        };
-        let location = uri.filter(|_| diagnostic.line > 0).map(|(uri, text, root)| {
-            let map = LineMap::new(&text);
-            let (start, end) = diagnostic_span(diagnostic, &text, &map, root.as_ref());
-            json!({"location": {"uri": uri, "range": map.range(&text, start, end)}, "message": diagnostic.message})
-        });
-        (prefix, location)
-    }
-
-    fn lsp_diagnostic(
-        &self,
-        diagnostic: &cairn_diagnostics::Diagnostic,
-        text: &str,
-        map: &LineMap,
-        place: Place<'_>,
-    ) -> Value {
-        let here = matches!(place, Place::Here(_));
-        let (range, prefix, related) = match place {
-            Place::Here(root) => {
-                let (start, end) = diagnostic_span(diagnostic, text, map, Some(root));
-                (map.range(text, start, end), String::new(), None)
-            }
-            Place::Elsewhere { prefix, related } => (map.range(text, 0, 0), prefix, related),
-        };
-        let card = cairn_diagnostics::registry::card_of(&diagnostic.code);
-        let hint = diagnostic
-            .repair_hint
-            .clone()
-            .or_else(|| cairn_diagnostics::hints::static_hint(&diagnostic.code).map(str::to_string));
-        let mut message = format!("{prefix}{}", diagnostic.message);
-        if let Some(hint) = &hint {
-            message.push('\n');
-            message.push_str(hint);
-        }
-        let source_line = if diagnostic.line > 0 && here {
-            cairn_diagnostics::LineIndex::new(text).line_text(text, diagnostic.line).map(str::to_string)
-        } else {
-            None
-        };
-        let mut out = json!({
-            "range": range,
-            "severity": 1,
-            "code": diagnostic.code,
-            "source": "cairn",
-            "message": message,
-            "data": {"code": diagnostic.code, "hint": hint, "card": card.map(|c| c.name), "source_line": source_line,
-                     "details": Value::Object(diagnostic.details.iter().map(|(k, v)| (k.clone(), v.clone())).collect())},
-        });
-        let mut related_information: Vec<Value> = related.into_iter().collect();
-        if let (Some(card), Some(dir)) = (card, &self.materialized) {
-            let card_uri = path_to_uri(&dir.join("cards").join(format!("{}.md", card.name)));
-            out["codeDescription"] = json!({"href": card_uri});
-            // The card as related information too, for clients that show no code links.
-            related_information.push(json!({
-                "location": {"uri": card_uri, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}},
-                "message": format!("rule card `{}` (cairn rules {})", card.name, diagnostic.code),
-            }));
-        }
-        if !related_information.is_empty() {
-            out["relatedInformation"] = json!(related_information);
-        }
-        out
-    }
-}
-
-/// Where a diagnostic is shown on a document.
-enum Place<'a> {
-    /// At its own line and column of this document, whose syntax tree this is.
-    Here(&'a cairn_syntax::SyntaxNode),
-    /// At the top: it lies in another file (or is about the manifest); `prefix` says where, and
-    /// `related` points there when it can.
-    Elsewhere { prefix: String, related: Option<Value> },
 }
 
 /// `textDocument/publishDiagnostics`.
@@ -623,58 +436,6 @@ fn publish(uri: &str, version: Option<i32>, diagnostics: Vec<Value>) -> Message 
         params["version"] = json!(version);
     }
     Message::Notification(Notification::new("textDocument/publishDiagnostics".into(), params))
-}
-
-/// The byte range of the token that starts at a 1-based line and character column (zero-width
-/// when none does, or when the position is 0).
-pub fn token_at(text: &str, map: &LineMap, line: u32, column: u32) -> (usize, usize) {
-    if line == 0 {
-        return (0, 0);
-    }
-    let start = map.offset_of_char_column(text, line, column);
-    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-    let lexed = cairn_syntax::lexer::lex(&text[start..line_end]);
-    match lexed.tokens.first() {
-        Some(token) if !token.kind.is_trivia() => (start, start + usize::from(token.len)),
-        _ => (start, start),
-    }
-}
-
-/// The byte range a diagnostic marks in `text`: the token at its line and column, except that an
-/// unknown type (`E-TYPE` "Unknown type T.", reported at the start of the declaration or statement
-/// that writes it) marks the written type's path, found in `root`, the text's syntax tree, when
-/// given. The command line's line and column stay as the checker reports them; only the range
-/// narrows, so that the import quick fix reads the type's name from it.
-pub fn diagnostic_span(
-    diagnostic: &cairn_diagnostics::Diagnostic,
-    text: &str,
-    map: &LineMap,
-    root: Option<&cairn_syntax::SyntaxNode>,
-) -> (usize, usize) {
-    let token = token_at(text, map, diagnostic.line, diagnostic.column);
-    // Boundary: the checker's message (crates/cairn_hir/src/decl.rs and consts.rs) is the only
-    // place the unknown type is named; a change of its wording leaves the token's range.
-    let written = match diagnostic.code.as_str() {
-        "E-TYPE" => diagnostic.message.strip_prefix("Unknown type ").and_then(|rest| rest.strip_suffix('.')),
-        _ => None,
-    };
-    match (written, root) {
-        (Some(written), Some(root)) if diagnostic.line > 0 => unknown_type_at(root, token.0, written).unwrap_or(token),
-        _ => token,
-    }
-}
-
-/// The first type path written `written` from `from` on, inside the top-level node that holds
-/// `from`: its byte range without generic arguments (`Option` of `Option[u32]`).
-fn unknown_type_at(root: &cairn_syntax::SyntaxNode, from: usize, written: &str) -> Option<(usize, usize)> {
-    let offset = TextSize::from(from as u32);
-    let declaration = root.children().find(|c| c.text_range().contains_inclusive(offset))?;
-    let path = declaration
-        .descendants()
-        .filter(|n| n.kind() == cairn_syntax::SyntaxKind::PATH_TYPE && n.text_range().start() >= offset)
-        .filter_map(|n| n.children().find(|c| c.kind() == cairn_syntax::SyntaxKind::PATH))
-        .find(|p| p.text().to_string().split_whitespace().collect::<String>() == written)?;
-    Some((usize::from(path.text_range().start()), usize::from(path.text_range().end())))
 }
 
 /// The project a file on disk belongs to: the nearest `cairn.toml` above it that lists it, or

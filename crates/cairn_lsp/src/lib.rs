@@ -9,12 +9,22 @@
 //!
 //! Exit status (protocol §17): 0 on `exit` (with or without `shutdown`); at the end of input, 0
 //! if `shutdown` came and 1 otherwise.
+//!
+//! Rooms: `protocol` (capabilities, the token legend, parameter shapes), `transport` (framing),
+//! `analysis` (the thread: documents, precompute, publication), `world` (the state, and the
+//! read-only `Snapshot` of it), `diagnostics`, `features` (one file per request), `convert`
+//! (positions and URIs), `locals` (scopes of locals, reached only through `features::cursor`).
+//! Invariant: `analysis → features → {cursor, world, diagnostics}`, never back; nothing under
+//! `features/` imports `analysis` (`tests/rooms.rs` holds both edges).
 
 pub mod analysis;
 pub mod convert;
+pub mod diagnostics;
 pub mod features;
 pub mod locals;
+pub mod protocol;
 pub mod transport;
+pub mod world;
 
 use std::io::BufReader;
 use std::os::fd::FromRawFd;
@@ -23,27 +33,6 @@ use lsp_server::{Message, Response};
 use serde_json::{Value, json};
 
 use crate::transport::{Incoming, Outgoing};
-
-/// The capabilities `initialize` answers with.
-pub fn capabilities() -> Value {
-    json!({
-        "positionEncoding": "utf-16",
-        // Incremental: an edit sends its range, not the whole text (docs/decisions.md).
-        "textDocumentSync": {"openClose": true, "change": 2},
-        "hoverProvider": true,
-        "definitionProvider": true,
-        "referencesProvider": true,
-        "documentHighlightProvider": true,
-        "documentSymbolProvider": true,
-        "workspaceSymbolProvider": true,
-        "codeActionProvider": {"codeActionKinds": ["quickfix"]},
-        "codeLensProvider": {"resolveProvider": false},
-        "semanticTokensProvider": {
-            "legend": {"tokenTypes": features::TOKEN_TYPES, "tokenModifiers": features::TOKEN_MODIFIERS},
-            "full": true
-        }
-    })
-}
 
 /// Runs the server on this process's standard input and output (reserving them, as `cairn mcp`
 /// does: descriptor 1 goes to standard error, so nothing but protocol reaches the client).
@@ -110,7 +99,7 @@ pub fn serve(input: impl std::io::BufRead + Send + 'static, output: impl std::io
                 "initialize" => {
                     initialized = true;
                     let result = json!({
-                        "capabilities": capabilities(),
+                        "capabilities": protocol::capabilities(),
                         "serverInfo": {"name": "cairn-lsp", "version": env!("CARGO_PKG_VERSION")},
                     });
                     send(Message::Response(Response::new_ok(request.id, result)));

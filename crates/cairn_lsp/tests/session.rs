@@ -594,7 +594,7 @@ fn semantic_tokens(text: &str) -> std::collections::HashMap<(u32, u32), (&'stati
     for token in data.chunks(5) {
         start = if token[0] == 0 { start + token[1] } else { token[1] };
         line += token[0];
-        out.insert((line, start), (cairn_lsp::features::TOKEN_TYPES[token[3] as usize], token[4]));
+        out.insert((line, start), (cairn_lsp::protocol::TOKEN_TYPES[token[3] as usize], token[4]));
     }
     out
 }
