@@ -274,6 +274,8 @@ pub struct Body {
     pub stmts: Vec<Stmt>,
     /// Binder names (`_` included).
     pub binders: Vec<Arc<str>>,
+    /// The parameters' names, in order (what `LocalRef::Param` indexes).
+    pub params: Arc<[Arc<str>]>,
     /// The body's statements; for `= expr;` a single `Return`.
     pub root: Block,
     /// True for an `= expr;` body.
@@ -307,6 +309,8 @@ impl Body {
 /// Where each id of a body was written, relative to the declaration's start.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BodySourceMap {
+    /// Each parameter's name.
+    pub params: Vec<TextRange>,
     pub exprs: Vec<TextRange>,
     pub stmts: Vec<TextRange>,
     pub binders: Vec<TextRange>,
@@ -324,6 +328,15 @@ pub struct BodyWithSourceMap {
 pub fn body_with_source_map(db: &dyn Db, item: Item) -> BodyWithSourceMap {
     let root = item.syntax(db).syntax_node();
     let mut lower = Lower::default();
+    if let Some(list) = ast::Fn::cast(root.clone()).and_then(|f| f.param_list()) {
+        let mut names = Vec::new();
+        for param in list.params() {
+            let name = param.name();
+            names.push(Arc::from(name.as_ref().map(|n| n.text()).unwrap_or_default()));
+            lower.map.params.push(name.map_or(param.syntax().text_range(), |n| n.syntax().text_range()));
+        }
+        lower.body.params = Arc::from(names);
+    }
     let block = root.children().find(|c| c.kind() == SyntaxKind::BLOCK);
     let expression = root.children().find(|c| c.kind() == SyntaxKind::EXPR_BODY);
     if root.kind() == SyntaxKind::CONST {

@@ -21,6 +21,7 @@ pub mod library;
 pub mod render;
 pub mod report;
 pub mod scope;
+pub mod scopes;
 pub mod signature;
 pub mod site;
 pub mod stack;

@@ -1,0 +1,323 @@
+//! The scopes of one body: which parameter or binder each bare name means (like
+//! rust-analyzer's `ExprScopes`), position-free, computed from the body alone.
+//!
+//! [`body_scopes`] walks the body once, in the language's scoping rules (language §7): a
+//! parameter is visible in the whole body; a `let` or `stack` binder from the statement after
+//! it to the end of its block; a loop binder in the loop's body; a `match` arm's binder in that
+//! arm. Every `Expr::Name` that a local binding answers gets a [`LocalRef`]; the rest are names
+//! of declarations (constants, variants, functions), which the body check resolves and records
+//! in its `Resolution`s (`check::Resolution`). Nothing else in the toolchain resolves a local
+//! again: the checker's record of resolutions, MIR lowering, the expression sites of the edit
+//! host and the language server all read these scopes.
+//!
+//! Invariant: the result depends only on the body (`fn_body`), so an edit that leaves the body
+//! equal leaves it equal; scopes are numbered in walk order, which the body's ids fix.
+
+use std::sync::Arc;
+
+use crate::body::{Arm, BinderId, Block, Body, Else, Expr, ExprId, Stmt, fn_body};
+use crate::db::Db;
+use crate::input::Item;
+
+/// What a bare name means when a local binding answers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LocalRef {
+    /// The function's parameter at this index.
+    Param(u32),
+    /// A binder of the body (`let`, `stack`, a loop, a `match` arm).
+    Binder(BinderId),
+}
+
+/// Index of a scope in [`BodyScopes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ScopeId(pub u32);
+
+/// One scope: the bindings it adds, and the scope it is nested in.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ScopeData {
+    pub parent: Option<ScopeId>,
+    pub entries: Box<[(Arc<str>, LocalRef)]>,
+}
+
+/// The scopes of a body and what its names mean.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct BodyScopes {
+    scopes: Box<[ScopeData]>,
+    /// Per expression: the scope it is written in.
+    expr_scopes: Box<[ScopeId]>,
+    /// Per expression: for a bare name a local binding answers, that binding.
+    names: Box<[Option<LocalRef>]>,
+}
+
+impl BodyScopes {
+    /// The local binding a name expression means (`None`: not a local, or not a name).
+    pub fn resolve(&self, expr: ExprId) -> Option<LocalRef> {
+        self.names.get(expr.0 as usize).copied().flatten()
+    }
+
+    /// The scope an expression is written in.
+    pub fn scope_of(&self, expr: ExprId) -> Option<ScopeId> {
+        self.expr_scopes.get(expr.0 as usize).copied()
+    }
+
+    /// The bindings visible in `scope`, innermost first; a name hidden by a later binding of
+    /// the same name is listed once, as the later one.
+    pub fn visible(&self, scope: ScopeId) -> Vec<(Arc<str>, LocalRef)> {
+        let mut out: Vec<(Arc<str>, LocalRef)> = Vec::new();
+        let mut at = Some(scope);
+        while let Some(id) = at {
+            let data = &self.scopes[id.0 as usize];
+            for (name, local) in data.entries.iter().rev() {
+                if !out.iter().any(|(n, _)| n == name) {
+                    out.push((name.clone(), *local));
+                }
+            }
+            at = data.parent;
+        }
+        out
+    }
+
+    /// Every name expression that means `local`, in id order.
+    pub fn uses_of(&self, local: LocalRef) -> Vec<ExprId> {
+        self.names.iter().enumerate().filter(|(_, r)| **r == Some(local)).map(|(i, _)| ExprId(i as u32)).collect()
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn body_scopes(db: &dyn Db, item: Item) -> BodyScopes {
+    scopes_of(fn_body(db, item))
+}
+
+/// The scopes of a body (see the module comment).
+pub fn scopes_of(body: &Body) -> BodyScopes {
+    let mut walk = Walk {
+        body,
+        scopes: Vec::new(),
+        expr_scopes: vec![ScopeId(0); body.exprs.len()],
+        names: vec![None; body.exprs.len()],
+    };
+    let params: Vec<(Arc<str>, LocalRef)> =
+        body.params.iter().enumerate().map(|(i, name)| (name.clone(), LocalRef::Param(i as u32))).collect();
+    let root = walk.push(None, params);
+    walk.block(&body.root, root);
+    BodyScopes {
+        scopes: walk.scopes.into_boxed_slice(),
+        expr_scopes: walk.expr_scopes.into_boxed_slice(),
+        names: walk.names.into_boxed_slice(),
+    }
+}
+
+struct Walk<'a> {
+    body: &'a Body,
+    scopes: Vec<ScopeData>,
+    expr_scopes: Vec<ScopeId>,
+    names: Vec<Option<LocalRef>>,
+}
+
+impl Walk<'_> {
+    fn push(&mut self, parent: Option<ScopeId>, entries: Vec<(Arc<str>, LocalRef)>) -> ScopeId {
+        let entries: Vec<(Arc<str>, LocalRef)> = entries.into_iter().filter(|(n, _)| &**n != "_").collect();
+        self.scopes.push(ScopeData { parent, entries: entries.into_boxed_slice() });
+        ScopeId(self.scopes.len() as u32 - 1)
+    }
+
+    fn binder(&mut self, parent: ScopeId, binder: BinderId) -> ScopeId {
+        let name = self.body.binder(binder).clone();
+        self.push(Some(parent), vec![(name, LocalRef::Binder(binder))])
+    }
+
+    fn lookup(&self, scope: ScopeId, name: &str) -> Option<LocalRef> {
+        let mut at = Some(scope);
+        while let Some(id) = at {
+            let data = &self.scopes[id.0 as usize];
+            if let Some((_, local)) = data.entries.iter().rev().find(|(n, _)| &**n == name) {
+                return Some(*local);
+            }
+            at = data.parent;
+        }
+        None
+    }
+
+    /// A block in its own scope; bindings of its statements reach to its end.
+    fn block(&mut self, block: &Block, parent: ScopeId) {
+        let mut scope = self.push(Some(parent), Vec::new());
+        for &stmt in block.iter() {
+            scope = self.stmt(stmt, scope);
+        }
+    }
+
+    /// One statement in `scope`; returns the scope the next statement of its block is in.
+    fn stmt(&mut self, id: crate::body::StmtId, scope: ScopeId) -> ScopeId {
+        let body = self.body;
+        match body.stmt(id) {
+            Stmt::Missing | Stmt::Break | Stmt::Continue | Stmt::Unsupported(_) => scope,
+            Stmt::Let { binder, init, .. } => {
+                self.expr(*init, scope);
+                self.binder(scope, *binder)
+            }
+            Stmt::Stack { binder, capacity, .. } => {
+                self.expr(*capacity, scope);
+                self.binder(scope, *binder)
+            }
+            Stmt::Assign { target, value, .. } => {
+                self.expr(*target, scope);
+                self.expr(*value, scope);
+                scope
+            }
+            Stmt::Expr(e) => {
+                self.expr(*e, scope);
+                scope
+            }
+            Stmt::Return(value) => {
+                if let Some(e) = value {
+                    self.expr(*e, scope);
+                }
+                scope
+            }
+            Stmt::If { cond, then, els } => {
+                self.expr(*cond, scope);
+                self.block(then, scope);
+                match els {
+                    None => {}
+                    Some(Else::Block(block)) => self.block(block, scope),
+                    Some(Else::If(nested)) => {
+                        self.stmt(*nested, scope);
+                    }
+                }
+                scope
+            }
+            Stmt::While { cond, body: block } => {
+                self.expr(*cond, scope);
+                self.block(block, scope);
+                scope
+            }
+            Stmt::ForRange { binder, lo, hi, body: block } => {
+                self.expr(*lo, scope);
+                self.expr(*hi, scope);
+                let inner = self.binder(scope, *binder);
+                self.block(block, inner);
+                scope
+            }
+            Stmt::Each { binder, count, body: block } => {
+                self.expr(*count, scope);
+                let inner = self.binder(scope, *binder);
+                self.block(block, inner);
+                scope
+            }
+            Stmt::ForEach { index, element, iterable, body: block } => {
+                self.expr(*iterable, scope);
+                let mut inner = scope;
+                if let Some(index) = index {
+                    inner = self.binder(inner, *index);
+                }
+                inner = self.binder(inner, *element);
+                self.block(block, inner);
+                scope
+            }
+            Stmt::Match { subject, arms } => {
+                self.expr(*subject, scope);
+                for arm in arms.iter() {
+                    self.arm(arm, scope);
+                }
+                scope
+            }
+            Stmt::Block(block) => {
+                self.block(block, scope);
+                scope
+            }
+        }
+    }
+
+    fn arm(&mut self, arm: &Arm, scope: ScopeId) {
+        let inner = match arm.binder {
+            Some(binder) => self.binder(scope, binder),
+            None => scope,
+        };
+        self.block(&arm.body, inner);
+    }
+
+    fn expr(&mut self, id: ExprId, scope: ScopeId) {
+        self.expr_scopes[id.0 as usize] = scope;
+        let body = self.body;
+        match body.expr(id) {
+            Expr::Missing | Expr::Literal(_) | Expr::Unsupported(_) => {}
+            Expr::Name(name) => self.names[id.0 as usize] = self.lookup(scope, name),
+            Expr::Paren(inner) | Expr::Try(inner) => self.expr(*inner, scope),
+            Expr::Call { callee, args } => {
+                self.expr(*callee, scope);
+                for &arg in args.iter() {
+                    self.expr(arg, scope);
+                }
+            }
+            Expr::Field { base, .. } => self.expr(*base, scope),
+            Expr::Index { base, indices } => {
+                self.expr(*base, scope);
+                for &index in indices.iter() {
+                    self.expr(index, scope);
+                }
+            }
+            Expr::Part { base, lo, hi } => {
+                self.expr(*base, scope);
+                self.expr(*lo, scope);
+                self.expr(*hi, scope);
+            }
+            Expr::Unary { operand, .. } => self.expr(*operand, scope),
+            Expr::Binary { lhs, rhs, .. } => {
+                self.expr(*lhs, scope);
+                self.expr(*rhs, scope);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{SourceText, Workspace};
+
+    fn scopes(text: &str, function: &str) -> (Arc<Body>, BodyScopes) {
+        let workspace = Workspace::new(vec![SourceText { name: "p.cairn".into(), text: text.to_string() }]);
+        let item = workspace.files()[0].items.iter().find(|i| &*i.key.name == function).expect("declared").item;
+        (fn_body(workspace.db(), item).clone(), body_scopes(workspace.db(), item).clone())
+    }
+
+    fn meaning(body: &Body, scopes: &BodyScopes) -> Vec<(String, Option<String>)> {
+        (0..body.exprs.len())
+            .filter_map(|i| match body.expr(ExprId(i as u32)) {
+                Expr::Name(name) => Some((
+                    name.to_string(),
+                    scopes.resolve(ExprId(i as u32)).map(|r| match r {
+                        LocalRef::Param(p) => format!("param {p}"),
+                        LocalRef::Binder(b) => format!("binder {}", b.0),
+                    }),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn names_mean_the_binding_in_scope_where_they_are_written() {
+        let text = "const K:u32 = 2;\nfn f(n:u32) -> u32 {\n  let a = n + K;\n  if a > 1 { let b = a; return b; }\n  for i in 0..3 { let c = i; }\n  return a;\n}\n";
+        let (body, scopes) = scopes(text, "f");
+        let meaning = meaning(&body, &scopes);
+        let shown: Vec<String> = meaning.iter().map(|(n, m)| format!("{n}:{}", m.as_deref().unwrap_or("-"))).collect();
+        // `K` is a constant (the checker resolves it), `n` the parameter, `a` the first let,
+        // `b` the let in the branch, `i` the loop binder.
+        assert_eq!(shown, ["n:param 0", "K:-", "a:binder 0", "a:binder 0", "b:binder 1", "i:binder 2", "a:binder 0"]);
+    }
+
+    #[test]
+    fn a_let_is_not_visible_in_its_own_initializer_nor_after_its_block() {
+        let text = "fn f(x:u32) -> u32 {\n  { let y = 1; }\n  let x2 = y;\n  return x2;\n}\n";
+        let (body, scopes) = scopes(text, "f");
+        let meaning = meaning(&body, &scopes);
+        assert_eq!(meaning[0], ("y".to_string(), None), "y is out of scope after its block");
+        let visible: Vec<String> = scopes
+            .visible(scopes.scope_of(ExprId(body.exprs.len() as u32 - 1)).expect("a scope"))
+            .iter()
+            .map(|(n, _)| n.to_string())
+            .collect();
+        assert_eq!(visible, ["x2", "x"]);
+    }
+}
