@@ -114,7 +114,13 @@ pub fn build(path: &Path, purpose: Purpose, flags: &BuildFlags, out: Output) -> 
         Stopped(2)
     })?;
     let name = artifact_name(&program.name);
-    let parent = flags.out.clone().unwrap_or_else(|| program.root.join("build"));
+    let parent = match &flags.out {
+        Some(out) => out.clone(),
+        None => cairn_vfs::project_subdir(&program.root, "build").map_err(|message| {
+            out.environment(&format!("The build directory cannot be used: {message}."));
+            Stopped(2)
+        })?,
+    };
     let directory = fresh_directory(&parent, &name).map_err(|message| {
         out.environment(&message);
         Stopped(2)

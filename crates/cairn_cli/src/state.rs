@@ -56,11 +56,10 @@ pub fn run(path: &Path, since: Option<&Path>, out: Output) -> u8 {
 
 fn read_state(path: &Path) -> Result<Map<String, Value>, String> {
     let shown = path.display();
-    let metadata = std::fs::metadata(path).map_err(|e| format!("Cannot read the saved state {shown}: {e}."))?;
-    if metadata.len() > SINCE_LIMIT {
-        return Err(format!("The saved state {shown} is larger than {SINCE_LIMIT} bytes."));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("Cannot read the saved state {shown}: {e}."))?;
+    // Only a regular file (a FIFO or device is refused without blocking), within the limit.
+    let bytes = cairn_vfs::read_user_file(path, SINCE_LIMIT)
+        .map_err(|e| format!("Cannot read the saved state {shown}: {e} (at most {SINCE_LIMIT} bytes)."))?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("The saved state {shown} is not UTF-8."))?;
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) | Err(_) => Err(format!("The saved state {shown} is not a JSON object.")),

@@ -51,11 +51,10 @@ pub struct VerifyFlags {
 const LIMIT: u64 = 64_000;
 
 fn read(path: &Path) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if meta.len() > LIMIT {
-        return Err(format!("{} is {} bytes; verify reads files of at most {LIMIT} bytes", path.display(), meta.len()));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    // Only a regular file (a FIFO or device is refused without blocking), within the limit.
+    let bytes = cairn_vfs::read_user_file(path, LIMIT).map_err(|e| {
+        format!("cannot read {}: {e} (verify reads regular files of at most {LIMIT} bytes)", path.display())
+    })?;
     let text = String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8", path.display()))?;
     Ok(text.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(text))
 }

@@ -129,7 +129,8 @@ fn open_double(mcp: &mut Mcp) -> String {
     packet["handle"].as_str().expect("handle").to_string()
 }
 
-/// Plants a journal entry: `files` are (name, before, after); the kept contents are `before`.
+/// Plants a journal entry as a repository could ship it (not sealed by this user's key):
+/// `files` are (name, before, after); the kept contents are `before`.
 fn plant_entry(project: &Path, seq: u64, files: &[(&str, &str, &str)], marker: Option<&str>) {
     let entries = project.join(".cairn/journal");
     std::fs::create_dir_all(&entries).expect("journal");
@@ -141,7 +142,7 @@ fn plant_entry(project: &Path, seq: u64, files: &[(&str, &str, &str)], marker: O
             json!({"name": name, "before_sha256": sha256(before.as_bytes()), "after_sha256": sha256(after.as_bytes())})
         })
         .collect();
-    let entry = json!({"schema": "cairn.journal/2", "seq": seq, "files": listed});
+    let entry = json!({"schema": "cairn.journal/3", "seq": seq, "files": listed, "mac": "0".repeat(64)});
     std::fs::write(entries.join(format!("{seq:08}.write.json")), entry.to_string()).expect("entry");
     if let Some(marker) = marker {
         std::fs::write(entries.join(format!("{seq:08}.{marker}")), "").expect("marker");
@@ -250,29 +251,46 @@ fn a_linked_source_or_state_directory_is_refused_with_a_code() {
 fn the_cli_reads_an_interrupted_write_back_as_recovery_will_leave_it() {
     let scratch = Scratch::new("pending");
     let edited = PROGRAM.replace("return x * 2;", "return x * 3;");
-    std::fs::write(
-        scratch.project().join("cairn.toml"),
-        "[project]\nname = \"p\"\nsources = [\"a.cairn\", \"b.cairn\"]\n[build]\nkind = \"exe\"\n",
-    )
-    .expect("manifest");
-    std::fs::write(scratch.project().join("a.cairn"), &edited).expect("write");
+    std::fs::write(scratch.project().join("cairn.toml"), "[project]\nname = \"p\"\nsources = [\"a.cairn\", \"b.cairn\"]\n[build]\nkind = \"exe\"\n").expect("manifest");
+    std::fs::write(scratch.project().join("a.cairn"), PROGRAM).expect("write");
     std::fs::write(scratch.project().join("b.cairn"), "fn other() -> u32 { return 1; }\n").expect("write");
-    // Killed between two files: a.cairn holds its new content, b.cairn its old.
-    plant_entry(
-        &scratch.project(),
-        1,
-        &[
-            ("a.cairn", PROGRAM, &edited),
-            ("b.cairn", "fn other() -> u32 { return 1; }\n", "fn other() -> u32 { return 2; }\n"),
-        ],
-        None,
-    );
+    // A real write-back of two files, interrupted after the first swap (this process stands in
+    // for a server killed there): a.cairn holds its new content, b.cairn its old.
+    let journal = cairn_vfs::journal::Journal::new(&scratch.project()).with_hook(std::sync::Arc::new(|at: &str| {
+        if at == "swapped" {
+            panic!("killed after the first file");
+        }
+    }));
+    let changes = [
+        cairn_vfs::journal::FileChange { name: "a.cairn".into(), before: PROGRAM.into(), after: edited.clone().into() },
+        cairn_vfs::journal::FileChange {
+            name: "b.cairn".into(),
+            before: "fn other() -> u32 { return 1; }\n".into(),
+            after: "fn other() -> u32 { return 2; }\n".into(),
+        },
+    ];
+    let killed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| journal.write(&changes)));
+    assert!(killed.is_err());
+    assert_eq!(read(&scratch.project().join("a.cairn")), edited);
     let run = Command::new(CAIRN).args(["run", ".", "--format", "json"]).current_dir(scratch.project()).output();
     let run = run.expect("run");
     let record: Value = serde_json::from_slice(&run.stdout).expect("record");
     // The edited program would exit 1 (double(2) is 6); the recovered one exits 0.
     assert_eq!(record["exit_code"], 0, "{record}");
     assert_eq!(read(&scratch.project().join("a.cairn")), edited, "reading wrote nothing");
+}
+
+#[test]
+fn a_journal_shipped_with_a_repository_is_never_read() {
+    // The source on disk is benign; a planted pending entry would "roll it back" to other code.
+    let scratch = Scratch::new("hidden-code");
+    let benign = "fn main() -> i32 {\n  println(\"benign\");\n  return 0;\n}\n";
+    let evil = "fn main() -> i32 {\n  println(\"EVIL\");\n  return 7;\n}\n";
+    std::fs::write(scratch.project().join("p.cairn"), benign).expect("write");
+    plant_entry(&scratch.project(), 1, &[("p.cairn", evil, benign), ("missing.cairn", "a", "b")], None);
+    let run = Command::new(CAIRN).args(["run", "p.cairn", "--format", "json"]).current_dir(scratch.project()).output();
+    let record: Value = serde_json::from_slice(&run.expect("run").stdout).expect("record");
+    assert_eq!((record["exit_code"].clone(), record["stdout"].clone()), (json!(0), json!("benign\n")), "{record}");
 }
 
 // ----- saves inside the write-back window (D4) --------------------------------------------------
@@ -536,4 +554,69 @@ fn paths_that_leave_the_server_directory_are_refused() {
         assert!(error, "{path}: {record}");
     }
     assert!(!scratch.outside().join(".cairn").exists(), "no journal or lock outside");
+}
+
+// ----- the second review's attacks ------------------------------------------------------------
+
+#[test]
+fn a_linked_manifest_inside_a_project_directory_is_refused() {
+    let scratch = Scratch::new("linked-manifest");
+    std::fs::create_dir_all(scratch.outside().join("proj")).expect("dir");
+    std::fs::write(scratch.outside().join("proj/cairn.toml"), "[project]\nname = \"p\"\nsources = [\"p.cairn\"]\n").expect("w");
+    std::fs::write(scratch.outside().join("proj/p.cairn"), PROGRAM).expect("w");
+    std::fs::create_dir_all(scratch.project().join("proj")).expect("dir");
+    symlink(scratch.outside().join("proj/cairn.toml"), scratch.project().join("proj/cairn.toml")).expect("link");
+    let before = std::fs::read_dir(scratch.outside().join("proj")).expect("dir").count();
+    let mut mcp = Mcp::start(&scratch.project(), &[]);
+    let (record, error) = mcp.call("edit_open", json!({"path": "proj", "symbol": "double"}));
+    assert!(error && record["code"] == "E-PROJECT-OR-ENVIRONMENT", "{record}");
+    let check = Command::new(CAIRN).args(["check", "proj", "--format", "json"]).current_dir(scratch.project()).output();
+    assert_eq!(check.expect("check").status.code(), Some(2));
+    assert_eq!(std::fs::read_dir(scratch.outside().join("proj")).expect("dir").count(), before, "no .cairn made outside");
+}
+
+#[test]
+fn a_linked_build_directory_is_refused() {
+    let scratch = Scratch::new("linked-build");
+    std::fs::write(scratch.project().join("p.cairn"), PROGRAM).expect("w");
+    symlink(scratch.outside(), scratch.project().join("build")).expect("link");
+    let (record, status, _) = run_json(&scratch.project(), &["build", "p.cairn"]);
+    assert_eq!((status, record["code"].clone()), (2, json!("E-PROJECT-OR-ENVIRONMENT")), "{record}");
+    assert_eq!(scratch.outside_state(), vec![], "nothing written through the link");
+}
+
+#[test]
+fn saved_states_and_verified_files_are_regular_files_only() {
+    let scratch = Scratch::new("since-fifo");
+    let dir = scratch.project();
+    std::fs::write(dir.join("p.cairn"), PROGRAM).expect("w");
+    symlink("/dev/zero", dir.join("zero.json")).expect("link");
+    let fifo = std::ffi::CString::new(dir.join("fifo.json").to_str().expect("path")).expect("c");
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    for since in ["zero.json", "fifo.json"] {
+        let (_, status, took) = run_json(&dir, &["state", "p.cairn", "--since", since]);
+        assert_eq!(status, 2, "{since}");
+        assert!(took < Duration::from_secs(10), "{since} did not block");
+    }
+    let fifo_cairn = std::ffi::CString::new(dir.join("f.cairn").to_str().expect("path")).expect("c");
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(fifo_cairn.as_ptr(), 0o644) }, 0);
+    let started = Instant::now();
+    let verify = Command::new(CAIRN).args(["verify", "p.cairn", "f.cairn", "--all"]).current_dir(&dir).output();
+    assert_eq!(verify.expect("verify").status.code(), Some(2));
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn an_edit_that_would_pass_the_source_limit_is_refused_with_a_code() {
+    let scratch = Scratch::new("grow");
+    let padding = format!("// {}\n", "x".repeat(15_990_000));
+    std::fs::write(scratch.project().join("p.cairn"), format!("{PROGRAM}{padding}")).expect("w");
+    let mut mcp = Mcp::start(&scratch.project(), &[]);
+    let handle = open_double(&mut mcp);
+    let long = format!("{{\n  // {}\n  return x + x;\n}}", "y".repeat(60_000));
+    let (answer, error) = mcp.call("edit_request", body(&handle, &long));
+    assert!(error && answer["code"] == "E-SOURCE-LIMIT", "{}", answer["code"]);
+    assert!(read(&scratch.project().join("p.cairn")).contains("return x * 2;"), "nothing was written");
 }

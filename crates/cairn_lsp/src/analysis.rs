@@ -262,6 +262,9 @@ impl Analysis {
         let Some(doc) = self.docs.get_mut(uri) else { return };
         doc.version = version;
         let (project, file) = (doc.project, doc.file);
+        if changes.len() > 1 && doc.oversized.is_none() {
+            return self.change_many(uri, project, file, changes);
+        }
         for change in changes {
             let Some(text) = change.get("text").and_then(Value::as_str) else { continue };
             let oversized = self.docs.get(uri).and_then(|d| d.oversized);
@@ -303,6 +306,35 @@ impl Analysis {
                 }
             }
         }
+    }
+
+    /// Several changes of one notification: applied to the text in order, then handed to the
+    /// workspace as one edit (the smallest with the same result), so a notification costs one
+    /// re-parse and one check however many changes it carries.
+    fn change_many(&mut self, uri: &str, project: usize, file: usize, changes: &[Value]) {
+        let mut text = self.text_of(project, file).to_string();
+        for change in changes {
+            let Some(insert) = change.get("text").and_then(Value::as_str) else { continue };
+            match change.get("range") {
+                None => text = insert.to_string(),
+                Some(range) => {
+                    let map = LineMap::new(&text);
+                    let at = |key: &str| -> usize {
+                        let line = range.pointer(&format!("/{key}/line")).and_then(Value::as_u64).unwrap_or(0) as u32;
+                        let character =
+                            range.pointer(&format!("/{key}/character")).and_then(Value::as_u64).unwrap_or(0) as u32;
+                        map.offset(&text, line, character)
+                    };
+                    let (start, end) = (at("start"), at("end"));
+                    let (start, end) = (start.min(end), start.max(end));
+                    text.replace_range(start..end, insert);
+                }
+            }
+            if text.len() > cairn_vfs::SOURCE_LIMIT {
+                return self.mark_oversized(uri, text.len());
+            }
+        }
+        self.set_text(project, file, text);
     }
 
     /// Stops analysing a document whose text passed the source limit.

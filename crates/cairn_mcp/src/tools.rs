@@ -380,6 +380,10 @@ impl Server {
                         vec![("files", json!(files))],
                     ));
                 }
+                Err(WriteFailure::Limit(message)) => {
+                    self.host.forget_admission(&handle);
+                    return ToolResult::error(self.host.refusal("E-SOURCE-LIMIT", message, vec![]));
+                }
                 Err(WriteFailure::Environment(message)) => {
                     self.host.forget_admission(&handle);
                     return self.environment(&message);
@@ -584,12 +588,15 @@ enum WriteFailure {
     Changed(Vec<String>),
     /// Saved by someone else while being written: the write was reversed, their save kept.
     Conflict(Vec<String>),
+    /// The written program would pass the source limit (`E-SOURCE-LIMIT`).
+    Limit(String),
     Environment(String),
 }
 
 /// Writes an admitted change into its file through the journal: the byte-order mark kept, the
 /// replaced text's lines ending as most of the file's lines end (protocol §16.4 rule 4).
 fn write_back(disk: &Disk, pinned: Option<&Sources>, admitted: &Admitted) -> Result<Vec<String>, WriteFailure> {
+    let pinned_sources = pinned;
     let Some(file) = disk.files.get(admitted.file) else {
         return Err(WriteFailure::Environment("The admitted change names a file the session did not pin.".into()));
     };
@@ -618,6 +625,17 @@ fn write_back(disk: &Disk, pinned: Option<&Sources>, admitted: &Admitted) -> Res
     bytes.extend_from_slice(&pinned.as_bytes()[end..]);
     let mut before = if file.had_bom { b"\xEF\xBB\xBF".to_vec() } else { Vec::new() };
     before.extend_from_slice(pinned.as_bytes());
+    // The written program must stay within the source limit, as every reader will hold it to.
+    let others: usize = pinned_sources.map_or(0, |p| {
+        p.files.iter().enumerate().filter(|(i, _)| *i != admitted.file).map(|(_, f)| f.text.len()).sum()
+    });
+    if others + bytes.len() > cairn_vfs::SOURCE_LIMIT {
+        return Err(WriteFailure::Limit(format!(
+            "The change would make the program's sources {} bytes; they hold at most {} bytes together. Nothing was written.",
+            others + bytes.len(),
+            cairn_vfs::SOURCE_LIMIT
+        )));
+    }
     let change = FileChange { name: file.relative.clone(), before, after: bytes };
     match Journal::new(&disk.root).write(&[change]) {
         Ok(_) => Ok(vec![file.name.clone()]),

@@ -12,6 +12,7 @@
 //! file and byte offset rather than decoded lossily.
 
 pub mod journal;
+mod key;
 mod manifest;
 pub mod safe;
 
@@ -129,11 +130,20 @@ pub fn load(path: &Path) -> Result<Program, EnvironmentError> {
         let directory = path
             .canonicalize()
             .map_err(|err| EnvironmentError::new(format!("Cannot read `{}`: {}.", path.display(), lower(&err))))?;
-        if !matches!(Dir::root(&directory).and_then(|d| d.stat("cairn.toml")), Ok(Some(_))) {
-            return Err(EnvironmentError::new(format!(
-                "The directory `{}` has no cairn.toml; pass a .cairn file, a project directory, or a manifest.",
-                path.display()
-            )));
+        match Dir::root(&directory).and_then(|d| d.stat("cairn.toml")) {
+            Ok(Some(stat)) if stat.kind == safe::Kind::File => {}
+            Ok(Some(stat)) if stat.kind == safe::Kind::Symlink => {
+                return Err(EnvironmentError::new(format!(
+                    "`{}/cairn.toml` is a symbolic link; a manifest is read only as a file of its project (links are never followed into or out of a program).",
+                    path.display()
+                )));
+            }
+            _ => {
+                return Err(EnvironmentError::new(format!(
+                    "The directory `{}` has no cairn.toml; pass a .cairn file, a project directory, or a manifest.",
+                    path.display()
+                )));
+            }
         }
         return load_project(&directory.join("cairn.toml"));
     }
@@ -189,6 +199,15 @@ pub fn read_program_files(root: &Path, relatives: &[&str]) -> Vec<Option<Vec<u8>
         .collect()
 }
 
+/// The directory `name` directly under a program's root (`build`), created when missing and
+/// never through a link: a repository that ships `build -> /elsewhere` does not make a build
+/// write there.
+pub fn project_subdir(root: &Path, name: &str) -> Result<PathBuf, String> {
+    let dir = Dir::root(root).map_err(|err| format!("cannot open {}: {}", root.display(), lower(&err)))?;
+    dir.subdir(name, true).map_err(|err| format!("cannot use {}/{name}: {}", root.display(), lower(&err)))?;
+    Ok(root.join(name))
+}
+
 /// Replaces the text of files that a pending journal entry will put back.
 fn with_pending_view(mut program: Program) -> Result<Program, EnvironmentError> {
     let view = journal::Journal::new(&program.root).pending_view().map_err(|error| {
@@ -228,10 +247,18 @@ fn load_single_file(path: &Path) -> Result<Program, EnvironmentError> {
 }
 
 fn load_project(manifest_path: &Path) -> Result<Program, EnvironmentError> {
-    let manifest_path = manifest_path
-        .canonicalize()
-        .map_err(|err| EnvironmentError::new(format!("Cannot read `{}`: {}.", manifest_path.display(), lower(&err))))?;
-    let root = manifest_path.parent().map(Path::to_path_buf).unwrap_or_default();
+    // The directory is resolved (it is the user's choice); the manifest itself never through a
+    // link, or the project's root (its journal, its sources) would be wherever the link points.
+    let cannot = |err: std::io::Error| {
+        EnvironmentError::new(format!("Cannot read `{}`: {}.", manifest_path.display(), lower(&err)))
+    };
+    let parent = match manifest_path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let root = parent.canonicalize().map_err(cannot)?;
+    let file_name = manifest_path.file_name().ok_or_else(|| cannot(std::io::Error::other("not a file name")))?;
+    let manifest_path = root.join(file_name);
     let manifest = read_manifest(&manifest_path)?;
     let root_dir = open_root(&root)?;
     let mut loader = Loader {

@@ -226,7 +226,8 @@ impl Dir {
     /// Opens (creating when missing) a regular file for locking; never follows a link.
     pub fn open_lock(&self, name: &str, create: bool) -> io::Result<File> {
         let c_name = component(name)?;
-        let flags = if create { libc::O_RDWR | libc::O_CREAT } else { libc::O_RDONLY };
+        // Non-blocking: a FIFO planted at the name must not hang the open (it is then refused).
+        let flags = if create { libc::O_RDWR | libc::O_CREAT } else { libc::O_RDONLY } | libc::O_NONBLOCK;
         // SAFETY: a valid descriptor and name.
         let fd = unsafe {
             libc::openat(self.fd.as_raw_fd(), c_name.as_ptr(), flags | libc::O_NOFOLLOW | libc::O_CLOEXEC, 0o644)

@@ -7,6 +7,7 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::entry::{Entry, EntryFile, SCHEMA};
 use super::*;
 
 fn project() -> (tempdir::Dir, Journal) {
@@ -30,8 +31,19 @@ fn entries_dir(dir: &Path) -> std::path::PathBuf {
     dir.join(".cairn/journal")
 }
 
-/// Plants a pending entry the way a crash (or an attacker) would leave it.
+/// Leaves a pending entry the way a crash of this user's toolchain would (sealed with the user's
+/// key): the attacks below plant entries that are sealed too, to show that every other check
+/// holds on its own; unsealed ones are [`plant_unsealed`].
 fn plant_entry(dir: &Path, seq: u64, files: &[(&str, &str, &str)], marker: Option<&str>) {
+    plant(dir, seq, files, marker, true);
+}
+
+/// Plants an entry as a repository could ship it: not sealed with this user's key.
+fn plant_unsealed(dir: &Path, seq: u64, files: &[(&str, &str, &str)], marker: Option<&str>) {
+    plant(dir, seq, files, marker, false);
+}
+
+fn plant(dir: &Path, seq: u64, files: &[(&str, &str, &str)], marker: Option<&str>, sealed: bool) {
     let entries = entries_dir(dir);
     fs::create_dir_all(&entries).unwrap();
     let files: Vec<EntryFile> = files
@@ -46,7 +58,10 @@ fn plant_entry(dir: &Path, seq: u64, files: &[(&str, &str, &str)], marker: Optio
             }
         })
         .collect();
-    let entry = Entry { schema: "cairn.journal/2".into(), seq, files };
+    let mut entry = Entry { schema: SCHEMA.into(), seq, files, mac: String::new() };
+    if sealed {
+        entry.seal().unwrap();
+    }
     fs::write(entries.join(format!("{seq:08}.write.json")), serde_json::to_string(&entry).unwrap()).unwrap();
     if let Some(marker) = marker {
         fs::write(entries.join(format!("{seq:08}.{marker}")), "").unwrap();
@@ -189,49 +204,49 @@ fn a_planted_staging_link_never_redirects_the_write() {
 fn a_write_through_a_symlinked_directory_is_refused() {
     let (dir, journal) = project();
     let outside = tempdir::Dir::new();
-    fs::write(outside.path().join("x"), "").unwrap();
+    fs::write(outside.path().join("x.cairn"), "").unwrap();
     symlink(outside.path(), dir.path().join("d")).unwrap();
-    assert!(matches!(journal.write(&[change("d/x", "", "pwned")]), Err(WriteError::Io(_))));
-    assert_eq!(read(&outside.path().join("x")), "");
+    assert!(matches!(journal.write(&[change("d/x.cairn", "", "pwned")]), Err(WriteError::Io(_))));
+    assert_eq!(read(&outside.path().join("x.cairn")), "");
 }
 
 #[test]
 fn a_symlinked_file_is_not_written() {
     let (dir, journal) = project();
     let outside = tempdir::Dir::new();
-    fs::write(outside.path().join("x"), "fn a() {}\n").unwrap();
+    fs::write(outside.path().join("x.cairn"), "fn a() {}\n").unwrap();
     fs::remove_file(dir.path().join("a.cairn")).unwrap();
-    symlink(outside.path().join("x"), dir.path().join("a.cairn")).unwrap();
+    symlink(outside.path().join("x.cairn"), dir.path().join("a.cairn")).unwrap();
     assert!(matches!(journal.write(&[change("a.cairn", "fn a() {}\n", "pwned")]), Err(WriteError::Io(_))));
-    assert_eq!(read(&outside.path().join("x")), "fn a() {}\n");
+    assert_eq!(read(&outside.path().join("x.cairn")), "fn a() {}\n");
 }
 
 #[test]
 fn a_planted_pending_entry_through_a_link_is_quarantined_not_applied() {
     let (dir, journal) = project();
     let outside = tempdir::Dir::new();
-    fs::write(outside.path().join("x"), "").unwrap();
+    fs::write(outside.path().join("x.cairn"), "").unwrap();
     symlink(outside.path(), dir.path().join("d")).unwrap();
     // A pending entry that would "roll back" d/x (at its after content, empty) to attacker text.
-    plant_entry(dir.path(), 1, &[("d/x", "attacker text\n", "")], None);
+    plant_entry(dir.path(), 1, &[("d/x.cairn", "attacker text\n", "")], None);
     assert_eq!(journal.pending_view().unwrap(), vec![], "a bad entry changes nothing in the view");
     let recovered = journal.recover().unwrap();
     assert!(matches!(recovered[0].outcome, Outcome::Quarantined(_)), "{recovered:?}");
-    assert_eq!(read(&outside.path().join("x")), "");
+    assert_eq!(read(&outside.path().join("x.cairn")), "");
     // Once quarantined it stays inert: writes go on.
     journal.write(&[change("a.cairn", "fn a() {}\n", "ok\n")]).unwrap();
-    assert_eq!(read(&outside.path().join("x")), "");
+    assert_eq!(read(&outside.path().join("x.cairn")), "");
 }
 
 #[test]
 fn a_planted_committed_entry_never_makes_undo_write_outside() {
     let (dir, journal) = project();
     let outside = tempdir::Dir::new();
-    fs::write(outside.path().join("x"), "").unwrap();
+    fs::write(outside.path().join("x.cairn"), "").unwrap();
     symlink(outside.path(), dir.path().join("d")).unwrap();
-    plant_entry(dir.path(), 1, &[("d/x", "attacker text\n", "")], Some("committed"));
+    plant_entry(dir.path(), 1, &[("d/x.cairn", "attacker text\n", "")], Some("committed"));
     assert!(matches!(journal.undo(), Err(WriteError::Io(_))));
-    assert_eq!(read(&outside.path().join("x")), "");
+    assert_eq!(read(&outside.path().join("x.cairn")), "");
     assert!(entries_dir(dir.path()).join("00000001.quarantined").exists());
     assert_eq!(journal.undo(), Err(WriteError::NothingToUndo));
 }
@@ -365,12 +380,13 @@ fn a_conflict_on_the_second_file_puts_the_first_back() {
 #[test]
 fn the_recovery_rule_completes_rolls_back_and_reports_foreign_files() {
     let entry = Entry {
-        schema: "cairn.journal/2".into(),
+        schema: SCHEMA.into(),
         seq: 1,
         files: ["a", "b"]
             .iter()
             .map(|n| EntryFile { name: (*n).into(), before_sha256: format!("{n}0"), after_sha256: format!("{n}1") })
             .collect(),
+        mac: String::new(),
     };
     let at = |a: &str, b: &str| vec![Some(a.to_string()), Some(b.to_string())];
     assert_eq!(plan(&entry, &at("a1", "b1")), Plan::Complete);
@@ -408,4 +424,104 @@ mod tempdir {
             let _ = std::fs::remove_dir_all(&self.0);
         }
     }
+}
+
+#[test]
+fn an_entry_not_sealed_by_this_user_is_quarantined_and_never_read() {
+    // What a repository could ship: a well-formed pending entry naming a real source, whose
+    // recovery would "roll back" the file to the repository's text.
+    let (dir, journal) = project();
+    fs::write(dir.path().join("a.cairn"), "fn a() { benign(); }\n").unwrap();
+    plant_unsealed(dir.path(), 1, &[("a.cairn", "fn a() { evil(); }\n", "fn a() { benign(); }\n"), ("src/b.cairn", "x", "y")], None);
+    assert_eq!(journal.pending_view().unwrap(), vec![], "the view never reads it");
+    let recovered = journal.recover().unwrap();
+    assert!(matches!(&recovered[0].outcome, Outcome::Quarantined(why) if why.contains("seal")), "{recovered:?}");
+    assert_eq!(read(&dir.path().join("a.cairn")), "fn a() { benign(); }\n");
+}
+
+#[test]
+fn entries_may_name_only_program_sources() {
+    let (dir, journal) = project();
+    fs::create_dir_all(dir.path().join(".git")).unwrap();
+    fs::write(dir.path().join(".git/config"), "[core]\n").unwrap();
+    fs::write(dir.path().join("notes.txt"), "x").unwrap();
+    for name in [".git/config", ".cairn/lock", "notes.txt", ".hidden.cairn", "a/.b/c.cairn"] {
+        plant_entry(dir.path(), 1, &[(name, "evil\n", "[core]\n"), ("a.cairn", "x", "y")], None);
+        let recovered = journal.recover().unwrap();
+        assert!(matches!(recovered[0].outcome, Outcome::Quarantined(_)), "{name}: {recovered:?}");
+        let _ = fs::remove_dir_all(dir.path().join(".cairn"));
+        assert!(matches!(journal.write(&[change(name, "", "x")]), Err(WriteError::Io(_))), "{name}");
+    }
+    assert_eq!(read(&dir.path().join(".git/config")), "[core]\n");
+}
+
+#[test]
+fn a_huge_kept_content_is_refused_before_it_is_read() {
+    let (dir, journal) = project();
+    plant_entry(dir.path(), 1, &[("a.cairn", "small\n", "fn a() {}\n"), ("src/b.cairn", "x", "y")], None);
+    // Grow the kept content past the bound (sparse: costs no disk).
+    let kept = dir.path().join(".cairn/journal/00000001.0.before");
+    fs::OpenOptions::new().write(true).open(&kept).unwrap().set_len(40 << 20).unwrap();
+    let recovered = journal.recover().unwrap();
+    assert!(matches!(&recovered[0].outcome, Outcome::Quarantined(why) if why.contains("more than")), "{recovered:?}");
+}
+
+#[test]
+fn a_save_after_the_first_swap_of_two_is_kept_when_the_second_conflicts() {
+    let (dir, journal) = project();
+    let a = dir.path().join("a.cairn");
+    let b = dir.path().join("src/b.cairn");
+    let swaps = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = swaps.clone();
+    let journal = journal.with_hook(Arc::new(move |at: &str| {
+        if at == "swapped" && counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            // The editor saves a (which now holds the new content) in place, and b.
+            fs::OpenOptions::new().write(true).truncate(true).open(&a).unwrap().write_all(b"a saved\n").unwrap();
+            fs::write(&b, "b saved\n").unwrap();
+        }
+    }));
+    let changes = [change("a.cairn", "fn a() {}\n", "new a\n"), change("src/b.cairn", "fn b() {}\n", "new b\n")];
+    assert_eq!(journal.write(&changes), Err(WriteError::Conflict(vec!["a.cairn".into(), "src/b.cairn".into()])));
+    assert_eq!(read(&dir.path().join("a.cairn")), "a saved\n", "the save of a is kept");
+    assert_eq!(read(&dir.path().join("src/b.cairn")), "b saved\n");
+}
+
+#[test]
+fn recovery_keeps_a_save_made_while_it_runs() {
+    let (dir, journal) = project();
+    plant_entry(dir.path(), 1, &[("a.cairn", "fn a() {}\n", "new a\n"), ("src/b.cairn", "fn b() {}\n", "new b\n")], None);
+    fs::write(dir.path().join("a.cairn"), "new a\n").unwrap();
+    let path = dir.path().join("a.cairn");
+    let journal = journal.with_hook(Arc::new(move |at: &str| {
+        if at == "before-swap" {
+            fs::write(&path, "saved during recovery\n").unwrap();
+        }
+    }));
+    let recovered = journal.recover().unwrap();
+    assert_eq!(recovered[0].outcome, Outcome::RolledBack);
+    assert_eq!(recovered[0].foreign, ["a.cairn"]);
+    assert_eq!(read(&dir.path().join("a.cairn")), "saved during recovery\n");
+}
+
+#[test]
+fn a_fifo_at_the_lock_never_hangs_a_reader_or_a_writer() {
+    let (dir, journal) = project();
+    plant_entry(dir.path(), 1, &[("a.cairn", "fn a() {}\n", "x\n"), ("src/b.cairn", "y", "z")], None);
+    fs::remove_file(dir.path().join(".cairn/lock")).ok();
+    let c_path = std::ffi::CString::new(dir.path().join(".cairn/lock").to_str().unwrap()).unwrap();
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    assert!(matches!(journal.pending_view(), Err(WriteError::Io(_))));
+    assert!(matches!(journal.write(&[change("a.cairn", "fn a() {}\n", "b\n")]), Err(WriteError::Io(_))));
+}
+
+#[test]
+fn an_exhausted_sequence_is_an_error_not_an_overflow() {
+    let (dir, journal) = project();
+    fs::create_dir_all(entries_dir(dir.path())).unwrap();
+    fs::write(entries_dir(dir.path()).join("999999999999.write.json"), "{}").unwrap();
+    fs::write(entries_dir(dir.path()).join("999999999999.quarantined"), "").unwrap();
+    fs::write(entries_dir(dir.path()).join("18446744073709551615.write.json"), "{}").unwrap();
+    assert!(matches!(journal.write(&[change("a.cairn", "fn a() {}\n", "b\n")]), Err(WriteError::Io(why)) if why.contains("exhausted")));
+    assert_eq!(read(&dir.path().join("a.cairn")), "fn a() {}\n");
 }

@@ -1,0 +1,558 @@
+//! Writing files back for the hosts: atomically, all or none, through a journal, under a
+//! project lock, never outside the project and never over a concurrent save — and `cairn undo`.
+//!
+//! Every write-back of a program's files is one *entry* in `.cairn/journal/` beside the program
+//! (the directory of its manifest, or of its one file; `entry.rs` has the format and its seal).
+//! Under the advisory lock on `.cairn/lock` (so two servers, or a server and `cairn undo`, never
+//! interleave) a write-back
+//!
+//! 1. recovers any entry a crash left pending (see [`Journal::recover`]);
+//! 2. checks that each file still holds the content the caller judged against (fail-closed:
+//!    any difference refuses the whole write, naming the files);
+//! 3. stages each new content beside its file (created exclusively, fsynced), keeps each file's
+//!    content before (a hard link to it, or a copy), writes the sealed entry and fsyncs the
+//!    journal's directory: the entry is *pending* while it has no marker;
+//! 4. swaps each file in (`swap.rs`: re-read just before a `RENAME_EXCHANGE`, check what came
+//!    out); a save that landed in the window reverses that swap and every earlier one that still
+//!    holds exactly what was swapped in — a file saved after its swap keeps the save — and the
+//!    write-back answers [`WriteError::Conflict`];
+//! 5. fsyncs the directories of the written files and marks the entry `committed`.
+//!
+//! Recovery of a pending entry (one rule, [`plan`], which the read-only view shares): every
+//! file at its content after → the write happened, the entry is completed; otherwise each file
+//! at its content after is put back (by the same verified swap, so a save made meanwhile is
+//! kept) and the entry is rolled back; files at neither content are left alone and reported.
+//! A process killed anywhere leaves each file whole and a multi-file write-back never half done;
+//! because an all-moved entry is completed, the committed marker needs no fsync of its own.
+//!
+//! Confinement (docs/security.md): every file is reached through [`crate::safe::Dir`] — each
+//! directory opened without following a symbolic link, each file opened `O_NOFOLLOW`, staged
+//! names created `O_EXCL` — and a write-back writes only program sources (plain relative `.cairn`
+//! paths with no hidden component). Before recovery, undo or the view acts on an entry it is
+//! validated, its seal first (an entry this user's toolchain did not write is never trusted); an
+//! entry that fails is quarantined (by writers), reported, and never applied.
+//!
+//! Test hooks ([`Hooks`]): a write-back passes named points (`stored`, `before-swap`,
+//! `swapped`) where a test may pause it (from the environment, for a child process that is
+//! killed there) or act inside its window (a callback).
+
+mod entry;
+mod swap;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use self::entry::{Entry, EntryFile, MAX_SEQ, SCHEMA, State, check, kept, list, mark, prune, quarantine, store};
+use self::swap::{Expect, FILE_BYTES, Staged, keep, stage, staged_name, swap_in, swap_out, unstage};
+use crate::safe::{self, Dir, ReadError};
+
+pub(crate) use self::entry::sha256;
+
+/// The directory beside a program that holds the journal and the lock.
+pub const STATE_DIR: &str = ".cairn";
+/// How many entries the journal keeps (older ones are pruned after a commit).
+const KEEP: usize = 64;
+
+/// One file to write: where it is, how the caller names it, what it must still hold, and its
+/// new content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// Relative to the journal's root: `/`-separated plain names, a `.cairn` file.
+    pub name: String,
+    pub before: Vec<u8>,
+    pub after: Vec<u8>,
+}
+
+/// Why a write-back or an undo did not happen. Nothing was changed in any case (a file saved
+/// meanwhile keeps its save).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteError {
+    /// These files (sorted names) no longer hold what the caller judged against.
+    Changed(Vec<String>),
+    /// A save landed on these files while they were being written: the write-back was
+    /// reversed and the saved content kept.
+    Conflict(Vec<String>),
+    /// Undo found no write-back to revert.
+    NothingToUndo,
+    /// The file system refused, or a path is not confined to the project (after restoring
+    /// whatever had been swapped already).
+    Io(String),
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteError::Changed(files) => write!(f, "changed since: {}", files.join(", ")),
+            WriteError::Conflict(files) => write!(f, "saved while being written: {}", files.join(", ")),
+            WriteError::NothingToUndo => f.write_str("no write-back to undo"),
+            WriteError::Io(why) => f.write_str(why),
+        }
+    }
+}
+
+/// What [`Journal::recover`] did with an entry a crash left pending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovered {
+    pub seq: u64,
+    pub outcome: Outcome,
+    /// Files put back to their content before the interrupted write.
+    pub restored: Vec<String>,
+    /// Files that held neither content (or were saved during recovery) and were left alone.
+    pub foreign: Vec<String>,
+}
+
+/// How a pending entry ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every file held its content after: the write happened.
+    Completed,
+    /// The write was undone (or never reached a file).
+    RolledBack,
+    /// The entry failed validation (the reason); nothing it names was touched.
+    Quarantined(String),
+}
+
+/// What an undo reverted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undone {
+    /// The entry reverted.
+    pub seq: u64,
+    pub files: Vec<String>,
+}
+
+/// The journal of one program's directory.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    root: PathBuf,
+    hooks: Hooks,
+}
+
+/// What a write-back does at its named points (`stored`, `before-swap`, `swapped`): nothing,
+/// unless a test asked. From the environment, `CAIRN_WRITEBACK_PAUSE_MS=<n>` sleeps `n` ms at
+/// `swapped` or, with `CAIRN_WRITEBACK_PAUSE_AT=<point>`, at that point; a test in process
+/// installs a callback instead ([`Journal::with_hook`]).
+#[derive(Clone, Default)]
+struct Hooks {
+    pause: Option<(String, u64)>,
+    callback: Option<std::sync::Arc<dyn Fn(&str) + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks").field("pause", &self.pause).field("callback", &self.callback.is_some()).finish()
+    }
+}
+
+impl Hooks {
+    fn from_environment() -> Hooks {
+        let ms = std::env::var("CAIRN_WRITEBACK_PAUSE_MS").ok().and_then(|v| v.parse::<u64>().ok());
+        let at = std::env::var("CAIRN_WRITEBACK_PAUSE_AT").unwrap_or_else(|_| "swapped".into());
+        Hooks { pause: ms.map(|ms| (at, ms)), callback: None }
+    }
+
+    fn point(&self, name: &str) {
+        if let Some((at, ms)) = &self.pause
+            && at == name
+        {
+            std::thread::sleep(std::time::Duration::from_millis(*ms));
+        }
+        if let Some(callback) = &self.callback {
+            callback(name);
+        }
+    }
+}
+
+/// The open directories of one journal operation.
+struct Open {
+    root: Dir,
+    entries: Dir,
+}
+
+/// What recovery does with a pending entry ([`plan`]).
+#[derive(Debug, PartialEq, Eq)]
+enum Plan {
+    Complete,
+    /// Indices of files to put back, and of files at neither content.
+    RollBack { restore: Vec<usize>, foreign: Vec<usize> },
+}
+
+impl Journal {
+    /// The journal of the program whose files live under `root` (a trusted, canonical path).
+    pub fn new(root: &Path) -> Journal {
+        Journal { root: root.to_path_buf(), hooks: Hooks::from_environment() }
+    }
+
+    /// The same journal, calling `hook` with the name of each point a write-back passes
+    /// (`stored`, `before-swap`, `swapped`): for tests that act inside a write-back's window.
+    pub fn with_hook(self, hook: std::sync::Arc<dyn Fn(&str) + Send + Sync>) -> Journal {
+        Journal { hooks: Hooks { callback: Some(hook), ..self.hooks }, ..self }
+    }
+
+    /// Opens the root and the journal's directories; `create` makes the missing ones. `None`
+    /// when not creating and there is no journal. A symbolic link at `.cairn` or
+    /// `.cairn/journal` is an error.
+    fn open(&self, create: bool) -> Result<Option<Open>, WriteError> {
+        let root = Dir::root(&self.root).map_err(|e| io(&format!("open {}", self.root.display()), &e))?;
+        let state = match root.subdir(STATE_DIR, create) {
+            Ok(state) => state,
+            Err(e) if !create && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io("open the project's .cairn directory", &e)),
+        };
+        let entries = match state.subdir("journal", create) {
+            Ok(entries) => entries,
+            Err(e) if !create && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io("open the journal directory .cairn/journal", &e)),
+        };
+        Ok(Some(Open { root, entries }))
+    }
+
+    /// Takes the project lock, exclusive (blocking while another process holds it).
+    fn lock(&self) -> Result<(Open, File), WriteError> {
+        let open = self.open(true)?.ok_or_else(|| WriteError::Io("cannot create the journal".into()))?;
+        let state = open.root.subdir(STATE_DIR, false).map_err(|e| io("open .cairn", &e))?;
+        let file = state.open_lock("lock", true).map_err(|e| io("open the project lock .cairn/lock", &e))?;
+        file.lock().map_err(|e| io("take the project lock", &e))?;
+        Ok((open, file))
+    }
+
+    /// Recovers what a crash left pending (see the module comment). Entries that fail
+    /// validation are quarantined and reported, never applied.
+    pub fn recover(&self) -> Result<Vec<Recovered>, WriteError> {
+        if self.open(false)?.is_none() {
+            return Ok(Vec::new());
+        }
+        let (open, _lock) = self.lock()?;
+        self.recover_locked(&open)
+    }
+
+    fn recover_locked(&self, open: &Open) -> Result<Vec<Recovered>, WriteError> {
+        let mut out = Vec::new();
+        for listed in list(open)?.into_iter().filter(|e| e.state == State::Pending) {
+            let entry = match check(open, &listed) {
+                Ok(entry) => entry,
+                Err(why) => {
+                    quarantine(open, listed.seq, &why)?;
+                    out.push(Recovered {
+                        seq: listed.seq,
+                        outcome: Outcome::Quarantined(why),
+                        restored: Vec::new(),
+                        foreign: Vec::new(),
+                    });
+                    continue;
+                }
+            };
+            for file in &entry.files {
+                if let Ok((dir, name)) = resolve(open, &file.name) {
+                    let _ = dir.remove(&staged_name(name));
+                }
+            }
+            let names = |indices: &[usize]| -> Vec<String> { indices.iter().map(|&i| entry.files[i].name.clone()).collect() };
+            let recovered = match plan(&entry, &current_digests(open, &entry, &HashMap::new())) {
+                Plan::Complete => {
+                    mark(open, entry.seq, "committed")?;
+                    Recovered { seq: entry.seq, outcome: Outcome::Completed, restored: Vec::new(), foreign: Vec::new() }
+                }
+                Plan::RollBack { restore, mut foreign } => {
+                    let mut restored = Vec::new();
+                    for &i in &restore {
+                        let file = &entry.files[i];
+                        let (dir, name) = resolve(open, &file.name)?;
+                        let mode = dir.stat(name).ok().flatten().map_or(0o644, |s| s.mode);
+                        let mut staged = stage(dir, name, &kept(open, &entry, i)?, mode)?;
+                        // Put back only what still holds the interrupted write's content: a
+                        // save made meanwhile is kept (and reported as foreign).
+                        match swap_in(open, &mut staged, &Expect::Digest(&file.after_sha256), None, &self.hooks, &file.name)
+                        {
+                            Ok(()) => restored.push(i),
+                            Err(WriteError::Conflict(_)) => foreign.push(i),
+                            Err(error) => {
+                                unstage(&staged);
+                                return Err(error);
+                            }
+                        }
+                        unstage(&staged);
+                    }
+                    sync_dirs(open, entry.files.iter().map(|f| f.name.as_str()));
+                    mark(open, entry.seq, "rolled-back")?;
+                    foreign.sort_unstable();
+                    Recovered {
+                        seq: entry.seq,
+                        outcome: Outcome::RolledBack,
+                        restored: names(&restored),
+                        foreign: names(&foreign),
+                    }
+                }
+            };
+            out.push(recovered);
+        }
+        Ok(out)
+    }
+
+    /// The content the program's files will have once the pending entries are recovered, for the
+    /// files recovery would put back — without writing anything (the read-only commands read
+    /// through it, so they never build a write that recovery will roll back). Entries are
+    /// followed in order, as recovery follows them; an entry that fails validation is skipped,
+    /// as recovery never applies it. Takes the lock shared when the lock file exists, so a
+    /// write-back in progress is waited for.
+    pub fn pending_view(&self) -> Result<Vec<(String, Vec<u8>)>, WriteError> {
+        let Some(open) = self.open(false)? else { return Ok(Vec::new()) };
+        if !list(&open)?.iter().any(|e| e.state == State::Pending) {
+            return Ok(Vec::new());
+        }
+        let _lock = match open.root.subdir(STATE_DIR, false).and_then(|state| state.open_lock("lock", false)) {
+            Ok(file) => {
+                file.lock_shared().map_err(|e| io("take the project lock", &e))?;
+                Some(file)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io("open the project lock .cairn/lock", &e)),
+        };
+        let mut view: HashMap<String, Vec<u8>> = HashMap::new();
+        let mut order: Vec<String> = Vec::new();
+        for listed in list(&open)?.into_iter().filter(|e| e.state == State::Pending) {
+            let Ok(entry) = check(&open, &listed) else { continue };
+            if let Plan::RollBack { restore, .. } = plan(&entry, &current_digests(&open, &entry, &view)) {
+                for i in restore {
+                    let name = entry.files[i].name.clone();
+                    if !view.contains_key(&name) {
+                        order.push(name.clone());
+                    }
+                    view.insert(name, kept(&open, &entry, i)?);
+                }
+            }
+        }
+        Ok(order.into_iter().filter_map(|name| view.remove(&name).map(|bytes| (name, bytes))).collect())
+    }
+
+    /// Writes `changes` as one write-back (see the module comment). The names are relative to
+    /// the journal's root.
+    pub fn write(&self, changes: &[FileChange]) -> Result<u64, WriteError> {
+        for change in changes {
+            if !entry::writable_name(&change.name) {
+                return Err(WriteError::Io(format!(
+                    "{} is not a program source inside the program's directory (a plain relative .cairn path)",
+                    change.name
+                )));
+            }
+        }
+        let (open, _lock) = self.lock()?;
+        self.recover_locked(&open)?;
+        apply(&open, changes, None, &self.hooks)
+    }
+
+    /// Reverts the newest committed write-back not yet reverted (see the module comment).
+    pub fn undo(&self) -> Result<Undone, WriteError> {
+        let (open, _lock) = self.lock()?;
+        self.recover_locked(&open)?;
+        let listed = list(&open)?;
+        let reverted: Vec<u64> =
+            listed.iter().filter(|e| e.state == State::Committed).filter_map(|e| e.reverts).collect();
+        let Some(last) = listed
+            .iter()
+            .rev()
+            .find(|e| e.reverts.is_none() && e.state == State::Committed && !reverted.contains(&e.seq))
+        else {
+            return Err(WriteError::NothingToUndo);
+        };
+        let entry = match check(&open, last) {
+            Ok(entry) => entry,
+            Err(why) => {
+                quarantine(&open, last.seq, &why)?;
+                return Err(WriteError::Io(format!(
+                    "the journal entry {} cannot be trusted ({why}); it was quarantined and nothing was changed",
+                    last.seq
+                )));
+            }
+        };
+        let mut changes = Vec::new();
+        let mut changed = Vec::new();
+        for (i, file) in entry.files.iter().enumerate() {
+            let (dir, name) = resolve(&open, &file.name)?;
+            let current = match dir.read_regular(name, FILE_BYTES) {
+                Ok(bytes) => bytes,
+                Err(ReadError::Missing) => Vec::new(),
+                Err(error) => return Err(WriteError::Io(format!("cannot read {}: {error}", file.name))),
+            };
+            if sha256(&current) != file.after_sha256 {
+                changed.push(file.name.clone());
+                continue;
+            }
+            changes.push(FileChange { name: file.name.clone(), before: current, after: kept(&open, &entry, i)? });
+        }
+        if !changed.is_empty() {
+            changed.sort();
+            return Err(WriteError::Changed(changed));
+        }
+        apply(&open, &changes, Some(last.seq), &self.hooks)?;
+        Ok(Undone { seq: last.seq, files: entry.files.iter().map(|f| f.name.clone()).collect() })
+    }
+}
+
+/// The recovery rule for a pending entry, given each file's current digest (`None`: missing
+/// or unreadable). One home: recovery applies it, the read-only view reads it.
+fn plan(entry: &Entry, current: &[Option<String>]) -> Plan {
+    let at = |i: usize, digest: &str| current[i].as_deref() == Some(digest);
+    if (0..entry.files.len()).all(|i| at(i, &entry.files[i].after_sha256)) {
+        return Plan::Complete;
+    }
+    let mut restore = Vec::new();
+    let mut foreign = Vec::new();
+    for (i, file) in entry.files.iter().enumerate() {
+        if at(i, &file.before_sha256) {
+            continue;
+        }
+        if at(i, &file.after_sha256) {
+            restore.push(i);
+        } else {
+            foreign.push(i);
+        }
+    }
+    Plan::RollBack { restore, foreign }
+}
+
+/// Under the lock: check the bases, stage, journal, swap in, commit.
+fn apply(open: &Open, changes: &[FileChange], reverts: Option<u64>, hooks: &Hooks) -> Result<u64, WriteError> {
+    let mut judged = Vec::new();
+    let mut changed = Vec::new();
+    for change in changes {
+        let (dir, name) = resolve(open, &change.name)?;
+        match dir.read_regular_stat(name, FILE_BYTES) {
+            Ok((bytes, stat)) => {
+                if bytes != change.before {
+                    changed.push(change.name.clone());
+                }
+                judged.push((change, dir, name, stat));
+            }
+            Err(ReadError::Missing) => changed.push(change.name.clone()),
+            Err(error) => return Err(WriteError::Io(format!("cannot write {}: {error}", change.name))),
+        }
+    }
+    if !changed.is_empty() {
+        changed.sort();
+        return Err(WriteError::Changed(changed));
+    }
+    let last = list(open)?.last().map_or(0, |e| e.seq);
+    let seq = last.checked_add(1).filter(|s| *s <= MAX_SEQ).ok_or_else(|| {
+        WriteError::Io("the journal's sequence is exhausted; move .cairn/journal aside to go on".into())
+    })?;
+    // Stage every new content beside its file, durable before any swap.
+    let mut staged: Vec<Staged> = Vec::new();
+    for (change, _, name, stat) in &judged {
+        let result = resolve(open, &change.name).and_then(|(dir, _)| stage(dir, name, &change.after, stat.mode));
+        match result {
+            Ok(one) => staged.push(one),
+            Err(error) => {
+                staged.iter().for_each(unstage);
+                return Err(error);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    let mut linked = Vec::new();
+    for (i, (change, dir, name, stat)) in judged.iter().enumerate() {
+        match keep(open, seq, i, dir, name, stat, &change.before) {
+            Ok(link) => linked.push(link),
+            Err(error) => {
+                staged.iter().for_each(unstage);
+                return Err(error);
+            }
+        }
+        files.push(EntryFile {
+            name: change.name.clone(),
+            before_sha256: sha256(&change.before),
+            after_sha256: sha256(&change.after),
+        });
+    }
+    let mut entry = Entry { schema: SCHEMA.into(), seq, files, mac: String::new() };
+    if let Err(error) = entry.seal().and_then(|_| store(open, &entry, reverts)) {
+        staged.iter().for_each(unstage);
+        return Err(error);
+    }
+    hooks.point("stored");
+    for i in 0..staged.len() {
+        let (change, _, _, stat) = &judged[i];
+        let kept_link = linked[i].then(|| entry::kept_name(seq, i));
+        let expect = Expect::Judged { bytes: &change.before, stat: *stat };
+        let outcome = swap_in(open, &mut staged[i], &expect, kept_link.as_deref(), hooks, &change.name);
+        if let Err(error) = outcome {
+            // Reverse what was swapped in already — only where it still holds what was swapped
+            // in; a file saved after its swap keeps the save and is named in the answer.
+            let mut kept_saves = Vec::new();
+            for (done, (change, ..)) in staged[..i].iter_mut().zip(&judged).rev() {
+                if !swap_out(done, &change.before) {
+                    kept_saves.push(change.name.clone());
+                }
+            }
+            staged.iter().for_each(unstage);
+            let _ = mark(open, seq, "rolled-back");
+            return Err(match error {
+                WriteError::Conflict(mut files) => {
+                    files.extend(kept_saves);
+                    files.sort();
+                    WriteError::Conflict(files)
+                }
+                other => other,
+            });
+        }
+        hooks.point("swapped");
+    }
+    // The replaced contents live on in the journal's kept links; their staged names go.
+    staged.iter().for_each(unstage);
+    sync_dirs(open, entry.files.iter().map(|f| f.name.as_str()));
+    mark(open, seq, "committed")?;
+    prune(open, KEEP);
+    Ok(seq)
+}
+
+/// The directory (reached without a symbolic link) and file name of a relative name.
+fn resolve<'a>(open: &Open, relative: &'a str) -> Result<(Dir, &'a str), WriteError> {
+    if !plain(relative) {
+        return Err(WriteError::Io(format!("{relative} is not a path inside the program's directory")));
+    }
+    let (dirs, name) = safe::split(relative);
+    let dir = open
+        .root
+        .walk(dirs, false)
+        .map_err(|e| WriteError::Io(format!("{relative} is not a path inside the program's directory: {e}")))?;
+    Ok((dir, name))
+}
+
+/// A `/`-separated relative name of plain components (no `.`, `..`, empty part or backslash).
+fn plain(relative: &str) -> bool {
+    !relative.is_empty() && !relative.contains('\\') && relative.split('/').all(safe::is_component)
+}
+
+/// Each file's current digest (`None` when missing, unreadable, or not a regular file), as the
+/// view has it where it has the file.
+fn current_digests(open: &Open, entry: &Entry, view: &HashMap<String, Vec<u8>>) -> Vec<Option<String>> {
+    entry
+        .files
+        .iter()
+        .map(|file| {
+            if let Some(bytes) = view.get(&file.name) {
+                return Some(sha256(bytes));
+            }
+            let (dir, name) = resolve(open, &file.name).ok()?;
+            dir.read_regular(name, FILE_BYTES).ok().map(|bytes| sha256(&bytes))
+        })
+        .collect()
+}
+
+/// Makes the swaps durable: fsyncs each directory that holds a written file.
+fn sync_dirs<'a>(open: &Open, names: impl Iterator<Item = &'a str>) {
+    let mut dirs: Vec<&str> = names.map(|n| safe::split(n).0).collect();
+    dirs.sort();
+    dirs.dedup();
+    for dirs in dirs {
+        if let Ok(dir) = open.root.walk(dirs, false) {
+            let _ = dir.sync();
+        }
+    }
+}
+
+fn io(what: &str, error: &std::io::Error) -> WriteError {
+    WriteError::Io(format!("cannot {what}: {error}"))
+}
