@@ -566,44 +566,38 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
 
     // ----- places and operands -------------------------------------------------------------
 
-    /// The address of a place and its type.
+    /// The address of a place and its type (`Function::place_ty`'s, one projection at a time).
     fn place(&mut self, s: &mut FnState<'ctx, '_>, place: &Place) -> G<(PointerValue<'ctx>, MTy)> {
         let mut ptr = s.slots[place.local.0 as usize];
         let mut ty = s.mir.local(place.local).ty.clone();
         for proj in &place.proj {
-            let (next_ptr, next_ty) = match (proj, &ty) {
-                (Proj::Field(i), MTy::Record { fields, .. }) => {
+            let Some(next_ty) = ty.project(proj) else { unreachable!("the verifier rejects {proj:?} on {ty}") };
+            ptr = match proj {
+                Proj::Field(i) => {
                     let st = self.basic(&ty).into_struct_type();
-                    (self.builder.build_struct_gep(st, ptr, *i, "field")?, fields[*i as usize].clone())
+                    self.builder.build_struct_gep(st, ptr, *i, "field")?
                 }
-                (Proj::Index(index), MTy::View(elem)) => {
+                Proj::Index(index) if matches!(ty, MTy::View(_)) => {
                     let view = self.builder.build_load(self.view_type(), ptr, "view")?.into_struct_value();
                     let data = self.builder.build_extract_value(view, 0, "data")?.into_pointer_value();
                     let i = self.operand(s, index)?.into_int_value();
-                    let elem_ty = self.basic(elem);
+                    let elem_ty = self.basic(&next_ty);
                     // SAFETY: the bounds guard before this element access keeps the index in range.
-                    let p = unsafe { self.builder.build_in_bounds_gep(elem_ty, data, &[i], "elem")? };
-                    (p, (**elem).clone())
+                    unsafe { self.builder.build_in_bounds_gep(elem_ty, data, &[i], "elem")? }
                 }
-                (Proj::Index(index), MTy::Array(elem, _)) => {
+                Proj::Index(index) => {
                     let i = self.operand(s, index)?.into_int_value();
                     let array_ty = self.basic(&ty);
                     let zero = self.ctx.i64_type().const_zero();
                     // SAFETY: the bounds guard before this element access keeps the index in range.
-                    let p = unsafe { self.builder.build_in_bounds_gep(array_ty, ptr, &[zero, i], "elem")? };
-                    (p, (**elem).clone())
+                    unsafe { self.builder.build_in_bounds_gep(array_ty, ptr, &[zero, i], "elem")? }
                 }
-                (Proj::Deref, MTy::Ptr(inner)) => {
-                    (self.builder.build_load(self.ptr(), ptr, "deref")?.into_pointer_value(), (**inner).clone())
-                }
-                (Proj::Payload(v), MTy::Sum { variants, .. }) => {
+                Proj::Deref => self.builder.build_load(self.ptr(), ptr, "deref")?.into_pointer_value(),
+                Proj::Payload(_) => {
                     let st = self.sum_type(&ty);
-                    let payload = variants[*v as usize].clone().unwrap_or(MTy::Void);
-                    (self.builder.build_struct_gep(st, ptr, 1, "payload")?, payload)
+                    self.builder.build_struct_gep(st, ptr, 1, "payload")?
                 }
-                (_, other) => unreachable!("the verifier rejects {proj:?} on {other}"),
             };
-            ptr = next_ptr;
             ty = next_ty;
         }
         Ok((ptr, ty))
@@ -616,7 +610,9 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
             Operand::Const(Const::Bool(_)) => MTy::Bool,
             Operand::Const(Const::Str(_)) => MTy::View(Arc::new(MTy::Int(IntTy::U8))),
             Operand::Const(Const::Tag(_, n)) => MTy::Enum { name: Arc::from(""), variants: *n },
-            Operand::Copy(place) => place_ty(s.mir, place),
+            Operand::Copy(place) => {
+                s.mir.place_ty(place).unwrap_or_else(|| unreachable!("the verifier rejects the place {place}"))
+            }
         }
     }
 
@@ -1253,19 +1249,4 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
         s.overflow = None;
         Ok(())
     }
-}
-
-/// The type of a place in a function.
-fn place_ty(function: &Function, place: &Place) -> MTy {
-    let mut ty = function.local(place.local).ty.clone();
-    for proj in &place.proj {
-        ty = match (proj, ty) {
-            (Proj::Field(i), MTy::Record { fields, .. }) => fields[*i as usize].clone(),
-            (Proj::Index(_), MTy::View(e) | MTy::Array(e, _)) => (*e).clone(),
-            (Proj::Deref, MTy::Ptr(e)) => (*e).clone(),
-            (Proj::Payload(v), MTy::Sum { variants, .. }) => variants[*v as usize].clone().unwrap_or(MTy::Void),
-            (_, other) => other,
-        };
-    }
-    ty
 }
