@@ -1,5 +1,5 @@
 //! MIR to native code through LLVM 19 (inkwell): one module per program, an `-O2`-class pipeline,
-//! an object file, and a link with the small C runtime (`runtime.c`) by the system `cc`.
+//! an object file, and a link with the small C runtime (`runtime/host.c`) by the system `cc`.
 //!
 //! Representation: `bool` is `i1`, integers are `iN` (`usize` is `i64`), a record is an LLVM
 //! struct, a tag-only enum its `i32` tag, a sum `{ i32 tag, [k x i64] payload }`, a view

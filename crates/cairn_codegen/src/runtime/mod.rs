@@ -1,4 +1,4 @@
-//! The C runtime (`runtime.c`, embedded) and linking a program with it.
+//! The C runtime (`host.c`, embedded) and linking a program with it.
 //!
 //! The runtime is compiled once per runtime text into a per-user cache
 //! (`$XDG_CACHE_HOME/cairn` or `~/.cache/cairn`, else the build directory) and linked with the
@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The runtime's source.
-pub const RUNTIME_C: &str = include_str!("runtime.c");
+pub const RUNTIME_C: &str = include_str!("host.c");
 
 /// Links `object` with the runtime into the executable `output`, using `work` for the object
 /// file. Errors carry the linker's message.
