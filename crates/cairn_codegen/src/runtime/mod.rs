@@ -1,11 +1,23 @@
-//! The C runtime (`host.c`, embedded) and linking a program with it.
+//! The C runtime (`host.c`, embedded): the declarations of its functions in every module, and
+//! linking a program with it.
 //!
 //! The runtime is compiled once per runtime text into a per-user cache
 //! (`$XDG_CACHE_HOME/cairn` or `~/.cache/cairn`, else the build directory) and linked with the
 //! program's object by the system `cc`, which also brings in libc and libm.
+//!
+//! Invariant: the declarations here and the definitions in `host.c` agree in name and
+//! signature; the functions that report a failure are `noreturn`, `cold` and `nounwind`, so
+//! LLVM keeps trap paths out of the hot code.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::module::Linkage;
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::FunctionValue;
+
+use crate::module::ModuleGen;
 
 /// The runtime's source.
 pub const RUNTIME_C: &str = include_str!("host.c");
@@ -28,6 +40,54 @@ pub fn link(object: &[u8], output: &Path, work: &Path) -> Result<(), String> {
         return Err(format!("the link failed: {}", String::from_utf8_lossy(&result.stderr).trim()));
     }
     Ok(())
+}
+
+impl<'ctx> ModuleGen<'ctx, '_> {
+    /// Declares every runtime function in the module.
+    pub(crate) fn declare_runtime(&mut self) {
+        let ptr = self.ptr().into();
+        let i64t = self.ctx.i64_type().into();
+        let i32t = self.ctx.i32_type().into();
+        let f64t = self.ctx.f64_type().into();
+        let f32t = self.ctx.f32_type().into();
+        self.runtime_fn("cairn_rt_print_begin", &[i32t]);
+        self.runtime_fn("cairn_rt_put_u64", &[i64t]);
+        self.runtime_fn("cairn_rt_put_i64", &[i64t]);
+        self.runtime_fn("cairn_rt_put_f64", &[f64t]);
+        self.runtime_fn("cairn_rt_put_f32", &[f32t]);
+        self.runtime_fn("cairn_rt_put_bool", &[i32t]);
+        self.runtime_fn("cairn_rt_put_byte", &[i32t]);
+        self.runtime_fn("cairn_rt_put_bytes", &[ptr, i64t]);
+        self.runtime_fn("cairn_rt_print_end", &[i32t, i32t]);
+        self.runtime_noreturn("cairn_rt_trap", &[ptr]);
+        self.runtime_noreturn("cairn_rt_assert_failed", &[ptr, ptr, i64t]);
+        self.runtime_noreturn("cairn_rt_assert_eq_i64", &[ptr, ptr, i64t, i64t, i64t]);
+        self.runtime_noreturn("cairn_rt_assert_eq_u64", &[ptr, ptr, i64t, i64t, i64t]);
+        self.runtime_noreturn("cairn_rt_assert_eq_f64", &[ptr, ptr, i64t, f64t, f64t]);
+        self.runtime_noreturn("cairn_rt_assert_eq_f32", &[ptr, ptr, i64t, f32t, f32t]);
+        self.runtime_noreturn("cairn_rt_assert_eq_bool", &[ptr, ptr, i64t, i32t, i32t]);
+        let index = self.ctx.i64_type().fn_type(&[i32t, ptr, i64t], false);
+        self.module.add_function("cairn_rt_test_index", index, Some(Linkage::External));
+    }
+
+    /// A runtime function, declared by `declare_runtime`.
+    pub(crate) fn rt(&self, name: &str) -> FunctionValue<'ctx> {
+        self.module.get_function(name).unwrap_or_else(|| panic!("the runtime function {name} is declared"))
+    }
+
+    fn runtime_fn(&mut self, name: &str, params: &[BasicMetadataTypeEnum<'ctx>]) -> FunctionValue<'ctx> {
+        let fn_type = self.ctx.void_type().fn_type(params, false);
+        self.module.add_function(name, fn_type, Some(Linkage::External))
+    }
+
+    /// A runtime function that reports a failure and aborts.
+    fn runtime_noreturn(&mut self, name: &str, params: &[BasicMetadataTypeEnum<'ctx>]) {
+        let function = self.runtime_fn(name, params);
+        for attribute in ["noreturn", "cold", "nounwind"] {
+            let kind = Attribute::get_named_enum_kind_id(attribute);
+            function.add_attribute(AttributeLoc::Function, self.ctx.create_enum_attribute(kind, 0));
+        }
+    }
 }
 
 /// The compiled runtime, from the cache when it is there.
