@@ -93,7 +93,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 Proj::Index(index) => {
                     let i = self.operand(index)?.into_int_value();
                     let array_ty = self.cx.basic(&ty);
-                    let zero = self.cx.ctx.i64_type().const_zero();
+                    let zero = self.cx.index_type().const_zero();
                     // SAFETY: the bounds guard before this element access keeps the index in range.
                     unsafe { self.cx.builder.build_in_bounds_gep(array_ty, ptr, &[zero, i], "elem")? }
                 }
@@ -127,7 +127,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
         match operand {
             Operand::Copy(place) => {
                 let (ptr, ty) = self.place(place)?;
-                self.cx.builder.build_load(self.cx.basic(&ty), ptr, "v")
+                Ok(self.cx.builder.build_load(self.cx.basic(&ty), ptr, "v")?)
             }
             Operand::Const(c) => Ok(self.constant(c)),
         }
@@ -185,7 +185,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
             Const::Tag(t, _) => ctx.i32_type().const_int(u64::from(*t), false).into(),
             Const::Str(bytes) => {
                 let data = self.cx.bytes(bytes);
-                let len = ctx.i64_type().const_int(bytes.len() as u64, false);
+                let len = self.cx.index_type().const_int(bytes.len() as u64, false);
                 self.cx.view_type().const_named_struct(&[data.into(), len.into()]).into()
             }
         }

@@ -1,6 +1,7 @@
 //! Guards: each non-elided guard (every guard under `keep_guards`) computes its check and
 //! branches to a cold trap block that calls a `noreturn` runtime function with the guard's
-//! message, so a failing guard traps before the operation it protects. Also the messages
+//! message (or, where the target has no runtime, `llvm.trap`), so a failing guard traps before
+//! the operation it protects. Also the messages
 //! (`<kind> guard failed at FILE:LINE:COLUMN`, `assertion failed at FILE:LINE`) and the range
 //! checks of conversions (`fits_failed`).
 //!
@@ -15,6 +16,7 @@ use inkwell::{FloatPredicate, IntPredicate};
 
 use crate::function::FnGen;
 use crate::module::G;
+use crate::target::Trap;
 
 impl<'ctx> FnGen<'_, 'ctx, '_> {
     /// A guard: its check, and a branch to a trap block when the check fails (nothing for an
@@ -139,7 +141,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 self.trap_if(failed, plain)
             }
             Check::Unreachable => {
-                plain(self)?;
+                self.trap(plain)?;
                 // The block's own terminator (unreachable) follows.
                 Ok(())
             }
@@ -214,10 +216,24 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
         let cont = self.cx.ctx.append_basic_block(self.function, "ok");
         self.cx.builder.build_conditional_branch(failed, trap, cont)?;
         self.cx.builder.position_at_end(trap);
-        call(self)?;
+        self.trap(call)?;
         self.cx.builder.build_unreachable()?;
         self.cx.builder.position_at_end(cont);
         Ok(())
+    }
+
+    /// Stops the program where the builder stands: with the runtime call `report` builds where
+    /// the target has the runtime, else with `llvm.trap`.
+    fn trap(&mut self, report: impl FnOnce(&mut Self) -> G<()>) -> G<()> {
+        match self.cx.info.trap {
+            Trap::Runtime => report(self),
+            Trap::Intrinsic => {
+                let intrinsic = Intrinsic::find("llvm.trap").expect("the trap intrinsic");
+                let declaration = intrinsic.get_declaration(&self.cx.module, &[]).expect("the intrinsic's declaration");
+                self.cx.builder.build_call(declaration, &[], "")?;
+                Ok(())
+            }
+        }
     }
 
     fn message(&mut self, why: Option<&[u8]>) -> (PointerValue<'ctx>, IntValue<'ctx>) {
@@ -229,13 +245,15 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
 
     fn binary_values_equal(&mut self, ty: &MTy, x: BasicValueEnum<'ctx>, y: BasicValueEnum<'ctx>) -> G<IntValue<'ctx>> {
         match ty {
-            MTy::Float(_) => self.cx.builder.build_float_compare(
+            MTy::Float(_) => Ok(self.cx.builder.build_float_compare(
                 FloatPredicate::OEQ,
                 x.into_float_value(),
                 y.into_float_value(),
                 "eq",
-            ),
-            _ => self.cx.builder.build_int_compare(IntPredicate::EQ, x.into_int_value(), y.into_int_value(), "eq"),
+            )?),
+            _ => {
+                Ok(self.cx.builder.build_int_compare(IntPredicate::EQ, x.into_int_value(), y.into_int_value(), "eq")?)
+            }
         }
     }
 
@@ -274,7 +292,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 let ok_low = self.cx.builder.build_float_compare(FloatPredicate::OGE, truncated, low, "ge")?;
                 let ok_high = self.cx.builder.build_float_compare(FloatPredicate::OLT, truncated, high, "lt")?;
                 let ok = self.cx.builder.build_and(ok_low, ok_high, "ok")?;
-                self.cx.builder.build_not(ok, "failed")
+                Ok(self.cx.builder.build_not(ok, "failed")?)
             }
             _ => Ok(self.cx.ctx.bool_type().const_zero()),
         }

@@ -1,6 +1,8 @@
 //! MIR types as LLVM types: `bool` is `i1`, integers `iN` (`usize` is `i64`), a record an LLVM
 //! struct of its fields, a tag-only enum its `i32` tag, a sum `{ i32 tag, [k x i64] payload }`,
-//! a view `{ ptr, i64 }`, a single borrow a `ptr`, `stack` storage an array.
+//! a view `{ ptr, i64 }`, a single borrow a `ptr`, `stack` storage an array. A view's pointer is
+//! in the target's view address space and its length an index of the target's index width
+//! (`TargetInfo`): on the host, address space 0 and 64 bits.
 //!
 //! Invariant: `void` has no LLVM type (`ty` is `None`); where a value must still take room (a
 //! `void` field, a `void` local) it is an `i8`. A sum's payload is as many 8-byte words as its
@@ -48,17 +50,18 @@ impl<'ctx> ModuleGen<'ctx, '_> {
     }
 
     pub(crate) fn int(&self, i: IntTy) -> IntType<'ctx> {
-        match i.bits() {
-            8 => self.ctx.i8_type(),
-            16 => self.ctx.i16_type(),
-            32 => self.ctx.i32_type(),
-            _ => self.ctx.i64_type(),
-        }
+        self.int_of_width(i.bits())
+    }
+
+    /// The type of a view's length and of an index into a view or array.
+    pub(crate) fn index_type(&self) -> IntType<'ctx> {
+        self.int_of_width(self.info.index_bits)
     }
 
     /// A view: its data pointer and its length.
     pub(crate) fn view_type(&self) -> StructType<'ctx> {
-        self.ctx.struct_type(&[self.ptr().into(), self.ctx.i64_type().into()], false)
+        let data = self.ctx.ptr_type(self.info.view_space);
+        self.ctx.struct_type(&[data.into(), self.index_type().into()], false)
     }
 
     /// A sum: its tag and enough 8-byte words for the largest payload.
@@ -75,5 +78,14 @@ impl<'ctx> ModuleGen<'ctx, '_> {
             .div_ceil(8)
             .max(1);
         self.ctx.struct_type(&[self.ctx.i32_type().into(), self.ctx.i64_type().array_type(words as u32).into()], false)
+    }
+
+    fn int_of_width(&self, bits: u32) -> IntType<'ctx> {
+        match bits {
+            8 => self.ctx.i8_type(),
+            16 => self.ctx.i16_type(),
+            32 => self.ctx.i32_type(),
+            _ => self.ctx.i64_type(),
+        }
     }
 }

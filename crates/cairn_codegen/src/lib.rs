@@ -97,7 +97,7 @@ pub fn compile(
     let context = Context::create();
     let module = context.create_module("cairn");
     target.prepare(&module, &machine);
-    let mut cg = ModuleGen::new(&context, module, site, options);
+    let mut cg = ModuleGen::new(&context, module, target.info(), site, options);
     if options.debug {
         cg.start_debug_info();
     }

@@ -3,12 +3,14 @@
 //! outlives one function lives here; what one function needs while it is defined is `FnGen`'s
 //! (`function.rs`).
 //!
-//! Invariant: one `ModuleGen` builds one module, and nothing it creates leaves the crate.
+//! Invariant: one `ModuleGen` builds one module for one target, which it knows only as a
+//! `TargetInfo`; nothing it creates leaves the crate.
 //! Invariant: a byte string becomes one private constant however often it is asked for, and the
 //! order in which constants are first asked for fixes their names (`str`, `str.1`, …), so the
 //! generators must keep asking in the MIR's order for the IR to stay the same.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::Arc;
 
 use inkwell::builder::{Builder, BuilderError};
@@ -17,16 +19,43 @@ use inkwell::module::{Linkage, Module};
 use inkwell::values::{FunctionValue, PointerValue};
 
 use crate::debug::Debug;
+use crate::target::TargetInfo;
 use crate::{Options, SiteText};
 
-/// The result of building instructions.
-pub(crate) type G<T> = Result<T, BuilderError>;
+/// The result of generating code.
+pub(crate) type G<T> = Result<T, GenError>;
+
+/// Why generating a function failed.
+#[derive(Debug)]
+pub(crate) enum GenError {
+    /// LLVM's builder refused an instruction: a fault of the generator.
+    Builder(BuilderError),
+    /// The target cannot do what the MIR asks (a print where there is no runtime).
+    Refused(&'static str),
+}
+
+impl From<BuilderError> for GenError {
+    fn from(error: BuilderError) -> GenError {
+        GenError::Builder(error)
+    }
+}
+
+impl fmt::Display for GenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GenError::Builder(error) => error.fmt(f),
+            GenError::Refused(why) => f.write_str(why),
+        }
+    }
+}
 
 /// The state of the module being generated.
 pub(crate) struct ModuleGen<'ctx, 'a> {
     pub(crate) ctx: &'ctx Context,
     pub(crate) module: Module<'ctx>,
     pub(crate) builder: Builder<'ctx>,
+    /// What the body generator knows of the target.
+    pub(crate) info: TargetInfo,
     /// Where a function, statement or guard sits in the source.
     pub(crate) site: SiteText<'a>,
     pub(crate) options: Options,
@@ -44,6 +73,7 @@ impl<'ctx, 'a> ModuleGen<'ctx, 'a> {
     pub(crate) fn new(
         ctx: &'ctx Context,
         module: Module<'ctx>,
+        info: TargetInfo,
         site: SiteText<'a>,
         options: Options,
     ) -> ModuleGen<'ctx, 'a> {
@@ -52,6 +82,7 @@ impl<'ctx, 'a> ModuleGen<'ctx, 'a> {
             ctx,
             module,
             builder,
+            info,
             site,
             options,
             functions: HashMap::new(),

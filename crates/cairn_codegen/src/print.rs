@@ -3,17 +3,23 @@
 //! `cairn_rt_print_end`).
 //!
 //! Invariant: every argument is computed before the first call, so a trap while computing one
-//! prints nothing of the line.
+//! prints nothing of the line. A target without the runtime refuses a print (`Print::Refused`)
+//! rather than drop it.
 
 use cairn_mir::{FloatTy, MTy, PrintArg, Stream};
 
 use crate::function::FnGen;
-use crate::module::G;
+use crate::module::{G, GenError};
+use crate::target::Print;
 
 impl FnGen<'_, '_, '_> {
     /// A print: every argument computed, then one runtime call per piece, between the calls that
     /// start and end the print's line.
     pub(crate) fn print(&mut self, stream: Stream, newline: bool, args: &[PrintArg]) -> G<()> {
+        match self.cx.info.print {
+            Print::Runtime => {}
+            Print::Refused => return Err(GenError::Refused("printing needs the runtime, which this target lacks")),
+        }
         // Every argument is computed before any byte is written.
         let mut values = Vec::with_capacity(args.len());
         for arg in args {

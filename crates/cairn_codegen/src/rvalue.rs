@@ -77,18 +77,18 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                     MTy::Sum { .. } => {
                         let st = self.cx.sum_type(&ty);
                         let tag = self.cx.builder.build_struct_gep(st, ptr, 0, "tag")?;
-                        self.cx.builder.build_load(self.cx.ctx.i32_type(), tag, "tag")
+                        Ok(self.cx.builder.build_load(self.cx.ctx.i32_type(), tag, "tag")?)
                     }
-                    _ => self.cx.builder.build_load(self.cx.ctx.i32_type(), ptr, "tag"),
+                    _ => Ok(self.cx.builder.build_load(self.cx.ctx.i32_type(), ptr, "tag")?),
                 }
             }
             Rvalue::Len(place) => {
                 let (ptr, ty) = self.place(place)?;
                 match ty {
-                    MTy::Array(_, n) => Ok(self.cx.ctx.i64_type().const_int(n, false).into()),
+                    MTy::Array(_, n) => Ok(self.cx.index_type().const_int(n, false).into()),
                     _ => {
                         let view = self.cx.builder.build_load(self.cx.view_type(), ptr, "view")?.into_struct_value();
-                        self.cx.builder.build_extract_value(view, 1, "len")
+                        Ok(self.cx.builder.build_extract_value(view, 1, "len")?)
                     }
                 }
             }
@@ -99,7 +99,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 };
                 let (ptr, ty) = self.place(place)?;
                 let (data, len, elem) = match &ty {
-                    MTy::Array(elem, n) => (ptr, self.cx.ctx.i64_type().const_int(*n, false), (**elem).clone()),
+                    MTy::Array(elem, n) => (ptr, self.cx.index_type().const_int(*n, false), (**elem).clone()),
                     MTy::View(elem) => {
                         let view = self.cx.builder.build_load(self.cx.view_type(), ptr, "view")?.into_struct_value();
                         let data = self.cx.builder.build_extract_value(view, 0, "data")?.into_pointer_value();
@@ -127,7 +127,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 let c = self.operand(c)?.into_int_value();
                 let a = self.operand(a)?;
                 let b = self.operand(b)?;
-                self.cx.builder.build_select(c, a, b, "select")
+                Ok(self.cx.builder.build_select(c, a, b, "select")?)
             }
             Rvalue::Zeroed | Rvalue::Record(..) | Rvalue::Variant(..) => unreachable!("stored by `assign` directly"),
         }
@@ -150,7 +150,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
         match ty {
             MTy::Float(_) => {
                 let (x, y) = (x.into_float_value(), y.into_float_value());
-                let cmp = |p| bd.build_float_compare(p, x, y, "cmp").map(|v| v.into());
+                let cmp = |p| -> G<BasicValueEnum<'ctx>> { Ok(bd.build_float_compare(p, x, y, "cmp")?.into()) };
                 match op {
                     BinOp::Add => Ok(bd.build_float_add(x, y, "fadd")?.into()),
                     BinOp::Sub => Ok(bd.build_float_sub(x, y, "fsub")?.into()),
@@ -169,8 +169,8 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
             _ => {
                 let signed = matches!(ty, MTy::Int(i) if i.signed());
                 let (x, y) = (x.into_int_value(), y.into_int_value());
-                let cmp = |signed_p, unsigned_p| {
-                    bd.build_int_compare(if signed { signed_p } else { unsigned_p }, x, y, "cmp").map(|v| v.into())
+                let cmp = |signed_p, unsigned_p| -> G<BasicValueEnum<'ctx>> {
+                    Ok(bd.build_int_compare(if signed { signed_p } else { unsigned_p }, x, y, "cmp")?.into())
                 };
                 match op {
                     BinOp::Add => Ok(bd.build_int_add(x, y, "add")?.into()),
@@ -228,7 +228,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
             }
             (UnOp::ToBits, MTy::Float(f)) => {
                 let target = if *f == FloatTy::F32 { self.cx.ctx.i32_type() } else { self.cx.ctx.i64_type() };
-                self.cx.builder.build_bit_cast(x, target, "bits")
+                Ok(self.cx.builder.build_bit_cast(x, target, "bits")?)
             }
             (op, MTy::Float(_)) => {
                 let name = match op {
