@@ -5,24 +5,21 @@
 //! Invariant: the C `main` is the only function the module defines with external linkage;
 //! every program function is internal, so the pipeline may inline it into `main`.
 
+use inkwell::basic_block::BasicBlock;
 use inkwell::module::Linkage;
-use inkwell::values::ValueKind;
+use inkwell::values::{FunctionValue, ValueKind};
 
 use crate::Entry;
 use crate::module::{G, ModuleGen};
 
-impl ModuleGen<'_, '_> {
+impl<'ctx> ModuleGen<'ctx, '_> {
     /// The C `main`: runs the program's `main`, or the test named by the first argument.
     pub(crate) fn entry(&mut self, entry: &Entry) -> G<()> {
         let i32t = self.ctx.i32_type();
-        let fn_type = i32t.fn_type(&[i32t.into(), self.ptr().into()], false);
         match entry {
             Entry::None => Ok(()),
             Entry::Main(symbol) => {
-                let main = self.module.add_function("main", fn_type, Some(Linkage::External));
-                let block = self.ctx.append_basic_block(main, "entry");
-                self.builder.position_at_end(block);
-                self.debug_entry(main);
+                self.start_main();
                 let target = self.functions[symbol];
                 let call = self.builder.build_call(target, &[], "status")?;
                 let status = match call.try_as_basic_value() {
@@ -33,10 +30,7 @@ impl ModuleGen<'_, '_> {
                 Ok(())
             }
             Entry::Tests(symbols) => {
-                let main = self.module.add_function("main", fn_type, Some(Linkage::External));
-                let block = self.ctx.append_basic_block(main, "entry");
-                self.builder.position_at_end(block);
-                self.debug_entry(main);
+                let (main, block) = self.start_main();
                 let argc = main.get_nth_param(0).expect("argc").into();
                 let argv = main.get_nth_param(1).expect("argv").into();
                 let count = self.ctx.i64_type().const_int(symbols.len() as u64, false).into();
@@ -58,5 +52,16 @@ impl ModuleGen<'_, '_> {
                 Ok(())
             }
         }
+    }
+
+    /// `int main(int, char **)` with its entry block, the builder positioned in it.
+    fn start_main(&mut self) -> (FunctionValue<'ctx>, BasicBlock<'ctx>) {
+        let i32t = self.ctx.i32_type();
+        let fn_type = i32t.fn_type(&[i32t.into(), self.ptr().into()], false);
+        let main = self.module.add_function("main", fn_type, Some(Linkage::External));
+        let block = self.ctx.append_basic_block(main, "entry");
+        self.builder.position_at_end(block);
+        self.debug_entry(main);
+        (main, block)
     }
 }

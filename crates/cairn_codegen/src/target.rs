@@ -12,9 +12,9 @@
 //!
 //! Only the host is built today. `Nvptx` is described, and its machine emits PTX for a module,
 //! but no public entry compiles MIR for it: there is no kernel ABI, no address-space casts for
-//! views of locals, no NVVM annotations and no device runtime (`nvptx/` and `runtime/device.c`
-//! are later work), so its `TargetInfo` is what the body generator will see there, not a
-//! promise that it works.
+//! views of locals or of string constants, no NVVM annotations and no device runtime (`nvptx/`
+//! and `runtime/device.c` are later work), so its `TargetInfo` is what the body generator will
+//! see there, not a promise that it works.
 
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
