@@ -65,6 +65,18 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
         }
     }
 
+    /// A call of the float intrinsic `name` (`llvm.sqrt`, …) of `x`'s type.
+    pub(crate) fn float_intrinsic(&mut self, name: &str, x: BasicValueEnum<'ctx>) -> G<BasicValueEnum<'ctx>> {
+        let intrinsic = Intrinsic::find(name).expect("an LLVM float intrinsic");
+        let declaration =
+            intrinsic.get_declaration(&self.cx.module, &[x.get_type()]).expect("the intrinsic's declaration");
+        let call = self.cx.builder.build_call(declaration, &[x.into()], "f")?;
+        match call.try_as_basic_value() {
+            ValueKind::Basic(v) => Ok(v),
+            _ => unreachable!("a float result"),
+        }
+    }
+
     fn rvalue(&mut self, value: &Rvalue) -> G<BasicValueEnum<'ctx>> {
         match value {
             Rvalue::Use(op) => self.operand(op),
@@ -241,18 +253,6 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 self.float_intrinsic(name, x)
             }
             (op, other) => unreachable!("{op:?} on {other}"),
-        }
-    }
-
-    /// A call of the float intrinsic `name` (`llvm.sqrt`, …) of `x`'s type.
-    pub(crate) fn float_intrinsic(&mut self, name: &str, x: BasicValueEnum<'ctx>) -> G<BasicValueEnum<'ctx>> {
-        let intrinsic = Intrinsic::find(name).expect("an LLVM float intrinsic");
-        let declaration =
-            intrinsic.get_declaration(&self.cx.module, &[x.get_type()]).expect("the intrinsic's declaration");
-        let call = self.cx.builder.build_call(declaration, &[x.into()], "f")?;
-        match call.try_as_basic_value() {
-            ValueKind::Basic(v) => Ok(v),
-            _ => unreachable!("a float result"),
         }
     }
 
