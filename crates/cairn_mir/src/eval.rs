@@ -161,7 +161,9 @@ impl<'f> Machine<'f> {
     fn inst(&mut self, frame: &Frame<'f>, inst: &Inst, depth: usize) -> E<()> {
         match inst {
             Inst::Assign(place, value) => {
-                let ty = place_ty(frame.function, place);
+                let Some(ty) = frame.function.place_ty(place) else {
+                    return unsupported("a place whose type does not match its path");
+                };
                 let value = self.rvalue(frame, value, &ty)?;
                 let (cell, path) = self.place(frame, place)?;
                 *self.at_mut(cell, &path)? = value;
@@ -598,20 +600,6 @@ fn zero(ty: &MTy) -> Value {
         MTy::Ptr(_) => Value::Ptr { cell: 0, path: Vec::new() },
         MTy::Array(elem, n) => Value::Array((0..*n).map(|_| zero(elem)).collect()),
     }
-}
-
-fn place_ty(function: &Function, place: &Place) -> MTy {
-    let mut ty = function.local(place.local).ty.clone();
-    for proj in &place.proj {
-        ty = match (proj, ty) {
-            (Proj::Field(i), MTy::Record { fields, .. }) => fields[*i as usize].clone(),
-            (Proj::Index(_), MTy::View(e) | MTy::Array(e, _)) => (*e).clone(),
-            (Proj::Deref, MTy::Ptr(e)) => (*e).clone(),
-            (Proj::Payload(v), MTy::Sum { variants, .. }) => variants[*v as usize].clone().unwrap_or(MTy::Void),
-            (_, other) => other,
-        };
-    }
-    ty
 }
 
 /// A float as `print` writes it (language §13.1): the fewest digits that read back to the same

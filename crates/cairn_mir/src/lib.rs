@@ -66,6 +66,22 @@ impl MTy {
             _ => None,
         }
     }
+
+    /// The type of what one projection reaches in a value of this type: a record's field, a
+    /// view's or array's element, a borrow's target, a sum variant's payload (`Void` for a variant
+    /// that carries none). `None` when the projection does not apply to the type, which is the
+    /// one fault `verify` rejects a place for.
+    pub fn project(&self, proj: &Proj) -> Option<MTy> {
+        match (proj, self) {
+            (Proj::Field(i), MTy::Record { fields, .. }) => fields.get(*i as usize).cloned(),
+            (Proj::Index(_), MTy::View(e) | MTy::Array(e, _)) => Some((**e).clone()),
+            (Proj::Deref, MTy::Ptr(e)) => Some((**e).clone()),
+            (Proj::Payload(v), MTy::Sum { variants, .. }) => {
+                variants.get(*v as usize).map(|payload| payload.clone().unwrap_or(MTy::Void))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Index of a local in its function (parameters first).
@@ -334,6 +350,16 @@ impl Function {
         &self.locals[local.0 as usize]
     }
 
+    /// The type of a place: its local's type narrowed by each projection in turn
+    /// (`MTy::project`). `None` when the place does not fit the function (a local it lacks, a
+    /// projection that does not apply), which never happens in a verified function.
+    ///
+    /// Invariant: this is the one definition of a place's type; codegen, the evaluator, the SMT
+    /// translation, the lowering and the verifier all read it rather than keeping their own.
+    pub fn place_ty(&self, place: &Place) -> Option<MTy> {
+        place_ty(&self.locals, place)
+    }
+
     pub fn block(&self, id: BlockId) -> &Block {
         &self.blocks[id.0 as usize]
     }
@@ -357,4 +383,11 @@ pub struct LowerError(pub String);
 pub struct Program {
     pub functions: Vec<Arc<Function>>,
     pub errors: Vec<(Arc<str>, LowerError)>,
+}
+
+/// `Function::place_ty` over the locals declared so far, for the lowering, which has no
+/// `Function` until it is done.
+fn place_ty(locals: &[LocalDecl], place: &Place) -> Option<MTy> {
+    let local = locals.get(place.local.0 as usize)?;
+    place.proj.iter().try_fold(local.ty.clone(), |ty, proj| ty.project(proj))
 }

@@ -413,19 +413,12 @@ impl Lower<'_> {
         &self.locals[local.0 as usize].ty
     }
 
-    /// The type of a place.
-    fn place_ty(&self, place: &Place) -> MTy {
-        let mut ty = self.local_ty(place.local).clone();
-        for proj in &place.proj {
-            ty = match (proj, ty) {
-                (Proj::Field(i), MTy::Record { fields, .. }) => fields[*i as usize].clone(),
-                (Proj::Index(_), MTy::View(e) | MTy::Array(e, _)) => (*e).clone(),
-                (Proj::Deref, MTy::Ptr(e)) => (*e).clone(),
-                (Proj::Payload(v), MTy::Sum { variants, .. }) => variants[*v as usize].clone().unwrap_or(MTy::Void),
-                (_, other) => other,
-            };
+    /// The type of a place built so far (`Function::place_ty` over the locals declared yet).
+    fn place_ty(&self, place: &Place) -> R<MTy> {
+        match crate::place_ty(&self.locals, place) {
+            Some(ty) => Ok(ty),
+            None => fail(format!("the place {place} does not fit its local's type")),
         }
-        ty
     }
 
     fn lookup(&self, name: &str) -> Option<Local> {
@@ -662,9 +655,9 @@ impl Lower<'_> {
         block: &HirBlock,
     ) -> R<()> {
         let place = self.place(iterable)?;
-        let elem_ty = self.place_ty(&place).element().cloned().unwrap_or(MTy::Void);
+        let elem_ty = self.place_ty(&place)?.element().cloned().unwrap_or(MTy::Void);
         let len = self.temp(MTy::usize());
-        let length = self.len_of(&place);
+        let length = self.len_of(&place)?;
         self.assign(Place::local(len), Rvalue::Use(length));
         let counter = self.temp(MTy::usize());
         self.assign(Place::local(counter), Rvalue::Use(lit_usize(0)));
@@ -779,7 +772,7 @@ impl Lower<'_> {
             None => self.assign(place, Rvalue::Use(rhs)),
             Some(op) => {
                 let current = Operand::Copy(place.clone());
-                let ty = self.place_ty(&place);
+                let ty = self.place_ty(&place)?;
                 let result = self.arith(op, ty, current, rhs, Some(target))?;
                 self.assign(place, Rvalue::Use(result));
             }
@@ -804,7 +797,7 @@ impl Lower<'_> {
             },
             Expr::Field { base, name } if self.is_value_path(*base) => {
                 let base_place = self.place(*base)?;
-                let index = self.field_index(&self.place_ty(&base_place), *base, name)?;
+                let index = self.field_index(&self.place_ty(&base_place)?, *base, name)?;
                 Ok(base_place.project(Proj::Field(index)))
             }
             Expr::Index { base, indices } => {
@@ -812,7 +805,7 @@ impl Lower<'_> {
                 let [index] = &indices[..] else { return fail("an index with several subscripts") };
                 let i = self.expr(*index)?;
                 let elided = self.index_proved(&base_place, *index);
-                let len = self.len_of(&base_place);
+                let len = self.len_of(&base_place)?;
                 self.guard(GuardKind::Bounds, Check::InBounds(i.clone(), len), Some(inner), elided);
                 Ok(base_place.project(Proj::Index(i)))
             }
@@ -850,9 +843,9 @@ impl Lower<'_> {
     }
 
     /// The length of a view or array place, as an operand.
-    fn len_of(&mut self, place: &Place) -> Operand {
-        match self.place_ty(place) {
-            MTy::Array(_, n) => lit_usize(n),
+    fn len_of(&mut self, place: &Place) -> R<Operand> {
+        match self.place_ty(place)? {
+            MTy::Array(_, n) => Ok(lit_usize(n)),
             _ => {
                 // A view parameter's length is its extent parameter (callers pass them together,
                 // held equal by the checker's extent identity and the part guards): reading the
@@ -861,9 +854,9 @@ impl Lower<'_> {
                     && let Some((_, extent)) = self.extents.iter().find(|(v, _)| *v == place.local)
                     && let Some(local) = self.lookup(extent)
                 {
-                    return copy(local);
+                    return Ok(copy(local));
                 }
-                self.value(MTy::usize(), Rvalue::Len(place.clone()))
+                Ok(self.value(MTy::usize(), Rvalue::Len(place.clone())))
             }
         }
     }
@@ -1022,7 +1015,7 @@ impl Lower<'_> {
             return Ok(value);
         }
         let base_place = self.place(base)?;
-        let index = self.field_index(&self.place_ty(&base_place), base, name)?;
+        let index = self.field_index(&self.place_ty(&base_place)?, base, name)?;
         Ok(Operand::Copy(base_place.project(Proj::Field(index))))
     }
 
@@ -1323,7 +1316,7 @@ impl Lower<'_> {
                 let base_place = self.operand_place(base_view, ty);
                 let lo = self.expr(lo)?;
                 let hi = self.expr(hi)?;
-                let len = self.len_of(&base_place);
+                let len = self.len_of(&base_place)?;
                 self.guard(GuardKind::Bounds, Check::PartInBounds(lo.clone(), hi.clone(), len), Some(inner), false);
                 let view = self.value(ty.clone(), Rvalue::View(base_place, Some((lo.clone(), hi.clone()))));
                 Ok((view, Some((lo, hi))))
@@ -1331,7 +1324,7 @@ impl Lower<'_> {
             Expr::Literal(Literal::String(bytes)) => Ok((Operand::Const(Const::Str(bytes)), None)),
             _ => {
                 let place = self.place(inner)?;
-                match self.place_ty(&place) {
+                match self.place_ty(&place)? {
                     MTy::View(_) => Ok((Operand::Copy(place), None)),
                     _ => Ok((self.value(ty.clone(), Rvalue::View(place, None)), None)),
                 }
@@ -1397,7 +1390,7 @@ impl Lower<'_> {
                     return Ok(lit_usize(bytes.len() as u64));
                 }
                 let place = self.place(arg)?;
-                Ok(self.len_of(&place))
+                self.len_of(&place)
             }
             B::Print | B::Println | B::Eprint | B::Eprintln => {
                 let mut printed = Vec::new();

@@ -122,20 +122,17 @@ fn check_place(function: &Function, place: &Place) -> Result<(), String> {
     let Some(local) = function.locals.get(place.local.0 as usize) else {
         return Err(format!("{}: the local _{} does not exist", function.name, place.local.0));
     };
+    // The walk is `Function::place_ty`'s, one projection at a time, so that the first projection
+    // that does not apply is named and every index operand is checked on the way.
     let mut ty = local.ty.clone();
     for proj in &place.proj {
-        ty = match (proj, &ty) {
-            (Proj::Field(i), MTy::Record { fields, .. }) if (*i as usize) < fields.len() => fields[*i as usize].clone(),
-            (Proj::Index(i), MTy::View(e) | MTy::Array(e, _)) => {
-                check_operand(function, i)?;
-                (**e).clone()
-            }
-            (Proj::Deref, MTy::Ptr(e)) => (**e).clone(),
-            (Proj::Payload(v), MTy::Sum { variants, .. }) if (*v as usize) < variants.len() => {
-                variants[*v as usize].clone().unwrap_or(MTy::Void)
-            }
-            (proj, ty) => return Err(format!("{}: {place}: {proj:?} does not apply to {ty}", function.name)),
+        let Some(next) = ty.project(proj) else {
+            return Err(format!("{}: {place}: {proj:?} does not apply to {ty}", function.name));
         };
+        if let Proj::Index(i) = proj {
+            check_operand(function, i)?;
+        }
+        ty = next;
     }
     Ok(())
 }

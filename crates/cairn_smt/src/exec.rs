@@ -330,7 +330,9 @@ impl<'f> Exec<'f> {
     fn inst(&mut self, frame: &Frame<'f>, inst: &Inst, mut state: State) -> R<Vec<State>> {
         match inst {
             Inst::Assign(place, value) => {
-                let ty = place_ty(frame.function, place)?;
+                let Some(ty) = frame.function.place_ty(place) else {
+                    return unsupported("a place whose type does not match its path");
+                };
                 let value = self.rvalue(frame, &mut state, value, &ty)?;
                 self.write(frame, &mut state, place, value)?;
                 Ok(vec![state])
@@ -756,24 +758,6 @@ fn cast(to: &MTy, a: SV) -> R<SV> {
         })?,
         (other, _) => other,
     })
-}
-
-/// The type of a place.
-pub fn place_ty(function: &Function, place: &Place) -> R<MTy> {
-    let mut ty = function.local(place.local).ty.clone();
-    for proj in &place.proj {
-        ty = match (proj, &ty) {
-            (Proj::Field(i), MTy::Record { fields, .. }) => fields[*i as usize].clone(),
-            (Proj::Index(_), MTy::View(e) | MTy::Array(e, _)) => (**e).clone(),
-            (Proj::Deref, MTy::Ptr(inner)) => (**inner).clone(),
-            (Proj::Payload(i), MTy::Sum { variants, .. }) => match &variants[*i as usize] {
-                Some(t) => t.clone(),
-                None => return unsupported("a payload of a variant without one"),
-            },
-            _ => return unsupported("a place whose type does not match its path"),
-        };
-    }
-    Ok(ty)
 }
 
 fn successors(function: &Function) -> Vec<Vec<usize>> {

@@ -29,8 +29,6 @@ use z3::{Model, Params, SatResult, Solver};
 use exec::{Exec, Limits, Run, State};
 use value::{SV, has_nan, same, sort_of, usize_const};
 
-pub use exec::place_ty;
-
 /// How hard to try.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {

@@ -1,0 +1,300 @@
+//! Guards: each non-elided guard (every guard under `keep_guards`) computes its check and
+//! branches to a cold trap block that calls a `noreturn` runtime function with the guard's
+//! message (or, where the target has no runtime, `llvm.trap`), so a failing guard traps before
+//! the operation it protects. Also the messages
+//! (`<kind> guard failed at FILE:LINE:COLUMN`, `assertion failed at FILE:LINE`) and the range
+//! checks of conversions (`fits_failed`).
+//!
+//! Invariant: a guard's code reads its operands but writes nothing the program sees; the only
+//! state it leaves is the overflow result (`FnGen::overflow`) that the guarded operation reuses,
+//! and the guard counters of the receipt.
+
+use cairn_mir::{Anchor, BinOp, Check, Const, FloatTy, Guard, GuardKind, MTy, Operand};
+use inkwell::intrinsics::Intrinsic;
+use inkwell::values::{BasicValueEnum, IntValue, PointerValue, ValueKind};
+use inkwell::{FloatPredicate, IntPredicate};
+
+use crate::function::FnGen;
+use crate::module::G;
+use crate::target::Trap;
+
+impl<'ctx> FnGen<'_, 'ctx, '_> {
+    /// A guard: its check, and a branch to a trap block when the check fails (nothing for an
+    /// elided guard unless every guard is kept).
+    pub(crate) fn guard(&mut self, guard: &Guard) -> G<()> {
+        if guard.elided && !self.cx.options.keep_guards {
+            self.cx.guards_elided += 1;
+            return Ok(());
+        }
+        self.cx.guards_emitted += 1;
+        let message = self.site_text(guard);
+        let text = self.cx.bytes(message.as_bytes());
+        let trap = self.cx.rt("cairn_rt_trap");
+        let plain = |cg: &mut Self| -> G<()> {
+            cg.cx.builder.build_call(trap, &[text.into()], "")?;
+            Ok(())
+        };
+        match &guard.check {
+            Check::NoOverflow(BinOp::Mul, ty, a, b)
+                if !ty.signed()
+                    && (matches!(b, Operand::Const(Const::Int(c, _)) if *c > 1)
+                        || matches!(a, Operand::Const(Const::Int(c, _)) if *c > 1)) =>
+            {
+                // `x * c` overflows exactly when `x > MAX / c`: a compare, and the multiply after it
+                // can be a plain (no-unsigned-wrap) one, which LLVM turns into shifts and adds.
+                let (variable, c) = match (a, b) {
+                    (_, Operand::Const(Const::Int(c, _))) => (a, *c),
+                    (Operand::Const(Const::Int(c, _)), _) => (b, *c),
+                    _ => unreachable!("matched above"),
+                };
+                let x = self.operand(variable)?.into_int_value();
+                let max = if ty.bits() == 64 { u64::MAX } else { (1u64 << ty.bits()) - 1 };
+                let limit = x.get_type().const_int(max / (c as u64), false);
+                let failed = self.cx.builder.build_int_compare(IntPredicate::UGT, x, limit, "too_big")?;
+                self.trap_if(failed, plain)?;
+                let c = x.get_type().const_int(c as u64, false);
+                let value = self.cx.builder.build_int_nuw_mul(x, c, "mul")?;
+                self.overflow = Some((BinOp::Mul, a.clone(), b.clone(), value));
+                Ok(())
+            }
+            Check::NoOverflow(op, ty, a, b) => {
+                let x = self.operand(a)?;
+                let y = self.operand(b)?;
+                let name = match (op, ty.signed()) {
+                    (BinOp::Add, true) => "llvm.sadd.with.overflow",
+                    (BinOp::Add, false) => "llvm.uadd.with.overflow",
+                    (BinOp::Sub, true) => "llvm.ssub.with.overflow",
+                    (BinOp::Sub, false) => "llvm.usub.with.overflow",
+                    (BinOp::Mul, true) => "llvm.smul.with.overflow",
+                    _ => "llvm.umul.with.overflow",
+                };
+                let intrinsic = Intrinsic::find(name).expect("an overflow intrinsic");
+                let declaration =
+                    intrinsic.get_declaration(&self.cx.module, &[x.get_type()]).expect("the intrinsic's declaration");
+                let call = self.cx.builder.build_call(declaration, &[x.into(), y.into()], "checked")?;
+                let ValueKind::Basic(pair) = call.try_as_basic_value() else { unreachable!("a pair") };
+                let pair = pair.into_struct_value();
+                let value = self.cx.builder.build_extract_value(pair, 0, "value")?.into_int_value();
+                let overflow = self.cx.builder.build_extract_value(pair, 1, "overflow")?.into_int_value();
+                self.trap_if(overflow, plain)?;
+                self.overflow = Some((*op, a.clone(), b.clone(), value));
+                Ok(())
+            }
+            Check::NegNoOverflow(ty, a) => {
+                let x = self.operand(a)?.into_int_value();
+                let failed = if ty.signed() {
+                    let min = x.get_type().const_int(1u64 << (ty.bits() - 1), false);
+                    self.cx.builder.build_int_compare(IntPredicate::EQ, x, min, "min")?
+                } else {
+                    self.cx.builder.build_int_compare(IntPredicate::NE, x, x.get_type().const_zero(), "nonzero")?
+                };
+                self.trap_if(failed, plain)
+            }
+            Check::Division(ty, a, b) => {
+                let x = self.operand(a)?.into_int_value();
+                let y = self.operand(b)?.into_int_value();
+                let zero = self.cx.builder.build_int_compare(IntPredicate::EQ, y, y.get_type().const_zero(), "zero")?;
+                let failed = if ty.signed() {
+                    let min = x.get_type().const_int(1u64 << (ty.bits() - 1), false);
+                    let is_min = self.cx.builder.build_int_compare(IntPredicate::EQ, x, min, "min")?;
+                    let minus_one =
+                        self.cx.builder.build_int_compare(IntPredicate::EQ, y, y.get_type().const_all_ones(), "m1")?;
+                    let both = self.cx.builder.build_and(is_min, minus_one, "both")?;
+                    self.cx.builder.build_or(zero, both, "failed")?
+                } else {
+                    zero
+                };
+                self.trap_if(failed, plain)
+            }
+            Check::Fits(from, to, a) => {
+                let x = self.operand(a)?;
+                let failed = self.fits_failed(from, to, x)?;
+                self.trap_if(failed, plain)
+            }
+            Check::ShiftCount(ty, k) => {
+                let k = self.operand(k)?.into_int_value();
+                let bits = k.get_type().const_int(u64::from(ty.bits()), false);
+                let failed = self.cx.builder.build_int_compare(IntPredicate::UGE, k, bits, "wide")?;
+                self.trap_if(failed, plain)
+            }
+            Check::InBounds(i, n) => {
+                let i = self.operand(i)?.into_int_value();
+                let n = self.operand(n)?.into_int_value();
+                let failed = self.cx.builder.build_int_compare(IntPredicate::UGE, i, n, "out")?;
+                self.trap_if(failed, plain)
+            }
+            Check::PartInBounds(lo, hi, n) => {
+                let lo = self.operand(lo)?.into_int_value();
+                let hi = self.operand(hi)?.into_int_value();
+                let n = self.operand(n)?.into_int_value();
+                let reversed = self.cx.builder.build_int_compare(IntPredicate::UGT, lo, hi, "reversed")?;
+                let beyond = self.cx.builder.build_int_compare(IntPredicate::UGT, hi, n, "beyond")?;
+                let failed = self.cx.builder.build_or(reversed, beyond, "failed")?;
+                self.trap_if(failed, plain)
+            }
+            Check::PartLength(lo, hi, n) => {
+                let lo = self.operand(lo)?.into_int_value();
+                let hi = self.operand(hi)?.into_int_value();
+                let n = self.operand(n)?.into_int_value();
+                let length = self.cx.builder.build_int_sub(hi, lo, "length")?;
+                let failed = self.cx.builder.build_int_compare(IntPredicate::NE, length, n, "wrong")?;
+                self.trap_if(failed, plain)
+            }
+            Check::Unreachable => {
+                self.trap(plain)?;
+                // The block's own terminator (unreachable) follows.
+                Ok(())
+            }
+            Check::Assert(c, why) => {
+                let c = self.operand(c)?.into_int_value();
+                let failed = self.cx.builder.build_not(c, "failed")?;
+                let (why_ptr, why_len) = self.message(why.as_deref());
+                let function = self.cx.rt("cairn_rt_assert_failed");
+                self.trap_if(failed, |cg| {
+                    cg.cx.builder.build_call(function, &[text.into(), why_ptr.into(), why_len.into()], "")?;
+                    Ok(())
+                })
+            }
+            Check::AssertEq(ty, a, b, why) => {
+                let x = self.operand(a)?;
+                let y = self.operand(b)?;
+                let equal = self.binary_values_equal(ty, x, y)?;
+                let failed = self.cx.builder.build_not(equal, "failed")?;
+                let (why_ptr, why_len) = self.message(why.as_deref());
+                let i64t = self.cx.ctx.i64_type();
+                let i32t = self.cx.ctx.i32_type();
+                let (function, x, y): (&str, BasicValueEnum, BasicValueEnum) = match ty {
+                    MTy::Int(i) if i.signed() => (
+                        "cairn_rt_assert_eq_i64",
+                        self.cx.builder.build_int_s_extend_or_bit_cast(x.into_int_value(), i64t, "x")?.into(),
+                        self.cx.builder.build_int_s_extend_or_bit_cast(y.into_int_value(), i64t, "y")?.into(),
+                    ),
+                    MTy::Int(_) => (
+                        "cairn_rt_assert_eq_u64",
+                        self.cx.builder.build_int_z_extend_or_bit_cast(x.into_int_value(), i64t, "x")?.into(),
+                        self.cx.builder.build_int_z_extend_or_bit_cast(y.into_int_value(), i64t, "y")?.into(),
+                    ),
+                    MTy::Float(FloatTy::F32) => ("cairn_rt_assert_eq_f32", x, y),
+                    MTy::Float(FloatTy::F64) => ("cairn_rt_assert_eq_f64", x, y),
+                    _ => (
+                        "cairn_rt_assert_eq_bool",
+                        self.cx.builder.build_int_z_extend(x.into_int_value(), i32t, "x")?.into(),
+                        self.cx.builder.build_int_z_extend(y.into_int_value(), i32t, "y")?.into(),
+                    ),
+                };
+                let function = self.cx.rt(function);
+                self.trap_if(failed, |cg| {
+                    cg.cx.builder.build_call(
+                        function,
+                        &[text.into(), why_ptr.into(), why_len.into(), x.into(), y.into()],
+                        "",
+                    )?;
+                    Ok(())
+                })
+            }
+        }
+    }
+
+    /// The message a failing guard writes: `<kind> guard failed at FILE:LINE:COLUMN`.
+    fn site_text(&self, guard: &Guard) -> String {
+        let site = (self.cx.site)(self.mir, guard.at.map(Anchor::Expr));
+        match guard.kind {
+            GuardKind::Assert => match site.file {
+                Some(file) => format!("assertion failed at {file}:{}", site.line),
+                None => format!("assertion failed in {}", self.mir.name),
+            },
+            kind => match site.file {
+                Some(file) => format!("{} guard failed at {file}:{}:{}", kind.name(), site.line, site.column),
+                None => format!("{} guard failed in {}", kind.name(), self.mir.name),
+            },
+        }
+    }
+
+    /// Branches to a trap block when `failed` holds; continues in a fresh block.
+    fn trap_if(&mut self, failed: IntValue<'ctx>, call: impl FnOnce(&mut Self) -> G<()>) -> G<()> {
+        let trap = self.cx.ctx.append_basic_block(self.function, "trap");
+        let cont = self.cx.ctx.append_basic_block(self.function, "ok");
+        self.cx.builder.build_conditional_branch(failed, trap, cont)?;
+        self.cx.builder.position_at_end(trap);
+        self.trap(call)?;
+        self.cx.builder.build_unreachable()?;
+        self.cx.builder.position_at_end(cont);
+        Ok(())
+    }
+
+    /// Stops the program where the builder stands: with the runtime call `report` builds where
+    /// the target has the runtime, else with `llvm.trap`.
+    fn trap(&mut self, report: impl FnOnce(&mut Self) -> G<()>) -> G<()> {
+        match self.cx.info.trap {
+            Trap::Runtime => report(self),
+            Trap::Intrinsic => {
+                let intrinsic = Intrinsic::find("llvm.trap").expect("the trap intrinsic");
+                let declaration = intrinsic.get_declaration(&self.cx.module, &[]).expect("the intrinsic's declaration");
+                self.cx.builder.build_call(declaration, &[], "")?;
+                Ok(())
+            }
+        }
+    }
+
+    fn message(&mut self, why: Option<&[u8]>) -> (PointerValue<'ctx>, IntValue<'ctx>) {
+        match why {
+            Some(bytes) => (self.cx.bytes(bytes), self.cx.ctx.i64_type().const_int(bytes.len() as u64, false)),
+            None => (self.cx.ptr().const_null(), self.cx.ctx.i64_type().const_zero()),
+        }
+    }
+
+    fn binary_values_equal(&mut self, ty: &MTy, x: BasicValueEnum<'ctx>, y: BasicValueEnum<'ctx>) -> G<IntValue<'ctx>> {
+        match ty {
+            MTy::Float(_) => Ok(self.cx.builder.build_float_compare(
+                FloatPredicate::OEQ,
+                x.into_float_value(),
+                y.into_float_value(),
+                "eq",
+            )?),
+            _ => {
+                Ok(self.cx.builder.build_int_compare(IntPredicate::EQ, x.into_int_value(), y.into_int_value(), "eq")?)
+            }
+        }
+    }
+
+    /// True (an `i1`) when `x` of type `from` does not fit `to`.
+    fn fits_failed(&mut self, from: &MTy, to: &MTy, x: BasicValueEnum<'ctx>) -> G<IntValue<'ctx>> {
+        let MTy::Int(target) = to else { return Ok(self.cx.ctx.bool_type().const_zero()) };
+        let (lo, hi) = target.range();
+        match from {
+            MTy::Int(source) => {
+                let x = x.into_int_value();
+                let (slo, shi) = source.range();
+                let ty = x.get_type();
+                let mut failed = self.cx.ctx.bool_type().const_zero();
+                if lo > slo {
+                    // Below the target's minimum (only possible from a signed source).
+                    let bound = ty.const_int(lo as u64, true);
+                    let below = self.cx.builder.build_int_compare(IntPredicate::SLT, x, bound, "below")?;
+                    failed = self.cx.builder.build_or(failed, below, "failed")?;
+                }
+                if hi < shi {
+                    let bound = ty.const_int(hi as u64, false);
+                    let predicate = if source.signed() { IntPredicate::SGT } else { IntPredicate::UGT };
+                    let above = self.cx.builder.build_int_compare(predicate, x, bound, "above")?;
+                    failed = self.cx.builder.build_or(failed, above, "failed")?;
+                }
+                Ok(failed)
+            }
+            MTy::Float(_) => {
+                // Truncate toward zero, then compare with the exact powers of two around the
+                // range; NaN compares unordered and fails.
+                let x = x.into_float_value();
+                let truncated = self.float_intrinsic("llvm.trunc", x.into())?.into_float_value();
+                let ty = x.get_type();
+                let low = ty.const_float(lo as f64);
+                let high = ty.const_float((hi as f64) + 1.0);
+                let ok_low = self.cx.builder.build_float_compare(FloatPredicate::OGE, truncated, low, "ge")?;
+                let ok_high = self.cx.builder.build_float_compare(FloatPredicate::OLT, truncated, high, "lt")?;
+                let ok = self.cx.builder.build_and(ok_low, ok_high, "ok")?;
+                Ok(self.cx.builder.build_not(ok, "failed")?)
+            }
+            _ => Ok(self.cx.ctx.bool_type().const_zero()),
+        }
+    }
+}
