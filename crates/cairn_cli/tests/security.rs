@@ -251,7 +251,11 @@ fn a_linked_source_or_state_directory_is_refused_with_a_code() {
 fn the_cli_reads_an_interrupted_write_back_as_recovery_will_leave_it() {
     let scratch = Scratch::new("pending");
     let edited = PROGRAM.replace("return x * 2;", "return x * 3;");
-    std::fs::write(scratch.project().join("cairn.toml"), "[project]\nname = \"p\"\nsources = [\"a.cairn\", \"b.cairn\"]\n[build]\nkind = \"exe\"\n").expect("manifest");
+    std::fs::write(
+        scratch.project().join("cairn.toml"),
+        "[project]\nname = \"p\"\nsources = [\"a.cairn\", \"b.cairn\"]\n[build]\nkind = \"exe\"\n",
+    )
+    .expect("manifest");
     std::fs::write(scratch.project().join("a.cairn"), PROGRAM).expect("write");
     std::fs::write(scratch.project().join("b.cairn"), "fn other() -> u32 { return 1; }\n").expect("write");
     // A real write-back of two files, interrupted after the first swap (this process stands in
@@ -562,7 +566,8 @@ fn paths_that_leave_the_server_directory_are_refused() {
 fn a_linked_manifest_inside_a_project_directory_is_refused() {
     let scratch = Scratch::new("linked-manifest");
     std::fs::create_dir_all(scratch.outside().join("proj")).expect("dir");
-    std::fs::write(scratch.outside().join("proj/cairn.toml"), "[project]\nname = \"p\"\nsources = [\"p.cairn\"]\n").expect("w");
+    std::fs::write(scratch.outside().join("proj/cairn.toml"), "[project]\nname = \"p\"\nsources = [\"p.cairn\"]\n")
+        .expect("w");
     std::fs::write(scratch.outside().join("proj/p.cairn"), PROGRAM).expect("w");
     std::fs::create_dir_all(scratch.project().join("proj")).expect("dir");
     symlink(scratch.outside().join("proj/cairn.toml"), scratch.project().join("proj/cairn.toml")).expect("link");
@@ -572,7 +577,11 @@ fn a_linked_manifest_inside_a_project_directory_is_refused() {
     assert!(error && record["code"] == "E-PROJECT-OR-ENVIRONMENT", "{record}");
     let check = Command::new(CAIRN).args(["check", "proj", "--format", "json"]).current_dir(scratch.project()).output();
     assert_eq!(check.expect("check").status.code(), Some(2));
-    assert_eq!(std::fs::read_dir(scratch.outside().join("proj")).expect("dir").count(), before, "no .cairn made outside");
+    assert_eq!(
+        std::fs::read_dir(scratch.outside().join("proj")).expect("dir").count(),
+        before,
+        "no .cairn made outside"
+    );
 }
 
 #[test]

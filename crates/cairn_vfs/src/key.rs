@@ -84,7 +84,9 @@ fn load_or_create() -> Result<[u8; 32], String> {
             .open(&path)
         {
             Ok(mut file) => {
-                file.write_all(&key).and_then(|_| file.sync_all()).map_err(|e| format!("cannot write the journal key: {e}"))?;
+                file.write_all(&key)
+                    .and_then(|_| file.sync_all())
+                    .map_err(|e| format!("cannot write the journal key: {e}"))?;
                 return Ok(key);
             }
             // Another process made it first: read theirs.

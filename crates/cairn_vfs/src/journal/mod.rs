@@ -176,7 +176,10 @@ struct Open {
 enum Plan {
     Complete,
     /// Indices of files to put back, and of files at neither content.
-    RollBack { restore: Vec<usize>, foreign: Vec<usize> },
+    RollBack {
+        restore: Vec<usize>,
+        foreign: Vec<usize>,
+    },
 }
 
 impl Journal {
@@ -249,7 +252,8 @@ impl Journal {
                     let _ = dir.remove(&staged_name(name));
                 }
             }
-            let names = |indices: &[usize]| -> Vec<String> { indices.iter().map(|&i| entry.files[i].name.clone()).collect() };
+            let names =
+                |indices: &[usize]| -> Vec<String> { indices.iter().map(|&i| entry.files[i].name.clone()).collect() };
             let recovered = match plan(&entry, &current_digests(open, &entry, &HashMap::new())) {
                 Plan::Complete => {
                     mark(open, entry.seq, "committed")?;
@@ -264,8 +268,14 @@ impl Journal {
                         let mut staged = stage(dir, name, &kept(open, &entry, i)?, mode)?;
                         // Put back only what still holds the interrupted write's content: a
                         // save made meanwhile is kept (and reported as foreign).
-                        match swap_in(open, &mut staged, &Expect::Digest(&file.after_sha256), None, &self.hooks, &file.name)
-                        {
+                        match swap_in(
+                            open,
+                            &mut staged,
+                            &Expect::Digest(&file.after_sha256),
+                            None,
+                            &self.hooks,
+                            &file.name,
+                        ) {
                             Ok(()) => restored.push(i),
                             Err(WriteError::Conflict(_)) => foreign.push(i),
                             Err(error) => {

@@ -139,7 +139,9 @@ pub(super) fn swap_out(staged: &mut Staged, old: &[u8]) -> bool {
         return true;
     }
     let ours = match staged.dir.read_regular_stat(&staged.name, FILE_BYTES) {
-        Ok((bytes, stat)) => stat.ino == staged.staged_stat.ino && stat.dev == staged.staged_stat.dev && bytes == staged.new,
+        Ok((bytes, stat)) => {
+            stat.ino == staged.staged_stat.ino && stat.dev == staged.staged_stat.dev && bytes == staged.new
+        }
         Err(_) => false,
     };
     if !ours {
@@ -168,7 +170,15 @@ pub(super) fn staged_name(name: &str) -> String {
 /// Keeps a file's content before entry `seq` writes it: a hard link to the file itself (the swap
 /// then moves the file's name away, so the link alone holds that content), or a copy where the
 /// file system cannot link. Returns whether it is a link.
-pub(super) fn keep(open: &Open, seq: u64, index: usize, dir: &Dir, name: &str, stat: &Stat, before: &[u8]) -> Result<bool, WriteError> {
+pub(super) fn keep(
+    open: &Open,
+    seq: u64,
+    index: usize,
+    dir: &Dir,
+    name: &str,
+    stat: &Stat,
+    before: &[u8],
+) -> Result<bool, WriteError> {
     let kept = kept_name(seq, index);
     let _ = open.entries.remove(&kept);
     let linked = dir.link(name, &open.entries, &kept).is_ok()

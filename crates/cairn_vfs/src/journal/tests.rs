@@ -432,7 +432,12 @@ fn an_entry_not_sealed_by_this_user_is_quarantined_and_never_read() {
     // recovery would "roll back" the file to the repository's text.
     let (dir, journal) = project();
     fs::write(dir.path().join("a.cairn"), "fn a() { benign(); }\n").unwrap();
-    plant_unsealed(dir.path(), 1, &[("a.cairn", "fn a() { evil(); }\n", "fn a() { benign(); }\n"), ("src/b.cairn", "x", "y")], None);
+    plant_unsealed(
+        dir.path(),
+        1,
+        &[("a.cairn", "fn a() { evil(); }\n", "fn a() { benign(); }\n"), ("src/b.cairn", "x", "y")],
+        None,
+    );
     assert_eq!(journal.pending_view().unwrap(), vec![], "the view never reads it");
     let recovered = journal.recover().unwrap();
     assert!(matches!(&recovered[0].outcome, Outcome::Quarantined(why) if why.contains("seal")), "{recovered:?}");
@@ -489,7 +494,12 @@ fn a_save_after_the_first_swap_of_two_is_kept_when_the_second_conflicts() {
 #[test]
 fn recovery_keeps_a_save_made_while_it_runs() {
     let (dir, journal) = project();
-    plant_entry(dir.path(), 1, &[("a.cairn", "fn a() {}\n", "new a\n"), ("src/b.cairn", "fn b() {}\n", "new b\n")], None);
+    plant_entry(
+        dir.path(),
+        1,
+        &[("a.cairn", "fn a() {}\n", "new a\n"), ("src/b.cairn", "fn b() {}\n", "new b\n")],
+        None,
+    );
     fs::write(dir.path().join("a.cairn"), "new a\n").unwrap();
     let path = dir.path().join("a.cairn");
     let journal = journal.with_hook(Arc::new(move |at: &str| {
@@ -522,6 +532,8 @@ fn an_exhausted_sequence_is_an_error_not_an_overflow() {
     fs::write(entries_dir(dir.path()).join("999999999999.write.json"), "{}").unwrap();
     fs::write(entries_dir(dir.path()).join("999999999999.quarantined"), "").unwrap();
     fs::write(entries_dir(dir.path()).join("18446744073709551615.write.json"), "{}").unwrap();
-    assert!(matches!(journal.write(&[change("a.cairn", "fn a() {}\n", "b\n")]), Err(WriteError::Io(why)) if why.contains("exhausted")));
+    assert!(
+        matches!(journal.write(&[change("a.cairn", "fn a() {}\n", "b\n")]), Err(WriteError::Io(why)) if why.contains("exhausted"))
+    );
     assert_eq!(read(&dir.path().join("a.cairn")), "fn a() {}\n");
 }
