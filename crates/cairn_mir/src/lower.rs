@@ -14,18 +14,20 @@
 //! extent implies (the part's own guard covers it), and the entry checks of parameters (a view or
 //! tag a CAIRN caller passes is valid by construction).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_hir::Db;
 use cairn_hir::body::{
-    Arm, BinaryOp, Block as HirBlock, Body, Else, Expr, ExprId, Literal, Stmt, StmtId, UnaryOp, fn_body,
+    Arm, BinaryOp, BinderId, Block as HirBlock, Body, Else, Expr, ExprId, Literal, Stmt, StmtId, UnaryOp, fn_body,
 };
 use cairn_hir::builtins::Builtin;
-use cairn_hir::check::{CallTarget, FnCheck, check_fn};
+use cairn_hir::check::{CallTarget, FnCheck, Resolution, check_fn};
 use cairn_hir::consts::{ConstValue, Value};
 use cairn_hir::decl::{TypeCtx, fields_of, resolve_type, variants_of};
 use cairn_hir::input::{Item, ItemKind, Program as ProgramInput};
-use cairn_hir::scope::{Lookup, Resolver};
+use cairn_hir::scope::Resolver;
+use cairn_hir::scopes::LocalRef;
 use cairn_hir::signature::fn_signature;
 use cairn_hir::types::{Extent, FloatTy, IntTy, Ty};
 
@@ -130,7 +132,7 @@ fn lower_function(db: &dyn Db, item: Item) -> R<Function> {
         blocks: vec![Open::new()],
         anchor: None,
         current: BlockId(0),
-        names: Vec::new(),
+        bindings: HashMap::new(),
         loops: Vec::new(),
         facts: Vec::new(),
         extents: Vec::new(),
@@ -139,18 +141,20 @@ fn lower_function(db: &dyn Db, item: Item) -> R<Function> {
     };
     // Every parameter is a local before anything else, in order (the ABI reads them so).
     let mut param_locals = Vec::with_capacity(signature.params.len());
-    for param in signature.params.iter() {
+    for (i, param) in signature.params.iter().enumerate() {
         let ty = mty(db, &param.ty);
         let local = lower.new_local(Some(param.name.clone()), ty);
-        lower.names.push((param.name.clone(), local));
+        lower.bindings.insert(LocalRef::Param(i as u32), local);
         param_locals.push(local);
     }
     for (param, &local) in signature.params.iter().zip(&param_locals) {
         let ty = lower.local_ty(local).clone();
         match &param.ty {
             Ty::View(view) => {
-                if let Extent::Name(extent) = &view.extent {
-                    lower.extents.push((local, extent.clone()));
+                if let Extent::Name(extent) = &view.extent
+                    && let Some(i) = signature.params.iter().position(|p| &p.name == extent)
+                {
+                    lower.extents.push((local, param_locals[i]));
                 }
                 lower.guard(GuardKind::ViewEntry, Check::InBounds(lit_usize(0), lit_usize(1)), None, true);
             }
@@ -292,14 +296,15 @@ struct Lower<'db> {
     locals: Vec<LocalDecl>,
     blocks: Vec<Open>,
     current: BlockId,
-    /// Names in scope, innermost last.
-    names: Vec<(Arc<str>, Local)>,
+    /// The MIR local of each parameter and binder (the body's scopes say which one a name
+    /// means, through the check's resolutions).
+    bindings: HashMap<LocalRef, Local>,
     /// Enclosing loops: (continue target, break target).
     loops: Vec<(BlockId, BlockId)>,
     /// Facts for elision: `binder < bound` while the loop runs.
     facts: Vec<(Local, Bound)>,
-    /// View parameters whose extent is a named `usize` parameter.
-    extents: Vec<(Local, Arc<str>)>,
+    /// View parameters whose extent is a `usize` parameter: (view, extent).
+    extents: Vec<(Local, Local)>,
     ret: MTy,
     ret_ty: Ty,
     /// The statement being lowered (what its instructions are attributed to).
@@ -309,8 +314,8 @@ struct Lower<'db> {
 /// What a loop binder stays below.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Bound {
-    /// A named immutable `usize` (a parameter or `let`).
-    Name(Arc<str>),
+    /// An immutable `usize` local (a parameter or `let`).
+    Name(Local),
     /// `len` of a view or array local.
     Len(Local),
     /// A literal.
@@ -421,23 +426,24 @@ impl Lower<'_> {
         }
     }
 
-    fn lookup(&self, name: &str) -> Option<Local> {
-        self.names.iter().rev().find(|(n, _)| &**n == name).map(|(_, l)| *l)
+    /// The local a name expression means, as the checker resolved it.
+    fn local_of(&self, e: ExprId) -> Option<Local> {
+        match self.check.resolution(self.body.unparen(e)) {
+            Resolution::Local(local) => self.bindings.get(&local).copied(),
+            _ => None,
+        }
     }
 
-    fn bind(&mut self, name: &Arc<str>, local: Local) {
-        if &**name != "_" {
-            self.names.push((name.clone(), local));
-        }
+    fn bind(&mut self, binder: BinderId, local: Local) {
+        self.bindings.insert(LocalRef::Binder(binder), local);
     }
 
     // ----- statements ------------------------------------------------------------------------
 
     fn scoped_block(&mut self, block: &HirBlock) -> R<()> {
-        let mark = (self.names.len(), self.facts.len());
+        let mark = self.facts.len();
         let result = self.block(block);
-        self.names.truncate(mark.0);
-        self.facts.truncate(mark.1);
+        self.facts.truncate(mark);
         result
     }
 
@@ -468,10 +474,8 @@ impl Lower<'_> {
                 }
                 let local = self.new_local(Some(name.clone()), ty);
                 self.assign(Place::local(local), Rvalue::Use(value));
-                self.bind(&name, local);
-                if !mutable && matches!(self.local_ty(local), MTy::Int(IntTy::Usize)) {
-                    // An immutable usize can bound a loop binder (`let n = len(v);`).
-                }
+                self.bind(*binder, local);
+                let _ = mutable;
                 Ok(())
             }
             Stmt::Assign { target, op, value } => self.assignment(*target, *op, *value),
@@ -529,7 +533,7 @@ impl Lower<'_> {
                 let ty = MTy::Array(Arc::new(mty(self.db, &element)), count);
                 let local = self.new_local(Some(name.clone()), ty);
                 self.assign(Place::local(local), Rvalue::Zeroed);
-                self.bind(&name, local);
+                self.bind(*binder, local);
                 Ok(())
             }
         }
@@ -539,7 +543,7 @@ impl Lower<'_> {
     fn static_count(&self, e: ExprId) -> R<u64> {
         match self.body.expr(self.body.unparen(e)) {
             Expr::Literal(Literal::Int { value: Some(v), .. }) => Ok(*v as u64),
-            Expr::Name(name) => match cairn_hir::consts::integer_constant(self.db, &self.module, name) {
+            Expr::Name(name) => match self.integer_constant(e) {
                 Some(v) => Ok(v),
                 None => fail(format!("{name} is not a constant capacity")),
             },
@@ -603,8 +607,8 @@ impl Lower<'_> {
         let more = self.value(MTy::Bool, Rvalue::Binary(BinOp::Lt, copy(counter), copy(hi_local)));
         self.terminate(Terminator::Branch(more, inside, exit));
         self.switch_to(inside);
-        let mark = (self.names.len(), self.facts.len());
-        self.bind(&name, counter);
+        let mark = self.facts.len();
+        self.bind(binder, counter);
         if let Some(bound) = bound {
             self.facts.push((counter, bound));
         }
@@ -615,23 +619,21 @@ impl Lower<'_> {
     fn bound_of(&self, hi: ExprId) -> Option<Bound> {
         match self.body.expr(self.body.unparen(hi)) {
             Expr::Literal(Literal::Int { value: Some(v), .. }) => Some(Bound::Literal(*v as u64)),
-            Expr::Name(name) => {
-                if self.lookup(name).is_some() {
-                    // Only immutable names: a parameter or a `let` (loop binders are immutable
-                    // too). A `let mut` can change, so it bounds nothing.
-                    let local = self.lookup(name)?;
-                    let mutable = self.is_mutable_binding(name);
-                    (!mutable && self.local_ty(local) == &MTy::usize()).then(|| Bound::Name(name.clone()))
-                } else {
-                    cairn_hir::consts::integer_constant(self.db, &self.module, name).map(Bound::Literal)
+            Expr::Name(_) => match self.check.resolution(self.body.unparen(hi)) {
+                // Only immutable names: a parameter or a `let` (loop binders are immutable
+                // too). A `let mut` can change, so it bounds nothing.
+                Resolution::Local(r) => {
+                    let local = self.local_of(hi)?;
+                    (!self.is_mutable(r) && self.local_ty(local) == &MTy::usize()).then_some(Bound::Name(local))
                 }
-            }
+                _ => self.integer_constant(hi).map(Bound::Literal),
+            },
             Expr::Call { args, .. }
                 if args.len() == 1
                     && self.check.call_target(self.body.unparen(hi)) == Some(&CallTarget::Builtin(Builtin::Len)) =>
             {
                 match self.body.expr(self.body.unparen(args[0])) {
-                    Expr::Name(v) => self.lookup(v).map(Bound::Len),
+                    Expr::Name(_) => self.local_of(args[0]).map(Bound::Len),
                     _ => None,
                 }
             }
@@ -639,12 +641,19 @@ impl Lower<'_> {
         }
     }
 
-    /// True when `name` was bound by `let mut` in this body.
-    fn is_mutable_binding(&self, name: &str) -> bool {
-        self.body
-            .stmts
-            .iter()
-            .any(|s| matches!(s, Stmt::Let { binder, mutable: true, .. } if &**self.body.binder(*binder) == name))
+    /// True when `local` was bound by `let mut` (parameters and loop binders never are).
+    fn is_mutable(&self, local: LocalRef) -> bool {
+        let LocalRef::Binder(id) = local else { return false };
+        self.body.stmts.iter().any(|s| matches!(s, Stmt::Let { binder, mutable: true, .. } if *binder == id))
+    }
+
+    /// The value of the integer constant a name expression means, when it is one and folded.
+    fn integer_constant(&self, e: ExprId) -> Option<u64> {
+        let Resolution::Const(item) = self.check.resolution(self.body.unparen(e)) else { return None };
+        match cairn_hir::consts::constant_value(self.db, item)? {
+            ConstValue::Folded { ty: Ty::Int(_), value: Value::Int(v) } => u64::try_from(*v).ok(),
+            _ => None,
+        }
     }
 
     fn for_each(
@@ -670,19 +679,19 @@ impl Lower<'_> {
         let more = self.value(MTy::Bool, Rvalue::Binary(BinOp::Lt, copy(counter), copy(len)));
         self.terminate(Terminator::Branch(more, inside, exit));
         self.switch_to(inside);
-        let mark = (self.names.len(), self.facts.len());
+        let mark = self.facts.len();
         if let Some(index) = index {
             let name = self.body.binder(index).clone();
             let local = self.new_local(Some(name.clone()), MTy::usize());
             self.assign(Place::local(local), Rvalue::Use(copy(counter)));
-            self.bind(&name, local);
+            self.bind(index, local);
         }
         // The element read: its bounds guard is the loop's own site, and cannot fail.
         self.guard(GuardKind::Bounds, Check::InBounds(copy(counter), copy(len)), Some(iterable), true);
         let name = self.body.binder(element).clone();
         let local = self.new_local(Some(name.clone()), elem_ty);
         self.assign(Place::local(local), Rvalue::Use(Operand::Copy(place.project(Proj::Index(copy(counter))))));
-        self.bind(&name, local);
+        self.bind(element, local);
         self.counted_body(block, mark, counter, (header, latch, exit))
     }
 
@@ -693,15 +702,14 @@ impl Lower<'_> {
     fn counted_body(
         &mut self,
         block: &Arc<[StmtId]>,
-        mark: (usize, usize),
+        mark: usize,
         counter: Local,
         (header, latch, exit): (BlockId, BlockId, BlockId),
     ) -> R<()> {
         self.loops.push((latch, exit));
         let result = self.block(block);
         self.loops.pop();
-        self.names.truncate(mark.0);
-        self.facts.truncate(mark.1);
+        self.facts.truncate(mark);
         result?;
         self.terminate(Terminator::Goto(latch));
         self.switch_to(latch);
@@ -739,7 +747,6 @@ impl Lower<'_> {
         self.terminate(Terminator::Switch(tag, cases, default));
         for (arm, index, block) in targets {
             self.switch_to(block);
-            let mark = self.names.len();
             if let Some(binder) = arm.binder {
                 let name = self.body.binder(binder).clone();
                 if &*name != "_"
@@ -749,12 +756,10 @@ impl Lower<'_> {
                     let local = self.new_local(Some(name.clone()), payload_ty);
                     let source = Place::local(held).project(Proj::Payload(index as u32));
                     self.assign(Place::local(local), Rvalue::Use(Operand::Copy(source)));
-                    self.bind(&name, local);
+                    self.bind(binder, local);
                 }
             }
-            let result = self.scoped_block(&arm.body);
-            self.names.truncate(mark);
-            result?;
+            self.scoped_block(&arm.body)?;
             self.terminate(Terminator::Goto(join));
         }
         self.switch_to(default);
@@ -788,18 +793,20 @@ impl Lower<'_> {
         let body = self.body.clone();
         let inner = body.unparen(e);
         match body.expr(inner) {
-            Expr::Name(name) => match self.lookup(name) {
+            Expr::Name(_) => match self.local_of(inner) {
                 Some(local) => Ok(match self.local_ty(local) {
                     MTy::Ptr(_) => Place::local(local).project(Proj::Deref),
                     _ => Place::local(local),
                 }),
                 None => self.spill(inner),
             },
-            Expr::Field { base, name } if self.is_value_path(*base) => {
-                let base_place = self.place(*base)?;
-                let index = self.field_index(&self.place_ty(&base_place)?, *base, name)?;
-                Ok(base_place.project(Proj::Field(index)))
-            }
+            Expr::Field { base, .. } if self.is_value_path(*base) => match self.check.resolution(inner) {
+                Resolution::Field(index) => {
+                    let base_place = self.place(*base)?;
+                    Ok(base_place.project(Proj::Field(index)))
+                }
+                _ => self.spill(inner),
+            },
             Expr::Index { base, indices } => {
                 let base_place = self.place(*base)?;
                 let [index] = &indices[..] else { return fail("an index with several subscripts") };
@@ -816,7 +823,7 @@ impl Lower<'_> {
     /// True when `e` is a path through values (a local, its fields), not a type or a constant.
     fn is_value_path(&self, e: ExprId) -> bool {
         match self.body.expr(self.body.unparen(e)) {
-            Expr::Name(name) => self.lookup(name).is_some(),
+            Expr::Name(_) => self.local_of(e).is_some(),
             Expr::Field { base, .. } | Expr::Index { base, .. } => self.is_value_path(*base),
             _ => true,
         }
@@ -830,18 +837,6 @@ impl Lower<'_> {
         Ok(Place::local(t))
     }
 
-    fn field_index(&self, ty: &MTy, base: ExprId, name: &str) -> R<u32> {
-        let record = match self.ty(base).value() {
-            Ty::Record(adt) => adt.clone(),
-            other => return fail(format!("field {name} of {other} ({ty:?})")),
-        };
-        fields_of(self.db, &record)
-            .iter()
-            .position(|(n, _)| &**n == name)
-            .map(|i| i as u32)
-            .ok_or_else(|| LowerError(format!("no field {name}")))
-    }
-
     /// The length of a view or array place, as an operand.
     fn len_of(&mut self, place: &Place) -> R<Operand> {
         match self.place_ty(place)? {
@@ -851,10 +846,9 @@ impl Lower<'_> {
                 // held equal by the checker's extent identity and the part guards): reading the
                 // parameter lets LLVM relate bounds checks to loops over `0..n`.
                 if place.proj.is_empty()
-                    && let Some((_, extent)) = self.extents.iter().find(|(v, _)| *v == place.local)
-                    && let Some(local) = self.lookup(extent)
+                    && let Some(&(_, extent)) = self.extents.iter().find(|(v, _)| *v == place.local)
                 {
-                    return Ok(copy(local));
+                    return Ok(copy(extent));
                 }
                 Ok(self.value(MTy::usize(), Rvalue::Len(place.clone())))
             }
@@ -863,8 +857,8 @@ impl Lower<'_> {
 
     /// True when `index` is a loop binder known to stay below the extent of `place`.
     fn index_proved(&self, place: &Place, index: ExprId) -> bool {
-        let Expr::Name(name) = self.body.expr(self.body.unparen(index)) else { return false };
-        let Some(binder) = self.lookup(name) else { return false };
+        let Expr::Name(_) = self.body.expr(self.body.unparen(index)) else { return false };
+        let Some(binder) = self.local_of(index) else { return false };
         if !place.proj.is_empty() {
             return false;
         }
@@ -955,26 +949,26 @@ impl Lower<'_> {
     }
 
     fn name(&mut self, e: ExprId, name: &Arc<str>) -> R<Operand> {
-        if let Some(local) = self.lookup(name) {
-            let place = match self.local_ty(local) {
-                MTy::Ptr(_) => Place::local(local).project(Proj::Deref),
-                _ => Place::local(local),
-            };
-            return Ok(Operand::Copy(place));
+        match self.check.resolution(e) {
+            Resolution::Local(_) => {
+                let local = self.local_of(e).ok_or_else(|| LowerError(format!("{name} has no local yet")))?;
+                let place = match self.local_ty(local) {
+                    MTy::Ptr(_) => Place::local(local).project(Proj::Deref),
+                    _ => Place::local(local),
+                };
+                Ok(Operand::Copy(place))
+            }
+            Resolution::Const(item) => {
+                self.constant(item).ok_or_else(|| LowerError(format!("the constant {name} is not folded")))
+            }
+            Resolution::Variant { index, .. } => self.variant(e, index, None),
+            _ => fail(format!("the checker recorded no meaning for {name}")),
         }
-        if let Some(value) = self.constant(std::slice::from_ref(name)) {
-            return Ok(value);
-        }
-        self.variant(e, name, None)
     }
 
-    /// The folded value of the constant a path names.
-    fn constant(&self, path: &[Arc<str>]) -> Option<Operand> {
-        let Lookup::Found(decl) = Resolver::new(self.db).resolve_path(&self.module, path, |k| k == ItemKind::Const)
-        else {
-            return None;
-        };
-        match cairn_hir::consts::constant_value(self.db, decl.item)? {
+    /// The folded value of a constant.
+    fn constant(&self, item: Item) -> Option<Operand> {
+        match cairn_hir::consts::constant_value(self.db, item)? {
             ConstValue::Folded { ty, value } => Some(Operand::Const(match (ty.value(), value) {
                 (Ty::Int(i), Value::Int(v)) => Const::Int(*v, *i),
                 (Ty::Float(f), Value::Float(v)) => float_const(*v, *f, false),
@@ -985,15 +979,10 @@ impl Lower<'_> {
         }
     }
 
-    /// A variant of the expression's type, by name, with its payload.
-    fn variant(&mut self, e: ExprId, name: &str, payload: Option<Operand>) -> R<Operand> {
+    /// The variant `index` of the expression's type, with its payload.
+    fn variant(&mut self, e: ExprId, index: u32, payload: Option<Operand>) -> R<Operand> {
         let ty = self.ty(e);
-        let Ty::Enum(adt) = ty.value() else { return fail(format!("{name} names no local, constant or variant")) };
-        let variants = variants_of(self.db, adt);
-        let index = variants
-            .iter()
-            .position(|(v, _)| &**v == name)
-            .ok_or_else(|| LowerError(format!("{name} is no variant of {}", adt.name)))? as u32;
+        let Ty::Enum(_) = ty.value() else { return fail("a variant of a type that is no enum") };
         let mty = mty(self.db, &ty);
         match mty {
             MTy::Enum { variants, .. } => Ok(Operand::Const(Const::Tag(index, variants))),
@@ -1002,33 +991,17 @@ impl Lower<'_> {
     }
 
     fn field(&mut self, e: ExprId, base: ExprId, name: &Arc<str>) -> R<Operand> {
-        // `Type.Variant`, `module.CONST`, or a record field.
-        if let Ty::Enum(_) = self.ty(e).value()
-            && !self.is_value_path(base)
-        {
-            return self.variant(e, name, None);
-        }
-        if !self.is_value_path(base)
-            && let Some(path) = self.dotted(e)
-            && let Some(value) = self.constant(&path)
-        {
-            return Ok(value);
-        }
-        let base_place = self.place(base)?;
-        let index = self.field_index(&self.place_ty(&base_place)?, base, name)?;
-        Ok(Operand::Copy(base_place.project(Proj::Field(index))))
-    }
-
-    /// `a.b.c` as its segments.
-    fn dotted(&self, e: ExprId) -> Option<Vec<Arc<str>>> {
-        match self.body.expr(self.body.unparen(e)) {
-            Expr::Name(n) => Some(vec![n.clone()]),
-            Expr::Field { base, name } => {
-                let mut path = self.dotted(*base)?;
-                path.push(name.clone());
-                Some(path)
+        // `Type.Variant`, `module.CONST`, or a record field: as the checker resolved it.
+        match self.check.resolution(e) {
+            Resolution::Variant { index, .. } => self.variant(e, index, None),
+            Resolution::Const(item) => {
+                self.constant(item).ok_or_else(|| LowerError(format!("the constant {name} is not folded")))
             }
-            _ => None,
+            Resolution::Field(index) => {
+                let base_place = self.place(base)?;
+                Ok(Operand::Copy(base_place.project(Proj::Field(index))))
+            }
+            _ => fail(format!("the checker recorded no meaning for the field {name}")),
         }
     }
 
@@ -1186,11 +1159,14 @@ impl Lower<'_> {
                     Ok(self.value(ty.clone(), Rvalue::Record(ty, fields)))
                 }
                 _ => {
+                    let Resolution::Variant { index, .. } = self.check.resolution(e) else {
+                        return fail(format!("the checker recorded no variant for the construction {name}"));
+                    };
                     let payload = match given.first() {
                         Some(&arg) => Some(self.expr(arg)?),
                         None => None,
                     };
-                    self.variant(e, &name, payload)
+                    self.variant(e, index, payload)
                 }
             },
             None => fail(format!("the checker recorded no target for the call of {name}")),

@@ -245,6 +245,7 @@ impl Cx<'_> {
         let want = payload.map(|p| p.substitute(&adt.args));
         self.variant_payload(e, &adt, name, want.as_ref(), Some(args))?;
         self.target(e, CallTarget::Constructor);
+        self.resolved_variant(e, &adt, name);
         Ok(Ty::Enum(adt))
     }
 

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use crate::body::{BinaryOp, Expr, ExprId, Literal, UnaryOp};
-use crate::check::{Cx, GuardKind, LocalKind, R};
+use crate::check::{Cx, GuardKind, LocalKind, R, Resolution};
 use crate::decl::{fields_of, variants_of};
 use crate::diag::{Anchor, Diag, list, text};
 use crate::input::ItemKind;
@@ -182,7 +182,8 @@ impl Cx<'_> {
                 other => other.clone(),
             });
         }
-        if let Some((_, ty)) = self.constant(std::slice::from_ref(name)) {
+        if let Some((item, ty)) = self.constant(std::slice::from_ref(name)) {
+            self.resolved(e, Resolution::Const(item));
             return Ok(ty.unwrap_or(Ty::Error));
         }
         Err(self.unbound(e, name, expected))
@@ -272,6 +273,7 @@ impl Cx<'_> {
             return Err(Diag::new("E-PRIVATE", format!("{} is private to module {owner}.", adt.name), Anchor::Expr(e)));
         }
         self.variant_payload(e, adt, name, want.as_ref(), payload)?;
+        self.resolved_variant(e, adt, name);
         Ok(Some(Ty::Enum(adt.clone())))
     }
 
@@ -460,6 +462,7 @@ impl Cx<'_> {
                 return Err(self.unknown_variant(e, &adt, name));
             };
             let adt = self.infer_variant_args(e, &adt, payload.as_ref(), None, expected)?;
+            self.resolved_variant(e, &adt, name);
             self.variant_payload(
                 e,
                 &adt,
@@ -477,16 +480,24 @@ impl Cx<'_> {
         // `m.N`: a constant of another module.
         if let Some(path) = self.dotted_path(e)
             && self.local(&path[0]).is_none()
-            && let Some((_, ty)) = self.constant(&path)
+            && let Some((item, ty)) = self.constant(&path)
         {
+            self.resolved(e, Resolution::Const(item));
             return Ok(ty.unwrap_or(Ty::Error));
         }
         let base_ty = self.check(base, None)?;
         self.field_of(e, &base_ty, name)
     }
 
-    /// The type of field `name` of a value of type `base`.
-    pub(crate) fn field_of(&self, e: ExprId, base: &Ty, name: &str) -> R<Ty> {
+    /// Records that `e` names (or constructs) the variant `name` of `adt`.
+    pub(crate) fn resolved_variant(&mut self, e: ExprId, adt: &AdtTy, name: &str) {
+        if let Some(index) = variants_of(self.db, adt).iter().position(|(v, _)| &**v == name) {
+            self.resolved(e, Resolution::Variant { adt: adt.item, index: index as u32 });
+        }
+    }
+
+    /// The type of field `name` of a value of type `base` (and its resolution, recorded at `e`).
+    pub(crate) fn field_of(&mut self, e: ExprId, base: &Ty, name: &str) -> R<Ty> {
         match base.value() {
             Ty::Record(adt) => {
                 if !self.scope.visible_from(adt.item, &self.module) {
@@ -498,8 +509,11 @@ impl Cx<'_> {
                     ));
                 }
                 let fields = fields_of(self.db, adt);
-                match fields.iter().find(|(f, _)| &**f == name) {
-                    Some((_, ty)) => Ok(ty.clone()),
+                match fields.iter().position(|(f, _)| &**f == name) {
+                    Some(index) => {
+                        self.resolved(e, Resolution::Field(index as u32));
+                        Ok(fields[index].1.clone())
+                    }
                     None => {
                         let names: Vec<Arc<str>> = fields.iter().map(|(f, _)| f.clone()).collect();
                         let near = close_matches(name, &names);

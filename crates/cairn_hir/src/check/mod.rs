@@ -85,6 +85,24 @@ pub enum CallTarget {
     Constructor,
 }
 
+/// What an expression names, as the body check resolved it. The checker is the only resolver
+/// (issue 12): MIR lowering, expression sites, the edit host and the language server read these
+/// (with `call_targets` for what a call calls) and never look a name up again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Resolution {
+    /// Not a name, or not reached by the check.
+    Unresolved,
+    /// A parameter or a binder of the body (`crate::scopes`).
+    Local(crate::scopes::LocalRef),
+    /// A constant.
+    Const(Item),
+    /// A variant of a sum or tag-only enum: a bare or qualified variant, or (on a call) the
+    /// variant a call constructs.
+    Variant { adt: Item, index: u32 },
+    /// A field of a record, by position.
+    Field(u32),
+}
+
 /// The result of checking one body.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FnCheck {
@@ -99,9 +117,16 @@ pub struct FnCheck {
     pub call_targets: Arc<[(ExprId, CallTarget)]>,
     /// The type of every expression that was checked (`Ty::Error` for the rest).
     pub expr_types: Arc<[Ty]>,
+    /// What every name, field and variant expression means (`Unresolved` for the rest).
+    pub resolutions: Arc<[Resolution]>,
 }
 
 impl FnCheck {
+    /// What expression `id` names.
+    pub fn resolution(&self, id: ExprId) -> Resolution {
+        self.resolutions.get(id.0 as usize).copied().unwrap_or(Resolution::Unresolved)
+    }
+
     pub fn call_target(&self, id: ExprId) -> Option<&CallTarget> {
         self.call_targets.iter().find(|(e, _)| *e == id).map(|(_, t)| t)
     }
@@ -143,6 +168,8 @@ pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
     let mut cx = Cx {
         db,
         scope,
+        scopes: crate::scopes::body_scopes(db, item),
+        resolutions: vec![Resolution::Unresolved; body.exprs.len()],
         item,
         module,
         types: vec![Ty::Error; body.exprs.len()],
@@ -157,6 +184,15 @@ pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
         stack_bytes: 0,
     };
     let result = cx.run();
+    // A bare name that a local binding answers means that binding (the body's scopes say
+    // which); the check resolved every other name where it met it.
+    for (i, resolution) in cx.resolutions.iter_mut().enumerate() {
+        if *resolution == Resolution::Unresolved
+            && let Some(local) = cx.scopes.resolve(ExprId(i as u32))
+        {
+            *resolution = Resolution::Local(local);
+        }
+    }
     let local_row = cx.local_row();
     FnCheck {
         error: result.err(),
@@ -165,6 +201,7 @@ pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
         sites: Arc::from(cx.sites),
         call_targets: Arc::from(cx.call_targets),
         expr_types: Arc::from(cx.types),
+        resolutions: Arc::from(cx.resolutions),
     }
 }
 
@@ -201,6 +238,9 @@ impl Local {
 pub(crate) struct Cx<'db> {
     pub db: &'db dyn Db,
     pub scope: Resolver<'db>,
+    /// The body's scopes: which local a bare name means.
+    pub scopes: &'db crate::scopes::BodyScopes,
+    pub resolutions: Vec<Resolution>,
     pub item: Item,
     pub module: Arc<str>,
     pub body: Arc<Body>,
@@ -275,6 +315,13 @@ impl Cx<'_> {
         match self.sites.iter_mut().find(|(k, _)| *k == kind) {
             Some((_, count)) => *count += 1,
             None => self.sites.push((kind, 1)),
+        }
+    }
+
+    /// Records what expression `e` names.
+    pub(crate) fn resolved(&mut self, e: ExprId, resolution: Resolution) {
+        if let Some(slot) = self.resolutions.get_mut(e.0 as usize) {
+            *slot = resolution;
         }
     }
 
