@@ -14,6 +14,7 @@
 pub mod journal;
 mod manifest;
 pub mod safe;
+pub mod stdio;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
