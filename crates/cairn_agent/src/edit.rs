@@ -322,11 +322,8 @@ impl EditHost {
             return;
         }
         let Some(mut workspace) = self.programs[index].workspace.take() else { return };
-        let (prefix, suffix) = common_ends(&original[change.replaced.clone()], &change.text);
-        let start = TextSize::from((change.replaced.start + prefix) as u32);
-        let end = TextSize::from((change.replaced.end - suffix) as u32);
-        let insert = change.text[prefix..change.text.len() - suffix].to_string();
-        workspace.edit_file(change.file, &TextEdit { delete: TextRange::new(start, end), insert });
+        let edit = TextEdit::smallest(&original[change.replaced.clone()], &change.text, change.replaced.start);
+        workspace.edit_file(change.file, &edit);
         workspace.check();
         self.clock += 1;
         let used = self.clock;
@@ -1367,13 +1364,10 @@ impl EditHost {
         // Check the whole program with the reply spliced in, then put the original back.
         // The workspace gets the smallest edit with the same result (the reply usually keeps the
         // braces and most lines), so its fast path sees a change inside one body.
-        let (prefix, suffix) = common_ends(&original[start..end], &wrapped);
-        let inner = TextRange::new(TextSize::from((start + prefix) as u32), TextSize::from((end - suffix) as u32));
-        let inserted = &wrapped[prefix..wrapped.len() - suffix];
-        let edit = TextEdit { delete: inner, insert: inserted.to_string() };
+        let edit = TextEdit::smallest(&original[start..end], &wrapped, start);
         let undo = TextEdit {
-            delete: TextRange::at(inner.start(), TextSize::of(inserted)),
-            insert: original[start + prefix..end - suffix].to_string(),
+            delete: TextRange::at(edit.delete.start(), TextSize::of(edit.insert.as_str())),
+            insert: original[edit.delete].to_string(),
         };
         let preserve = self.sessions[index].contract.get("preserve").and_then(Value::as_str).map(str::to_string);
         let workspace = self.ws_mut(program_index);
@@ -2238,32 +2232,21 @@ fn component_of(workspace: &Workspace, item: Item) -> Vec<String> {
 fn source_of(workspace: &Workspace, item: Item) -> String {
     let node = item.syntax(workspace.db()).syntax_node();
     let text = node.text().to_string();
-    let skip = node
-        .descendants_with_tokens()
-        .filter_map(|e| e.into_token())
-        .find(|t| !t.kind().is_trivia())
-        .map_or(0, |t| usize::from(t.text_range().start()));
+    let skip = significant_start(&node);
     text[skip..].trim_end().to_string()
 }
 
+/// The first line of the comment above a function (what a focused packet shows as `comment`).
 fn first_comment_line(workspace: &Workspace, item: Item) -> String {
     let Some((file, entry)) = workspace.entry_of(item) else { return String::new() };
     let text = &workspace.files()[file].text;
-    let node = item.syntax(workspace.db()).syntax_node();
-    let first = node
-        .descendants_with_tokens()
-        .filter_map(|e| e.into_token())
-        .find(|t| !t.kind().is_trivia())
-        .map_or(0, |t| usize::from(t.text_range().start()));
-    let before = text[..usize::from(entry.start) + first].trim_end();
-    let mut lines: Vec<&str> = Vec::new();
-    for line in before.lines().rev() {
-        match line.trim_start().strip_prefix("//") {
-            Some(c) => lines.push(c.trim()),
-            None => break,
-        }
-    }
-    lines.last().map(|s| s.to_string()).unwrap_or_default()
+    let start = usize::from(entry.start) + significant_start(&item.syntax(workspace.db()).syntax_node());
+    cairn_syntax::comment_lines_above(text, start).first().map(|line| line.to_string()).unwrap_or_default()
+}
+
+/// Where a declaration's own text starts inside its node (past the comment attached to it).
+fn significant_start(node: &cairn_syntax::SyntaxNode) -> usize {
+    cairn_syntax::first_significant_token(node).map_or(0, |t| usize::from(t.text_range().start()))
 }
 
 /// How many of the program's types `name` names (exactly, or by a module-local name).
@@ -2450,22 +2433,6 @@ fn expression_sites(body: &cairn_syntax::SyntaxNode, start: TextSize) -> Vec<Tex
     sites.sort_by_key(|r| (r.start(), r.end()));
     sites.dedup();
     sites
-}
-
-/// The lengths of the longest common prefix and suffix of two texts (not overlapping, on
-/// character boundaries of both).
-fn common_ends(old: &str, new: &str) -> (usize, usize) {
-    let (a, b) = (old.as_bytes(), new.as_bytes());
-    let mut prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    while !(old.is_char_boundary(prefix) && new.is_char_boundary(prefix)) {
-        prefix -= 1;
-    }
-    let room = a.len().min(b.len()) - prefix;
-    let mut suffix = a.iter().rev().zip(b.iter().rev()).take(room).take_while(|(x, y)| x == y).count();
-    while !(old.is_char_boundary(a.len() - suffix) && new.is_char_boundary(b.len() - suffix)) {
-        suffix -= 1;
-    }
-    (prefix, suffix)
 }
 
 /// Every token outside `[start, end)` of `original` lexes the same in `candidate`, where the

@@ -272,8 +272,7 @@ fn meaning(workspace: &Workspace, item: Item, token: &SyntaxToken, locals: &Once
                 // `Step.Walk`, `m.Step.Walk`, `Option[u32].None`: a variant of the enum the base
                 // names, unless the base is a local (then this is a field).
                 let base = grand.first_child()?;
-                let first =
-                    base.descendants_with_tokens().filter_map(|e| e.into_token()).find(|t| !t.kind().is_trivia())?;
+                let first = cairn_syntax::first_significant_token(&base)?;
                 let locals = locals.get_or_init(|| crate::locals::locals(db, item));
                 if locals.use_at(first.text_range()).is_some() {
                     return None;
@@ -613,22 +612,8 @@ fn declaration_hover(workspace: &Workspace, item: Item) -> String {
 /// just before it), joined.
 fn comment_above(workspace: &Workspace, file: usize, start: usize, item: Item) -> String {
     let node = item.syntax(workspace.db()).syntax_node();
-    let first = node
-        .descendants_with_tokens()
-        .filter_map(|e| e.into_token())
-        .find(|t| !t.kind().is_trivia())
-        .map_or(0, |t| usize::from(t.text_range().start()));
-    let text = &workspace.files()[file].text;
-    let before = text[..(start + first).min(text.len())].trim_end();
-    let mut lines: Vec<&str> = Vec::new();
-    for line in before.lines().rev() {
-        match line.trim_start().strip_prefix("//") {
-            Some(comment) => lines.push(comment.trim()),
-            None => break,
-        }
-    }
-    lines.reverse();
-    lines.join(" ")
+    let first = cairn_syntax::first_significant_token(&node).map_or(0, |t| usize::from(t.text_range().start()));
+    cairn_hir::render::comment_above(&workspace.files()[file].text, start + first)
 }
 
 // ----- navigation -------------------------------------------------------------------------------
@@ -838,11 +823,8 @@ fn document_symbols(project: &Project, file: usize) -> Vec<Value> {
 
 /// A node's range without the comments and spacing before its first token.
 fn significant_range(node: &SyntaxNode) -> TextRange {
-    let start = node
-        .descendants_with_tokens()
-        .filter_map(|e| e.into_token())
-        .find(|t| !t.kind().is_trivia())
-        .map_or(node.text_range().start(), |t| t.text_range().start());
+    let start =
+        cairn_syntax::first_significant_token(node).map_or(node.text_range().start(), |t| t.text_range().start());
     TextRange::new(start, node.text_range().end())
 }
 
@@ -1275,10 +1257,7 @@ fn classify(token: &SyntaxToken, classes: &Classes<'_>) -> Option<(u32, u32)> {
                 // else a field.
                 SyntaxKind::FIELD_EXPR => {
                     let base = grand.first_child()?;
-                    let first = base
-                        .descendants_with_tokens()
-                        .filter_map(|e| e.into_token())
-                        .find(|t| !t.kind().is_trivia())?;
+                    let first = cairn_syntax::first_significant_token(&base)?;
                     let offset = usize::from(token.text_range().start());
                     let owner = if local_uses.contains_key(&usize::from(first.text_range().start())) {
                         None
