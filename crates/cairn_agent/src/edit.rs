@@ -24,6 +24,7 @@ use serde_json::{Map, Value, json};
 
 use crate::canonical::{digest, sha256_hex};
 use crate::equiv;
+use crate::state::profile;
 
 /// The byte limit of a replacement (protocol §3.4).
 pub const REPLACEMENT_LIMIT: usize = 64_000;
@@ -113,54 +114,58 @@ impl Sources {
 
     /// The combined source (tools.md §2.2), which digests name.
     pub fn combined(&self) -> String {
-        if !self.project && self.files.len() == 1 {
-            return self.files[0].text.clone();
-        }
-        let mut out = String::new();
-        for file in &self.files {
-            out.push_str("// source: ");
-            out.push_str(&file.name);
-            out.push('\n');
-            out.push_str(&file.text);
-            out.push('\n');
-        }
-        out
+        self.pieces().into_iter().map(|piece| piece.text).collect()
     }
 
-    /// SHA-256 of the combined source, without building it.
+    /// SHA-256 of the combined source, without building it: the one `source_sha256` of states,
+    /// seals and receipts, whoever computes it (the hosts, `cairn state`, `cairn build`).
     pub fn sha256(&self) -> String {
         let mut hasher = crate::canonical::Hasher::new();
-        if !self.project && self.files.len() == 1 {
-            hasher.update(self.files[0].text.as_bytes());
-        } else {
-            for file in &self.files {
-                hasher.update(b"// source: ");
-                hasher.update(file.name.as_bytes());
-                hasher.update(b"\n");
-                hasher.update(file.text.as_bytes());
-                hasher.update(b"\n");
-            }
+        for piece in self.pieces() {
+            hasher.update(piece.text.as_bytes());
         }
         hasher.finish_hex()
     }
 
     /// Where byte `offset` of file `file` lies in the combined source, in characters.
     pub fn combined_chars(&self, file: usize, offset: usize) -> usize {
-        let text = &self.files[file].text;
-        let within = text[..offset.min(text.len())].chars().count();
-        if !self.project && self.files.len() == 1 {
-            return within;
-        }
         let mut at = 0;
-        for (i, f) in self.files.iter().enumerate() {
-            at += "// source: ".len() + f.name.chars().count() + 1;
-            if i == file {
-                return at + within;
+        for piece in self.pieces() {
+            if piece.file == file && piece.own_text {
+                let text = piece.text;
+                return at + text[..offset.min(text.len())].chars().count();
             }
-            at += f.text.chars().count() + 1;
+            at += piece.text.chars().count();
         }
         at
     }
+
+    /// The combined source in order, piece by piece: a one-file program's text exactly;
+    /// otherwise, per file in load order, the line `// source: <name>`, the text, and a newline.
+    ///
+    /// Invariant: the only place the combined source's layout is written; [`Sources::combined`],
+    /// [`Sources::sha256`] and [`Sources::combined_chars`] all read it from here.
+    fn pieces(&self) -> Vec<Piece<'_>> {
+        if !self.project && self.files.len() == 1 {
+            return vec![Piece { file: 0, text: &self.files[0].text, own_text: true }];
+        }
+        let mut pieces = Vec::with_capacity(self.files.len() * 5);
+        for (file, source) in self.files.iter().enumerate() {
+            let parts =
+                [("// source: ", false), (&*source.name, false), ("\n", false), (&*source.text, true), ("\n", false)];
+            pieces.extend(parts.into_iter().map(|(text, own_text)| Piece { file, text, own_text }));
+        }
+        pieces
+    }
+}
+
+/// One piece of a combined source: the file it belongs to, its text, and whether that is the
+/// file's own text (not a header or separator).
+#[derive(Debug, Clone, Copy)]
+struct Piece<'a> {
+    file: usize,
+    text: &'a str,
+    own_text: bool,
 }
 
 /// What `open` needs.
@@ -476,10 +481,9 @@ impl EditHost {
     /// The state of a program (`cairn.state/1`), remembered so a later delta can name it.
     pub fn program_state(&mut self, sources: Sources, with_file: bool) -> Map<String, Value> {
         self.settle();
-        let combined = sources.combined();
         let (index, _) = self.program(sources);
         let view = self.ws_mut(index).state_view(false);
-        let state = crate::state_record(&view, &profile(), &sha256_hex(combined.as_bytes()), with_file);
+        let state = crate::state_record(&view, &profile(), self.programs[index].source_sha(), with_file);
         self.remember_state(&state);
         state
     }
@@ -2044,11 +2048,6 @@ struct ReplySpan {
     start: usize,
     replacement_len: usize,
     prefix: usize,
-}
-
-/// The compiler profile every state and terms block names.
-pub fn profile() -> String {
-    format!("cairn-rs/{}", env!("CARGO_PKG_VERSION"))
 }
 
 /// The implementation hash (protocol §2.2): the build identity plus the embedded sources.

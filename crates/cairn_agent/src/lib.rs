@@ -14,4 +14,4 @@ pub mod strict;
 /// The analysis stack (`cairn_hir::stack`), for the servers above this crate that run the hosts
 /// on threads of their own (docs/architecture.md: the one re-export across crates).
 pub use cairn_hir::stack;
-pub use state::{StateError, apply_delta, delta, state_record};
+pub use state::{StateError, apply_delta, delta, profile, state_of, state_record};

@@ -12,6 +12,7 @@ use cairn_hir::StateView;
 use serde_json::{Map, Value, json};
 
 use crate::canonical::digest;
+use crate::edit::Sources;
 
 pub const STATE_PROTOCOL: &str = "cairn.state/1";
 pub const DELTA_PROTOCOL: &str = "cairn.state-delta/1";
@@ -27,6 +28,18 @@ impl std::fmt::Display for StateError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// The compiler profile every state, terms block and receipt names.
+pub fn profile() -> String {
+    format!("cairn-rs/{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The state of the program `sources` holds, as every transport answers it (`cairn state`, the
+/// MCP `state` tool, a session's `state` request): [`state_record`] under this compiler's
+/// [`profile`] and the digest of the combined source ([`Sources::sha256`]).
+pub fn state_of(view: &StateView, sources: &Sources, with_file: bool) -> Map<String, Value> {
+    state_record(view, &profile(), &sources.sha256(), with_file)
 }
 
 /// The state of a program, sealed with its digest.
