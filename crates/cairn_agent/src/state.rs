@@ -100,6 +100,12 @@ fn taught(diagnostic: &cairn_diagnostics::Diagnostic, line: Option<&str>, with_f
     record
 }
 
+/// A state with its `evidence` (the admissions of a session), sealed again.
+pub(crate) fn with_evidence(mut state: Map<String, Value>, evidence: Value) -> Map<String, Value> {
+    state.insert("evidence".into(), evidence);
+    seal(state)
+}
+
 /// Adds (or replaces) the digest over every other field, as the last key.
 fn seal(mut record: Map<String, Value>) -> Map<String, Value> {
     record.shift_remove("digest");
