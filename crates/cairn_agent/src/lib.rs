@@ -1,10 +1,12 @@
 //! The agent protocol of CAIRN (protocol.md): what the hosts, the MCP server and the command line
 //! say to agents: the program state (`cairn.state/1`) and its deltas, the canonical JSON and
-//! digests they are sealed with, the edit host, `find`, and the comparison of functions between
-//! programs that `diff`, `verify`, `preserve` and `references` share (`equiv`).
+//! digests they are sealed with, the edit host, `find`, the comparison of functions between
+//! programs that `diff`, `verify`, `preserve` and `references` share (`equiv`), and the
+//! decisions of `cairn diff` (`diff`: classes, renames, semver; its IO is the caller's).
 
 pub mod canonical;
 pub mod choices;
+pub mod diff;
 pub mod edit;
 pub mod equiv;
 pub mod find;
