@@ -47,7 +47,7 @@ pub fn state_of(view: &StateView, sources: &Sources, with_file: bool) -> Map<Str
 /// `profile` names the compiler; `source_sha256` is the digest of the combined source
 /// (tools.md §2.2); `with_file` adds `file` to the diagnostic (a state read from disk).
 pub fn state_record(view: &StateView, profile: &str, source_sha256: &str, with_file: bool) -> Map<String, Value> {
-    let mut modules: BTreeMap<String, BTreeMap<&str, (&str, Option<Vec<String>>)>> = BTreeMap::new();
+    let mut modules: Modules<'_> = BTreeMap::new();
     for function in view.functions.iter().filter(|f| !f.library) {
         let row = function.row.as_ref().map(|row| row.iter().map(|e| e.to_string()).collect());
         modules.entry(function.module.to_string()).or_default().insert(&function.name, (&function.text, row));
@@ -81,7 +81,7 @@ struct State<'a> {
     source_sha256: &'a str,
     /// The own functions by module and name, each `[signature, row]` (the row `null` where the
     /// check did not reach it).
-    modules: BTreeMap<String, BTreeMap<&'a str, (&'a str, Option<Vec<String>>)>>,
+    modules: Modules<'a>,
     types: String,
     /// The refusals that stopped the check, each a taught `cairn.diagnostic/2` record as
     /// `cairn_diagnostics` builds it.
@@ -90,6 +90,9 @@ struct State<'a> {
     /// has none.
     evidence: Vec<Value>,
 }
+
+/// A state's functions by module, then by name: `(signature, row)`.
+type Modules<'a> = BTreeMap<String, BTreeMap<&'a str, (&'a str, Option<Vec<String>>)>>;
 
 /// A diagnostic as a host teaches it (protocol §4), for the state's `diagnostics`.
 fn taught(diagnostic: &cairn_diagnostics::Diagnostic, line: Option<&str>, with_file: bool) -> Map<String, Value> {

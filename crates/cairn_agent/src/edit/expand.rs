@@ -13,7 +13,7 @@ use super::{Answer, EXPAND_LIMIT, EditHost};
 
 /// An expansion (`cairn.expansion/1`).
 #[derive(Debug, Serialize)]
-struct Expansion {
+pub(super) struct Expansion {
     protocol: &'static str,
     context: Vec<Context>,
     types: String,
@@ -36,7 +36,7 @@ impl EditHost {
         }
     }
 
-    fn try_expand(&mut self, index: usize, symbols: &Value) -> Result<Expansion, Refusal> {
+    pub(super) fn try_expand(&mut self, index: usize, symbols: &Value) -> Result<Expansion, Refusal> {
         if !self.sessions[index].focused {
             return Err(
                 self.rejection("E-REQUEST", "expand is for focused sessions; a component session shows everything.")

@@ -164,7 +164,7 @@ impl EditHost {
         self.settle();
         match self.try_inspect(sources, request, expand) {
             Ok(packet) => Answer::ok(records::to_map(&packet)),
-            Err(answer) => answer,
+            Err(refusal) => refusal.into(),
         }
     }
 

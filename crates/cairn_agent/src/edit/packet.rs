@@ -20,9 +20,10 @@ use super::program::{
     all_types, callers_of, first_comment_line, not_shown, row_of, source_of, type_declaration, types_mentioned,
 };
 use super::records::Named;
+use super::refusal::Refusal;
 use super::sessions::Session;
 use super::terms::{Terms, terms_for};
-use super::{Answer, EditHost, OpenRequest, Sources};
+use super::{EditHost, OpenRequest, Sources};
 use crate::canonical::{digest, sha256_hex};
 
 /// A packet (`cairn.packet/2` focused, `cairn.packet/1` component). The fields marked as
@@ -165,24 +166,21 @@ impl EditHost {
         sources: Sources,
         request: OpenRequest,
         expand: &[String],
-    ) -> Result<Packet, Answer> {
+    ) -> Result<Packet, Refusal> {
         let site = request.site.clone();
         let handle = self.try_open(sources, request)?.handle.unwrap_or_default();
         let Some(index) = self.sessions.iter().position(|s| s.handle == handle) else {
-            return Err(self.refuse_internal("the inspected session vanished").into());
+            return Err(self.refuse_internal("the inspected session vanished"));
         };
         if !expand.is_empty() {
-            let answer = self.expand(index, &Value::from(expand.to_vec()));
-            if answer.refused {
-                return Err(answer);
-            }
+            self.try_expand(index, &Value::from(expand.to_vec()))?;
         }
         // Everything is shown again, as to an agent that saw nothing before.
         self.sent_cards.clear();
         self.sent_terms.clear();
         let session = self.sessions.remove(index);
         let Some(target) = self.target(&session) else {
-            return Err(self.refuse_internal("the inspected function vanished").into());
+            return Err(self.refuse_internal("the inspected function vanished"));
         };
         let callers = callers_of(self.ws(session.program), target);
         let mut packet = self.packet(&session, target, &callers, site.as_deref());

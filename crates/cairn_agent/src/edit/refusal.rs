@@ -16,9 +16,15 @@ use serde_json::{Map, Value};
 
 use super::{ACCEPTANCE_BOUNDARY, Answer, EditHost};
 
+/// A refusal on its way to the agent: its record, boxed (a refusal is the `Err` of every step
+/// of opening and judging, and the steps' `Ok` values are small).
+#[derive(Debug, Clone, Serialize)]
+#[serde(transparent)]
+pub(super) struct Refusal(Box<Record>);
+
 /// A refusal record.
 #[derive(Debug, Clone, Serialize)]
-pub(super) struct Refusal {
+struct Record {
     #[serde(skip_serializing_if = "Option::is_none")]
     protocol: Option<&'static str>,
     status: &'static str,
@@ -57,22 +63,22 @@ impl Refusal {
     /// `trust` and `file`, the place tools.md §1.4 gives them).
     pub(super) fn detail(mut self, key: &str, value: Value) -> Refusal {
         debug_assert!(!OWN_FIELDS.contains(&key), "{key} is a field of every refusal, not a detail");
-        self.details.insert(key.to_string(), value);
+        self.0.details.insert(key.to_string(), value);
         self
     }
 
     /// The repair hint, replacing the card's.
     pub(super) fn hint(mut self, hint: impl Into<String>) -> Refusal {
-        self.repair_hint = Some(hint.into());
+        self.0.repair_hint = Some(hint.into());
         self
     }
 
     /// Located inside the reply: its 1-based line and column there, and that line.
     fn in_reply(mut self, (line, column, source_line): (u32, u32, String)) -> Refusal {
-        self.line = line;
-        self.column = column;
-        self.within = Some("reply");
-        self.source_line = Some(source_line);
+        self.0.line = line;
+        self.0.column = column;
+        self.0.within = Some("reply");
+        self.0.source_line = Some(source_line);
         self
     }
 }
@@ -115,7 +121,7 @@ impl EditHost {
     /// A host refusal (no position), taught until the terms were sent.
     pub(super) fn rejection(&self, code: &str, message: impl Into<String>) -> Refusal {
         let teaching = !self.terms_sent;
-        Refusal {
+        Refusal(Box::new(Record {
             protocol: teaching.then_some("cairn.diagnostic/2"),
             status: "rejected",
             code: code.to_string(),
@@ -131,7 +137,7 @@ impl EditHost {
             repair_hint: cairn_diagnostics::hints::host_hint(code).map(str::to_string),
             automatic_edit: teaching.then_some(false),
             acceptance_boundary: teaching.then_some(ACCEPTANCE_BOUNDARY),
-        }
+        }))
     }
 
     /// A request that must have exactly the keys `expected` (`fields` names the ones missing
@@ -160,7 +166,7 @@ impl EditHost {
     /// A refusal of the reply itself (its form, its parse), at byte `at` of the reply.
     pub(super) fn reply_refusal(&self, code: &str, message: &str, reply: &str, at: usize) -> Refusal {
         let mut refusal = self.rejection(code, message).in_reply(line_column(reply, at));
-        refusal.card = Some(card_of(code).map(|c| c.name));
+        refusal.0.card = Some(card_of(code).map(|c| c.name));
         refusal
     }
 
@@ -187,8 +193,8 @@ impl EditHost {
         if first.line == 0 {
             return refusal;
         }
-        refusal.line = first.line;
-        refusal.column = first.column;
+        refusal.0.line = first.line;
+        refusal.0.column = first.column;
         let Some(program) = program.map(|p| &self.programs[p]) else { return refusal };
         let file = match &first.file {
             Some(name) => program.sources.files.iter().position(|s| &s.name == name),
@@ -196,7 +202,7 @@ impl EditHost {
         };
         let Some(file) = file else { return refusal };
         if program.sources.files.len() > 1 {
-            refusal.file = Some(program.sources.files[file].name.clone());
+            refusal.0.file = Some(program.sources.files[file].name.clone());
         }
         let text: &str = match reply {
             Some((reply_file, candidate, span)) if reply_file == file => {
@@ -212,7 +218,7 @@ impl EditHost {
             _ => &program.sources.files[file].text,
         };
         let line = text.lines().nth(first.line as usize - 1).unwrap_or("");
-        refusal.source_line = Some(line.chars().take(500).collect());
+        refusal.0.source_line = Some(line.chars().take(500).collect());
         refusal
     }
 

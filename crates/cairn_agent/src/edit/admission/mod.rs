@@ -34,6 +34,9 @@ use super::refusal::Refusal;
 use super::sessions::Candidate;
 use super::{Admitted, Answer, EditHost};
 
+/// Other functions whose rows moved, by module, then by name: `[signature, row]`.
+type Changed = BTreeMap<String, Named<(String, Vec<String>)>>;
+
 const RUNTIME_COST: &str = "guard-site counts are static counts of checks in the code, not run-time costs";
 
 /// An admission (`cairn.admission/1`): the target's row and sites with the reply in, and until
@@ -51,7 +54,7 @@ struct Admission {
     check_sites_before: Option<SiteCounts>,
     /// Other functions whose rows moved, by module and name: `[signature, row]`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    changed: Option<BTreeMap<String, Named<(String, Vec<String>)>>>,
+    changed: Option<Changed>,
     /// The class of the change, kept whenever the session has a preserve contract (protocol
     /// §3.5 [port]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -116,7 +119,7 @@ impl EditHost {
         let change = Admitted { file: splice.file, replaced: splice.start..splice.end, text: splice.wrapped };
         let candidate = Candidate { change: change.clone(), row: checked.row.clone(), sites: checked.sites.clone() };
         session.admitted.push(candidate);
-        let mut changed: BTreeMap<String, Named<(String, Vec<String>)>> = BTreeMap::new();
+        let mut changed: Changed = BTreeMap::new();
         for moved in checked.moved {
             changed.entry(moved.module).or_default().insert(moved.local, (moved.signature, moved.row));
         }
