@@ -598,13 +598,13 @@ impl Sketch {
         // For the host (not model feedback): what the answer rests on.
         out.insert(
             "receipt".into(),
-            json!({
-                "reference_sha256": crate::canonical::sha256_hex(contract.reference_source.as_bytes()),
-                "candidate_sha256": sources.sha256(),
-                "domain": contract.assume,
-                "queries": comparison.queries.iter().map(|q| json!({"purpose": q.purpose, "sha256": q.sha256(), "answer": q.answer})).collect::<Vec<_>>(),
-                "z3": cairn_smt::z3_version(),
-            }),
+            json!(equiv::receipt(
+                &crate::canonical::sha256_hex(contract.reference_source.as_bytes()),
+                &sources.sha256(),
+                &contract.assume,
+                &comparison.queries,
+                None,
+            )),
         );
         (out, cex)
     }

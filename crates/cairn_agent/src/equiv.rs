@@ -13,8 +13,8 @@ use std::sync::Arc;
 use cairn_hir::{Item, SourceText, Workspace};
 use cairn_mir::{Function, Inst, MTy};
 use cairn_smt::{Comparison, Observed, Options, Request, Side, WValue};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
 /// A checked program's MIR, by symbol.
 pub struct Lowered {
@@ -111,8 +111,9 @@ pub fn strip(function: &Function) -> Function {
     function
 }
 
+/// Lower-case hex SHA-256 of some bytes ([`crate::canonical::sha256_hex`]).
 pub fn sha256(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    crate::canonical::sha256_hex(bytes)
 }
 
 /// The symbol of a function of a workspace.
@@ -326,6 +327,50 @@ pub fn value_json(value: &WValue, ty: &MTy) -> Value {
         }
         (WValue::Void, _) => Value::Null,
         (other, _) => json!(format!("{other:?}")),
+    }
+}
+
+/// The solver's receipt of one comparison (what its answer rests on): the digests of the two
+/// sides, the domain compared over, each query's purpose, digest and answer, the files the
+/// queries were written to (where the caller wrote them) and the Z3 that answered.
+#[derive(Debug, Clone, Serialize)]
+pub struct Receipt {
+    pub reference_sha256: String,
+    pub candidate_sha256: String,
+    pub domain: String,
+    pub queries: Vec<QueryReceipt>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub obligations: Option<Vec<String>>,
+    pub z3: String,
+}
+
+/// One query of a receipt.
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryReceipt {
+    pub purpose: &'static str,
+    pub sha256: String,
+    pub answer: String,
+}
+
+/// The receipt of a comparison of `reference` against `candidate` (their digests) over
+/// `domain`; `obligations` names the files its queries were written to, if a caller writes them.
+pub fn receipt(
+    reference: &str,
+    candidate: &str,
+    domain: &str,
+    queries: &[cairn_smt::Query],
+    obligations: Option<Vec<String>>,
+) -> Receipt {
+    Receipt {
+        reference_sha256: reference.to_string(),
+        candidate_sha256: candidate.to_string(),
+        domain: domain.to_string(),
+        queries: queries
+            .iter()
+            .map(|q| QueryReceipt { purpose: q.purpose, sha256: q.sha256(), answer: q.answer.clone() })
+            .collect(),
+        obligations,
+        z3: cairn_smt::z3_version(),
     }
 }
 

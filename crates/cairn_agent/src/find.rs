@@ -1078,10 +1078,7 @@ fn entries_of(workspace: &Workspace) -> Vec<Entry> {
 /// Where a declaration's first token starts, relative to the declaration (its leading comment is
 /// trivia inside it).
 fn first_token(db: &dyn cairn_hir::Db, item: Item) -> cairn_syntax::TextSize {
-    let node = item.syntax(db).syntax_node();
-    node.descendants_with_tokens()
-        .filter_map(|e| e.into_token())
-        .find(|t| !t.kind().is_trivia())
+    cairn_syntax::first_significant_token(&item.syntax(db).syntax_node())
         .map_or(cairn_syntax::TextSize::from(0), |t| t.text_range().start())
 }
 

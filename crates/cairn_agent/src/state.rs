@@ -6,18 +6,19 @@
 //! two states; applying it to the older one reproduces the newer digest exactly, which
 //! [`apply_delta`] checks.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use cairn_hir::StateView;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::canonical::digest;
+use crate::edit::{ACCEPTANCE_BOUNDARY, Sources};
 
 pub const STATE_PROTOCOL: &str = "cairn.state/1";
 pub const DELTA_PROTOCOL: &str = "cairn.state-delta/1";
 /// The top-level fields a delta carries whole when they differ, in this order.
 const WHOLE_FIELDS: [&str; 6] = ["profile", "status", "source_sha256", "types", "diagnostics", "evidence"];
-const ACCEPTANCE_BOUNDARY: &str = "frontend only; not a semantic or machine proof";
 
 /// Why a delta could not be computed or applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,40 +30,69 @@ impl std::fmt::Display for StateError {
     }
 }
 
+/// The compiler profile every state, terms block and receipt names.
+pub fn profile() -> String {
+    format!("cairn-rs/{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The state of the program `sources` holds, as every transport answers it (`cairn state`, the
+/// MCP `state` tool, a session's `state` request): [`state_record`] under this compiler's
+/// [`profile`] and the digest of the combined source ([`Sources::sha256`]).
+pub fn state_of(view: &StateView, sources: &Sources, with_file: bool) -> Map<String, Value> {
+    state_record(view, &profile(), &sources.sha256(), with_file)
+}
+
 /// The state of a program, sealed with its digest.
 ///
 /// `profile` names the compiler; `source_sha256` is the digest of the combined source
 /// (tools.md §2.2); `with_file` adds `file` to the diagnostic (a state read from disk).
 pub fn state_record(view: &StateView, profile: &str, source_sha256: &str, with_file: bool) -> Map<String, Value> {
-    let mut modules: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
+    let mut modules: Modules<'_> = BTreeMap::new();
     for function in view.functions.iter().filter(|f| !f.library) {
-        let row = match &function.row {
-            Some(row) => json!(row.iter().map(|e| e.to_string()).collect::<Vec<_>>()),
-            None => Value::Null,
-        };
-        modules
-            .entry(function.module.to_string())
-            .or_default()
-            .insert(function.name.clone(), json!([function.text, row]));
+        let row = function.row.as_ref().map(|row| row.iter().map(|e| e.to_string()).collect());
+        modules.entry(function.module.to_string()).or_default().insert(&function.name, (&function.text, row));
     }
-    let modules: Map<String, Value> =
-        modules.into_iter().map(|(module, names)| (module, Value::Object(names.into_iter().collect()))).collect();
-    let diagnostics: Vec<Value> = view
-        .first
-        .iter()
-        .map(|(diagnostic, line)| Value::Object(taught(diagnostic, line.as_deref(), with_file)))
-        .collect();
-    let mut record = Map::new();
-    record.insert("protocol".into(), json!(STATE_PROTOCOL));
-    record.insert("profile".into(), json!(profile));
-    record.insert("status".into(), json!(if view.typed { "typed" } else { "rejected" }));
-    record.insert("source_sha256".into(), json!(source_sha256));
-    record.insert("modules".into(), Value::Object(modules));
-    record.insert("types".into(), json!(view.types_text()));
-    record.insert("diagnostics".into(), Value::Array(diagnostics));
-    record.insert("evidence".into(), json!([]));
-    seal(record)
+    let state = State {
+        protocol: STATE_PROTOCOL,
+        profile,
+        status: if view.typed { "typed" } else { "rejected" },
+        source_sha256,
+        modules,
+        types: view.types_text(),
+        diagnostics: view
+            .first
+            .iter()
+            .map(|(diagnostic, line)| taught(diagnostic, line.as_deref(), with_file))
+            .collect(),
+        evidence: Vec::new(),
+    };
+    match serde_json::to_value(&state) {
+        Ok(Value::Object(record)) => seal(record),
+        _ => Map::new(),
+    }
 }
+
+/// A state before its digest (protocol §7.1), fields in their documented order.
+#[derive(Serialize)]
+struct State<'a> {
+    protocol: &'static str,
+    profile: &'a str,
+    status: &'static str,
+    source_sha256: &'a str,
+    /// The own functions by module and name, each `[signature, row]` (the row `null` where the
+    /// check did not reach it).
+    modules: Modules<'a>,
+    types: String,
+    /// The refusals that stopped the check, each a taught `cairn.diagnostic/2` record as
+    /// `cairn_diagnostics` builds it.
+    diagnostics: Vec<Map<String, Value>>,
+    /// A session's admissions, which a host fills in ([`with_evidence`]); a program's own state
+    /// has none.
+    evidence: Vec<Value>,
+}
+
+/// A state's functions by module, then by name: `(signature, row)`.
+type Modules<'a> = BTreeMap<String, BTreeMap<&'a str, (&'a str, Option<Vec<String>>)>>;
 
 /// A diagnostic as a host teaches it (protocol §4), for the state's `diagnostics`.
 fn taught(diagnostic: &cairn_diagnostics::Diagnostic, line: Option<&str>, with_file: bool) -> Map<String, Value> {
@@ -70,14 +100,14 @@ fn taught(diagnostic: &cairn_diagnostics::Diagnostic, line: Option<&str>, with_f
     // `shift_remove` keeps the order of the other keys (a plain remove swaps the last one in).
     let file = record.shift_remove("file");
     record.shift_remove("module");
-    record.insert("automatic_edit".into(), json!(false));
+    record.insert("automatic_edit".into(), Value::Bool(false));
     if diagnostic.line > 0
         && let Some(line) = line
     {
         let shown: String = line.chars().take(500).collect();
-        record.insert("source_line".into(), json!(shown));
+        record.insert("source_line".into(), Value::String(shown));
     }
-    record.insert("acceptance_boundary".into(), json!(ACCEPTANCE_BOUNDARY));
+    record.insert("acceptance_boundary".into(), Value::from(ACCEPTANCE_BOUNDARY));
     if with_file
         && diagnostic.line > 0
         && let Some(file) = file
@@ -87,11 +117,17 @@ fn taught(diagnostic: &cairn_diagnostics::Diagnostic, line: Option<&str>, with_f
     record
 }
 
+/// A state with its `evidence` (the admissions of a session), sealed again.
+pub(crate) fn with_evidence(mut state: Map<String, Value>, evidence: Value) -> Map<String, Value> {
+    state.insert("evidence".into(), evidence);
+    seal(state)
+}
+
 /// Adds (or replaces) the digest over every other field, as the last key.
 fn seal(mut record: Map<String, Value>) -> Map<String, Value> {
     record.shift_remove("digest");
     let sealed = digest(&Value::Object(record.clone()));
-    record.insert("digest".into(), json!(sealed));
+    record.insert("digest".into(), Value::String(sealed));
     record
 }
 
@@ -111,46 +147,71 @@ pub fn delta(before: &Map<String, Value>, after: &Map<String, Value>) -> Result<
     require_state(before)?;
     require_state(after)?;
     let (old, new) = (modules_of(before), modules_of(after));
-    let mut names: BTreeMap<&String, ()> = BTreeMap::new();
-    for module in old.keys().chain(new.keys()) {
-        names.insert(module, ());
-    }
-    let mut modules = Map::new();
-    for module in names.keys() {
-        let empty = Map::new();
-        let old_entries = old.get(*module).and_then(Value::as_object).unwrap_or(&empty);
-        let new_entries = new.get(*module).and_then(Value::as_object).unwrap_or(&empty);
-        let mut keys: Vec<&String> = old_entries.keys().chain(new_entries.keys()).collect();
-        keys.sort();
-        keys.dedup();
-        let mut changed = Map::new();
+    let empty = Map::new();
+    let mut modules: BTreeMap<&String, BTreeMap<&String, Value>> = BTreeMap::new();
+    let names: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    for module in names {
+        let old_entries = old.get(module).and_then(Value::as_object).unwrap_or(&empty);
+        let new_entries = new.get(module).and_then(Value::as_object).unwrap_or(&empty);
+        let mut changed = BTreeMap::new();
+        let keys: BTreeSet<&String> = old_entries.keys().chain(new_entries.keys()).collect();
         for key in keys {
             match (old_entries.get(key), new_entries.get(key)) {
                 (Some(a), Some(b)) if a == b => {}
                 (_, Some(b)) => {
-                    changed.insert(key.clone(), b.clone());
+                    changed.insert(key, b.clone());
                 }
                 (Some(_), None) => {
-                    changed.insert(key.clone(), Value::Null);
+                    changed.insert(key, Value::Null);
                 }
                 (None, None) => {}
             }
         }
         if !changed.is_empty() {
-            modules.insert((*module).clone(), Value::Object(changed));
+            modules.insert(module, changed);
         }
     }
-    let mut out = Map::new();
-    out.insert("protocol".into(), json!(DELTA_PROTOCOL));
-    out.insert("since".into(), before.get("digest").cloned().unwrap_or(Value::Null));
-    out.insert("digest".into(), after.get("digest").cloned().unwrap_or(Value::Null));
-    out.insert("modules".into(), Value::Object(modules));
-    for field in WHOLE_FIELDS {
-        if before.get(field) != after.get(field) {
-            out.insert(field.into(), after.get(field).cloned().unwrap_or(Value::Null));
-        }
+    let whole =
+        |field: &str| (before.get(field) != after.get(field)).then(|| after.get(field).cloned().unwrap_or(Value::Null));
+    let delta = Delta {
+        protocol: DELTA_PROTOCOL,
+        since: before.get("digest").cloned().unwrap_or(Value::Null),
+        digest: after.get("digest").cloned().unwrap_or(Value::Null),
+        modules,
+        profile: whole("profile"),
+        status: whole("status"),
+        source_sha256: whole("source_sha256"),
+        types: whole("types"),
+        diagnostics: whole("diagnostics"),
+        evidence: whole("evidence"),
+    };
+    match serde_json::to_value(&delta) {
+        Ok(Value::Object(record)) => Ok(record),
+        _ => Err(StateError("The delta could not be written as JSON.".into())),
     }
-    Ok(out)
+}
+
+/// A delta (protocol §7.2): the states' digests, the functions that moved (`null` for one that
+/// is gone), and each of [`WHOLE_FIELDS`] that differs, whole. The states are given as JSON (a
+/// saved state is read back from disk), so what a delta carries is their JSON.
+#[derive(Serialize)]
+struct Delta<'a> {
+    protocol: &'static str,
+    since: Value,
+    digest: Value,
+    modules: BTreeMap<&'a String, BTreeMap<&'a String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source_sha256: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    types: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diagnostics: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evidence: Option<Value>,
 }
 
 /// Applies a delta to the state it was computed from; the result's digest must be the delta's.
@@ -210,6 +271,7 @@ pub fn apply_delta(before: &Map<String, Value>, delta: &Map<String, Value>) -> R
 #[cfg(test)]
 mod tests {
     use cairn_hir::{SourceText, Workspace};
+    use serde_json::json;
 
     use super::*;
 

@@ -157,7 +157,7 @@ pub fn build(path: &Path, purpose: Purpose, flags: &BuildFlags, out: Output) -> 
         "guards".into(),
         json!({"emitted": compiled.compiled.guards_emitted, "elided": compiled.compiled.guards_elided, "kept": flags.keep_guards}),
     );
-    receipt.insert("compiler_version".into(), json!(crate::state::profile()));
+    receipt.insert("compiler_version".into(), json!(cairn_agent::profile()));
     if linked.is_ok()
         && let Ok(bytes) = std::fs::read(&artifact)
     {
@@ -319,7 +319,7 @@ fn frontend(workspace: &Workspace, functions: &[Arc<Function>]) -> Value {
         entry.insert("discharged_check_sites".into(), json!(discharged));
         out.insert(name, Value::Object(entry));
     }
-    json!({"compiler": crate::state::profile(), "functions": out})
+    json!({"compiler": cairn_agent::profile(), "functions": out})
 }
 
 fn project(program: &cairn_vfs::Program) -> Value {
@@ -331,7 +331,7 @@ fn project(program: &cairn_vfs::Program) -> Value {
     json!({
         "name": program.name,
         "sources": sources,
-        "source_sha256": cairn_agent::canonical::sha256_hex(program.combined_source().as_bytes()),
+        "source_sha256": crate::check::sources_of(program).sha256(),
     })
 }
 

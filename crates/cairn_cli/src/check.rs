@@ -6,8 +6,9 @@
 
 use std::path::Path;
 
+use cairn_agent::edit::{SourceText, Sources};
 use cairn_diagnostics::record::refusal_record;
-use cairn_hir::{SourceText, Workspace};
+use cairn_hir::Workspace;
 use serde_json::{Map, json};
 
 use crate::output::Output;
@@ -57,7 +58,16 @@ pub fn run(path: &Path, out: Output) -> u8 {
 
 /// The workspace of a loaded program.
 pub fn load_workspace(program: &cairn_vfs::Program) -> Workspace {
-    Workspace::new(program.files.iter().map(|f| SourceText { name: f.name.clone(), text: f.text.clone() }).collect())
+    Workspace::new(sources_of(program).files)
+}
+
+/// A loaded program as the agent crate takes it: its files in load order, and whether it is a
+/// project (which decides the layout of its combined source, tools.md §2.2).
+pub fn sources_of(program: &cairn_vfs::Program) -> Sources {
+    Sources {
+        files: program.files.iter().map(|f| SourceText { name: f.name.clone(), text: f.text.clone() }).collect(),
+        project: !program.is_single_file(),
+    }
 }
 
 fn plural(n: usize, noun: &str) -> String {

@@ -8,11 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-use cairn_agent::edit::Sources;
 use cairn_agent::find::{FindQuery, find, human_text, limit_from};
 use cairn_diagnostics::record::diagnostic_record;
-use cairn_hir::SourceText;
 
+use crate::check::sources_of;
 use crate::output::{FormatChoice, Output};
 
 /// The flags of one `cairn find`.
@@ -33,10 +32,7 @@ pub fn run(flags: &FindFlags, out: Output) -> u8 {
         None => Path::new("cairn.toml").is_file().then(|| PathBuf::from("cairn.toml")),
     };
     let sources = match path.as_deref().map(cairn_vfs::load).transpose() {
-        Ok(program) => program.map(|program| Sources {
-            files: program.files.iter().map(|f| SourceText { name: f.name.clone(), text: f.text.clone() }).collect(),
-            project: !program.is_single_file(),
-        }),
+        Ok(program) => program.as_ref().map(sources_of),
         Err(error) => {
             out.environment(&error.message);
             return 2;

@@ -7,8 +7,9 @@
 
 use std::path::Path;
 
-use cairn_agent::edit::{EditHost, OpenRequest, SourceText, Sources};
+use cairn_agent::edit::{EditHost, OpenRequest};
 
+use crate::check::sources_of;
 use crate::output::Output;
 
 pub struct InspectFlags {
@@ -26,10 +27,7 @@ pub fn run(path: &Path, flags: &InspectFlags, out: Output) -> u8 {
             return 2;
         }
     };
-    let sources = Sources {
-        files: program.files.iter().map(|f| SourceText { name: f.name.clone(), text: f.text.clone() }).collect(),
-        project: !program.is_single_file(),
-    };
+    let sources = sources_of(&program);
     let mut host = EditHost::new();
     if flags.explain {
         let record = host.refusal(

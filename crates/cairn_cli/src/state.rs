@@ -7,15 +7,11 @@
 
 use std::path::Path;
 
+use cairn_hir::Workspace;
 use serde_json::{Map, Value};
 
-use crate::check::load_workspace;
+use crate::check::sources_of;
 use crate::output::Output;
-
-/// The profile string every state carries: the compiler and its version.
-pub fn profile() -> String {
-    format!("cairn-rs/{}", env!("CARGO_PKG_VERSION"))
-}
 
 /// The largest saved state `--since` reads.
 const SINCE_LIMIT: u64 = 16_000_000;
@@ -35,10 +31,10 @@ pub fn run(path: &Path, since: Option<&Path>, out: Output) -> u8 {
             return 2;
         }
     };
-    let mut workspace = load_workspace(&program);
+    let sources = sources_of(&program);
+    let mut workspace = Workspace::new(sources.files.clone());
     let view = workspace.state_view(false);
-    let source = cairn_agent::canonical::sha256_hex(program.combined_source().as_bytes());
-    let state = cairn_agent::state_record(&view, &profile(), &source, true);
+    let state = cairn_agent::state_of(&view, &sources, true);
     let status = if view.typed { 0 } else { 1 };
     std::mem::forget(workspace);
     match before {

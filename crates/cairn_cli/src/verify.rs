@@ -13,12 +13,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use cairn_agent::diff::Native;
 use cairn_agent::equiv::{self, Assumption, Lowered};
 use cairn_hir::{ItemKind, SourceText, Workspace};
 use cairn_smt::{Options, Verdict};
 use serde_json::{Map, Value, json};
 
-use crate::diff::{receipt, replay_witness, say, write_obligations};
+use crate::diff::{replay_witness, say, write_obligations};
 use crate::output::{FormatChoice, Output};
 
 /// `cairn verify` flags.
@@ -142,7 +143,7 @@ fn verify_one(
             let native = replay_witness(&old.functions, &old_fn, &new.functions, &new_fn, witness, &work);
             let _ = std::fs::remove_dir_all(&work);
             let shown = equiv::witness_json(witness, &old_fn);
-            if native["status"] == "disagrees" {
+            if matches!(native, Native::Disagrees { .. }) {
                 status(&mut entry, "unknown");
                 entry
                     .insert("reason".into(), json!("the native replay of the counterexample disagrees with the model"));
@@ -152,14 +153,20 @@ fn verify_one(
                 entry.insert("expected".into(), shown["before"].clone());
                 entry.insert("actual".into(), shown["after"].clone());
                 entry.insert("concrete_replay".into(), json!(true));
-                entry.insert("native_replay".into(), native);
+                entry.insert("native_replay".into(), json!(native));
                 entry.insert("hint".into(), json!(equiv::witness_sentence(witness, &old_fn)));
             }
         }
     }
     entry.insert(
         "receipt".into(),
-        receipt(&reference.sha256, &candidate.sha256, assume.unwrap_or("true"), &comparison.queries, &files),
+        json!(equiv::receipt(
+            &reference.sha256,
+            &candidate.sha256,
+            assume.unwrap_or("true"),
+            &comparison.queries,
+            Some(files),
+        )),
     );
     Ok(entry)
 }

@@ -352,11 +352,7 @@ pub fn enum_def(db: &dyn Db, item: Item) -> EnumDef {
 
 /// The range of a node, relative to its declaration.
 fn range_of(node: &cairn_syntax::SyntaxNode) -> Anchor {
-    let range = node
-        .descendants_with_tokens()
-        .filter_map(|e| e.into_token())
-        .find(|t| !t.kind().is_trivia())
-        .map_or(node.text_range(), |t| t.text_range());
+    let range = cairn_syntax::first_significant_token(node).map_or(node.text_range(), |t| t.text_range());
     Anchor::Range(range)
 }
 

@@ -193,20 +193,8 @@ fn expression_text(body: &crate::body::Body, map: &crate::body::BodySourceMap, t
     }
 }
 
-/// The comment directly above a declaration that starts at `start` in `text`: the contiguous
-/// `//` lines above it (blank lines between are skipped over), each without `//` and its
-/// spacing, joined by single spaces. Empty when there is none.
+/// The comment directly above a declaration that starts at `start` in `text`
+/// ([`cairn_syntax::comment_lines_above`]), joined by single spaces. Empty when there is none.
 pub fn comment_above(text: &str, start: usize) -> String {
-    let before = text[..start.min(text.len())].trim_end();
-    let mut lines: Vec<&str> = Vec::new();
-    for line in before.lines().rev() {
-        let trimmed = line.trim_start();
-        match trimmed.strip_prefix("//") {
-            Some(comment) => lines.push(comment.trim()),
-            None => break,
-        }
-    }
-    lines.reverse();
-    lines.retain(|l| !l.is_empty());
-    lines.join(" ")
+    cairn_syntax::comment_lines_above(text, start).join(" ")
 }

@@ -349,10 +349,7 @@ impl Workspace {
 /// Where a declaration's first token (past any comment attached to it) starts, relative to the
 /// declaration.
 fn first_token(db: &RootDatabase, item: Item) -> TextSize {
-    let node = item.syntax(db).syntax_node();
-    node.descendants_with_tokens()
-        .filter_map(|e| e.into_token())
-        .find(|t| !t.kind().is_trivia())
+    cairn_syntax::first_significant_token(&item.syntax(db).syntax_node())
         .map_or(TextSize::from(0), |t| t.text_range().start())
 }
 
@@ -607,10 +604,7 @@ impl Workspace {
         let map = || crate::body::fn_source_map(&self.db, item);
         let first_token = || {
             let node = item.syntax(&self.db).syntax_node();
-            node.descendants_with_tokens()
-                .filter_map(|e| e.into_token())
-                .find(|t| !t.kind().is_trivia())
-                .map_or(node.text_range(), |t| t.text_range())
+            cairn_syntax::first_significant_token(&node).map_or(node.text_range(), |t| t.text_range())
         };
         match anchor {
             Anchor::Item => first_token(),

@@ -248,11 +248,7 @@ impl Analysis {
             return;
         }
         // The smallest edit with the same result, so an edit in one body stays one body's.
-        let (prefix, suffix) = common_ends(old, &text);
-        let edit = TextEdit {
-            delete: TextRange::new(TextSize::from(prefix as u32), TextSize::from((old.len() - suffix) as u32)),
-            insert: text[prefix..text.len() - suffix].to_string(),
-        };
+        let edit = TextEdit::smallest(old, &text, 0);
         p.workspace.edit_file(file, &edit);
         p.generation += 1;
         p.dirty = true;
@@ -536,21 +532,6 @@ fn new_project(key: String, files: Vec<ProjectFile>, sources: Vec<SourceText>) -
         published: HashSet::new(),
         environment: None,
     }
-}
-
-/// The lengths of the longest common prefix and suffix of two texts, on character boundaries.
-pub fn common_ends(old: &str, new: &str) -> (usize, usize) {
-    let (a, b) = (old.as_bytes(), new.as_bytes());
-    let mut prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    while !(old.is_char_boundary(prefix) && new.is_char_boundary(prefix)) {
-        prefix -= 1;
-    }
-    let room = a.len().min(b.len()) - prefix;
-    let mut suffix = a.iter().rev().zip(b.iter().rev()).take(room).take_while(|(x, y)| x == y).count();
-    while !(old.is_char_boundary(a.len() - suffix) && new.is_char_boundary(b.len() - suffix)) {
-        suffix -= 1;
-    }
-    (prefix, suffix)
 }
 
 /// Writes the card texts and the packaged library where links can point: `cards/<name>.md` and

@@ -27,7 +27,6 @@ pub mod transport;
 pub mod world;
 
 use std::io::BufReader;
-use std::os::fd::FromRawFd;
 
 use lsp_server::{Message, Response};
 use serde_json::{Value, json};
@@ -37,22 +36,9 @@ use crate::transport::{Incoming, Outgoing};
 /// Runs the server on this process's standard input and output (reserving them, as `cairn mcp`
 /// does: descriptor 1 goes to standard error, so nothing but protocol reaches the client).
 pub fn serve_stdio() -> i32 {
-    // SAFETY: plain descriptor calls on this process's own standard descriptors; each result is
-    // checked, and the duplicates are owned by the files made from them.
-    let (wire_in, wire_out) = unsafe {
-        let wire_in = libc::dup(0);
-        let wire_out = libc::dup(1);
-        if wire_in < 0 || wire_out < 0 {
-            eprintln!("cairn lsp: cannot reserve the standard descriptors");
-            return 2;
-        }
-        libc::dup2(2, 1);
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
-        if null >= 0 {
-            libc::dup2(null, 0);
-            libc::close(null);
-        }
-        (std::fs::File::from_raw_fd(wire_in), std::fs::File::from_raw_fd(wire_out))
+    let Ok((wire_in, wire_out)) = cairn_vfs::stdio::reserve_protocol_descriptors() else {
+        eprintln!("cairn lsp: cannot reserve the standard descriptors");
+        return 2;
     };
     serve(BufReader::new(wire_in), std::io::BufWriter::new(wire_out))
 }

@@ -11,7 +11,6 @@ pub mod tools;
 pub mod wire;
 
 use std::io::BufReader;
-use std::os::fd::FromRawFd;
 use std::path::Path;
 
 pub use server::Handler;
@@ -23,22 +22,9 @@ pub use tools::{Server, ToolResult};
 /// descriptor 1 at standard error and descriptor 0 at the null device, so nothing the server or
 /// anything it starts writes or reads can touch the protocol (protocol §16.1).
 pub fn serve_stdio(start: &Path) -> i32 {
-    // SAFETY: plain descriptor calls on this process's own standard descriptors; each result
-    // is checked before use, and the duplicates are owned by the files made from them.
-    let (wire_in, wire_out) = unsafe {
-        let wire_in = libc::dup(0);
-        let wire_out = libc::dup(1);
-        if wire_in < 0 || wire_out < 0 {
-            eprintln!("cairn mcp: cannot reserve the standard descriptors");
-            return 2;
-        }
-        libc::dup2(2, 1);
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
-        if null >= 0 {
-            libc::dup2(null, 0);
-            libc::close(null);
-        }
-        (std::fs::File::from_raw_fd(wire_in), std::fs::File::from_raw_fd(wire_out))
+    let Ok((wire_in, wire_out)) = cairn_vfs::stdio::reserve_protocol_descriptors() else {
+        eprintln!("cairn mcp: cannot reserve the standard descriptors");
+        return 2;
     };
     let handler = Handler::new(Server::new(start));
     wire::serve(handler, BufReader::new(wire_in), std::io::LineWriter::new(wire_out))

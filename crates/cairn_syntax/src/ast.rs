@@ -139,19 +139,14 @@ impl Item {
     }
 }
 
-/// The text of the comments a declaration node starts with (the builder puts them inside).
+/// The text of the comments a declaration node starts with (the builder puts them inside), one
+/// line each, read by the one rule for the comment above a declaration
+/// ([`crate::trivia::comment_lines_above`]).
 pub fn doc_comment(node: &SyntaxNode) -> Option<String> {
-    let mut lines = Vec::new();
-    for element in node.children_with_tokens() {
-        match element {
-            rowan::NodeOrToken::Token(token) if token.kind() == COMMENT => {
-                let text = token.text().trim_start_matches("//");
-                lines.push(text.strip_prefix(' ').unwrap_or(text).trim_end().to_string());
-            }
-            rowan::NodeOrToken::Token(token) if token.kind() == WHITESPACE => {}
-            _ => break,
-        }
-    }
+    let text = node.text().to_string();
+    let start = crate::trivia::first_significant_token(node)
+        .map_or(text.len(), |t| usize::from(t.text_range().start() - node.text_range().start()));
+    let lines = crate::trivia::comment_lines_above(&text, start);
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
 

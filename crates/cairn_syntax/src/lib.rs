@@ -22,6 +22,7 @@ mod parallel;
 mod parser;
 mod reparse;
 mod token_set;
+mod trivia;
 mod validation;
 
 use std::sync::Arc;
@@ -33,6 +34,7 @@ pub use crate::lexer::first_token;
 pub use crate::parser::{BLOCK_DEPTH_LIMIT, EXPRESSION_DEPTH_LIMIT, TYPE_DEPTH_LIMIT};
 pub use crate::reparse::{Reparsed, TextEdit};
 pub use crate::syntax_kind::SyntaxKind;
+pub use crate::trivia::{comment_lines_above, first_significant_token};
 
 use crate::builder::TokenStream;
 use crate::parser::{Parser, ParserInput};

@@ -33,6 +33,35 @@ impl TextEdit {
         out.push_str(&text[end..]);
         out
     }
+
+    /// The smallest edit that turns `old` into `new`, where `old` starts at byte `offset` of the
+    /// text edited: their common prefix and suffix are kept, so an edit inside one body stays
+    /// inside it and [`Parse::reparse`] takes its fast path.
+    ///
+    /// Invariant: applying the result to a text holding `old` at `offset` gives that text with
+    /// `new` there instead.
+    pub fn smallest(old: &str, new: &str, offset: usize) -> TextEdit {
+        let (prefix, suffix) = common_ends(old, new);
+        let start = TextSize::from((offset + prefix) as u32);
+        let end = TextSize::from((offset + old.len() - suffix) as u32);
+        TextEdit { delete: TextRange::new(start, end), insert: new[prefix..new.len() - suffix].to_string() }
+    }
+}
+
+/// The lengths of the longest common prefix and suffix of two texts (not overlapping, on
+/// character boundaries of both).
+fn common_ends(old: &str, new: &str) -> (usize, usize) {
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let mut prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    while !(old.is_char_boundary(prefix) && new.is_char_boundary(prefix)) {
+        prefix -= 1;
+    }
+    let room = a.len().min(b.len()) - prefix;
+    let mut suffix = a.iter().rev().zip(b.iter().rev()).take(room).take_while(|(x, y)| x == y).count();
+    while !(old.is_char_boundary(a.len() - suffix) && new.is_char_boundary(b.len() - suffix)) {
+        suffix -= 1;
+    }
+    (prefix, suffix)
 }
 
 /// How a reparse was done (for tests and tracing).

@@ -15,6 +15,7 @@ pub mod journal;
 mod key;
 mod manifest;
 pub mod safe;
+pub mod stdio;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -98,23 +99,6 @@ impl Program {
     /// True for a program given as one `.cairn` file.
     pub fn is_single_file(&self) -> bool {
         self.manifest_path.is_none()
-    }
-
-    /// The combined source (tools.md §2.2): a one-file program's text exactly; otherwise, per
-    /// file in load order, the line `// source: <name>`, the text, and a newline.
-    pub fn combined_source(&self) -> String {
-        if self.is_single_file() && self.files.len() == 1 {
-            return self.files[0].text.clone();
-        }
-        let mut out = String::new();
-        for file in &self.files {
-            out.push_str("// source: ");
-            out.push_str(&file.name);
-            out.push('\n');
-            out.push_str(&file.text);
-            out.push('\n');
-        }
-        out
     }
 }
 

@@ -150,8 +150,7 @@ pub(super) fn meaning(
                 // `Step.Walk`, `m.Step.Walk`, `Option[u32].None`: a variant of the enum the base
                 // names, unless the base is a local (then this is a field).
                 let base = grand.first_child()?;
-                let first =
-                    base.descendants_with_tokens().filter_map(|e| e.into_token()).find(|t| !t.kind().is_trivia())?;
+                let first = cairn_syntax::first_significant_token(&base)?;
                 let locals = locals.get_or_init(|| locals_of(db, item));
                 if locals.use_at(first.text_range()).is_some() {
                     return None;
@@ -227,11 +226,8 @@ pub(super) fn has_variant(workspace: &Workspace, owner: Item, name: &str) -> boo
 
 /// A node's range without the comments and spacing before its first token.
 pub(super) fn significant_range(node: &SyntaxNode) -> TextRange {
-    let start = node
-        .descendants_with_tokens()
-        .filter_map(|e| e.into_token())
-        .find(|t| !t.kind().is_trivia())
-        .map_or(node.text_range().start(), |t| t.text_range().start());
+    let start =
+        cairn_syntax::first_significant_token(node).map_or(node.text_range().start(), |t| t.text_range().start());
     TextRange::new(start, node.text_range().end())
 }
 

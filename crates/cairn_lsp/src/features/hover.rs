@@ -183,20 +183,6 @@ fn declaration_hover(workspace: &Workspace, item: Item) -> String {
 /// just before it), joined.
 fn comment_above(workspace: &Workspace, file: usize, start: usize, item: Item) -> String {
     let node = item.syntax(workspace.db()).syntax_node();
-    let first = node
-        .descendants_with_tokens()
-        .filter_map(|e| e.into_token())
-        .find(|t| !t.kind().is_trivia())
-        .map_or(0, |t| usize::from(t.text_range().start()));
-    let text = &workspace.files()[file].text;
-    let before = text[..(start + first).min(text.len())].trim_end();
-    let mut lines: Vec<&str> = Vec::new();
-    for line in before.lines().rev() {
-        match line.trim_start().strip_prefix("//") {
-            Some(comment) => lines.push(comment.trim()),
-            None => break,
-        }
-    }
-    lines.reverse();
-    lines.join(" ")
+    let first = cairn_syntax::first_significant_token(&node).map_or(0, |t| usize::from(t.text_range().start()));
+    cairn_hir::render::comment_above(&workspace.files()[file].text, start + first)
 }

@@ -185,10 +185,7 @@ fn classify(token: &SyntaxToken, classes: &Classes<'_>) -> Option<(u32, u32)> {
                 // else a field.
                 SyntaxKind::FIELD_EXPR => {
                     let base = grand.first_child()?;
-                    let first = base
-                        .descendants_with_tokens()
-                        .filter_map(|e| e.into_token())
-                        .find(|t| !t.kind().is_trivia())?;
+                    let first = cairn_syntax::first_significant_token(&base)?;
                     let offset = usize::from(token.text_range().start());
                     let owner = if local_uses.contains_key(&usize::from(first.text_range().start())) {
                         None

@@ -1,0 +1,446 @@
+//! Packets (protocol §2.4, §14): what an agent is shown of a session — the target's source, its
+//! dependencies with their evidence, the types its texts mention, the rule cards they select,
+//! the terms, the draft of a reply, and on a site its `focus` — and the seal that binds a
+//! session's digest to what was disclosed.
+//!
+//! Invariant: cards and terms are sent once per host; a later packet names what it leaves out
+//! in `sent_before`. A focused packet shows interfaces of its neighbours, a component packet
+//! their sources.
+
+use std::collections::BTreeSet;
+
+use cairn_diagnostics::selection::{Signals, select_cards};
+use cairn_hir::{Item, Workspace};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::contract::{Evidence, Shown};
+use super::open::site_index;
+use super::program::{
+    all_types, callers_of, first_comment_line, not_shown, row_of, source_of, type_declaration, types_mentioned,
+};
+use super::records::Named;
+use super::refusal::Refusal;
+use super::sessions::Session;
+use super::terms::{Terms, terms_for};
+use super::{EditHost, OpenRequest, Sources};
+use crate::canonical::{digest, sha256_hex};
+
+/// A packet (`cairn.packet/2` focused, `cairn.packet/1` component). The fields marked as
+/// `cairn inspect`'s are present only in the session-level packet it prints.
+#[derive(Debug, Serialize)]
+pub(super) struct Packet {
+    protocol: &'static str,
+    /// `cairn inspect`'s: the session digest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: Option<String>,
+    /// The handle requests name (absent from `cairn inspect`'s packet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handle: Option<String>,
+    symbol: String,
+    /// The host's task object as it gave it: the host's own, so it stays JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    task: Option<Value>,
+    allowed_effects: Vec<String>,
+    /// The target's row, when a focused packet's ceiling differs from it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    effects: Option<Vec<String>>,
+    types: String,
+    context: Vec<Context>,
+    rule_cards: Named<String>,
+    dependencies: Named<Dependency>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    callers: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_shown: Option<std::collections::BTreeMap<String, Vec<String>>>,
+    scope: &'static str,
+    terms: Terms,
+    /// Cards (by name) and `terms` this host sent before and leaves out.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    sent_before: Vec<&'static str>,
+    /// `cairn inspect`'s: the digests the session is sealed over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    contract_sha256: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source_sha256: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    implementation_sha256: Option<String>,
+    draft_protocol: Draft,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    focus: Option<Focus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expand_protocol: Option<Hint>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    explain_protocol: Option<Hint>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state_protocol: Option<Hint>,
+}
+
+/// A dependency as a packet or an expansion shows it: its interface, and the evidence about
+/// what it does.
+#[derive(Debug, Serialize)]
+pub(super) struct Dependency {
+    pub signature: String,
+    pub effects: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contract: Option<Shown>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<&'static str>,
+    /// The first comment line above it (focused packets).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+
+/// A function whose source is shown.
+#[derive(Debug, Serialize)]
+pub(super) struct Context {
+    pub symbol: String,
+    pub source: String,
+}
+
+/// The implementation hash (protocol §2.2): the build identity plus the embedded sources.
+pub fn implementation_hash() -> String {
+    let mut text = crate::profile();
+    for module in cairn_hir::library::MODULES {
+        text.push_str(module.file);
+        text.push('\u{0}');
+        text.push_str(module.text);
+        text.push('\u{0}');
+    }
+    sha256_hex(text.as_bytes())
+}
+
+impl EditHost {
+    /// The packet of `session` on `target` (whose callers are `callers`), focused on `site` if
+    /// given. Sends the cards and terms it shows (they are not sent again).
+    pub(super) fn packet(&mut self, session: &Session, target: Item, callers: &[String], site: Option<&str>) -> Packet {
+        let program = &self.programs[session.program];
+        let workspace = program.workspace.as_ref().expect("the program was loaded at the start of the request");
+        let shown = Disclosed::of(workspace, session, target);
+        let texts: Vec<&str> = shown.texts.iter().map(String::as_str).collect();
+        let types = if session.focused { types_mentioned(workspace, &texts) } else { all_types(workspace) };
+        let types = with_declarations(workspace, types, &session.expanded_types);
+        let (rule_cards, mut sent_before) =
+            offer_cards(&mut self.sent_cards, &texts, signals(&texts, &types, session.focused));
+        let (terms, withheld_terms) = terms_for(&mut self.sent_terms, session, &shown.classes);
+        self.terms_sent = true;
+        if withheld_terms {
+            sent_before.push("terms");
+        }
+        let row_set: BTreeSet<&String> = session.row.iter().collect();
+        Packet {
+            protocol: if session.focused { "cairn.packet/2" } else { "cairn.packet/1" },
+            session: None,
+            handle: Some(session.handle.clone()),
+            symbol: session.symbol.clone(),
+            task: session.contract.get("task").cloned(),
+            allowed_effects: session.ceiling.iter().cloned().collect(),
+            effects: (session.focused && row_set != session.ceiling.iter().collect()).then(|| session.row.clone()),
+            types,
+            context: shown.context,
+            rule_cards,
+            dependencies: shown.dependencies,
+            callers: session.focused.then(|| callers.to_vec()),
+            not_shown: session.focused.then(|| not_shown(workspace, &session.visible)),
+            scope: if session.focused { "focused" } else { "component" },
+            terms,
+            sent_before,
+            contract_sha256: None,
+            source_sha256: None,
+            implementation_sha256: None,
+            draft_protocol: draft(&program.sources, session, site),
+            focus: site.map(|site| focus(workspace, &program.sources, session, target, site)),
+            expand_protocol: session.focused.then(|| Hint { symbols: Some(["name"]), ..Hint::of(session, "expand") }),
+            explain_protocol: Some(Hint::of(session, "explain")),
+            state_protocol: Some(Hint::of(session, "state")),
+        }
+    }
+
+    /// The session-level packet of `cairn inspect` ([`EditHost::inspect`]): a session opened and
+    /// expanded as asked, then its packet on a fresh view of the cards and terms, with the
+    /// digests and a `cairn.edit/1` draft instead of the handle and the request hints.
+    pub(super) fn try_inspect(
+        &mut self,
+        sources: Sources,
+        request: OpenRequest,
+        expand: &[String],
+    ) -> Result<Packet, Refusal> {
+        let site = request.site.clone();
+        let handle = self.try_open(sources, request)?.handle.unwrap_or_default();
+        let Some(index) = self.sessions.iter().position(|s| s.handle == handle) else {
+            return Err(self.refuse_internal("the inspected session vanished"));
+        };
+        if !expand.is_empty() {
+            self.try_expand(index, &Value::from(expand.to_vec()))?;
+        }
+        // Everything is shown again, as to an agent that saw nothing before.
+        self.sent_cards.clear();
+        self.sent_terms.clear();
+        let session = self.sessions.remove(index);
+        let Some(target) = self.target(&session) else {
+            return Err(self.refuse_internal("the inspected function vanished"));
+        };
+        let callers = callers_of(self.ws(session.program), target);
+        let mut packet = self.packet(&session, target, &callers, site.as_deref());
+        packet.session = Some(session.digest.clone());
+        packet.handle = None;
+        packet.contract_sha256 = Some(digest(&Value::Object(session.contract.clone())));
+        packet.source_sha256 = Some(self.programs[session.program].source_sha().to_string());
+        packet.implementation_sha256 = Some(implementation_hash());
+        let draft = &mut packet.draft_protocol;
+        draft.protocol = "cairn.edit/1";
+        draft.handle = None;
+        draft.session = Some(session.digest.clone());
+        draft.site = draft.site.as_deref().and_then(site_index).map(|i| self.site_key(&session, i));
+        packet.expand_protocol = None;
+        packet.explain_protocol = None;
+        packet.state_protocol = None;
+        self.sessions.insert(index, session);
+        Ok(packet)
+    }
+
+    /// The session's digest over what it pinned and disclosed.
+    pub(super) fn seal(&self, session: &Session) -> String {
+        let seal = Seal {
+            source: self.programs[session.program].source_sha(),
+            symbol: &session.symbol,
+            contract: &session.contract,
+            visible: &session.visible,
+            implementation: implementation_hash(),
+            scope: session.focused.then_some("focused"),
+        };
+        digest(&serde_json::to_value(&seal).unwrap_or_default())
+    }
+}
+
+/// The declarations of the types `names` (an expand's), appended to `types` unless it holds
+/// them already, one per line.
+pub(super) fn with_declarations(workspace: &Workspace, mut types: String, names: &[String]) -> String {
+    for name in names {
+        if let Some(text) = type_declaration(workspace, name)
+            && !types.contains(&text)
+        {
+            if !types.is_empty() {
+                types.push('\n');
+            }
+            types.push_str(&text);
+        }
+    }
+    types
+}
+
+/// The cards `texts` select that this host has not sent (now marked sent), by name, and the
+/// names of those it sent before.
+pub(super) fn offer_cards(
+    sent_cards: &mut BTreeSet<&'static str>,
+    texts: &[&str],
+    signals: Signals,
+) -> (Named<String>, Vec<&'static str>) {
+    let mut rule_cards = Named::default();
+    let mut sent_before = Vec::new();
+    for card in select_cards(texts, signals) {
+        if sent_cards.insert(card.name) {
+            rule_cards.insert(card.name, card.text());
+        } else {
+            sent_before.push(card.name);
+        }
+    }
+    (rule_cards, sent_before)
+}
+
+/// The card signals beyond tokens (protocol §14.2): `views` when a shown function has a borrow
+/// parameter; `records` when a shown type is a record or a tag-only enum; `sums` when one is a sum;
+/// `lends` (focused scope only) when one lends a part. `types` holds one declaration per line (for a
+/// component packet: every type of the program).
+pub(super) fn signals(texts: &[&str], types: &str, focused: bool) -> Signals {
+    let borrow_parameter = texts.iter().any(|text| {
+        let words = super::admission::significant_tokens(text);
+        words.windows(2).any(|w| (w[0] == "ro" || w[0] == "rw") && w[1] == "<")
+    });
+    let declarations: Vec<&str> = types.lines().map(str::trim_start).collect();
+    let enums = declarations.iter().filter(|d| d.starts_with("enum ") || d.starts_with("pub enum "));
+    let sum_type = enums.clone().any(|d| d.contains('('));
+    let record_type = declarations.iter().any(|d| d.starts_with("struct ") || d.starts_with("pub struct "))
+        || enums.clone().any(|d| !d.contains('('));
+    let lending_type = focused && declarations.iter().any(|d| d.contains(" lends "));
+    Signals { borrow_parameter, record_type, sum_type, lending_type }
+}
+
+/// The draft of a reply: `cairn.edit/2` (by handle), or in `cairn inspect`'s packet
+/// `cairn.edit/1` (by session digest, the site by its key).
+#[derive(Debug, Serialize)]
+struct Draft {
+    protocol: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    handle: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: Option<String>,
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    site: Option<String>,
+    replacement: String,
+}
+
+/// The site a packet was opened on: where it is in the combined source (characters), and the
+/// checker's record of it (`cairn_hir::site`).
+#[derive(Debug, Serialize)]
+struct Focus {
+    symbol: String,
+    start: usize,
+    end: usize,
+    tag: &'static str,
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    expected_type: Option<String>,
+    bindings: Named<Binding>,
+    source: String,
+    site: String,
+}
+
+/// A name in scope at the focused site.
+#[derive(Debug, Serialize)]
+struct Binding {
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    mutable: bool,
+    constant: bool,
+}
+
+/// How to send another kind of request in this session.
+#[derive(Debug, Serialize)]
+struct Hint {
+    protocol: &'static str,
+    handle: String,
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    symbols: Option<[&'static str; 1]>,
+}
+
+impl Hint {
+    fn of(session: &Session, kind: &'static str) -> Hint {
+        Hint { protocol: "cairn.edit/2", handle: session.handle.clone(), kind, symbols: None }
+    }
+}
+
+/// What a session seals (protocol §2.3): the digest of this in canonical JSON.
+#[derive(Serialize)]
+struct Seal<'a> {
+    source: &'a str,
+    symbol: &'a str,
+    /// The host contract as given.
+    contract: &'a serde_json::Map<String, Value>,
+    visible: &'a BTreeSet<String>,
+    implementation: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scope: Option<&'static str>,
+}
+
+/// What a packet discloses of its functions: the sources it shows (`context`), the
+/// dependencies, the evidence classes they carry, and every text shown (for types and cards).
+struct Disclosed {
+    context: Vec<Context>,
+    dependencies: Named<Dependency>,
+    classes: BTreeSet<&'static str>,
+    texts: Vec<String>,
+}
+
+impl Disclosed {
+    fn of(workspace: &Workspace, session: &Session, target: Item) -> Disclosed {
+        let db = workspace.db();
+        let rows = workspace.last_rows();
+        let target_source = source_of(workspace, target);
+        let mut texts = vec![target_source.clone()];
+        let mut context = vec![Context { symbol: session.symbol.clone(), source: target_source }];
+        for name in &session.expanded {
+            if let Some(item) = workspace.function_named(name) {
+                let source = source_of(workspace, item);
+                texts.push(source.clone());
+                context.push(Context { symbol: name.clone(), source });
+            }
+        }
+        let mut dependencies = Named::default();
+        let mut classes = BTreeSet::new();
+        for name in session.visible.iter().filter(|n| **n != session.symbol) {
+            let Some(item) = workspace.function_named(name) else { continue };
+            let signature = cairn_hir::render::signature_text(db, item, true);
+            // A focused packet shows the dependency's signature; a component packet its source.
+            texts.push(if session.focused { signature.clone() } else { source_of(workspace, item) });
+            let (evidence, contract, check) = match session.evidence.get(name) {
+                Some(Evidence::Declared(text)) => (Some("declared"), Some(Shown::Text(text.clone())), None),
+                Some(Evidence::Undecided { contract, check }) => {
+                    (Some("declared"), Some(contract.clone()), Some(*check))
+                }
+                Some(Evidence::Smt { contract }) => (Some("smt-equivalent"), Some(contract.clone()), None),
+                None if session.focused => (Some("interface"), None, None),
+                None => (None, None, None),
+            };
+            classes.extend(evidence);
+            let comment = session.focused.then(|| first_comment_line(workspace, item)).filter(|c| !c.is_empty());
+            if comment.is_some() {
+                classes.insert("comment");
+            }
+            let effects = row_of(rows.as_deref(), item);
+            dependencies.insert(name.clone(), Dependency { signature, effects, evidence, contract, check, comment });
+        }
+        if !session.focused {
+            // A component packet lists the target among its dependencies too, and shows every
+            // disclosed function's source.
+            let signature = cairn_hir::render::signature_text(db, target, true);
+            let effects = session.row.clone();
+            let entry = Dependency { signature, effects, evidence: None, contract: None, check: None, comment: None };
+            dependencies.insert(session.symbol.clone(), entry);
+            for name in session.visible.iter().filter(|n| **n != session.symbol) {
+                if let Some(item) = workspace.function_named(name) {
+                    context.push(Context { symbol: name.clone(), source: source_of(workspace, item) });
+                }
+            }
+        }
+        Disclosed { context, dependencies, classes, texts }
+    }
+}
+
+/// The draft of the next reply: on a site, that expression as it is; else a body.
+fn draft(sources: &Sources, session: &Session, site: Option<&str>) -> Draft {
+    let (kind, site, replacement) = match site {
+        Some(site) => ("expr", Some(site.to_string()), site_text(sources, session, site).to_string()),
+        None => ("body", None, "{ ... }".to_string()),
+    };
+    Draft { protocol: "cairn.edit/2", handle: Some(session.handle.clone()), session: None, kind, site, replacement }
+}
+
+/// The focus of a packet opened on `site` (which the open checked).
+fn focus(workspace: &Workspace, sources: &Sources, session: &Session, target: Item, site: &str) -> Focus {
+    let range = session.sites[site_index(site).unwrap_or(0)];
+    let relative = workspace.locate(target).map(|(_, start)| range - start);
+    let facts = relative.and_then(|r| cairn_hir::site::site_facts(workspace.db(), target, r));
+    let (tag, ty, expected_type, bindings) = match facts {
+        Some(facts) => {
+            let bindings = facts
+                .bindings
+                .into_iter()
+                .map(|b| (b.name, Binding { ty: b.ty, mutable: b.mutable, constant: b.constant }))
+                .collect();
+            (facts.tag, facts.ty, facts.expected, bindings)
+        }
+        None => ("other", None, None, Named::default()),
+    };
+    Focus {
+        symbol: session.symbol.clone(),
+        start: sources.combined_chars(session.file, usize::from(range.start())),
+        end: sources.combined_chars(session.file, usize::from(range.end())),
+        tag,
+        ty,
+        expected_type,
+        bindings,
+        source: site_text(sources, session, site).to_string(),
+        site: site.to_string(),
+    }
+}
+
+/// The text of expression site `site` in the session's pinned file.
+fn site_text<'a>(sources: &'a Sources, session: &Session, site: &str) -> &'a str {
+    let range = session.sites[site_index(site).unwrap_or(0)];
+    &sources.files[session.file].text[usize::from(range.start())..usize::from(range.end())]
+}

@@ -1,0 +1,195 @@
+//! Read-only questions the edit host asks of a checked workspace: which function a name
+//! means, who calls a function, its component, its source and comment, rows, the types texts
+//! mention, and what a packet leaves out.
+//!
+//! Boundary: nothing here changes the workspace or the host; each answer reads the last check
+//! (its rows and call graph) or the syntax of one declaration.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use cairn_hir::{Item, Workspace};
+
+/// A function's effect row in `rows`, as its effects' names (empty when the rows do not cover
+/// it, or there are none).
+pub(super) fn row_of(rows: Option<&cairn_hir::effects::Rows>, item: Item) -> Vec<String> {
+    rows.and_then(|r| r.row(item)).map(|r| r.iter().map(|e| e.to_string()).collect()).unwrap_or_default()
+}
+
+/// The one function `name` names: its full name, or a module-local name only one module
+/// declares. `Err` holds how many functions the name matched (0, or 2 and more).
+pub(super) fn resolve_function(workspace: &Workspace, name: &str) -> Result<Item, usize> {
+    if let Some(item) = workspace.function_named(name) {
+        return Ok(item);
+    }
+    let mut found = Vec::new();
+    for file in workspace.files() {
+        for entry in &file.items {
+            if entry.key.kind == cairn_hir::ItemKind::Fn && *entry.key.name == *name {
+                found.push(entry.item);
+            }
+        }
+    }
+    match found.as_slice() {
+        [one] => Ok(*one),
+        _ => Err(found.len()),
+    }
+}
+
+/// The names of the functions that call `item`, sorted (tests are not functions an agent
+/// edits, so they are left out).
+pub(super) fn callers_of(workspace: &Workspace, item: Item) -> Vec<String> {
+    let mut out: Vec<String> = workspace
+        .callers(item)
+        .into_iter()
+        .filter(|c| *c != item && workspace.entry_of(*c).is_some_and(|(_, e)| e.key.kind == cairn_hir::ItemKind::Fn))
+        .map(|c| workspace.full_name(c).to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every own function connected to `item` through calls, either way (the call graph of the
+/// last check's rows).
+pub(super) fn component_of(workspace: &Workspace, item: Item) -> Vec<String> {
+    let Some(rows) = workspace.last_rows() else { return vec![workspace.full_name(item).to_string()] };
+    let own = |i: Item| {
+        workspace
+            .entry_of(i)
+            .is_some_and(|(file, e)| !workspace.files()[file].library && e.key.kind == cairn_hir::ItemKind::Fn)
+    };
+    let mut seen: HashSet<Item> = HashSet::new();
+    let mut stack = vec![item];
+    seen.insert(item);
+    while let Some(current) = stack.pop() {
+        for next in rows.callees_of(current).into_iter().chain(rows.callers_of(current)) {
+            if own(next) && seen.insert(next) {
+                stack.push(next);
+            }
+        }
+    }
+    let mut names: Vec<String> = seen.into_iter().map(|i| workspace.full_name(i).to_string()).collect();
+    names.sort();
+    names
+}
+
+/// A function's source as written (its declaration text, without the comment above it).
+pub(super) fn source_of(workspace: &Workspace, item: Item) -> String {
+    let node = item.syntax(workspace.db()).syntax_node();
+    let text = node.text().to_string();
+    let skip = significant_start(&node);
+    text[skip..].trim_end().to_string()
+}
+
+/// The first line of the comment above a function (what a focused packet shows as `comment`).
+pub(super) fn first_comment_line(workspace: &Workspace, item: Item) -> String {
+    let Some((file, entry)) = workspace.entry_of(item) else { return String::new() };
+    let text = &workspace.files()[file].text;
+    let start = usize::from(entry.start) + significant_start(&item.syntax(workspace.db()).syntax_node());
+    cairn_syntax::comment_lines_above(text, start).first().map(|line| line.to_string()).unwrap_or_default()
+}
+
+/// How many of the program's types `name` names (exactly, or by a module-local name).
+pub(super) fn type_matches(workspace: &Workspace, name: &str) -> usize {
+    let exact = workspace
+        .files()
+        .iter()
+        .flat_map(|f| &f.items)
+        .filter(|e| matches!(e.key.kind, cairn_hir::ItemKind::Struct | cairn_hir::ItemKind::Enum))
+        .filter(|e| workspace.full_name(e.item).as_ref() == name)
+        .count();
+    if exact > 0 {
+        return exact;
+    }
+    workspace
+        .files()
+        .iter()
+        .flat_map(|f| &f.items)
+        .filter(|e| {
+            matches!(e.key.kind, cairn_hir::ItemKind::Struct | cairn_hir::ItemKind::Enum) && *e.key.name == *name
+        })
+        .count()
+}
+
+/// The declaration text of a type or constant named `name`.
+pub(super) fn type_declaration(workspace: &Workspace, name: &str) -> Option<String> {
+    for file in workspace.files() {
+        for entry in &file.items {
+            if matches!(entry.key.kind, cairn_hir::ItemKind::Struct | cairn_hir::ItemKind::Enum)
+                && (*entry.key.name == *name || workspace.full_name(entry.item).as_ref() == name)
+            {
+                return cairn_hir::render::declaration_text(workspace.db(), entry.item);
+            }
+        }
+    }
+    None
+}
+
+/// The declarations of the program's types that the texts mention by name.
+pub(super) fn types_mentioned(workspace: &Workspace, texts: &[&str]) -> String {
+    let mut words: BTreeSet<String> = BTreeSet::new();
+    for text in texts {
+        for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')) {
+            words.insert(word.to_string());
+            if let Some(last) = word.rsplit('.').next() {
+                words.insert(last.to_string());
+            }
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    for file in workspace.files().iter().filter(|f| !f.library) {
+        for entry in &file.items {
+            if matches!(entry.key.kind, cairn_hir::ItemKind::Struct | cairn_hir::ItemKind::Enum)
+                && words.contains(&*entry.key.name)
+                && let Some(text) = cairn_hir::render::declaration_text(workspace.db(), entry.item)
+            {
+                out.push(text);
+            }
+        }
+    }
+    out.join("\n")
+}
+
+/// The declarations of every own type of the program, one per line (a component packet's `types`).
+pub(super) fn all_types(workspace: &Workspace) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for file in workspace.files().iter().filter(|f| !f.library) {
+        for entry in &file.items {
+            if matches!(entry.key.kind, cairn_hir::ItemKind::Struct | cairn_hir::ItemKind::Enum)
+                && let Some(text) = cairn_hir::render::declaration_text(workspace.db(), entry.item)
+            {
+                out.push(text);
+            }
+        }
+    }
+    out.join("\n")
+}
+
+/// Every other own function, by module, named as its module writes it (a focused packet's
+/// `not_shown`), modules and names sorted.
+pub(super) fn not_shown(workspace: &Workspace, visible: &BTreeSet<String>) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for file in workspace.files().iter().filter(|f| !f.library) {
+        for entry in &file.items {
+            if entry.key.kind == cairn_hir::ItemKind::Fn {
+                let full = workspace.full_name(entry.item);
+                if !visible.contains(full.as_ref()) {
+                    out.entry(entry.key.module.to_string()).or_default().push(entry.key.name.to_string());
+                }
+            }
+        }
+    }
+    for names in out.values_mut() {
+        names.sort();
+    }
+    out
+}
+
+/// How many functions the program declares (tests are not functions).
+pub(super) fn function_count(workspace: &Workspace) -> usize {
+    workspace.files().iter().map(|f| f.items.iter().filter(|e| e.key.kind == cairn_hir::ItemKind::Fn).count()).sum()
+}
+
+/// Where a declaration's own text starts inside its node (past the comment attached to it).
+fn significant_start(node: &cairn_syntax::SyntaxNode) -> usize {
+    cairn_syntax::first_significant_token(node).map_or(0, |t| usize::from(t.text_range().start()))
+}
