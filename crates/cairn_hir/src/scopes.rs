@@ -39,10 +39,26 @@ pub struct ScopeData {
     pub entries: Box<[(Arc<str>, LocalRef)]>,
 }
 
+/// What kind of statement introduced a binder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinderKind {
+    Let {
+        mutable: bool,
+    },
+    /// A `stack` array (an `rw` view whose name is not assignable).
+    Stack,
+    /// A loop's binder (`for`, `each`).
+    Loop,
+    /// A `match` arm's payload binder.
+    Arm,
+}
+
 /// The scopes of a body and what its names mean.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct BodyScopes {
     scopes: Box<[ScopeData]>,
+    /// Per binder: what introduced it.
+    binder_kinds: Box<[BinderKind]>,
     /// Per expression: the scope it is written in.
     expr_scopes: Box<[ScopeId]>,
     /// Per expression: for a bare name a local binding answers, that binding.
@@ -50,6 +66,11 @@ pub struct BodyScopes {
 }
 
 impl BodyScopes {
+    /// What introduced a binder.
+    pub fn binder_kind(&self, binder: BinderId) -> BinderKind {
+        self.binder_kinds.get(binder.0 as usize).copied().unwrap_or(BinderKind::Loop)
+    }
+
     /// The local binding a name expression means (`None`: not a local, or not a name).
     pub fn resolve(&self, expr: ExprId) -> Option<LocalRef> {
         self.names.get(expr.0 as usize).copied().flatten()
@@ -92,6 +113,7 @@ pub fn body_scopes(db: &dyn Db, item: Item) -> BodyScopes {
 pub fn scopes_of(body: &Body) -> BodyScopes {
     let mut walk = Walk {
         body,
+        binder_kinds: vec![BinderKind::Loop; body.binders.len()],
         scopes: Vec::new(),
         expr_scopes: vec![ScopeId(0); body.exprs.len()],
         names: vec![None; body.exprs.len()],
@@ -101,6 +123,7 @@ pub fn scopes_of(body: &Body) -> BodyScopes {
     let root = walk.push(None, params);
     walk.block(&body.root, root);
     BodyScopes {
+        binder_kinds: walk.binder_kinds.into_boxed_slice(),
         scopes: walk.scopes.into_boxed_slice(),
         expr_scopes: walk.expr_scopes.into_boxed_slice(),
         names: walk.names.into_boxed_slice(),
@@ -109,6 +132,7 @@ pub fn scopes_of(body: &Body) -> BodyScopes {
 
 struct Walk<'a> {
     body: &'a Body,
+    binder_kinds: Vec<BinderKind>,
     scopes: Vec<ScopeData>,
     expr_scopes: Vec<ScopeId>,
     names: Vec<Option<LocalRef>>,
@@ -151,12 +175,14 @@ impl Walk<'_> {
         let body = self.body;
         match body.stmt(id) {
             Stmt::Missing | Stmt::Break | Stmt::Continue | Stmt::Unsupported(_) => scope,
-            Stmt::Let { binder, init, .. } => {
+            Stmt::Let { binder, init, mutable, .. } => {
                 self.expr(*init, scope);
+                self.binder_kinds[binder.0 as usize] = BinderKind::Let { mutable: *mutable };
                 self.binder(scope, *binder)
             }
             Stmt::Stack { binder, capacity, .. } => {
                 self.expr(*capacity, scope);
+                self.binder_kinds[binder.0 as usize] = BinderKind::Stack;
                 self.binder(scope, *binder)
             }
             Stmt::Assign { target, value, .. } => {
@@ -230,7 +256,10 @@ impl Walk<'_> {
 
     fn arm(&mut self, arm: &Arm, scope: ScopeId) {
         let inner = match arm.binder {
-            Some(binder) => self.binder(scope, binder),
+            Some(binder) => {
+                self.binder_kinds[binder.0 as usize] = BinderKind::Arm;
+                self.binder(scope, binder)
+            }
             None => scope,
         };
         self.block(&arm.body, inner);

@@ -1,7 +1,9 @@
 //! What the checker knows at one expression site of a function (protocol §3.2 `focus`): the
 //! expression's kind, its type, the type its context expects, and the bindings in scope there.
 //!
-//! Read from the memoized body, source map and body check; nothing is re-checked. The expected
+//! Read from the memoized body, source map, body scopes and body check; nothing is re-checked or
+//! resolved again: the bindings in scope are the body's scopes at the site, with the types the
+//! check gave its binders. The expected
 //! type is stated only where the context fixes one (a typed `let`, an assignment, a condition, a
 //! `return`, a range bound, an argument of a declared function, an operand of `!`, `&&` or `||`); elsewhere it
 //! is `None`, which the packet shows as `null`.
@@ -12,6 +14,7 @@ use crate::Item;
 use crate::body::{BinaryOp, Block, Body, BodySourceMap, Else, Expr, ExprId, Stmt, StmtId, UnaryOp};
 use crate::check::{CallTarget, FnCheck, check_fn};
 use crate::db::Db;
+use crate::scopes::{BinderKind, LocalRef};
 use crate::signature::fn_signature;
 use crate::types::Ty;
 
@@ -45,23 +48,30 @@ pub fn site_facts(db: &dyn Db, item: Item, range: TextRange) -> Option<SiteFacts
     // The outermost expression with exactly this range.
     let id = (0..body.exprs.len()).find(|i| map.exprs.get(*i) == Some(&range)).map(|i| ExprId(i as u32))?;
     let signature = fn_signature(db, item);
-    let mut walk = Walk {
-        db,
-        body,
-        map: &map,
-        check,
-        target: id,
-        range,
-        ret: &signature.ret,
-        scope: signature
-            .params
-            .iter()
-            .map(|p| SiteBinding { name: p.name.to_string(), ty: shown(&p.ty), mutable: false, constant: false })
-            .collect(),
-        found: None,
-    };
+    let mut walk = Walk { db, body, map: &map, check, target: id, range, ret: &signature.ret, found: None };
     walk.block(&body.root);
-    let (expected, bindings) = walk.found?;
+    let expected = walk.found?;
+    let scopes = crate::scopes::body_scopes(db, item);
+    let mut visible = scopes.scope_of(id).map(|scope| scopes.visible(scope)).unwrap_or_default();
+    // Parameters first, then locals in order of declaration.
+    visible.reverse();
+    let bindings = visible
+        .into_iter()
+        .map(|(name, local)| {
+            let (ty, mutable) = match local {
+                LocalRef::Param(i) => (signature.params.get(i as usize).and_then(|p| shown(&p.ty)), false),
+                LocalRef::Binder(binder) => match scopes.binder_kind(binder) {
+                    BinderKind::Let { mutable } => (check.binder_types.get(binder.0 as usize).and_then(shown), mutable),
+                    // A stack array's name is a writable view; its type is not shown (nor an
+                    // arm's payload binder's), as before the scopes served this.
+                    BinderKind::Stack => (None, true),
+                    BinderKind::Arm => (None, false),
+                    BinderKind::Loop => (check.binder_types.get(binder.0 as usize).and_then(shown), false),
+                },
+            };
+            SiteBinding { name: name.to_string(), ty, mutable, constant: false }
+        })
+        .collect();
     Some(SiteFacts { tag: tag(body.expr(id)), ty: type_of(check, id), expected, bindings })
 }
 
@@ -98,9 +108,8 @@ struct Walk<'a> {
     target: ExprId,
     range: TextRange,
     ret: &'a Ty,
-    scope: Vec<SiteBinding>,
-    /// The expected type and the bindings, once the site is reached.
-    found: Option<(Option<String>, Vec<SiteBinding>)>,
+    /// The expected type, once the site is reached.
+    found: Option<Option<String>>,
 }
 
 impl Walk<'_> {
@@ -110,45 +119,18 @@ impl Walk<'_> {
 
     fn reach(&mut self, expected: Option<String>) {
         if self.found.is_none() {
-            let mut bindings: Vec<SiteBinding> = Vec::new();
-            for binding in &self.scope {
-                bindings.retain(|b| b.name != binding.name);
-                bindings.push(binding.clone());
-            }
-            self.found = Some((expected, bindings));
-        }
-    }
-
-    fn bind(&mut self, name: &str, ty: Option<String>, mutable: bool) {
-        if name != "_" {
-            self.scope.push(SiteBinding { name: name.to_string(), ty, mutable, constant: false });
+            self.found = Some(expected);
         }
     }
 
     fn block(&mut self, block: &Block) {
-        let depth = self.scope.len();
         for &stmt in block.iter() {
             if self.found.is_some() {
                 break;
             }
             if self.contains(stmt) {
                 self.stmt(stmt);
-            } else {
-                self.declare(stmt);
             }
-        }
-        self.scope.truncate(depth);
-    }
-
-    /// The bindings a statement before the site leaves in scope.
-    fn declare(&mut self, stmt: StmtId) {
-        match self.body.stmt(stmt) {
-            Stmt::Let { binder, mutable, init, .. } => {
-                let ty = type_of(self.check, *init);
-                self.bind(&self.body.binder(*binder).clone(), ty, *mutable);
-            }
-            Stmt::Stack { binder, .. } => self.bind(&self.body.binder(*binder).clone(), None, true),
-            _ => {}
         }
     }
 
@@ -178,36 +160,18 @@ impl Walk<'_> {
                 self.expr(*cond, Some("bool".into()));
                 self.block(inner);
             }
-            Stmt::ForRange { binder, lo, hi, body: inner } => {
+            Stmt::ForRange { lo, hi, body: inner, .. } => {
                 self.expr(*lo, Some("usize".into()));
                 self.expr(*hi, Some("usize".into()));
-                let depth = self.scope.len();
-                let ty = type_of(self.check, *lo);
-                self.bind(&body.binder(*binder).clone(), ty, false);
                 self.block(inner);
-                self.scope.truncate(depth);
             }
-            Stmt::ForEach { index, element, iterable, body: inner } => {
+            Stmt::ForEach { iterable, body: inner, .. } => {
                 self.expr(*iterable, None);
-                let depth = self.scope.len();
-                if let Some(index) = index {
-                    self.bind(&body.binder(*index).clone(), Some("usize".into()), false);
-                }
-                let element_ty = match self.check.expr_types.get(iterable.0 as usize) {
-                    Some(Ty::View(view)) => shown(&view.elem),
-                    _ => None,
-                };
-                self.bind(&body.binder(*element).clone(), element_ty, false);
                 self.block(inner);
-                self.scope.truncate(depth);
             }
-            Stmt::Each { binder, count, body: inner } => {
+            Stmt::Each { count, body: inner, .. } => {
                 self.expr(*count, None);
-                let depth = self.scope.len();
-                let ty = type_of(self.check, *count);
-                self.bind(&body.binder(*binder).clone(), ty, false);
                 self.block(inner);
-                self.scope.truncate(depth);
             }
             Stmt::Match { subject, arms } => {
                 self.expr(*subject, None);
@@ -215,12 +179,7 @@ impl Walk<'_> {
                     if self.found.is_some() {
                         break;
                     }
-                    let depth = self.scope.len();
-                    if let Some(binder) = arm.binder {
-                        self.bind(&body.binder(binder).clone(), None, false);
-                    }
                     self.block(&arm.body);
-                    self.scope.truncate(depth);
                 }
             }
             Stmt::Return(Some(e)) => self.expr(*e, shown(self.ret)),

@@ -119,6 +119,8 @@ pub struct FnCheck {
     pub expr_types: Arc<[Ty]>,
     /// What every name, field and variant expression means (`Unresolved` for the rest).
     pub resolutions: Arc<[Resolution]>,
+    /// The type of every binder the check bound (`Ty::Error` for the rest), by `BinderId`.
+    pub binder_types: Arc<[Ty]>,
 }
 
 impl FnCheck {
@@ -170,6 +172,7 @@ pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
         scope,
         scopes: crate::scopes::body_scopes(db, item),
         resolutions: vec![Resolution::Unresolved; body.exprs.len()],
+        binder_types: vec![Ty::Error; body.binders.len()],
         item,
         module,
         types: vec![Ty::Error; body.exprs.len()],
@@ -202,6 +205,7 @@ pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
         call_targets: Arc::from(cx.call_targets),
         expr_types: Arc::from(cx.types),
         resolutions: Arc::from(cx.resolutions),
+        binder_types: Arc::from(cx.binder_types),
     }
 }
 
@@ -241,6 +245,7 @@ pub(crate) struct Cx<'db> {
     /// The body's scopes: which local a bare name means.
     pub scopes: &'db crate::scopes::BodyScopes,
     pub resolutions: Vec<Resolution>,
+    pub binder_types: Vec<Ty>,
     pub item: Item,
     pub module: Arc<str>,
     pub body: Arc<Body>,
@@ -335,7 +340,10 @@ impl Cx<'_> {
         self.locals.iter().rev().find(|l| &*l.name == name)
     }
 
-    fn bind(&mut self, local: Local) {
+    fn bind(&mut self, binder: BinderId, local: Local) {
+        if let Some(slot) = self.binder_types.get_mut(binder.0 as usize) {
+            *slot = local.ty.clone();
+        }
         if &*local.name != "_" {
             self.locals.push(local);
         }
@@ -482,7 +490,10 @@ impl Cx<'_> {
                 return Err(e);
             }
             let name = self.body.binder(*binder).clone();
-            self.bind(Local { name, ty: ty.clone(), mutable: false, kind: LocalKind::LoopBinder, literal: None });
+            self.bind(
+                *binder,
+                Local { name, ty: ty.clone(), mutable: false, kind: LocalKind::LoopBinder, literal: None },
+            );
         }
         self.loops += 1;
         let result = self.block(block);
@@ -530,7 +541,7 @@ impl Cx<'_> {
             (true, Expr::Literal(crate::body::Literal::Int { text, .. })) => Some(text.clone()),
             _ => None,
         };
-        self.bind(Local { name, ty, mutable, kind: LocalKind::Let, literal });
+        self.bind(binder, Local { name, ty, mutable, kind: LocalKind::Let, literal });
         Ok(())
     }
 
@@ -671,7 +682,10 @@ impl Cx<'_> {
                 return Err(e);
             }
             let name = self.body.binder(*binder).clone();
-            self.bind(Local { name, ty: ty.clone(), mutable: false, kind: LocalKind::LoopBinder, literal: None });
+            self.bind(
+                *binder,
+                Local { name, ty: ty.clone(), mutable: false, kind: LocalKind::LoopBinder, literal: None },
+            );
         }
         self.loops += 1;
         let result = self.block(block);
@@ -811,7 +825,10 @@ impl Cx<'_> {
                     return Err(e);
                 }
                 let name = self.body.binder(binder).clone();
-                self.bind(Local { name, ty: payload, mutable: false, kind: LocalKind::MatchBinder, literal: None });
+                self.bind(
+                    binder,
+                    Local { name, ty: payload, mutable: false, kind: LocalKind::MatchBinder, literal: None },
+                );
             }
             let result = self.block(&arm.body);
             self.locals.truncate(mark);
@@ -828,7 +845,10 @@ impl Cx<'_> {
             let mark = self.locals.len();
             if let Some(binder) = arm.binder {
                 let name = self.body.binder(binder).clone();
-                self.bind(Local { name, ty: Ty::Error, mutable: false, kind: LocalKind::MatchBinder, literal: None });
+                self.bind(
+                    binder,
+                    Local { name, ty: Ty::Error, mutable: false, kind: LocalKind::MatchBinder, literal: None },
+                );
             }
             let result = self.block(&arm.body);
             self.locals.truncate(mark);
@@ -916,7 +936,7 @@ impl Cx<'_> {
             extent: Extent::Literal(extent),
             place: crate::types::Place::Host,
         });
-        self.bind(Local { name, ty: view, mutable: false, kind: LocalKind::Stack, literal: None });
+        self.bind(binder, Local { name, ty: view, mutable: false, kind: LocalKind::Stack, literal: None });
         if placed {
             return Err(Diag::new(
                 "E-PLACE",
