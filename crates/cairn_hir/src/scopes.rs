@@ -15,6 +15,8 @@
 
 use std::sync::Arc;
 
+use cairn_syntax::{SyntaxKind, SyntaxNode, TextRange};
+
 use crate::body::{Arm, BinderId, Block, Body, Else, Expr, ExprId, Stmt, fn_body};
 use crate::db::Db;
 use crate::input::Item;
@@ -297,6 +299,168 @@ impl Walk<'_> {
             }
         }
     }
+}
+
+/// What kind of binder introduced a local, as an editor shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BindingKind {
+    Param,
+    /// A `let`; `string` when it holds a string literal (a view, which `let mut` cannot make
+    /// assignable).
+    Let {
+        mutable: bool,
+        string: bool,
+    },
+    /// `for`, `for … in`, `each`.
+    LoopBinder,
+    MatchBinder,
+    Stack,
+}
+
+/// One local of a function, where its binder is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    pub name: Arc<str>,
+    /// The binder's identifier, relative to the declaration's start.
+    pub range: TextRange,
+    pub kind: BindingKind,
+    pub local: LocalRef,
+}
+
+/// One name that refers to a local.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Use {
+    /// The identifier, relative to the declaration's start.
+    pub range: TextRange,
+    /// Its index in [`Locals::bindings`].
+    pub binding: usize,
+    /// True for an assignment's target (or the root of one: `p` in `p.x = 1`).
+    pub written: bool,
+}
+
+/// A function's locals and every use of them, with their places: the body's scopes
+/// ([`body_scopes`]) laid over its source map, for the language server's navigation, highlights,
+/// tokens and fixes. A broken body is resolved as far as it lowers.
+///
+/// Deliberately absent: names inside written types (extents) and the callee of a call, which name
+/// parameters or functions by rules of their own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Locals {
+    /// Parameters first, then binders in source order.
+    pub bindings: Vec<Binding>,
+    pub uses: Vec<Use>,
+}
+
+impl Locals {
+    /// The binding whose binder or one of whose uses is exactly `range`.
+    pub fn binding_at(&self, range: TextRange) -> Option<usize> {
+        if let Some(binding) = self.bindings.iter().position(|b| b.range == range) {
+            return Some(binding);
+        }
+        self.uses.iter().find(|u| u.range == range).map(|u| u.binding)
+    }
+
+    /// The use at `range`, if a local name is written there.
+    pub fn use_at(&self, range: TextRange) -> Option<&Use> {
+        self.uses.iter().find(|u| u.range == range)
+    }
+}
+
+/// The locals of `item` (a function or test; any other item has none), with their places.
+pub fn locals(db: &dyn Db, item: Item) -> Locals {
+    let node = item.syntax(db).syntax_node();
+    if !matches!(node.kind(), SyntaxKind::FN | SyntaxKind::TEST) {
+        return Locals::default();
+    }
+    let body = fn_body(db, item);
+    let map = crate::body::fn_source_map(db, item);
+    let scopes = body_scopes(db, item);
+    let ident = |range: TextRange| identifier_in(&node, range);
+    let mut out = Locals::default();
+    let mut index_of: std::collections::HashMap<LocalRef, usize> = std::collections::HashMap::new();
+    let mut push = |out: &mut Locals, name: &Arc<str>, range: Option<&TextRange>, kind, local| {
+        // The check binds neither `_` nor a name the parser could not read.
+        let Some(range) = range else { return };
+        if name.is_empty() || &**name == "_" {
+            return;
+        }
+        index_of.insert(local, out.bindings.len());
+        out.bindings.push(Binding { name: name.clone(), range: ident(*range), kind, local });
+    };
+    for (i, name) in body.params.iter().enumerate() {
+        push(&mut out, name, map.params.get(i), BindingKind::Param, LocalRef::Param(i as u32));
+    }
+    let mut inits: std::collections::HashMap<BinderId, ExprId> = std::collections::HashMap::new();
+    let mut written: Vec<ExprId> = Vec::new();
+    for stmt in &body.stmts {
+        match stmt {
+            Stmt::Let { binder, init, .. } => {
+                inits.insert(*binder, *init);
+            }
+            Stmt::Assign { target, .. } => written.push(root_of(body, *target)),
+            _ => {}
+        }
+    }
+    for (i, name) in body.binders.iter().enumerate() {
+        let binder = BinderId(i as u32);
+        let kind = match scopes.binder_kind(binder) {
+            BinderKind::Let { mutable } => {
+                let string = inits.get(&binder).is_some_and(|init| {
+                    matches!(body.expr(body.unparen(*init)), Expr::Literal(crate::body::Literal::String(_)))
+                });
+                BindingKind::Let { mutable, string }
+            }
+            BinderKind::Stack => BindingKind::Stack,
+            BinderKind::Loop => BindingKind::LoopBinder,
+            BinderKind::Arm => BindingKind::MatchBinder,
+        };
+        push(&mut out, name, map.binders.get(i), kind, LocalRef::Binder(binder));
+    }
+    let callees: Vec<ExprId> = body
+        .exprs
+        .iter()
+        .filter_map(|e| match e {
+            Expr::Call { callee, .. } if matches!(body.expr(*callee), Expr::Name(_)) => Some(*callee),
+            _ => None,
+        })
+        .collect();
+    for i in 0..body.exprs.len() {
+        let id = ExprId(i as u32);
+        let (Some(local), Some(range)) = (scopes.resolve(id), map.exprs.get(i)) else { continue };
+        if callees.contains(&id) {
+            continue;
+        }
+        let Some(&binding) = index_of.get(&local) else { continue };
+        out.uses.push(Use { range: ident(*range), binding, written: written.contains(&id) });
+    }
+    out
+}
+
+/// The name at the root of an assignment target (`p` in `p.x[i] = …`).
+fn root_of(body: &Body, e: ExprId) -> ExprId {
+    match body.expr(e) {
+        Expr::Paren(inner) => root_of(body, *inner),
+        Expr::Field { base, .. } | Expr::Index { base, .. } | Expr::Part { base, .. } => root_of(body, *base),
+        _ => e,
+    }
+}
+
+/// The identifier token within `range` of the declaration `node` (a node's range may carry
+/// trivia).
+fn identifier_in(node: &SyntaxNode, range: TextRange) -> TextRange {
+    if !node.text_range().contains_range(range) {
+        return range;
+    }
+    let element = node.covering_element(range);
+    if let Some(token) = element.as_token() {
+        return token.text_range();
+    }
+    element
+        .as_node()
+        .and_then(|node| {
+            node.descendants_with_tokens().filter_map(|e| e.into_token()).find(|t| t.kind() == SyntaxKind::IDENT)
+        })
+        .map_or(range, |t| t.text_range())
 }
 
 #[cfg(test)]

@@ -21,7 +21,6 @@ pub mod analysis;
 pub mod convert;
 pub mod diagnostics;
 pub mod features;
-pub mod locals;
 pub mod protocol;
 pub mod transport;
 pub mod world;

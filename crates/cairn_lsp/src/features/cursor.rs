@@ -8,9 +8,9 @@
 //! the check gave the expression or the `match` subject (`Some(x)`, an arm's `Walk(m)`), else
 //! from the one enum that has a variant of that name (a body the check did not reach).
 //!
-//! Boundary: this is the only file under `features/` that reaches `crate::locals`; the others
-//! name locals through `locals_of` and the types re-exported here, so that replacing `locals`
-//! with cairn_hir's resolver changes this file alone.
+//! Boundary: this is the only file under `features/` that reaches cairn_hir's locals (the body's
+//! scopes laid over its source map: the checker's resolution, never a second one); the others
+//! name locals through `locals_of` and the types re-exported here.
 
 use std::cell::OnceCell;
 
@@ -20,7 +20,7 @@ use cairn_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize};
 use crate::convert::LineMap;
 use crate::world::Project;
 
-pub(super) use crate::locals::{BindingKind, Locals};
+pub(super) use cairn_hir::scopes::{BindingKind, Locals};
 
 /// A position in an open document, with what it needs.
 pub(super) struct Cursor<'a> {
@@ -33,7 +33,7 @@ pub(super) struct Cursor<'a> {
 
 /// The locals of `item` and every use of them, resolved by scope.
 pub(super) fn locals_of(db: &dyn cairn_hir::Db, item: Item) -> Locals {
-    crate::locals::locals(db, item)
+    cairn_hir::scopes::locals(db, item)
 }
 
 /// The declaration of the file that holds `offset`, its start, and the token there (relative).
