@@ -138,7 +138,12 @@ pub(super) fn meaning(
                 {
                     return Some(target);
                 }
-                // A path written as a chain (`units.LIMIT`), when it names a declaration.
+                // What the check resolved the chain to (`units.LIMIT`, `Step.Walk`).
+                if let Some(meaning) = resolution_at(workspace, item, grand.text_range(), &name) {
+                    return Some(meaning);
+                }
+                // A body the check did not reach: the path as the enclosing module writes it,
+                // through the checker's own resolver.
                 let segments: Vec<std::sync::Arc<str>> =
                     grand.text().to_string().split('.').map(|s| std::sync::Arc::from(s.trim())).collect();
                 let scope = cairn_hir::scope::scope(db);
@@ -165,8 +170,21 @@ pub(super) fn meaning(
                     return Some(Meaning::Local { function: item, binder: locals.bindings[found.binding].range });
                 }
             }
+            // What the check resolved the name to (a constant, a bare variant).
+            if grand.kind() == SyntaxKind::NAME_EXPR {
+                let call = grand
+                    .parent()
+                    .filter(|c| c.kind() == SyntaxKind::CALL_EXPR && c.first_child().as_ref() == Some(&grand));
+                let at = call.as_ref().unwrap_or(&grand).text_range();
+                if let Some(meaning) = resolution_at(workspace, item, grand.text_range(), &name)
+                    .or_else(|| resolution_at(workspace, item, at, &name))
+                {
+                    return Some(meaning);
+                }
+            }
             // A path as the enclosing module writes it (types, constants, functions, variants'
-            // enums).
+            // enums), through the checker's own resolver: names outside bodies, and bodies the
+            // check did not reach.
             let segments = path_segments(&parent);
             let scope = cairn_hir::scope::scope(db);
             let module = scope.module_of(item);
@@ -312,6 +330,20 @@ fn path_segments(name_ref: &SyntaxNode) -> Vec<std::sync::Arc<str>> {
 }
 
 /// What the call expression at `range` (relative to the item) calls.
+/// What the check resolved the expression at `range` to, as a meaning: a constant or a variant
+/// (locals come from the scopes, calls from the call targets).
+fn resolution_at(workspace: &Workspace, item: Item, range: TextRange, name: &str) -> Option<Meaning> {
+    let db = workspace.db();
+    let map = cairn_hir::body::fn_source_map(db, item);
+    let check = cairn_hir::check::check_fn(db, item);
+    let id = map.exprs.iter().position(|r| *r == range)?;
+    match check.resolution(cairn_hir::body::ExprId(id as u32)) {
+        cairn_hir::check::Resolution::Const(target) => Some(Meaning::Declaration(target)),
+        cairn_hir::check::Resolution::Variant { adt, .. } => Some(Meaning::Variant { owner: adt, name: name.to_string() }),
+        _ => None,
+    }
+}
+
 fn call_target_at(workspace: &Workspace, item: Item, range: TextRange) -> Option<Meaning> {
     let db = workspace.db();
     let map = cairn_hir::body::fn_source_map(db, item);
