@@ -339,7 +339,9 @@ fn resolution_at(workspace: &Workspace, item: Item, range: TextRange, name: &str
     let id = map.exprs.iter().position(|r| *r == range)?;
     match check.resolution(cairn_hir::body::ExprId(id as u32)) {
         cairn_hir::check::Resolution::Const(target) => Some(Meaning::Declaration(target)),
-        cairn_hir::check::Resolution::Variant { adt, .. } => Some(Meaning::Variant { owner: adt, name: name.to_string() }),
+        cairn_hir::check::Resolution::Variant { adt, .. } => {
+            Some(Meaning::Variant { owner: adt, name: name.to_string() })
+        }
         _ => None,
     }
 }

@@ -1,0 +1,288 @@
+//! Lowering calls: declared functions (views passed as pointer and length, borrows as pointers,
+//! the callee's omitted extents filled in), record and variant construction, and the builtins
+//! (conversions with their guard, wrapping arithmetic, shifts, float helpers, `len`, printing,
+//! assertions). Mirrors `cairn_hir::check::call`.
+
+use super::*;
+
+impl Lower<'_> {
+    pub(super) fn call(&mut self, e: ExprId, callee: ExprId, args: &Arc<[ExprId]>) -> R<Operand> {
+        let target = self.check.call_target(e).cloned();
+        let callee_inner = self.body.unparen(callee);
+        // Method syntax: `x.f(a)` is `f(x, a)`.
+        let (name, receiver) = match self.body.expr(callee_inner) {
+            Expr::Name(name) => (name.clone(), None),
+            Expr::Field { base, name } if self.is_value_path(*base) => (name.clone(), Some(*base)),
+            Expr::Field { name, .. } => (name.clone(), None),
+            _ => return fail("a callee that is not a name"),
+        };
+        let mut given: Vec<ExprId> = receiver.into_iter().collect();
+        given.extend(args.iter().copied());
+        match target {
+            Some(CallTarget::Function(item)) => self.call_function(e, item, &given),
+            Some(CallTarget::Builtin(builtin)) => self.builtin(e, builtin, &given),
+            Some(CallTarget::Constructor) => match self.ty(e).value() {
+                Ty::Record(_) => {
+                    let mut fields = Vec::new();
+                    for &arg in &given {
+                        fields.push(self.expr(arg)?);
+                    }
+                    let ty = self.mty_of(e);
+                    Ok(self.value(ty.clone(), Rvalue::Record(ty, fields)))
+                }
+                _ => {
+                    let Resolution::Variant { index, .. } = self.check.resolution(e) else {
+                        return fail(format!("the checker recorded no variant for the construction {name}"));
+                    };
+                    let payload = match given.first() {
+                        Some(&arg) => Some(self.expr(arg)?),
+                        None => None,
+                    };
+                    self.variant(e, index, payload)
+                }
+            },
+            None => fail(format!("the checker recorded no target for the call of {name}")),
+        }
+    }
+
+    pub(super) fn call_function(&mut self, e: ExprId, item: Item, given: &[ExprId]) -> R<Operand> {
+        let signature = fn_signature(self.db, item);
+        let params = signature.params.clone();
+        let extents = signature.extent_params.clone();
+        let omitted = !extents.is_empty() && given.len() == params.len() - extents.len();
+        // Which argument goes to which parameter.
+        let mut filled: Vec<Option<ExprId>> = Vec::with_capacity(params.len());
+        let mut values = given.iter();
+        for i in 0..params.len() {
+            if omitted && extents.contains(&i) {
+                filled.push(None);
+            } else {
+                filled.push(values.next().copied());
+            }
+        }
+        let mut lowered: Vec<Option<Operand>> = vec![None; params.len()];
+        // Parts: their (lo, hi), for the extents they decide.
+        let mut parts: Vec<Option<(Operand, Operand)>> = vec![None; params.len()];
+        for (i, param) in params.iter().enumerate() {
+            let Some(arg) = filled[i] else { continue };
+            let ty = mty(self.db, &param.ty);
+            let value = match &param.ty {
+                Ty::View(_) => {
+                    let (view, part) = self.view_argument(arg, &ty)?;
+                    parts[i] = part;
+                    view
+                }
+                Ty::Borrow(..) => {
+                    let place = self.place(arg)?;
+                    self.value(ty, Rvalue::Ref(place))
+                }
+                _ => self.expr(arg)?,
+            };
+            lowered[i] = Some(value);
+        }
+        // Left-out extents: `len` of the first view bound to each, or `hi - lo` of a part.
+        for &extent in extents.iter() {
+            if lowered[extent].is_some() {
+                continue;
+            }
+            let name = &params[extent].name;
+            let first = params
+                .iter()
+                .position(|p| matches!(&p.ty, Ty::View(v) if v.extent == Extent::Name(name.clone())))
+                .ok_or_else(|| LowerError(format!("no view is bound to the extent {name}")))?;
+            let value = match parts[first].clone() {
+                Some((lo, hi)) => {
+                    self.guard(
+                        GuardKind::Overflow,
+                        Check::NoOverflow(BinOp::Sub, IntTy::Usize, hi.clone(), lo.clone()),
+                        Some(e),
+                        true,
+                    );
+                    self.value(MTy::usize(), Rvalue::Binary(BinOp::Sub, hi, lo))
+                }
+                None => {
+                    let view = lowered[first].clone().ok_or_else(|| LowerError("an unfilled view".into()))?;
+                    let place = self.operand_place(view, &mty(self.db, &params[first].ty));
+                    self.value(MTy::usize(), Rvalue::Len(place))
+                }
+            };
+            lowered[extent] = Some(value);
+        }
+        // Each part must be as long as its parameter's extent (a part that decided a left-out
+        // extent is, by definition).
+        for (i, param) in params.iter().enumerate() {
+            let (Some((lo, hi)), Ty::View(view)) = (parts[i].clone(), &param.ty) else { continue };
+            let expected = match &view.extent {
+                Extent::Literal(n) => Some(lit_usize(*n)),
+                Extent::Name(name) => {
+                    let extent = params.iter().position(|p| p.name == *name);
+                    let decided = omitted
+                        && extent.is_some_and(|x| extents.contains(&x))
+                        && params
+                            .iter()
+                            .position(|p| matches!(&p.ty, Ty::View(v) if v.extent == Extent::Name(name.clone())))
+                            == Some(i);
+                    if decided { None } else { extent.and_then(|x| lowered[x].clone()) }
+                }
+                _ => None,
+            };
+            if let Some(expected) = expected {
+                let at = filled[i].map(|a| self.body.unparen(a));
+                self.guard(GuardKind::Bounds, Check::PartLength(lo, hi, expected), at, false);
+            }
+        }
+        let args: Vec<Operand> = lowered.into_iter().map(|v| v.unwrap_or(lit_usize(0))).collect();
+        let ret = mty(self.db, &signature.ret);
+        let callee = symbol(self.db, item);
+        if ret == MTy::Void {
+            self.emit(Inst::Call { dst: None, callee, args });
+            return Ok(Operand::Const(Const::Bool(false)));
+        }
+        let t = self.temp(ret);
+        self.emit(Inst::Call { dst: Some(Place::local(t)), callee, args });
+        Ok(copy(t))
+    }
+
+    /// An operand as a place (a temporary when it is a constant).
+    pub(super) fn operand_place(&mut self, value: Operand, ty: &MTy) -> Place {
+        match value {
+            Operand::Copy(place) => place,
+            constant => {
+                let t = self.temp(ty.clone());
+                self.assign(Place::local(t), Rvalue::Use(constant));
+                Place::local(t)
+            }
+        }
+    }
+
+    /// A view argument: a view or array by name, a part (with its guard), or a string.
+    pub(super) fn view_argument(&mut self, arg: ExprId, ty: &MTy) -> R<(Operand, Option<(Operand, Operand)>)> {
+        let inner = self.body.unparen(arg);
+        match self.body.expr(inner).clone() {
+            Expr::Part { base, lo, hi } => {
+                let (base_view, _) = self.view_argument(base, ty)?;
+                let base_place = self.operand_place(base_view, ty);
+                let lo = self.expr(lo)?;
+                let hi = self.expr(hi)?;
+                let len = self.len_of(&base_place)?;
+                self.guard(GuardKind::Bounds, Check::PartInBounds(lo.clone(), hi.clone(), len), Some(inner), false);
+                let view = self.value(ty.clone(), Rvalue::View(base_place, Some((lo.clone(), hi.clone()))));
+                Ok((view, Some((lo, hi))))
+            }
+            Expr::Literal(Literal::String(bytes)) => Ok((Operand::Const(Const::Str(bytes)), None)),
+            _ => {
+                let place = self.place(inner)?;
+                match self.place_ty(&place)? {
+                    MTy::View(_) => Ok((Operand::Copy(place), None)),
+                    _ => Ok((self.value(ty.clone(), Rvalue::View(place, None)), None)),
+                }
+            }
+        }
+    }
+
+    pub(super) fn builtin(&mut self, e: ExprId, builtin: Builtin, args: &[ExprId]) -> R<Operand> {
+        use Builtin as B;
+        let ty = self.mty_of(e);
+        if let Some(target) = builtin.conversion() {
+            let from = self.mty_of(args[0]);
+            let value = self.expr(args[0])?;
+            let to = mty(self.db, &target);
+            if let MTy::Int(to_int) = to {
+                let elided = match from {
+                    MTy::Int(from_int) => widens(from_int, to_int),
+                    _ => false,
+                };
+                self.guard(GuardKind::Conversion, Check::Fits(from, to.clone(), value.clone()), Some(e), elided);
+            }
+            return Ok(self.value(to.clone(), Rvalue::Cast(to, value)));
+        }
+        match builtin {
+            B::AddWrap | B::SubWrap | B::MulWrap | B::Min | B::Max => {
+                let a = self.expr(args[0])?;
+                let b = self.expr(args[1])?;
+                let op = match builtin {
+                    B::AddWrap => BinOp::Add,
+                    B::SubWrap => BinOp::Sub,
+                    B::MulWrap => BinOp::Mul,
+                    B::Min => BinOp::Min,
+                    _ => BinOp::Max,
+                };
+                Ok(self.value(ty, Rvalue::Binary(op, a, b)))
+            }
+            B::ShlWrap | B::Shr => {
+                let a = self.expr(args[0])?;
+                let k = self.expr(args[1])?;
+                let int = self.int_of(e)?;
+                self.guard(GuardKind::Shift, Check::ShiftCount(int, k.clone()), Some(e), false);
+                let op = if builtin == B::ShlWrap { BinOp::Shl } else { BinOp::Shr };
+                Ok(self.value(ty, Rvalue::Binary(op, a, k)))
+            }
+            B::Abs | B::Sqrt | B::Floor | B::Ceil | B::Trunc | B::ToBits => {
+                let a = self.expr(args[0])?;
+                let op = match builtin {
+                    B::Abs => UnOp::Abs,
+                    B::Sqrt => UnOp::Sqrt,
+                    B::Floor => UnOp::Floor,
+                    B::Ceil => UnOp::Ceil,
+                    B::Trunc => UnOp::Trunc,
+                    _ => UnOp::ToBits,
+                };
+                if let (UnOp::Abs, MTy::Int(i)) = (op, &ty) {
+                    self.guard(GuardKind::Overflow, Check::NegNoOverflow(*i, a.clone()), Some(e), false);
+                }
+                Ok(self.value(ty, Rvalue::Unary(op, a)))
+            }
+            B::Len => {
+                let arg = self.body.unparen(args[0]);
+                if let Expr::Literal(Literal::String(bytes)) = self.body.expr(arg) {
+                    return Ok(lit_usize(bytes.len() as u64));
+                }
+                let place = self.place(arg)?;
+                self.len_of(&place)
+            }
+            B::Print | B::Println | B::Eprint | B::Eprintln => {
+                let mut printed = Vec::new();
+                for &arg in args {
+                    let arg_ty = self.mty_of(arg);
+                    let char = matches!(self.body.expr(self.body.unparen(arg)), Expr::Literal(Literal::Char(_)));
+                    // Bytes: a string, a u8 view, a part of one, or a u8 `stack` array.
+                    let (ty, value) = match arg_ty {
+                        MTy::View(_) | MTy::Array(..) => {
+                            let view_ty = MTy::View(Arc::new(MTy::Int(IntTy::U8)));
+                            let (value, _) = self.view_argument(arg, &view_ty)?;
+                            (view_ty, value)
+                        }
+                        other => (other, self.expr(arg)?),
+                    };
+                    printed.push(PrintArg { ty, char, value });
+                }
+                let stream = if matches!(builtin, B::Eprint | B::Eprintln) { Stream::Stderr } else { Stream::Stdout };
+                let newline = matches!(builtin, B::Println | B::Eprintln);
+                self.emit(Inst::Print { stream, newline, args: printed });
+                Ok(Operand::Const(Const::Bool(false)))
+            }
+            B::Assert => {
+                let c = self.expr(args[0])?;
+                let message = args.get(1).and_then(|m| self.string_literal(*m));
+                self.guard(GuardKind::Assert, Check::Assert(c, message), Some(e), false);
+                Ok(Operand::Const(Const::Bool(false)))
+            }
+            B::AssertEq => {
+                let operand_ty = self.mty_of(args[0]);
+                let a = self.expr(args[0])?;
+                let b = self.expr(args[1])?;
+                let message = args.get(2).and_then(|m| self.string_literal(*m));
+                self.guard(GuardKind::Assert, Check::AssertEq(operand_ty, a, b, message), Some(e), false);
+                Ok(Operand::Const(Const::Bool(false)))
+            }
+            other => fail(format!("the builtin {}", other.name())),
+        }
+    }
+
+    pub(super) fn string_literal(&self, e: ExprId) -> Option<Arc<[u8]>> {
+        match self.body.expr(self.body.unparen(e)) {
+            Expr::Literal(Literal::String(bytes)) => Some(bytes.clone()),
+            _ => None,
+        }
+    }
+}

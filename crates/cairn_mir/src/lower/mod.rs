@@ -1,0 +1,408 @@
+//! Lowering a checked body to MIR.
+//!
+//! The lowering trusts the checker: it runs only on bodies the checker accepted, reads the type
+//! the checker gave every expression (`FnCheck::expr_types`), what every call calls
+//! (`call_targets`) and what every name, field and variant means (`resolutions`): it resolves
+//! nothing itself.
+//! Evaluation order is the language's: left to right, a call's arguments before the call, the
+//! right side of an assignment before its place. Each guard is placed immediately before the
+//! operation it protects, so a failing guard traps before anything it guards happens.
+//!
+//! Elision (language §15): a guard is marked `elided` where the lowering can see it cannot fail:
+//! an index by the binder of `for i in 0..n` into a view whose extent is `n` (or `len` of that
+//! view), element loops, a widening integer conversion, the subtraction `hi - lo` that a part's
+//! extent implies (the part's own guard covers it), and the entry checks of parameters (a view or
+//! tag a CAIRN caller passes is valid by construction).
+//!
+//! Layout, mirroring `cairn_hir::check`: `mod.rs` (queries, the function's frame, construction),
+//! `stmt.rs`, `expr.rs` (expressions and places), `call.rs` (calls and builtins), `elide.rs` (the
+//! facts that elide guards), `cfg.rs` (if-conversion).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cairn_hir::Db;
+use cairn_hir::body::{
+    Arm, BinaryOp, BinderId, Block as HirBlock, Body, Else, Expr, ExprId, Literal, Stmt, StmtId, UnaryOp, fn_body,
+};
+use cairn_hir::builtins::Builtin;
+use cairn_hir::check::{CallTarget, FnCheck, Resolution, check_fn};
+use cairn_hir::consts::{ConstValue, Value};
+use cairn_hir::decl::{TypeCtx, fields_of, resolve_type, variants_of};
+use cairn_hir::input::{Item, ItemKind, Program as ProgramInput};
+use cairn_hir::scope::Resolver;
+use cairn_hir::scopes::LocalRef;
+use cairn_hir::signature::fn_signature;
+use cairn_hir::types::{Extent, FloatTy, IntTy, Ty};
+
+mod call;
+mod cfg;
+mod elide;
+mod expr;
+mod stmt;
+
+use crate::{
+    Anchor, BinOp, Block, BlockId, Check, Const, FnKind, Function, Guard, GuardKind, Inst, Local, LocalDecl,
+    LowerError, MTy, Operand, Place, PrintArg, Program, Proj, Rvalue, Stream, Terminator, UnOp, ViewExtent,
+};
+
+type R<T> = Result<T, LowerError>;
+
+fn fail<T>(message: impl Into<String>) -> R<T> {
+    Err(LowerError(message.into()))
+}
+
+/// The MIR of one function or test.
+#[salsa::tracked(returns(ref))]
+pub fn fn_mir(db: &dyn Db, item: Item) -> Result<Arc<Function>, LowerError> {
+    lower_function(db, item).map(Arc::new)
+}
+
+/// The MIR of every function and test of the program (the library's included), in declaration
+/// order. Call only on a program the checker accepted.
+pub fn program_mir(db: &dyn Db) -> Program {
+    let mut program = Program { functions: Vec::new(), errors: Vec::new() };
+    for entry in ProgramInput::get(db).items(db).iter() {
+        if !matches!(entry.key.kind, ItemKind::Fn | ItemKind::Test) {
+            continue;
+        }
+        match fn_mir(db, entry.item) {
+            Ok(function) => program.functions.push(function.clone()),
+            Err(error) => program.errors.push((Resolver::new(db).full_name(entry.item), error.clone())),
+        }
+    }
+    program
+}
+
+/// The symbol a function is emitted under: `cairn.<module>.<name>` (tests `cairn.test.…`).
+pub fn symbol(db: &dyn Db, item: Item) -> Arc<str> {
+    let full = Resolver::new(db).full_name(item);
+    let kind = Resolver::new(db).info(item).map(|i| i.key.kind);
+    if kind == Some(ItemKind::Test) {
+        Arc::from(format!("cairn.test.{full}"))
+    } else {
+        Arc::from(format!("cairn.{full}"))
+    }
+}
+
+/// A checker type as MIR sees it.
+pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
+    if let Ty::Borrow(_, inner) = ty {
+        return MTy::Ptr(Arc::new(mty(db, inner)));
+    }
+    match ty {
+        Ty::Bool => MTy::Bool,
+        Ty::Int(i) => MTy::Int(*i),
+        Ty::Float(f) => MTy::Float(*f),
+        Ty::Void | Ty::Error | Ty::Param(_) => MTy::Void,
+        Ty::Record(adt) => {
+            MTy::Record { name: adt.name.clone(), fields: fields_of(db, adt).iter().map(|(_, t)| mty(db, t)).collect() }
+        }
+        Ty::Enum(adt) => {
+            let variants = variants_of(db, adt);
+            if cairn_hir::decl::enum_def(db, adt.item).tag_only {
+                MTy::Enum { name: adt.name.clone(), variants: variants.len() as u32 }
+            } else {
+                MTy::Sum {
+                    name: Arc::from(ty.value().to_string()),
+                    variants: variants.iter().map(|(_, p)| p.as_ref().map(|t| mty(db, t))).collect(),
+                }
+            }
+        }
+        Ty::View(view) => MTy::View(Arc::new(mty(db, &view.elem))),
+        Ty::Borrow(..) => unreachable!("handled above"),
+    }
+}
+
+fn lower_function(db: &dyn Db, item: Item) -> R<Function> {
+    let signature = fn_signature(db, item);
+    if signature.error.is_some() {
+        return fail("the signature was refused");
+    }
+    let check = check_fn(db, item);
+    if check.error.is_some() {
+        return fail("the body was refused");
+    }
+    let body = fn_body(db, item);
+    let scope = Resolver::new(db);
+    let info = scope.info(item).ok_or_else(|| LowerError("no such declaration".into()))?;
+    let kind = match info.key.kind {
+        ItemKind::Test => FnKind::Test,
+        // The entry: a program function named `main`, in whichever module declares it.
+        _ if !info.library && &*info.key.name == "main" => FnKind::Main,
+        _ => FnKind::Function,
+    };
+    let ret = mty(db, &signature.ret);
+    let mut lower = Lower {
+        db,
+        module: info.key.module.clone(),
+        body,
+        check,
+        locals: Vec::new(),
+        blocks: vec![Open::new()],
+        anchor: None,
+        current: BlockId(0),
+        bindings: HashMap::new(),
+        loops: Vec::new(),
+        facts: Vec::new(),
+        extents: Vec::new(),
+        ret: ret.clone(),
+        ret_ty: signature.ret.clone(),
+    };
+    // Every parameter is a local before anything else, in order (the ABI reads them so).
+    let mut param_locals = Vec::with_capacity(signature.params.len());
+    for (i, param) in signature.params.iter().enumerate() {
+        let ty = mty(db, &param.ty);
+        let local = lower.new_local(Some(param.name.clone()), ty);
+        lower.bindings.insert(LocalRef::Param(i as u32), local);
+        param_locals.push(local);
+    }
+    for (param, &local) in signature.params.iter().zip(&param_locals) {
+        let ty = lower.local_ty(local).clone();
+        match &param.ty {
+            Ty::View(view) => {
+                if let Extent::Name(extent) = &view.extent
+                    && let Some(i) = signature.params.iter().position(|p| &p.name == extent)
+                {
+                    lower.extents.push((local, param_locals[i]));
+                }
+                lower.guard(GuardKind::ViewEntry, Check::InBounds(lit_usize(0), lit_usize(1)), None, true);
+            }
+            Ty::Enum(_) => {
+                if let MTy::Enum { variants, .. } = ty {
+                    let tag = lower.temp(MTy::Int(IntTy::U32));
+                    lower.assign(Place::local(tag), Rvalue::Tag(Place::local(local)));
+                    lower.guard(
+                        GuardKind::EnumEntry,
+                        Check::InBounds(copy(tag), Operand::Const(Const::Int(i128::from(variants), IntTy::U32))),
+                        None,
+                        true,
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    let params = signature.params.len() as u32;
+    let root = lower.body.root.clone();
+    if lower.body.expression_body {
+        lower.block(&root)?;
+    } else {
+        lower.scoped_block(&root)?;
+    }
+    if lower.open() {
+        let term = if ret == MTy::Void { Terminator::Return(None) } else { Terminator::Unreachable };
+        lower.terminate(term);
+    }
+    let blocks = lower
+        .blocks
+        .into_iter()
+        .map(|b| Block {
+            insts: b.insts,
+            anchors: b.anchors,
+            term: b.term.unwrap_or(Terminator::Unreachable),
+            term_anchor: b.term_anchor,
+        })
+        .collect();
+    let mut blocks: Vec<Block> = blocks;
+    cfg::if_convert(&mut blocks, &mut lower.locals);
+    let name = match kind {
+        FnKind::Test => Arc::from(format!("test${}", scope.full_name(item))),
+        _ => scope.full_name(item),
+    };
+    let mut extents = Vec::new();
+    for (param, &local) in signature.params.iter().zip(&param_locals) {
+        if let Ty::View(view) = &param.ty {
+            match &view.extent {
+                Extent::Literal(n) => extents.push((local, ViewExtent::Literal(*n))),
+                Extent::Name(name) => {
+                    if let Some(i) = signature.params.iter().position(|p| &p.name == name) {
+                        extents.push((local, ViewExtent::Param(param_locals[i])));
+                    }
+                }
+                Extent::Len(_) | Extent::Unknown => {}
+            }
+        }
+    }
+    Ok(Function { symbol: symbol(db, item), name, kind, params, ret, locals: lower.locals, blocks, extents })
+}
+
+/// A block under construction.
+struct Open {
+    insts: Vec<Inst>,
+    anchors: Vec<Option<Anchor>>,
+    term: Option<Terminator>,
+    term_anchor: Option<Anchor>,
+}
+
+impl Open {
+    fn new() -> Open {
+        Open { insts: Vec::new(), anchors: Vec::new(), term: None, term_anchor: None }
+    }
+}
+
+struct Lower<'db> {
+    db: &'db dyn Db,
+    module: Arc<str>,
+    body: &'db Arc<Body>,
+    check: &'db FnCheck,
+    locals: Vec<LocalDecl>,
+    blocks: Vec<Open>,
+    current: BlockId,
+    /// The MIR local of each parameter and binder (the body's scopes say which one a name
+    /// means, through the check's resolutions).
+    bindings: HashMap<LocalRef, Local>,
+    /// Enclosing loops: (continue target, break target).
+    loops: Vec<(BlockId, BlockId)>,
+    /// Facts for elision: `binder < bound` while the loop runs.
+    facts: Vec<(Local, Bound)>,
+    /// View parameters whose extent is a `usize` parameter: (view, extent).
+    extents: Vec<(Local, Local)>,
+    ret: MTy,
+    ret_ty: Ty,
+    /// The statement being lowered (what its instructions are attributed to).
+    anchor: Option<Anchor>,
+}
+
+/// What a loop binder stays below.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Bound {
+    /// An immutable `usize` local (a parameter or `let`).
+    Name(Local),
+    /// `len` of a view or array local.
+    Len(Local),
+    /// A literal.
+    Literal(u64),
+}
+
+fn lit_usize(n: u64) -> Operand {
+    Operand::Const(Const::Int(i128::from(n), IntTy::Usize))
+}
+
+fn copy(local: Local) -> Operand {
+    Operand::Copy(Place::local(local))
+}
+impl Lower<'_> {
+    fn new_local(&mut self, name: Option<Arc<str>>, ty: MTy) -> Local {
+        self.locals.push(LocalDecl { name, ty });
+        Local(self.locals.len() as u32 - 1)
+    }
+
+    fn temp(&mut self, ty: MTy) -> Local {
+        self.new_local(None, ty)
+    }
+
+    fn new_block(&mut self) -> BlockId {
+        self.blocks.push(Open::new());
+        BlockId(self.blocks.len() as u32 - 1)
+    }
+
+    fn open(&self) -> bool {
+        self.blocks[self.current.0 as usize].term.is_none()
+    }
+
+    fn emit(&mut self, inst: Inst) {
+        if !self.open() {
+            // Code after a `return`, `break` or `continue`: unreachable, kept in its own block.
+            let dead = self.new_block();
+            self.current = dead;
+        }
+        let anchor = match &inst {
+            Inst::Guard(Guard { at: Some(at), .. }) => Some(Anchor::Expr(*at)),
+            _ => self.anchor,
+        };
+        let block = &mut self.blocks[self.current.0 as usize];
+        block.insts.push(inst);
+        block.anchors.push(anchor);
+    }
+
+    fn terminate(&mut self, term: Terminator) {
+        if self.open() {
+            let anchor = self.anchor;
+            let block = &mut self.blocks[self.current.0 as usize];
+            block.term = Some(term);
+            block.term_anchor = anchor;
+        }
+    }
+
+    fn switch_to(&mut self, block: BlockId) {
+        self.current = block;
+    }
+
+    fn assign(&mut self, place: Place, value: Rvalue) {
+        self.emit(Inst::Assign(place, value));
+    }
+
+    fn guard(&mut self, kind: GuardKind, check: Check, at: Option<ExprId>, elided: bool) {
+        self.emit(Inst::Guard(Guard { kind, check, at, elided }));
+    }
+
+    /// Computes an rvalue into a fresh temporary.
+    fn value(&mut self, ty: MTy, value: Rvalue) -> Operand {
+        if let Rvalue::Use(op) = value {
+            return op;
+        }
+        let t = self.temp(ty);
+        self.assign(Place::local(t), value);
+        copy(t)
+    }
+
+    fn ty(&self, e: ExprId) -> Ty {
+        self.check.expr_types.get(e.0 as usize).cloned().unwrap_or(Ty::Error)
+    }
+
+    fn mty_of(&self, e: ExprId) -> MTy {
+        mty(self.db, &self.ty(e))
+    }
+
+    fn int_of(&self, e: ExprId) -> R<IntTy> {
+        match self.ty(e).value() {
+            Ty::Int(i) => Ok(*i),
+            other => fail(format!("expected an integer, the checker says {other}")),
+        }
+    }
+
+    fn local_ty(&self, local: Local) -> &MTy {
+        &self.locals[local.0 as usize].ty
+    }
+
+    /// The type of a place built so far (`Function::place_ty` over the locals declared yet).
+    fn place_ty(&self, place: &Place) -> R<MTy> {
+        match crate::place_ty(&self.locals, place) {
+            Some(ty) => Ok(ty),
+            None => fail(format!("the place {place} does not fit its local's type")),
+        }
+    }
+
+    /// The local a name expression means, as the checker resolved it.
+    fn local_of(&self, e: ExprId) -> Option<Local> {
+        match self.check.resolution(self.body.unparen(e)) {
+            Resolution::Local(local) => self.bindings.get(&local).copied(),
+            _ => None,
+        }
+    }
+
+    fn bind(&mut self, binder: BinderId, local: Local) {
+        self.bindings.insert(LocalRef::Binder(binder), local);
+    }
+}
+
+fn is_one(operand: &Operand) -> bool {
+    matches!(operand, Operand::Const(Const::Int(1, _)))
+}
+
+/// A float constant of a type, rounded to `f32` when the type is.
+fn float_const(value: f64, ty: FloatTy, negative: bool) -> Const {
+    let value = if negative { -value } else { value };
+    match ty {
+        FloatTy::F32 => Const::Float(u64::from((value as f32).to_bits()), ty),
+        FloatTy::F64 => Const::Float(value.to_bits(), ty),
+    }
+}
+
+/// True when every value of `from` is a value of `to`.
+fn widens(from: IntTy, to: IntTy) -> bool {
+    let (a, b) = from.range();
+    let (c, d) = to.range();
+    c <= a && b <= d
+}

@@ -1,0 +1,317 @@
+//! Lowering statements: blocks, `let`, assignments, branches, the three counted loops and
+//! `while`, `match` (a switch on the tag, each arm's binder bound to the payload), `return`,
+//! `break`/`continue`, `stack` arrays. Mirrors `cairn_hir::check` (`mod.rs`'s statements).
+
+use super::*;
+
+impl Lower<'_> {
+    pub(super) fn scoped_block(&mut self, block: &HirBlock) -> R<()> {
+        let mark = self.facts.len();
+        let result = self.block(block);
+        self.facts.truncate(mark);
+        result
+    }
+
+    pub(super) fn block(&mut self, block: &HirBlock) -> R<()> {
+        for &stmt in block.iter() {
+            self.stmt(stmt)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn stmt(&mut self, id: StmtId) -> R<()> {
+        let outer = self.anchor.replace(Anchor::Stmt(id));
+        let result = self.stmt_inner(id);
+        self.anchor = outer;
+        result
+    }
+
+    pub(super) fn stmt_inner(&mut self, id: StmtId) -> R<()> {
+        let body = self.body.clone();
+        match body.stmt(id) {
+            Stmt::Missing | Stmt::Unsupported(_) => fail("a statement the lowering does not know"),
+            Stmt::Let { binder, init, mutable, .. } => {
+                let name = body.binder(*binder).clone();
+                let ty = self.mty_of(*init);
+                let value = self.expr(*init)?;
+                if &*name == "_" {
+                    return Ok(());
+                }
+                let local = self.new_local(Some(name.clone()), ty);
+                self.assign(Place::local(local), Rvalue::Use(value));
+                self.bind(*binder, local);
+                let _ = mutable;
+                Ok(())
+            }
+            Stmt::Assign { target, op, value } => self.assignment(*target, *op, *value),
+            Stmt::Expr(e) => {
+                self.expr_discard(*e)?;
+                Ok(())
+            }
+            Stmt::If { cond, then, els } => self.if_stmt(*cond, then, els.as_ref()),
+            Stmt::While { cond, body: block } => {
+                let header = self.new_block();
+                let inside = self.new_block();
+                let exit = self.new_block();
+                self.terminate(Terminator::Goto(header));
+                self.switch_to(header);
+                let c = self.expr(*cond)?;
+                self.terminate(Terminator::Branch(c, inside, exit));
+                self.switch_to(inside);
+                self.loops.push((header, exit));
+                self.scoped_block(block)?;
+                self.loops.pop();
+                self.terminate(Terminator::Goto(header));
+                self.switch_to(exit);
+                Ok(())
+            }
+            Stmt::ForRange { binder, lo, hi, body: block } => self.for_range(*binder, *lo, *hi, block),
+            Stmt::ForEach { index, element, iterable, body: block } => {
+                self.for_each(*index, *element, *iterable, block)
+            }
+            Stmt::Each { binder, count, body: block } => self.for_count(*binder, *count, block),
+            Stmt::Match { subject, arms } => self.match_stmt(*subject, arms),
+            Stmt::Return(value) => {
+                let value = match value {
+                    Some(e) => Some(self.expr(*e)?),
+                    None => None,
+                };
+                self.terminate(Terminator::Return(value));
+                Ok(())
+            }
+            Stmt::Break => {
+                let (_, exit) = *self.loops.last().ok_or_else(|| LowerError("break outside a loop".into()))?;
+                self.terminate(Terminator::Goto(exit));
+                Ok(())
+            }
+            Stmt::Continue => {
+                let (next, _) = *self.loops.last().ok_or_else(|| LowerError("continue outside a loop".into()))?;
+                self.terminate(Terminator::Goto(next));
+                Ok(())
+            }
+            Stmt::Block(block) => self.scoped_block(block),
+            Stmt::Stack { binder, element, capacity, .. } => {
+                let name = body.binder(*binder).clone();
+                let cx = TypeCtx { db: self.db, scope: Resolver::new(self.db), module: &self.module, generics: &[] };
+                let element = resolve_type(cx, element).map_err(|e| LowerError(e.message.to_string()))?;
+                let count = self.static_count(*capacity)?;
+                let ty = MTy::Array(Arc::new(mty(self.db, &element)), count);
+                let local = self.new_local(Some(name.clone()), ty);
+                self.assign(Place::local(local), Rvalue::Zeroed);
+                self.bind(*binder, local);
+                Ok(())
+            }
+        }
+    }
+
+    /// A `stack` capacity: a literal or a constant.
+    pub(super) fn static_count(&self, e: ExprId) -> R<u64> {
+        match self.body.expr(self.body.unparen(e)) {
+            Expr::Literal(Literal::Int { value: Some(v), .. }) => Ok(*v as u64),
+            Expr::Name(name) => match self.integer_constant(e) {
+                Some(v) => Ok(v),
+                None => fail(format!("{name} is not a constant capacity")),
+            },
+            _ => fail("a capacity that is not a literal or a constant"),
+        }
+    }
+
+    pub(super) fn if_stmt(&mut self, cond: ExprId, then: &HirBlock, els: Option<&Else>) -> R<()> {
+        let c = self.expr(cond)?;
+        let then_block = self.new_block();
+        let else_block = self.new_block();
+        let join = self.new_block();
+        self.terminate(Terminator::Branch(c, then_block, else_block));
+        self.switch_to(then_block);
+        self.scoped_block(then)?;
+        self.terminate(Terminator::Goto(join));
+        self.switch_to(else_block);
+        match els {
+            Some(Else::Block(block)) => self.scoped_block(block)?,
+            Some(Else::If(nested)) => self.stmt(*nested)?,
+            None => {}
+        }
+        self.terminate(Terminator::Goto(join));
+        self.switch_to(join);
+        Ok(())
+    }
+
+    /// `each i in n`: `for i in 0..n`.
+    pub(super) fn for_count(&mut self, binder: cairn_hir::body::BinderId, count: ExprId, block: &HirBlock) -> R<()> {
+        let hi_value = self.expr(count)?;
+        let bound = self.bound_of(count);
+        self.counted_loop(binder, lit_usize(0), hi_value, bound, block)
+    }
+
+    pub(super) fn for_range(
+        &mut self,
+        binder: cairn_hir::body::BinderId,
+        lo: ExprId,
+        hi: ExprId,
+        block: &HirBlock,
+    ) -> R<()> {
+        let lo_value = self.expr(lo)?;
+        let hi_value = self.expr(hi)?;
+        let bound = self.bound_of(hi);
+        self.counted_loop(binder, lo_value, hi_value, bound, block)
+    }
+
+    pub(super) fn counted_loop(
+        &mut self,
+        binder: cairn_hir::body::BinderId,
+        lo_value: Operand,
+        hi_value: Operand,
+        bound: Option<Bound>,
+        block: &HirBlock,
+    ) -> R<()> {
+        let hi_local = self.temp(MTy::usize());
+        self.assign(Place::local(hi_local), Rvalue::Use(hi_value));
+        let name = self.body.binder(binder).clone();
+        let counter = self.new_local(Some(name.clone()), MTy::usize());
+        self.assign(Place::local(counter), Rvalue::Use(lo_value));
+        let header = self.new_block();
+        let inside = self.new_block();
+        let latch = self.new_block();
+        let exit = self.new_block();
+        self.terminate(Terminator::Goto(header));
+        self.switch_to(header);
+        let more = self.value(MTy::Bool, Rvalue::Binary(BinOp::Lt, copy(counter), copy(hi_local)));
+        self.terminate(Terminator::Branch(more, inside, exit));
+        self.switch_to(inside);
+        let mark = self.facts.len();
+        self.bind(binder, counter);
+        if let Some(bound) = bound {
+            self.facts.push((counter, bound));
+        }
+        self.counted_body(block, mark, counter, (header, latch, exit))
+    }
+
+    pub(super) fn for_each(
+        &mut self,
+        index: Option<cairn_hir::body::BinderId>,
+        element: cairn_hir::body::BinderId,
+        iterable: ExprId,
+        block: &HirBlock,
+    ) -> R<()> {
+        let place = self.place(iterable)?;
+        let elem_ty = self.place_ty(&place)?.element().cloned().unwrap_or(MTy::Void);
+        let len = self.temp(MTy::usize());
+        let length = self.len_of(&place)?;
+        self.assign(Place::local(len), Rvalue::Use(length));
+        let counter = self.temp(MTy::usize());
+        self.assign(Place::local(counter), Rvalue::Use(lit_usize(0)));
+        let header = self.new_block();
+        let inside = self.new_block();
+        let latch = self.new_block();
+        let exit = self.new_block();
+        self.terminate(Terminator::Goto(header));
+        self.switch_to(header);
+        let more = self.value(MTy::Bool, Rvalue::Binary(BinOp::Lt, copy(counter), copy(len)));
+        self.terminate(Terminator::Branch(more, inside, exit));
+        self.switch_to(inside);
+        let mark = self.facts.len();
+        if let Some(index) = index {
+            let name = self.body.binder(index).clone();
+            let local = self.new_local(Some(name.clone()), MTy::usize());
+            self.assign(Place::local(local), Rvalue::Use(copy(counter)));
+            self.bind(index, local);
+        }
+        // The element read: its bounds guard is the loop's own site, and cannot fail.
+        self.guard(GuardKind::Bounds, Check::InBounds(copy(counter), copy(len)), Some(iterable), true);
+        let name = self.body.binder(element).clone();
+        let local = self.new_local(Some(name.clone()), elem_ty);
+        self.assign(Place::local(local), Rvalue::Use(Operand::Copy(place.project(Proj::Index(copy(counter))))));
+        self.bind(element, local);
+        self.counted_body(block, mark, counter, (header, latch, exit))
+    }
+
+    /// The body of a counted loop and its latch: the body with the loop's bindings in scope
+    /// (dropped after it, back to `mark`), then `counter += 1` and the jump back to `header`;
+    /// lowering continues at `exit`. The counter was below its bound on entry to the body, so
+    /// the increment cannot overflow.
+    pub(super) fn counted_body(
+        &mut self,
+        block: &Arc<[StmtId]>,
+        mark: usize,
+        counter: Local,
+        (header, latch, exit): (BlockId, BlockId, BlockId),
+    ) -> R<()> {
+        self.loops.push((latch, exit));
+        let result = self.block(block);
+        self.loops.pop();
+        self.facts.truncate(mark);
+        result?;
+        self.terminate(Terminator::Goto(latch));
+        self.switch_to(latch);
+        self.assign(Place::local(counter), Rvalue::Binary(BinOp::Add, copy(counter), lit_usize(1)));
+        self.terminate(Terminator::Goto(header));
+        self.switch_to(exit);
+        Ok(())
+    }
+
+    pub(super) fn match_stmt(&mut self, subject: ExprId, arms: &Arc<[Arm]>) -> R<()> {
+        let ty = self.mty_of(subject);
+        let value = self.expr(subject)?;
+        let held = self.temp(ty.clone());
+        self.assign(Place::local(held), Rvalue::Use(value));
+        let tag = self.value(MTy::Int(IntTy::U32), Rvalue::Tag(Place::local(held)));
+        let adt = match self.ty(subject).value() {
+            Ty::Enum(adt) => adt.clone(),
+            other => return fail(format!("match on {other}")),
+        };
+        let variants = variants_of(self.db, &adt);
+        let join = self.new_block();
+        let default = self.new_block();
+        let mut cases = Vec::new();
+        let mut targets = Vec::new();
+        for arm in arms.iter() {
+            let name = arm.variant.last().cloned().unwrap_or_else(|| Arc::from(""));
+            let index = variants
+                .iter()
+                .position(|(v, _)| *v == name)
+                .ok_or_else(|| LowerError(format!("no variant {name}")))?;
+            let block = self.new_block();
+            cases.push((index as u64, block));
+            targets.push((arm, index, block));
+        }
+        self.terminate(Terminator::Switch(tag, cases, default));
+        for (arm, index, block) in targets {
+            self.switch_to(block);
+            if let Some(binder) = arm.binder {
+                let name = self.body.binder(binder).clone();
+                if &*name != "_"
+                    && let Some(Some(payload)) = variants.get(index).map(|(_, p)| p.clone())
+                {
+                    let payload_ty = mty(self.db, &payload);
+                    let local = self.new_local(Some(name.clone()), payload_ty);
+                    let source = Place::local(held).project(Proj::Payload(index as u32));
+                    self.assign(Place::local(local), Rvalue::Use(Operand::Copy(source)));
+                    self.bind(binder, local);
+                }
+            }
+            self.scoped_block(&arm.body)?;
+            self.terminate(Terminator::Goto(join));
+        }
+        self.switch_to(default);
+        self.guard(GuardKind::Tag, Check::Unreachable, Some(subject), false);
+        self.terminate(Terminator::Unreachable);
+        self.switch_to(join);
+        Ok(())
+    }
+
+    pub(super) fn assignment(&mut self, target: ExprId, op: Option<BinaryOp>, value: ExprId) -> R<()> {
+        // The value first, then the place (the right side is sequenced before the left).
+        let rhs = self.expr(value)?;
+        let place = self.place(target)?;
+        match op {
+            None => self.assign(place, Rvalue::Use(rhs)),
+            Some(op) => {
+                let current = Operand::Copy(place.clone());
+                let ty = self.place_ty(&place)?;
+                let result = self.arith(op, ty, current, rhs, Some(target))?;
+                self.assign(place, Rvalue::Use(result));
+            }
+        }
+        Ok(())
+    }
+}
