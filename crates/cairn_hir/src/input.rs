@@ -26,6 +26,10 @@ pub enum ItemKind {
     /// A declaration of a later tier (trait, impl, extern, family, recipe, derive, plan, layout):
     /// parsed, named, and refused with `E-UNSUPPORTED` until its checker exists.
     Unsupported(SyntaxKind),
+    /// A member of a trait (a signature) or of an impl (a function): an item of its own, one input
+    /// each, keyed under its parent (`ItemKey::parent`), so that an edit of one member changes
+    /// one input. Judged with its parent (tier 1, issue 13).
+    Member,
 }
 
 impl ItemKind {
@@ -34,7 +38,7 @@ impl ItemKind {
     pub fn declares_name(self) -> bool {
         use cairn_syntax::SyntaxKind::*;
         match self {
-            ItemKind::Import | ItemKind::Test => false,
+            ItemKind::Import | ItemKind::Test | ItemKind::Member => false,
             ItemKind::Unsupported(kind) => matches!(kind, TRAIT | EXTERN_FN | FAMILY | RECIPE | LAYOUT),
             _ => true,
         }
@@ -43,17 +47,22 @@ impl ItemKind {
 
 /// A declaration's identity: where it is declared and what it is called. The ordinal tells apart
 /// declarations of one kind and name in one module (which are `E-DUPLICATE`, but must still be
-/// distinct items).
+/// distinct items) — or, under a parent, members of one name. A member of a trait or an impl
+/// has its parent's key as `parent`; a top-level declaration has none.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ItemKey {
     pub module: Arc<str>,
     pub kind: ItemKind,
     pub name: Arc<str>,
     pub ordinal: u32,
+    pub parent: Option<Arc<ItemKey>>,
 }
 
 impl fmt::Display for ItemKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(parent) = &self.parent {
+            return write!(f, "{parent}::{}", self.name);
+        }
         if self.module.is_empty() { write!(f, "{}", self.name) } else { write!(f, "{}.{}", self.module, self.name) }
     }
 }

@@ -17,6 +17,7 @@ pub mod decl;
 pub mod diag;
 pub mod effects;
 pub mod input;
+pub mod instance;
 pub mod library;
 pub mod render;
 pub mod report;

@@ -34,6 +34,9 @@ pub struct FileState {
     line_index: OnceLock<LineIndex>,
     /// The declarations of the file in order.
     pub items: Vec<FileItem>,
+    /// The members of its traits and impls, in order (each an item of its own; `child` is its
+    /// parent's index among the root's children).
+    pub members: Vec<FileItem>,
     /// True for a packaged library module.
     pub library: bool,
     /// The module in effect where the file starts (the previous file's last module).
@@ -77,6 +80,8 @@ pub struct Workspace {
     own_files: usize,
     /// Where each declaration is listed: its file and its index in that file's `items`.
     places: HashMap<Item, (usize, usize)>,
+    /// Where each member of a trait or impl is listed: its file and its index in `members`.
+    member_places: HashMap<Item, (usize, usize)>,
     /// The record of the last whole-program check, and the rows it read.
     last: Option<LastCheck>,
     /// What changed since `last` was made.
@@ -124,6 +129,7 @@ impl Workspace {
             inputs: HashMap::new(),
             own_files: sources.len(),
             places: HashMap::new(),
+            member_places: HashMap::new(),
             last: None,
             pending: Pending::Everything,
             last_kind: CheckKind::Whole,
@@ -206,8 +212,12 @@ impl Workspace {
         state.text = text;
         state.parse = parse;
         state.line_index = OnceLock::new();
+        let edited_start = state.items[index].start;
         for later in &mut state.items[index + 1..] {
             later.start = TextSize::from((i64::from(u32::from(later.start)) + delta) as u32);
+        }
+        for member in state.members.iter_mut().filter(|m| m.start > edited_start) {
+            member.start = TextSize::from((i64::from(u32::from(member.start)) + delta) as u32);
         }
     }
 
@@ -241,7 +251,16 @@ impl Workspace {
         library: bool,
         module_at_start: Arc<str>,
     ) -> FileState {
-        FileState { name, text, parse, line_index: OnceLock::new(), items: Vec::new(), library, module_at_start }
+        FileState {
+            name,
+            text,
+            parse,
+            line_index: OnceLock::new(),
+            items: Vec::new(),
+            members: Vec::new(),
+            library,
+            module_at_start,
+        }
     }
 
     /// Adds the library modules the program imports, and the ones they import, once each.
@@ -276,10 +295,12 @@ impl Workspace {
         let mut ordinals: HashMap<(Arc<str>, ItemKind, Arc<str>), u32> = HashMap::new();
         let mut live: HashMap<ItemKey, ()> = HashMap::new();
         self.places.clear();
+        self.member_places.clear();
         for (index, file) in self.files.iter_mut().enumerate() {
             let root = file.parse.syntax_node();
             let mut module = file.module_at_start.clone();
             file.items.clear();
+            file.members.clear();
             for (child_index, child) in root.children_with_tokens().enumerate() {
                 let Some(child) = child.into_node() else { continue };
                 let kind = child.kind();
@@ -291,24 +312,55 @@ impl Workspace {
                 }
                 let Some((item_kind, name)) = classify(&child) else { continue };
                 let ordinal = ordinals.entry((module.clone(), item_kind, name.clone())).or_insert(0);
-                let key = ItemKey { module: module.clone(), kind: item_kind, name, ordinal: *ordinal };
+                let key = ItemKey { module: module.clone(), kind: item_kind, name, ordinal: *ordinal, parent: None };
                 *ordinal += 1;
-                let syntax = ItemSyntax { green: child.green().to_owned() };
                 let durability = if file.library { Durability::HIGH } else { Durability::LOW };
-                let item = match self.inputs.get(&key) {
-                    Some(&item) => {
-                        if item.syntax(&self.db) != &syntax {
-                            item.set_syntax(&mut self.db).with_durability(durability).to(syntax);
-                        }
-                        item
-                    }
-                    None => {
-                        let item = Item::builder(syntax).durability(durability).new(&self.db);
-                        self.inputs.insert(key.clone(), item);
-                        item
-                    }
-                };
+                let item = input_for(&mut self.db, &mut self.inputs, &key, &child, durability);
                 live.insert(key.clone(), ());
+                // The members of a trait or impl: items of their own, keyed under it (listed after
+                // it).
+                let mut member_entries = Vec::new();
+                if matches!(kind, SyntaxKind::TRAIT | SyntaxKind::IMPL) {
+                    let parent = Arc::new(key.clone());
+                    let mut member_ordinals: HashMap<Arc<str>, u32> = HashMap::new();
+                    for member in
+                        child.children().filter(|c| matches!(c.kind(), SyntaxKind::TRAIT_MEMBER | SyntaxKind::FN))
+                    {
+                        let name: Arc<str> = Arc::from(
+                            member
+                                .children()
+                                .find(|c| c.kind() == SyntaxKind::NAME)
+                                .map(|n| n.text().to_string())
+                                .unwrap_or_default()
+                                .trim(),
+                        );
+                        let ordinal = member_ordinals.entry(name.clone()).or_insert(0);
+                        let member_key = ItemKey {
+                            module: module.clone(),
+                            kind: ItemKind::Member,
+                            name,
+                            ordinal: *ordinal,
+                            parent: Some(parent.clone()),
+                        };
+                        *ordinal += 1;
+                        let member_item = input_for(&mut self.db, &mut self.inputs, &member_key, &member, durability);
+                        live.insert(member_key.clone(), ());
+                        self.member_places.insert(member_item, (index, file.members.len()));
+                        file.members.push(FileItem {
+                            key: member_key.clone(),
+                            item: member_item,
+                            start: member.text_range().start(),
+                            child: child_index,
+                        });
+                        member_entries.push(ItemEntry {
+                            key: member_key,
+                            item: member_item,
+                            file: index as u32,
+                            library: file.library,
+                            public: false,
+                        });
+                    }
+                }
                 self.places.insert(item, (index, file.items.len()));
                 file.items.push(FileItem {
                     key: key.clone(),
@@ -318,6 +370,7 @@ impl Workspace {
                 });
                 let public = child.children().any(|c| c.kind() == SyntaxKind::VISIBILITY);
                 entries.push(ItemEntry { key, item, file: index as u32, library: file.library, public });
+                entries.extend(member_entries);
             }
         }
         self.inputs.retain(|key, _| live.contains_key(key));
@@ -331,10 +384,14 @@ impl Workspace {
         }
     }
 
-    /// The file that declares `item`, and the declaration's start offset in it.
+    /// The file that declares `item`, and the declaration's start offset in it (a member's own
+    /// start, inside its parent).
     pub fn locate(&self, item: Item) -> Option<(usize, TextSize)> {
-        let &(file, index) = self.places.get(&item)?;
-        Some((file, self.files[file].items[index].start))
+        if let Some(&(file, index)) = self.places.get(&item) {
+            return Some((file, self.files[file].items[index].start));
+        }
+        let &(file, index) = self.member_places.get(&item)?;
+        Some((file, self.files[file].members[index].start))
     }
 
     /// A range relative to `item` as a file index, absolute range, and 1-based line and column.
@@ -343,6 +400,31 @@ impl Workspace {
         let absolute = relative + start;
         let state = &self.files[file];
         Some((file, absolute, state.line_index().line_column(&state.text, absolute.start())))
+    }
+}
+
+/// The input of the declaration `key` (its syntax `node`), reused when the key is known and its
+/// syntax set only when it changed.
+fn input_for(
+    db: &mut RootDatabase,
+    inputs: &mut HashMap<ItemKey, Item>,
+    key: &ItemKey,
+    node: &SyntaxNode,
+    durability: Durability,
+) -> Item {
+    let syntax = ItemSyntax { green: node.green().to_owned() };
+    match inputs.get(key) {
+        Some(&item) => {
+            if item.syntax(db) != &syntax {
+                item.set_syntax(db).with_durability(durability).to(syntax);
+            }
+            item
+        }
+        None => {
+            let item = Item::builder(syntax).durability(durability).new(db);
+            inputs.insert(key.clone(), item);
+            item
+        }
     }
 }
 

@@ -327,3 +327,27 @@ fn the_library_is_not_even_revalidated_by_program_edits() {
     assert!(ran_any(&executed, "program_scope") && !ran_any(&executed, "library_scope"), "{executed:?}");
     assert!(!ran_any(&executed, "library_constants"), "{executed:?}");
 }
+
+/// Trait and impl members are items of their own, keyed under their parent: an edit of one
+/// member's body gives that member a new syntax and leaves its sibling's input as it was.
+#[test]
+fn members_of_an_impl_are_items_of_their_own() {
+    let text = "trait Shape {\n  fn area(s:ro<Self>) -> u64;\n}\nstruct Sq { n:u64; }\nimpl Shape for Sq {\n  fn area(s:ro<Sq>) -> u64 { return s.n * s.n; }\n  fn side(s:ro<Sq>) -> u64 { return s.n; }\n}\nfn main() -> i32 { return 0; }\n";
+    let mut workspace =
+        Workspace::with_execution_log(vec![SourceText { name: "main.cairn".into(), text: text.to_string() }]);
+    let keys: Vec<String> = workspace.files()[0].members.iter().map(|m| m.key.to_string()).collect();
+    assert_eq!(keys, ["Shape::area", "Shape::area", "Shape::side"], "the trait's member, then the impl's two");
+    let side = workspace.files()[0].members[2].item;
+    let side_syntax = side.syntax(workspace.db()).clone();
+    let area = workspace.files()[0].members[1].item;
+    let area_syntax = area.syntax(workspace.db()).clone();
+    edit(&mut workspace, "impl Shape", "s.n * s.n", "s.n * s.n + 1");
+    let members = &workspace.files()[0].members;
+    assert_eq!(members[1].item, area, "the edited member keeps its input");
+    assert_eq!(members[2].item, side, "and so does its sibling");
+    assert_ne!(area.syntax(workspace.db()), &area_syntax, "the edited member's syntax changed");
+    assert_eq!(side.syntax(workspace.db()), &side_syntax, "its sibling's did not");
+    // The member's place in the file follows it.
+    let (file, start) = workspace.locate(side).expect("located");
+    assert_eq!(&workspace.files()[file].text[usize::from(start)..usize::from(start) + 7], "fn side");
+}

@@ -107,3 +107,20 @@ fn a_constant_edited_to_negative_zero_changes_the_mir() {
     assert_ne!(before, after, "the MIR follows the constant");
     assert_eq!(after, fresh, "and equals a fresh lowering");
 }
+
+/// The instances a root reaches: `main`, then what it calls, breadth first, each once; an
+/// unreachable function is not among them.
+#[test]
+fn monomorphization_collects_what_main_reaches() {
+    let text = "fn leaf() -> u32 { return 1; }\nfn mid() -> u32 { return leaf() + leaf(); }\nfn other() -> u32 { return 2; }\nfn unused() -> u32 { return other(); }\nfn main() -> i32 { if mid() + other() > 9 { return 1; } return 0; }\n";
+    let mut workspace = Workspace::new(vec![SourceText { name: "p.cairn".into(), text: text.to_string() }]);
+    assert!(workspace.check().refusal.is_none());
+    let db = workspace.db();
+    let main = workspace.files()[0].items.iter().find(|i| &*i.key.name == "main").expect("main").item;
+    let root = cairn_hir::instance::Instance::monomorphic(db, main);
+    let reached: Vec<String> = cairn_mir::mono::collect(db, &[root]).iter().map(|i| i.display(db)).collect();
+    assert_eq!(reached, ["main", "mid", "other", "leaf"]);
+    // The same instance asked twice is one id, and its MIR is memoized by it.
+    assert_eq!(cairn_hir::instance::Instance::monomorphic(db, main), root);
+    assert!(cairn_mir::instance_mir(db, root).is_ok());
+}

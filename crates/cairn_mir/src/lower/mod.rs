@@ -30,6 +30,7 @@ use cairn_hir::check::{CallTarget, FnCheck, Resolution, check_fn};
 use cairn_hir::consts::{ConstValue, Value};
 use cairn_hir::decl::{TypeCtx, fields_of, resolve_type, variants_of};
 use cairn_hir::input::{Item, ItemKind, Program as ProgramInput};
+use cairn_hir::instance::Instance;
 use cairn_hir::scope::Resolver;
 use cairn_hir::scopes::LocalRef;
 use cairn_hir::signature::fn_signature;
@@ -52,23 +53,37 @@ fn fail<T>(message: impl Into<String>) -> R<T> {
     Err(LowerError(message.into()))
 }
 
-/// The MIR of one function or test.
+/// The MIR of one instance: what codegen and the solver compile. Every tier-0 instance is a
+/// declaration without arguments; instances with arguments are tier 1 and refused here until the
+/// checker produces them (issue 13).
 #[salsa::tracked(returns(ref))]
-pub fn fn_mir(db: &dyn Db, item: Item) -> Result<Arc<Function>, LowerError> {
-    lower_function(db, item).map(Arc::new)
+pub fn instance_mir<'db>(db: &'db dyn Db, instance: Instance<'db>) -> Result<Arc<Function>, LowerError> {
+    if !instance.is_monomorphic(db) {
+        return fail(format!("{} is a generic instance, which this compiler does not lower yet", instance.display(db)));
+    }
+    lower_function(db, instance.item(db)).map(Arc::new)
 }
 
-/// The MIR of every function and test of the program (the library's included), in declaration
-/// order. Call only on a program the checker accepted.
+/// The MIR of one function or test (its monomorphic instance).
+pub fn fn_mir(db: &dyn Db, item: Item) -> &Result<Arc<Function>, LowerError> {
+    instance_mir(db, Instance::monomorphic(db, item))
+}
+
+/// The MIR of every instance a library build of the program reaches — every function and test is
+/// a root (the library's included), in declaration order, then what they reach
+/// ([`crate::mono::collect`]). Call only on a program the checker accepted.
 pub fn program_mir(db: &dyn Db) -> Program {
     let mut program = Program { functions: Vec::new(), errors: Vec::new() };
-    for entry in ProgramInput::get(db).items(db).iter() {
-        if !matches!(entry.key.kind, ItemKind::Fn | ItemKind::Test) {
-            continue;
-        }
-        match fn_mir(db, entry.item) {
+    let roots: Vec<Instance<'_>> = ProgramInput::get(db)
+        .items(db)
+        .iter()
+        .filter(|entry| matches!(entry.key.kind, ItemKind::Fn | ItemKind::Test))
+        .map(|entry| Instance::monomorphic(db, entry.item))
+        .collect();
+    for instance in crate::mono::collect(db, &roots) {
+        match instance_mir(db, instance) {
             Ok(function) => program.functions.push(function.clone()),
-            Err(error) => program.errors.push((Resolver::new(db).full_name(entry.item), error.clone())),
+            Err(error) => program.errors.push((Arc::from(instance.display(db)), error.clone())),
         }
     }
     program

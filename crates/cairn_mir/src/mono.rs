@@ -1,0 +1,40 @@
+//! Monomorphization: the instances a set of roots reaches — what a build compiles.
+//!
+//! [`collect`] starts from the roots (an executable's `main` and its tests, or every function of
+//! a library build) and follows every call the checker recorded (`FnCheck::calls`), each callee
+//! as an instance, until nothing new is reached. In tier 0 every call names a declaration
+//! without arguments, so every instance is monomorphic; tier 1 (issue 13) records the instance a
+//! call reaches (`f[u64]`) and the same walk interns it on demand.
+//!
+//! Invariant: the order is deterministic — the roots in the order given, then each newly reached
+//! instance in the order of the first call that reaches it (breadth first) — so the emitted
+//! module is the same for the same program.
+
+use std::collections::HashSet;
+
+use cairn_hir::Db;
+use cairn_hir::check::check_fn;
+use cairn_hir::instance::Instance;
+
+/// The instances `roots` reach, each once (see the module comment).
+pub fn collect<'db>(db: &'db dyn Db, roots: &[Instance<'db>]) -> Vec<Instance<'db>> {
+    let mut seen: HashSet<Instance<'db>> = HashSet::new();
+    let mut out: Vec<Instance<'db>> = Vec::new();
+    for &root in roots {
+        if seen.insert(root) {
+            out.push(root);
+        }
+    }
+    let mut next = 0;
+    while next < out.len() {
+        let instance = out[next];
+        next += 1;
+        for callee in check_fn(db, instance.item(db)).callees() {
+            let reached = Instance::monomorphic(db, callee);
+            if seen.insert(reached) {
+                out.push(reached);
+            }
+        }
+    }
+    out
+}
