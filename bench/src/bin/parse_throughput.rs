@@ -37,7 +37,7 @@ fn main() {
         kept.push(black_box(cairn_syntax::parse(black_box(&text))));
     };
     let mut lex_subject = || {
-        black_box(cairn_syntax::lexer::lex(black_box(&text)));
+        black_box(cairn_syntax::lex(black_box(&text)));
     };
     let times = interleaved(runs, &mut [&mut parse_subject, &mut lex_subject]);
     let (parse_time, lex_time) = (times[0], times[1]);

@@ -128,7 +128,7 @@ pub fn signature_key(workspace: &Workspace, item: Item) -> String {
     let text = cairn_hir::render::signature_text(db, item, true);
     let Some(open) = text.find('(') else { return text };
     let mut body = text[open..].to_string();
-    let signature = cairn_hir::signature::fn_signature(db, item);
+    let signature = cairn_hir::fn_signature(db, item);
     for (i, param) in signature.params.iter().enumerate() {
         body = replace_word(&body, &param.name, &format!("${i}"));
     }

@@ -118,7 +118,7 @@ impl Scan {
     }
 
     fn add(&mut self, text: &str) {
-        let lexed = cairn_syntax::lexer::lex(text);
+        let lexed = cairn_syntax::lex(text);
         // The significant tokens of this text, each with its text; trivia never selects.
         let mut tokens: Vec<(SyntaxKind, &str)> = Vec::with_capacity(lexed.tokens.len());
         let mut offset = 0usize;
@@ -221,7 +221,7 @@ mod tests {
     fn every_selection_word_is_one_word_token() {
         for card in cards() {
             for word in &card.words {
-                let lexed = cairn_syntax::lexer::lex(word);
+                let lexed = cairn_syntax::lex(word);
                 assert!(
                     lexed.tokens.len() == 1 && lexed.tokens[0].kind.is_word(),
                     "card {}: `{word}` is not one word token",

@@ -20,7 +20,7 @@ use crate::db::Db;
 use crate::diag::{Anchor, Diag, text};
 use crate::input::{Item, ItemKind, Library, Program};
 use crate::scope::{Lookup, Resolver};
-use crate::types::{FloatTy, IntTy, Ty};
+use crate::types::{FloatTy, Ty};
 
 /// A folded value.
 ///
@@ -506,13 +506,5 @@ fn literal_of(ty: &Ty, value: Value) -> Result<Value, Stop> {
         (_, Value::Int(v)) => Err(mismatch(if v < 0 { "i64" } else { "u64" })),
         (_, Value::Float(_)) => Err(mismatch("f64")),
         (_, Value::Bool(_)) => Err(mismatch("bool")),
-    }
-}
-
-/// The integer type of a folded integer constant, if it is one (used for extents).
-pub fn as_usize(value: &ConstValue) -> Option<u64> {
-    match value {
-        ConstValue::Folded { ty: Ty::Int(IntTy::Usize), value: Value::Int(v) } => u64::try_from(*v).ok(),
-        _ => None,
     }
 }

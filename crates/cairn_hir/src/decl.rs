@@ -170,12 +170,6 @@ pub struct RecordDef {
     pub error: Option<Diag>,
 }
 
-impl RecordDef {
-    pub fn field(&self, name: &str) -> Option<(usize, &Ty)> {
-        self.fields.iter().enumerate().find(|(_, (n, _))| &**n == name).map(|(i, (_, t))| (i, t))
-    }
-}
-
 #[salsa::tracked(returns(ref))]
 pub fn record_def(db: &dyn Db, item: Item) -> RecordDef {
     let scope = Resolver::new(db);

@@ -8,30 +8,42 @@
 //! judges ceilings and operand order; `report` assembles the every-refusal check. Analysis does no
 //! IO.
 
+// The public face (issue 12). Modules that are API — each a page: the arena of a body, the
+// types, the check's result, the scopes, instances, builtins, the packaged library, renderings,
+// expression sites and the analysis stack — are public; everything else is internal and reached
+// only through the re-exports below.
 pub mod body;
 pub mod builtins;
 pub mod check;
-pub mod consts;
-pub mod db;
-pub mod decl;
-pub mod diag;
-pub mod effects;
-pub mod input;
 pub mod instance;
 pub mod library;
 pub mod render;
-pub mod report;
-pub mod scope;
 pub mod scopes;
-pub mod signature;
 pub mod site;
 pub mod stack;
 pub mod types;
-pub mod workspace;
 
+mod consts;
+mod db;
+mod decl;
+mod diag;
+mod effects;
+mod input;
+mod report;
+mod scope;
+mod signature;
+mod workspace;
+
+pub use consts::{ConstValue, Value, constant_value};
 pub use db::{Db, RootDatabase};
-pub use input::{Item, ItemEntry, ItemKey, ItemKind, ItemSyntax, Program};
+pub use decl::{EnumDef, TypeCtx, enum_def, fields_of, resolve_type, variants_of};
+pub use diag::Anchor;
+pub use effects::{Row, Rows};
+pub use input::{Item, ItemEntry, ItemKey, ItemKind, ItemSyntax, Library, Program};
+pub use report::FUNCTION_LIMIT;
+pub use scope::{Lookup, ProgramScope, Resolver, scope};
+pub use signature::{Ceiling, Param, Signature, fn_signature};
 pub use workspace::{
     CheckKind, CheckOutcome, DeclarationKind, DeclarationView, FileState, FunctionFacts, SourceText, StateView,
-    Workspace,
+    Workspace, precompute,
 };

@@ -94,11 +94,6 @@ impl ProgramRecord {
     }
 }
 
-/// Checks the program in the database.
-pub fn check_program(db: &dyn Db) -> CheckResult {
-    program_check(db, Program::get(db)).compose()
-}
-
 /// The record of the whole-program pass over the database.
 pub fn program_record(db: &dyn Db) -> &ProgramRecord {
     program_check(db, Program::get(db))

@@ -390,7 +390,7 @@ impl Analysis {
                 let stats = self.stats.clone();
                 stats.started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let _ = cairn_hir::stack::spawn("cairn-lsp-precompute", move || {
-                    let finished = salsa::Cancelled::catch(|| cairn_hir::workspace::precompute(&db)).is_ok();
+                    let finished = salsa::Cancelled::catch(|| cairn_hir::precompute(&db)).is_ok();
                     // Dropping the clone lets a waiting write go on.
                     drop(db);
                     let counter = if finished { &stats.finished } else { &stats.cancelled };

@@ -63,7 +63,7 @@ pub fn token_at(text: &str, map: &LineMap, line: u32, column: u32) -> (usize, us
     }
     let start = map.offset_of_char_column(text, line, column);
     let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-    let lexed = cairn_syntax::lexer::lex(&text[start..line_end]);
+    let lexed = cairn_syntax::lex(&text[start..line_end]);
     match lexed.tokens.first() {
         Some(token) if !token.kind.is_trivia() => (start, start + usize::from(token.len)),
         _ => (start, start),

@@ -19,9 +19,9 @@ pub mod verify;
 
 use std::sync::Arc;
 
+pub use cairn_hir::Anchor;
 pub use cairn_hir::body::ExprId;
 pub use cairn_hir::check::GuardKind;
-pub use cairn_hir::diag::Anchor;
 pub use cairn_hir::types::{FloatTy, IntTy};
 pub use lower::{fn_mir, instance_mir, mty, program_mir, symbol as lower_symbol};
 

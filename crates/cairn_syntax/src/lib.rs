@@ -17,7 +17,7 @@ pub mod ast;
 mod builder;
 mod error;
 mod grammar;
-pub mod lexer;
+mod lexer;
 mod parallel;
 mod parser;
 mod reparse;
@@ -30,7 +30,7 @@ use std::sync::Arc;
 pub use rowan::{GreenNode, TextRange, TextSize};
 
 pub use crate::error::{ErrorCode, SyntaxError};
-pub use crate::lexer::first_token;
+pub use crate::lexer::{Lexed, Token, first_token, lex};
 pub use crate::parser::{BLOCK_DEPTH_LIMIT, EXPRESSION_DEPTH_LIMIT, TYPE_DEPTH_LIMIT};
 pub use crate::reparse::{Reparsed, TextEdit};
 pub use crate::syntax_kind::SyntaxKind;

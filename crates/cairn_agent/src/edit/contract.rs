@@ -273,7 +273,7 @@ fn legal_effect(workspace: &Workspace, item: Item, effect: &str) -> bool {
     if KNOWN.contains(&effect) || ["ffi:", "transfer:", "par:", "asm:"].iter().any(|p| effect.starts_with(p)) {
         return true;
     }
-    let signature = cairn_hir::signature::fn_signature(workspace.db(), item);
+    let signature = cairn_hir::fn_signature(workspace.db(), item);
     let param = |name: &str| signature.params.iter().find(|p| &*p.name == name).map(|p| p.ty.clone());
     match effect.split_once(':') {
         Some(("read", name)) => matches!(param(name), Some(Ty::View(_) | Ty::Borrow(..))),

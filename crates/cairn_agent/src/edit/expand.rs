@@ -111,9 +111,9 @@ impl EditHost {
                 && let Some(target) = workspace.function_named(own)
             {
                 // A path as the target's module writes it (an import alias, `prices.discounted`).
-                let scope = cairn_hir::scope::scope(workspace.db());
+                let scope = cairn_hir::scope(workspace.db());
                 let segments: Vec<std::sync::Arc<str>> = name.split('.').map(std::sync::Arc::from).collect();
-                if let cairn_hir::scope::Lookup::Found(decl) =
+                if let cairn_hir::Lookup::Found(decl) =
                     scope.resolve_path(&scope.module_of(target), &segments, |k| k == cairn_hir::ItemKind::Fn)
                 {
                     function = Ok(decl.item);

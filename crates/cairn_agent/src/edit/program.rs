@@ -11,7 +11,7 @@ use cairn_hir::{Item, Workspace};
 
 /// A function's effect row in `rows`, as its effects' names (empty when the rows do not cover
 /// it, or there are none).
-pub(super) fn row_of(rows: Option<&cairn_hir::effects::Rows>, item: Item) -> Vec<String> {
+pub(super) fn row_of(rows: Option<&cairn_hir::Rows>, item: Item) -> Vec<String> {
     rows.and_then(|r| r.row(item)).map(|r| r.iter().map(|e| e.to_string()).collect()).unwrap_or_default()
 }
 

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use cairn_diagnostics::Diagnostic;
-use cairn_hir::effects::Row;
-use cairn_hir::signature::Ceiling;
+use cairn_hir::Ceiling;
+use cairn_hir::Row;
 
 use super::request;
 

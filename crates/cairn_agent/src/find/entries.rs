@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use cairn_hir::effects::Row;
+use cairn_hir::Row;
 use cairn_hir::{Item, ItemKind, Workspace};
 
 use super::ceiling::beyond;
@@ -58,7 +58,7 @@ impl Entry {
 /// library functions that are not `pub`.
 pub(super) fn entries_of(workspace: &Workspace) -> Vec<Entry> {
     let db = workspace.db();
-    let scope = cairn_hir::scope::scope(db);
+    let scope = cairn_hir::scope(db);
     let rows = workspace.last_rows();
     let loader = workspace.own_file_count().saturating_sub(1);
     let mut entries = Vec::new();
@@ -183,7 +183,7 @@ const BUILTINS: &[(&str, &str, &str)] = &[
 fn head_of(db: &dyn cairn_hir::Db, item: Item, local: &str, full: &str) -> String {
     let text = cairn_hir::render::signature_text(db, item, true);
     let mut text = text.strip_prefix("fn ").unwrap_or(&text).to_string();
-    if cairn_hir::signature::fn_signature(db, item).ceiling.is_some() {
+    if cairn_hir::fn_signature(db, item).ceiling.is_some() {
         if let Some(cut) = text.rfind(" effects(") {
             text.truncate(cut);
         } else if let Some(rest) = text.strip_suffix(" pure") {

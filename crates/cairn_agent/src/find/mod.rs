@@ -29,7 +29,7 @@ mod words;
 use std::collections::BTreeMap;
 
 use cairn_diagnostics::Diagnostic;
-use cairn_hir::effects::Row;
+use cairn_hir::Row;
 use serde_json::{Map, Value, json};
 
 use self::ceiling::{beyond, parse_ceiling, within};

@@ -13,8 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use cairn_diagnostics::Diagnostic;
+use cairn_hir::Row;
 use cairn_hir::body::{ExtentRef, TypeArg, TypeRef};
-use cairn_hir::effects::Row;
 use cairn_hir::types::Ty;
 use cairn_hir::{Item, ItemKind, SourceText, Workspace};
 use cairn_syntax::ast::{self, AstNode};
@@ -104,7 +104,7 @@ impl Index {
         for (i, (type_text, params, value)) in declared.into_iter().enumerate() {
             let written = asked.get(i).map_or("", |a| a.0);
             let Some(&item) = items.get(&format!("{p}_t{i}")) else { return Err(not_one_type(written)) };
-            let signature = cairn_hir::signature::fn_signature(db, item);
+            let signature = cairn_hir::fn_signature(db, item);
             if let Some(error) = &signature.error {
                 // The checker's message names the probe's parameters; the query knows them as
                 // the value and its extent.
@@ -139,7 +139,7 @@ impl Index {
             .collect();
         let params: Vec<String> = resolved.iter().flat_map(|v| v.params.iter().cloned()).collect();
         text.push_str(&format!("fn {p}_base({}) {{ {moves}}}\n", params.join(", ")));
-        let scope = cairn_hir::scope::scope(db);
+        let scope = cairn_hir::scope(db);
         for value in resolved.iter().chain(returns.iter()) {
             if let Some(item) = adt_item(&value.ty) {
                 self.home.insert(scope.module_of(item));
@@ -203,9 +203,9 @@ impl Index {
         if Ty::scalar_named(&joined).is_some() {
             return path.clone();
         }
-        let scope = cairn_hir::scope::scope(self.workspace.db());
+        let scope = cairn_hir::scope(self.workspace.db());
         let is_type = |kind: ItemKind| matches!(kind, ItemKind::Struct | ItemKind::Enum);
-        if let cairn_hir::scope::Lookup::Found(_) = scope.resolve_path("", path, is_type) {
+        if let cairn_hir::Lookup::Found(_) = scope.resolve_path("", path, is_type) {
             return path.clone();
         }
         let found: Vec<&Arc<str>> = scope
@@ -240,7 +240,7 @@ impl Index {
             probes: Vec::new(),
         };
         let db = self.workspace.db();
-        let scope = cairn_hir::scope::scope(db);
+        let scope = cairn_hir::scope(db);
         let take_types: Vec<&Ty> = given.takes.iter().map(|v| &v.ty).collect();
         for (index, entry) in self.entries.iter().enumerate() {
             match entry.item {
@@ -250,7 +250,7 @@ impl Index {
                     if !scope.visible_from(item, "") {
                         continue;
                     }
-                    let signature = cairn_hir::signature::fn_signature(db, item);
+                    let signature = cairn_hir::fn_signature(db, item);
                     if signature.error.is_some() || signature.test {
                         continue;
                     }
@@ -306,7 +306,7 @@ impl Index {
         for probe in probes {
             let Some(&item) = items.get(&probe.name) else { continue };
             let Some(entry) = self.entries.get(probe.entry) else { continue };
-            if cairn_hir::signature::fn_signature(db, item).error.is_some() {
+            if cairn_hir::fn_signature(db, item).error.is_some() {
                 continue;
             }
             let check = cairn_hir::check::check_fn(db, item);
@@ -535,7 +535,7 @@ fn probe_type(db: &dyn cairn_hir::Db, ty: &Ty, extent: Option<&str>) -> Option<S
     match ty {
         Ty::Bool | Ty::Int(_) | Ty::Float(_) => Some(ty.to_string()),
         Ty::Record(adt) | Ty::Enum(adt) => {
-            let mut out = cairn_hir::scope::scope(db).full_name(adt.item).to_string();
+            let mut out = cairn_hir::scope(db).full_name(adt.item).to_string();
             if !adt.args.is_empty() {
                 let args: Option<Vec<String>> = adt.args.iter().map(|a| probe_type(db, a, None)).collect();
                 out.push_str(&format!("[{}]", args?.join(", ")));

@@ -146,9 +146,8 @@ pub(super) fn meaning(
                 // through the checker's own resolver.
                 let segments: Vec<std::sync::Arc<str>> =
                     grand.text().to_string().split('.').map(|s| std::sync::Arc::from(s.trim())).collect();
-                let scope = cairn_hir::scope::scope(db);
-                if let cairn_hir::scope::Lookup::Found(decl) =
-                    scope.resolve_path(&scope.module_of(item), &segments, |_| true)
+                let scope = cairn_hir::scope(db);
+                if let cairn_hir::Lookup::Found(decl) = scope.resolve_path(&scope.module_of(item), &segments, |_| true)
                 {
                     return Some(Meaning::Declaration(decl.item));
                 }
@@ -186,12 +185,12 @@ pub(super) fn meaning(
             // enums), through the checker's own resolver: names outside bodies, and bodies the
             // check did not reach.
             let segments = path_segments(&parent);
-            let scope = cairn_hir::scope::scope(db);
+            let scope = cairn_hir::scope(db);
             let module = scope.module_of(item);
             match scope.resolve_path(&module, &segments, |_| true) {
-                cairn_hir::scope::Lookup::Found(decl) => Some(Meaning::Declaration(decl.item)),
+                cairn_hir::Lookup::Found(decl) => Some(Meaning::Declaration(decl.item)),
                 // A bare variant (`None`, `Some(x)`): of the enum the check typed it as.
-                cairn_hir::scope::Lookup::None if grand.kind() == SyntaxKind::NAME_EXPR => {
+                cairn_hir::Lookup::None if grand.kind() == SyntaxKind::NAME_EXPR => {
                     let call = grand
                         .parent()
                         .filter(|c| c.kind() == SyntaxKind::CALL_EXPR && c.first_child().as_ref() == Some(&grand));
@@ -202,7 +201,7 @@ pub(super) fn meaning(
                         .or_else(|| sole_owner(workspace, &name))?;
                     Some(Meaning::Variant { owner, name })
                 }
-                cairn_hir::scope::Lookup::None => None,
+                cairn_hir::Lookup::None => None,
             }
         }
         _ => None,
@@ -211,7 +210,7 @@ pub(super) fn meaning(
 
 /// The enum a field expression's base names as a type (`Step`, `m.Step`, `Option[u32]`), read
 /// as a path from `module`.
-pub(super) fn enum_named_by(scope: &cairn_hir::scope::ProgramScope, module: &str, base: &SyntaxNode) -> Option<Item> {
+pub(super) fn enum_named_by(scope: &cairn_hir::ProgramScope, module: &str, base: &SyntaxNode) -> Option<Item> {
     let base = match base.kind() {
         SyntaxKind::INDEX_EXPR => base.first_child()?,
         _ => base.clone(),
@@ -225,8 +224,8 @@ pub(super) fn enum_named_by(scope: &cairn_hir::scope::ProgramScope, module: &str
         return None;
     }
     match scope.resolve_path(module, &segments, |k| k == ItemKind::Enum) {
-        cairn_hir::scope::Lookup::Found(decl) => Some(decl.item),
-        cairn_hir::scope::Lookup::None => None,
+        cairn_hir::Lookup::Found(decl) => Some(decl.item),
+        cairn_hir::Lookup::None => None,
     }
 }
 
@@ -257,12 +256,12 @@ fn arm_variant(workspace: &Workspace, item: Item, path: &SyntaxNode, name: &str)
         .filter(|c| c.kind() == SyntaxKind::NAME_REF)
         .map(|c| std::sync::Arc::from(c.text().to_string().trim()))
         .collect();
-    let scope = cairn_hir::scope::scope(workspace.db());
+    let scope = cairn_hir::scope(workspace.db());
     let owner = match segments.split_last() {
         Some((_, qualifier)) if !qualifier.is_empty() => {
             match scope.resolve_path(&scope.module_of(item), qualifier, |k| k == ItemKind::Enum) {
-                cairn_hir::scope::Lookup::Found(decl) => Some(decl.item),
-                cairn_hir::scope::Lookup::None => None,
+                cairn_hir::Lookup::Found(decl) => Some(decl.item),
+                cairn_hir::Lookup::None => None,
             }
         }
         _ => {
@@ -300,7 +299,7 @@ fn enum_of(ty: &cairn_hir::types::Ty) -> Option<Item> {
 /// The one enum of the program or the library with a variant `name`, if exactly one has it (for
 /// a body the check did not reach).
 fn sole_owner(workspace: &Workspace, name: &str) -> Option<Item> {
-    let scope = cairn_hir::scope::scope(workspace.db());
+    let scope = cairn_hir::scope(workspace.db());
     let mut owners = scope
         .by_full_name
         .values()

@@ -80,7 +80,7 @@ fn binding_hover(workspace: &Workspace, function: Item, locals: &Locals, binding
     let check = cairn_hir::check::check_fn(db, function);
     let type_of = |id: usize| check.expr_types.get(id).filter(|t| !t.is_error()).map(ToString::to_string);
     let declared = match found.kind {
-        BindingKind::Param => cairn_hir::signature::fn_signature(db, function)
+        BindingKind::Param => cairn_hir::fn_signature(db, function)
             .params
             .iter()
             .find(|p| p.name == found.name)

@@ -20,7 +20,7 @@ pub(super) fn semantic_tokens(project: &Project, file: usize) -> Vec<u32> {
     let text = state.text.as_str();
     let map = LineMap::new(text);
     let root = state.parse.syntax_node();
-    let scope = cairn_hir::scope::scope(workspace.db());
+    let scope = cairn_hir::scope(workspace.db());
     // Every use of a local, by its absolute start: the kind of the binding it resolves to.
     let mut local_uses: HashMap<usize, (u32, u32)> = HashMap::new();
     for entry in &state.items {
@@ -88,7 +88,7 @@ fn local_token(kind: BindingKind) -> (u32, u32) {
 /// What the semantic tokens of one document are classified with.
 struct Classes<'a> {
     workspace: &'a Workspace,
-    scope: &'a cairn_hir::scope::ProgramScope,
+    scope: &'a cairn_hir::ProgramScope,
     /// Every use of a local, by its absolute start: the kind of the binding it resolves to.
     local_uses: HashMap<usize, (u32, u32)>,
     /// Every variant name of every enum: whether only the library declares it.
@@ -242,7 +242,7 @@ fn classify(token: &SyntaxToken, classes: &Classes<'_>) -> Option<(u32, u32)> {
     }
 }
 
-fn type_kind(scope: &cairn_hir::scope::ProgramScope, name: &str) -> Option<(u32, u32)> {
+fn type_kind(scope: &cairn_hir::ProgramScope, name: &str) -> Option<(u32, u32)> {
     let (_, decls) = scope.by_full_name.iter().find(|(k, _)| k.rsplit('.').next() == Some(name))?;
     let library = decls.first().and_then(|d| scope.info(d.item)).is_some_and(|i| i.library);
     let modifiers = if library { DEFAULT_LIBRARY } else { 0 };

@@ -22,19 +22,19 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_hir::Db;
+use cairn_hir::Resolver;
 use cairn_hir::body::{
     Arm, BinaryOp, BinderId, Block as HirBlock, Body, Else, Expr, ExprId, Literal, Stmt, StmtId, UnaryOp, fn_body,
 };
 use cairn_hir::builtins::Builtin;
 use cairn_hir::check::{CallTarget, FnCheck, Resolution, check_fn};
-use cairn_hir::consts::{ConstValue, Value};
-use cairn_hir::decl::{TypeCtx, fields_of, resolve_type, variants_of};
-use cairn_hir::input::{Item, ItemKind, Program as ProgramInput};
+use cairn_hir::fn_signature;
 use cairn_hir::instance::Instance;
-use cairn_hir::scope::Resolver;
 use cairn_hir::scopes::LocalRef;
-use cairn_hir::signature::fn_signature;
 use cairn_hir::types::{Extent, FloatTy, IntTy, Ty};
+use cairn_hir::{ConstValue, Value};
+use cairn_hir::{Item, ItemKind, Program as ProgramInput};
+use cairn_hir::{TypeCtx, fields_of, resolve_type, variants_of};
 
 mod call;
 mod cfg;
@@ -115,7 +115,7 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
         }
         Ty::Enum(adt) => {
             let variants = variants_of(db, adt);
-            if cairn_hir::decl::enum_def(db, adt.item).tag_only {
+            if cairn_hir::enum_def(db, adt.item).tag_only {
                 MTy::Enum { name: adt.name.clone(), variants: variants.len() as u32 }
             } else {
                 MTy::Sum {

@@ -56,8 +56,8 @@ impl EditHost {
 /// The other own functions whose rows differ between two checks (none when the rows are shared).
 pub(super) fn moved_rows(
     workspace: &Workspace,
-    before: Option<&cairn_hir::effects::Rows>,
-    after: Option<&cairn_hir::effects::Rows>,
+    before: Option<&cairn_hir::Rows>,
+    after: Option<&cairn_hir::Rows>,
     target: Item,
 ) -> Vec<Moved> {
     let (Some(before), Some(after)) = (before, after) else { return Vec::new() };

@@ -23,7 +23,7 @@ impl EditHost {
             return self.one_expression(replacement);
         }
         // The reply's first token decides its form (comments and spacing before it are fine).
-        let first = cairn_syntax::lexer::lex(replacement).tokens.into_iter().map(|t| t.kind).find(|k| !k.is_trivia());
+        let first = cairn_syntax::lex(replacement).tokens.into_iter().map(|t| t.kind).find(|k| !k.is_trivia());
         match first {
             Some(SyntaxKind::L_CURLY) => self.one_block(replacement),
             Some(SyntaxKind::EQ) => {
@@ -38,7 +38,7 @@ impl EditHost {
     fn expression_body_allowed(&self, index: usize) -> Result<(), Refusal> {
         let session = &self.sessions[index];
         let returns_nothing = self.target(session).is_some_and(|item| {
-            cairn_hir::signature::fn_signature(self.ws(session.program).db(), item).ret == cairn_hir::types::Ty::Void
+            cairn_hir::fn_signature(self.ws(session.program).db(), item).ret == cairn_hir::types::Ty::Void
         });
         if returns_nothing {
             return Err(self.rejection(
@@ -128,7 +128,7 @@ impl EditHost {
 fn non_trivia_span(text: &str) -> Option<(usize, usize)> {
     let mut at = 0usize;
     let mut span: Option<(usize, usize)> = None;
-    for token in cairn_syntax::lexer::lex(text).tokens {
+    for token in cairn_syntax::lex(text).tokens {
         let len = usize::from(token.len);
         if !token.kind.is_trivia() {
             span = Some((span.map_or(at, |s| s.0), at + len));

@@ -54,7 +54,7 @@ fn tokens_preserved(original: &str, candidate: &str, start: usize, end: usize, n
 
 /// The tokens of `text`, their ranges offset by `base`.
 fn tokens(text: &str, base: usize) -> Vec<Token> {
-    let lexed = cairn_syntax::lexer::lex(text);
+    let lexed = cairn_syntax::lex(text);
     let mut out = Vec::new();
     let mut at = 0usize;
     for token in lexed.tokens {

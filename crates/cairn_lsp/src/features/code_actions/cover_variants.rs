@@ -20,7 +20,7 @@ pub(super) fn coverage_fix(cursor: &Cursor<'_>, start: usize, diagnostic: &Value
         return None;
     }
     let workspace = &cursor.project.workspace;
-    let scope = cairn_hir::scope::scope(workspace.db());
+    let scope = cairn_hir::scope(workspace.db());
     let mut arms: Vec<String> = Vec::new();
     for qualified in &missing {
         let (enum_name, variant) = qualified.rsplit_once('.')?;
@@ -77,7 +77,7 @@ pub(super) fn coverage_fix(cursor: &Cursor<'_>, start: usize, diagnostic: &Value
 /// there is no such enum or variant.
 fn variant_has_payload(
     workspace: &Workspace,
-    scope: &cairn_hir::scope::ProgramScope,
+    scope: &cairn_hir::ProgramScope,
     enum_name: &str,
     variant: &str,
 ) -> Option<bool> {

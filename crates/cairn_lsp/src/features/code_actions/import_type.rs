@@ -19,7 +19,7 @@ pub(super) fn import_fix(cursor: &Cursor<'_>, start: usize, end: usize) -> Optio
         return None;
     }
     let workspace = &cursor.project.workspace;
-    let scope = cairn_hir::scope::scope(workspace.db());
+    let scope = cairn_hir::scope(workspace.db());
     let (here, _, _) = item_at(workspace, cursor.file, start)?;
     let module = scope.module_of(here);
     let linked = scope
