@@ -3,11 +3,17 @@
 //! Mode: `--format` if given, else `CAIRN_FORMAT`, else human when standard output is a
 //! terminal and JSON otherwise (tools.md §1.2). A JSON record is one compact line, or indented by
 //! two spaces when a terminal asked for JSON. Colour only on a terminal and without `NO_COLOR`.
+//!
+//! Invariant: every record a command prints is a `#[derive(Serialize)]` type whose fields are
+//! its keys in order (serde_json keeps insertion order in this workspace); [`to_map`] is the one
+//! conversion of such a record into the JSON map the printers take.
 
 use std::io::{IsTerminal, Write};
 
 use cairn_diagnostics::human::{self, Color};
 use cairn_diagnostics::record;
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -106,5 +112,30 @@ impl Output {
                 let _ = writeln!(std::io::stdout().lock(), "{line}");
             }
         }
+    }
+}
+
+/// The JSON object of a record. Every record type of this crate serializes to an object, so the
+/// empty fallback is never taken.
+pub fn to_map<T: Serialize>(record: &T) -> Map<String, Value> {
+    match serde_json::to_value(record) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    }
+}
+
+/// A JSON object keyed by names (functions, guard kinds) rather than by fields: its entries in
+/// the order given. Through [`to_map`] a name given twice keeps its first place and its last
+/// value, as inserting into a map does.
+#[derive(Debug)]
+pub struct Named<T>(pub Vec<(String, T)>);
+
+impl<T: Serialize> Serialize for Named<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
     }
 }
