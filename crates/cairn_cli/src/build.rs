@@ -396,7 +396,7 @@ fn frontend(workspace: &Workspace, functions: &[Arc<Function>]) -> Frontend {
         let entry = FunctionReceipt {
             test: fact.kind == ItemKind::Test,
             effects: fact.row.iter().flatten().map(|e| e.to_string()).collect(),
-            syntactic_check_sites: Named(fact.sites.iter().map(|(kind, count)| ((*kind).to_string(), *count)).collect()),
+            syntactic_check_sites: fact.sites.iter().map(|(kind, count)| ((*kind).to_string(), *count)).collect(),
             discharged_check_sites: discharged,
         };
         out.insert(name, entry);

@@ -125,10 +125,40 @@ pub fn to_map<T: Serialize>(record: &T) -> Map<String, Value> {
 }
 
 /// A JSON object keyed by names (functions, guard kinds) rather than by fields: its entries in
-/// the order given. Through [`to_map`] a name given twice keeps its first place and its last
-/// value, as inserting into a map does.
+/// the order they were first given, a name given again replacing its entry in place, as a JSON
+/// object would.
 #[derive(Debug)]
-pub struct Named<T>(pub Vec<(String, T)>);
+pub struct Named<T>(Vec<(String, T)>);
+
+impl<T> Named<T> {
+    pub fn insert(&mut self, name: String, value: T) {
+        match self.0.iter_mut().find(|(n, _)| *n == name) {
+            Some(entry) => entry.1 = value,
+            None => self.0.push((name, value)),
+        }
+    }
+
+    /// The entries in order.
+    pub fn iter(&self) -> impl Iterator<Item = &(String, T)> {
+        self.0.iter()
+    }
+}
+
+impl<T> Default for Named<T> {
+    fn default() -> Named<T> {
+        Named(Vec::new())
+    }
+}
+
+impl<T> FromIterator<(String, T)> for Named<T> {
+    fn from_iter<I: IntoIterator<Item = (String, T)>>(entries: I) -> Named<T> {
+        let mut named = Named::default();
+        for (name, value) in entries {
+            named.insert(name, value);
+        }
+        named
+    }
+}
 
 impl<T: Serialize> Serialize for Named<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
