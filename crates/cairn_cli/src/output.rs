@@ -4,9 +4,10 @@
 //! terminal and JSON otherwise (tools.md §1.2). A JSON record is one compact line, or indented by
 //! two spaces when a terminal asked for JSON. Colour only on a terminal and without `NO_COLOR`.
 //!
-//! Invariant: every record a command prints is a `#[derive(Serialize)]` type whose fields are
+//! Invariant: every record this crate builds is a `#[derive(Serialize)]` type whose fields are
 //! its keys in order (serde_json keeps insertion order in this workspace); [`to_map`] is the one
-//! conversion of such a record into the JSON map the printers take.
+//! conversion of such a record into the JSON map the printers take. Records built elsewhere (the
+//! agent's states, packets and find answers, the diagnostics crate's refusals) arrive as maps.
 
 use std::io::{IsTerminal, Write};
 

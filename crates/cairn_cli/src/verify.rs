@@ -118,7 +118,7 @@ fn verify_one(
     let old_fn = old.get(&old_symbol).expect("lowered").clone();
     let new_fn = new.get(&new_symbol).expect("lowered").clone();
     let mut entry = match &comparison.verdict {
-        Verdict::Equivalent => Entry::status("smt-equivalent"),
+        Verdict::Equivalent => Entry::new("smt-equivalent"),
         Verdict::EmptyDomain => Entry::with_reason("invalid-domain", "no input satisfies the assumption".into()),
         Verdict::ReferenceTraps(witness) => Entry {
             counterexample: Some(equiv::witness_json(witness, &old_fn)["inputs"].clone()),
@@ -140,7 +140,7 @@ fn verify_one(
                     concrete_replay: Some(true),
                     native_replay: Some(native),
                     hint: Some(equiv::witness_sentence(witness, &old_fn)),
-                    ..Entry::status("counterexample")
+                    ..Entry::new("counterexample")
                 }
             }
         }
@@ -322,7 +322,8 @@ struct Entry {
 }
 
 impl Entry {
-    fn status(status: &'static str) -> Entry {
+    /// An entry with its status and nothing else yet.
+    fn new(status: &'static str) -> Entry {
         Entry {
             status,
             reason: None,
@@ -336,8 +337,9 @@ impl Entry {
         }
     }
 
+    /// An entry with its status and why.
     fn with_reason(status: &'static str, reason: String) -> Entry {
-        Entry { reason: Some(reason), ..Entry::status(status) }
+        Entry { reason: Some(reason), ..Entry::new(status) }
     }
 }
 
