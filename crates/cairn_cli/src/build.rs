@@ -15,10 +15,14 @@ use cairn_codegen::{Compiled, Entry, Options, Site};
 use cairn_diagnostics::record::refusal_record;
 use cairn_hir::{Item, ItemKind, Workspace};
 use cairn_mir::{Anchor, FnKind, Function};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::check::load_workspace;
-use crate::output::Output;
+use crate::output::{Named, Output, to_map};
+
+/// The schema of the build record and its receipt.
+const SCHEMA: &str = "cairn.build/1";
 
 /// What a build is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,14 +61,8 @@ impl Watchdog {
             if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
                 stopped.recv_timeout(std::time::Duration::from_secs(seconds))
             {
-                let mut record = Map::new();
-                record.insert("schema".into(), json!("cairn.build/1"));
-                record.insert("status".into(), json!("unknown"));
-                record.insert(
-                    "message".into(),
-                    json!(format!("The compile did not finish within {seconds} s (--timeout); it was stopped.")),
-                );
-                out.json(&record);
+                let message = format!("The compile did not finish within {seconds} s (--timeout); it was stopped.");
+                out.json(&to_map(&TimedOut { schema: SCHEMA, status: "unknown", message: &message }));
                 std::process::exit(2);
             }
         });
@@ -126,14 +124,7 @@ pub fn build(path: &Path, purpose: Purpose, flags: &BuildFlags, out: Output) -> 
         Stopped(2)
     })?;
     let artifact = directory.join(&name);
-    let mut record = Map::new();
-    record.insert("schema".into(), json!("cairn.build/1"));
     let linked = cairn_codegen::link(&compiled.compiled.object, &artifact, &directory);
-    let status = if linked.is_ok() { "native-built" } else { "native-build-failed" };
-    record.insert("status".into(), json!(status));
-    record.insert("formal_status".into(), json!("not-verified"));
-    record.insert("kind".into(), json!("exe"));
-    record.insert("target".into(), json!("hosted"));
     let mut command = "cairn-rs llvm-19 x86-64 -O2 + cc".to_string();
     if flags.keep_guards {
         command.push_str(" --keep-guards");
@@ -141,30 +132,38 @@ pub fn build(path: &Path, purpose: Purpose, flags: &BuildFlags, out: Output) -> 
     if flags.debug {
         command.push_str(" --debug");
     }
-    record.insert("command".into(), json!(command));
-    record.insert("artifact".into(), json!(artifact.display().to_string()));
-    record.insert("directory".into(), json!(directory.display().to_string()));
+    let built = BuildHead {
+        schema: SCHEMA,
+        status: if linked.is_ok() { "native-built" } else { "native-build-failed" },
+        formal_status: "not-verified",
+        kind: "exe",
+        target: "hosted",
+        command,
+        artifact: artifact.display().to_string(),
+        directory: directory.display().to_string(),
+    };
     let receipt_path = directory.join("receipt.json");
-    record.insert("receipt".into(), json!(receipt_path.display().to_string()));
-    if let Err(message) = &linked {
-        record.insert("message".into(), json!(message));
-    }
-    let mut receipt = record.clone();
-    receipt.remove("receipt");
-    receipt.insert("frontend".into(), frontend(&workspace, &compiled.functions));
-    receipt.insert("project".into(), project(&program));
-    receipt.insert(
-        "guards".into(),
-        json!({"emitted": compiled.compiled.guards_emitted, "elided": compiled.compiled.guards_elided, "kept": flags.keep_guards}),
-    );
-    receipt.insert("compiler_version".into(), json!(cairn_agent::profile()));
-    if linked.is_ok()
-        && let Ok(bytes) = std::fs::read(&artifact)
-    {
-        receipt.insert("artifact_sha256".into(), json!(cairn_agent::canonical::sha256_hex(&bytes)));
-    }
-    receipt.insert("elapsed_seconds".into(), json!((started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0));
-    let text = serde_json::to_string_pretty(&Value::Object(receipt)).unwrap_or_default() + "\n";
+    let message = linked.as_ref().err().map(String::as_str);
+    let record = to_map(&BuildRecord { built: &built, receipt: receipt_path.display().to_string(), message });
+    let artifact_sha256 = match &linked {
+        Ok(()) => std::fs::read(&artifact).ok().map(|bytes| cairn_agent::canonical::sha256_hex(&bytes)),
+        Err(_) => None,
+    };
+    let receipt = Receipt {
+        built: &built,
+        message,
+        frontend: frontend(&workspace, &compiled.functions),
+        project: project(&program),
+        guards: Guards {
+            emitted: compiled.compiled.guards_emitted,
+            elided: compiled.compiled.guards_elided,
+            kept: flags.keep_guards,
+        },
+        compiler_version: cairn_agent::profile(),
+        artifact_sha256,
+        elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+    };
+    let text = serde_json::to_string_pretty(&Value::Object(to_map(&receipt))).unwrap_or_default() + "\n";
     let _ = std::fs::write(&receipt_path, text);
     if linked.is_err() {
         out.json(&record);
@@ -289,50 +288,129 @@ pub fn site_of(
     }
 }
 
+/// The record `cairn build` prints (schema `cairn.build/1`).
+#[derive(Serialize)]
+struct BuildRecord<'a> {
+    #[serde(flatten)]
+    built: &'a BuildHead,
+    /// The path of `receipt.json`.
+    receipt: String,
+    /// Why the link failed, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+}
+
+/// `receipt.json`: the printed record without `receipt`, then what is kept only here.
+#[derive(Serialize)]
+struct Receipt<'a> {
+    #[serde(flatten)]
+    built: &'a BuildHead,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+    frontend: Frontend,
+    project: Project<'a>,
+    guards: Guards,
+    compiler_version: String,
+    /// Only for a linked artifact that could be read back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    artifact_sha256: Option<String>,
+    elapsed_seconds: f64,
+}
+
+/// The fields the printed record and the receipt open with.
+#[derive(Serialize)]
+struct BuildHead {
+    schema: &'static str,
+    status: &'static str,
+    formal_status: &'static str,
+    kind: &'static str,
+    target: &'static str,
+    command: String,
+    artifact: String,
+    directory: String,
+}
+
+/// The record of a compile stopped by its `--timeout`.
+#[derive(Serialize)]
+struct TimedOut<'a> {
+    schema: &'static str,
+    status: &'static str,
+    message: &'a str,
+}
+
+/// The checker's receipt of every function of the program, by qualified name.
+#[derive(Serialize)]
+struct Frontend {
+    compiler: String,
+    functions: BTreeMap<String, FunctionReceipt>,
+}
+
+#[derive(Serialize)]
+struct FunctionReceipt {
+    /// Present (and true) only for a test block.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    test: bool,
+    effects: Vec<String>,
+    /// Guard sites by kind as the checker counts them, in its order of first occurrence.
+    syntactic_check_sites: Named<u32>,
+    /// Guard sites the compiler proved unable to fail, by kind (sorted).
+    discharged_check_sites: BTreeMap<&'static str, u32>,
+}
+
+/// The program's name, its files with their digests, and the combined source's digest.
+#[derive(Serialize)]
+struct Project<'a> {
+    name: &'a str,
+    sources: Vec<SourceDigest<'a>>,
+    source_sha256: String,
+}
+
+#[derive(Serialize)]
+struct SourceDigest<'a> {
+    path: &'a str,
+    sha256: String,
+}
+
+/// How many guards were emitted and elided, and whether `--keep-guards` kept them all.
+#[derive(Serialize)]
+struct Guards {
+    emitted: usize,
+    elided: usize,
+    kept: bool,
+}
+
 /// The checker's receipt of every function of the program.
-fn frontend(workspace: &Workspace, functions: &[Arc<Function>]) -> Value {
+fn frontend(workspace: &Workspace, functions: &[Arc<Function>]) -> Frontend {
     let facts = workspace.function_facts();
     let mut out = BTreeMap::new();
     for fact in facts.iter().filter(|f| !f.library) {
         let name =
             if fact.module.is_empty() { fact.name.to_string() } else { format!("{}.{}", fact.module, fact.name) };
         let name = if fact.kind == ItemKind::Test { format!("test${name}") } else { name };
-        let mut syntactic = Map::new();
-        for (kind, count) in &fact.sites {
-            syntactic.insert((*kind).to_string(), json!(count));
-        }
-        let mut discharged: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut discharged: BTreeMap<&'static str, u32> = BTreeMap::new();
         if let Some(function) = functions.iter().find(|f| *f.name == *name) {
             for guard in function.guards().filter(|g| g.elided) {
                 *discharged.entry(guard.kind.name()).or_default() += 1;
             }
         }
-        let mut entry = Map::new();
-        if fact.kind == ItemKind::Test {
-            entry.insert("test".into(), json!(true));
-        }
-        entry.insert(
-            "effects".into(),
-            json!(fact.row.clone().unwrap_or_default().iter().map(|e| e.to_string()).collect::<Vec<_>>()),
-        );
-        entry.insert("syntactic_check_sites".into(), Value::Object(syntactic));
-        entry.insert("discharged_check_sites".into(), json!(discharged));
-        out.insert(name, Value::Object(entry));
+        let entry = FunctionReceipt {
+            test: fact.kind == ItemKind::Test,
+            effects: fact.row.iter().flatten().map(|e| e.to_string()).collect(),
+            syntactic_check_sites: fact.sites.iter().map(|(kind, count)| ((*kind).to_string(), *count)).collect(),
+            discharged_check_sites: discharged,
+        };
+        out.insert(name, entry);
     }
-    json!({"compiler": cairn_agent::profile(), "functions": out})
+    Frontend { compiler: cairn_agent::profile(), functions: out }
 }
 
-fn project(program: &cairn_vfs::Program) -> Value {
-    let sources: Vec<Value> = program
+fn project(program: &cairn_vfs::Program) -> Project<'_> {
+    let sources = program
         .files
         .iter()
-        .map(|f| json!({"path": f.name, "sha256": cairn_agent::canonical::sha256_hex(f.text.as_bytes())}))
+        .map(|f| SourceDigest { path: &f.name, sha256: cairn_agent::canonical::sha256_hex(f.text.as_bytes()) })
         .collect();
-    json!({
-        "name": program.name,
-        "sources": sources,
-        "source_sha256": crate::check::sources_of(program).sha256(),
-    })
+    Project { name: &program.name, sources, source_sha256: crate::check::sources_of(program).sha256() }
 }
 
 /// The artifact's name: the project's, with anything but letters, digits, `_` and `-` made `_`.

@@ -9,9 +9,9 @@ use std::path::Path;
 use cairn_agent::edit::{SourceText, Sources};
 use cairn_diagnostics::record::refusal_record;
 use cairn_hir::Workspace;
-use serde_json::{Map, json};
+use serde::Serialize;
 
-use crate::output::Output;
+use crate::output::{Output, to_map};
 
 pub fn run(path: &Path, out: Output) -> u8 {
     let program = match cairn_vfs::load(path) {
@@ -37,17 +37,18 @@ pub fn run(path: &Path, out: Output) -> u8 {
             1
         }
         None => {
-            let mut record = Map::new();
-            record.insert("status".into(), json!("typed"));
-            record.insert("functions".into(), json!(outcome.functions));
-            record.insert("library_functions".into(), json!(outcome.library_functions));
-            record.insert("formal_status".into(), json!("not-verified"));
+            let record = Typed {
+                status: "typed",
+                functions: outcome.functions,
+                library_functions: outcome.library_functions,
+                formal_status: "not-verified",
+            };
             let own = outcome.functions - outcome.library_functions;
             let mut detail = plural(own, "function");
             if outcome.library_functions > 0 {
                 detail.push_str(&format!(", and {} from the library", outcome.library_functions));
             }
-            out.summary(&record, true, &detail);
+            out.summary(&to_map(&record), true, &detail);
             0
         }
     };
@@ -68,6 +69,16 @@ pub fn sources_of(program: &cairn_vfs::Program) -> Sources {
         files: program.files.iter().map(|f| SourceText { name: f.name.clone(), text: f.text.clone() }).collect(),
         project: !program.is_single_file(),
     }
+}
+
+/// The success record of tools.md §3.1.
+#[derive(Serialize)]
+struct Typed {
+    status: &'static str,
+    /// Every function of the checked program, the library's included.
+    functions: usize,
+    library_functions: usize,
+    formal_status: &'static str,
 }
 
 fn plural(n: usize, noun: &str) -> String {

@@ -16,17 +16,22 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn_agent::diff::{Config, Diff, Native, Note, Outcome, Replayed, Side, judge_replay};
+use std::collections::BTreeMap;
+
+use cairn_agent::diff::{Config, Diff, FunctionDiff, Native, Note, Outcome, Replayed, Semver, Side, judge_replay};
 use cairn_agent::equiv::Lowered;
 use cairn_codegen::{Entry, Site};
-use cairn_diagnostics::record::refusal_record;
+use cairn_diagnostics::record::RefusalRecord;
 use cairn_hir::Workspace;
 use cairn_mir::{FnKind, Function};
 use cairn_smt::{Observed, Options, Query, WValue};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
 
 use crate::check::load_workspace;
-use crate::output::{FormatChoice, Output};
+use crate::output::{FormatChoice, Output, to_map};
+
+/// The schema of the diff's records.
+const SCHEMA: &str = "cairn.diff/1";
 
 /// `cairn diff` flags.
 #[derive(Debug, clap::Args)]
@@ -128,21 +133,18 @@ fn load(spec: &SideSpec, which: &str, out: Output) -> Result<Loaded, u8> {
     })?;
     let mut workspace = load_workspace(&program);
     if let Some(refusal) = workspace.check().refusal {
-        let diagnostic = refusal_record(&refusal);
+        let diagnostic = RefusalRecord::of(&refusal);
         match out.format {
             FormatChoice::Json => {
-                let mut record = Map::new();
-                record.insert("schema".into(), json!("cairn.diff/1"));
-                record.insert("status".into(), json!("refused"));
-                record.insert("side".into(), json!(which));
-                record.insert(which.into(), json!({"named": spec.named, "kind": spec.kind, "commit": spec.commit}));
-                record.insert("diagnostic".into(), Value::Object(diagnostic));
-                out.json(&record);
+                let named = SideRecord::of(spec);
+                let (old, new) = if which == "old" { (Some(named), None) } else { (None, Some(named)) };
+                let record = Refused { schema: SCHEMA, status: "refused", side: which, old, new, diagnostic };
+                out.json(&to_map(&record));
             }
             FormatChoice::Human => {
                 say(out, &format!("the {which} side ({}) does not compile:", spec.named));
                 let lines = |file: Option<&str>, line: u32| workspace.line_text(file, line);
-                out.refusal(&diagnostic, &lines);
+                out.refusal(&to_map(&diagnostic), &lines);
             }
         }
         return Err(1);
@@ -327,7 +329,7 @@ fn render(flags: &DiffFlags, out: Output, old: &SideSpec, new: &SideSpec, outcom
         return 2;
     }
     match out.format {
-        FormatChoice::Json => out.json(&record(old, new, outcome, flags, required)),
+        FormatChoice::Json => out.json(&to_map(&record(old, new, outcome, flags, required))),
         FormatChoice::Human => {
             say(out, &format!("{} -> {}: {summary}", old.named, new.named));
             for line in &lines {
@@ -369,31 +371,80 @@ impl cairn_agent::diff::Host for NativeHost<'_> {
     }
 }
 
+/// The `cairn.diff/1` record of a diff whose sides both compiled.
+#[derive(Serialize)]
+struct DiffRecord<'a> {
+    schema: &'static str,
+    old: SideRecord<'a>,
+    new: SideRecord<'a>,
+    functions: &'a BTreeMap<String, FunctionDiff>,
+    counts: &'a BTreeMap<&'static str, usize>,
+    semver: &'a Semver,
+    /// What the per-function ratios are (absent with `--no-predict`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    predicted: Option<&'static str>,
+    /// Only with `--require`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    require: Option<Required<'a>>,
+    formal_status: &'static str,
+}
+
+/// The `cairn.diff/1` record of a side that does not compile: which side, and its refusal.
+/// Exactly one of `old` and `new` is present, the refused side's, under its own name.
+#[derive(Serialize)]
+struct Refused<'a> {
+    schema: &'static str,
+    status: &'static str,
+    /// `old` or `new`.
+    side: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    old: Option<SideRecord<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    new: Option<SideRecord<'a>>,
+    diagnostic: RefusalRecord<'a>,
+}
+
+/// A side as the record names it: as given, a path or a revision, and the revision's commit.
+#[derive(Serialize)]
+struct SideRecord<'a> {
+    named: &'a str,
+    kind: &'static str,
+    commit: Option<&'a str>,
+}
+
+impl SideRecord<'_> {
+    fn of(spec: &SideSpec) -> SideRecord<'_> {
+        SideRecord { named: &spec.named, kind: spec.kind, commit: spec.commit.as_deref() }
+    }
+}
+
+/// The level `--require` asked for, and whether the diff met it.
+#[derive(Serialize)]
+struct Required<'a> {
+    level: Option<&'a str>,
+    met: bool,
+}
+
 /// The `cairn.diff/1` record.
-fn record(
-    old: &SideSpec,
-    new: &SideSpec,
-    outcome: &Outcome,
-    flags: &DiffFlags,
+fn record<'a>(
+    old: &'a SideSpec,
+    new: &'a SideSpec,
+    outcome: &'a Outcome,
+    flags: &'a DiffFlags,
     required: Option<bool>,
-) -> Map<String, Value> {
-    let side_json = |s: &SideSpec| json!({"named": s.named, "kind": s.kind, "commit": s.commit});
-    let mut record = Map::new();
-    record.insert("schema".into(), json!("cairn.diff/1"));
-    record.insert("old".into(), side_json(old));
-    record.insert("new".into(), side_json(new));
-    record.insert("functions".into(), json!(outcome.functions));
-    record.insert("counts".into(), json!(outcome.counts));
-    record.insert("semver".into(), json!(outcome.semver));
-    if !flags.no_predict {
-        record
-            .insert("predicted".into(), json!("predicted, not measured (MIR instructions of the function's own body)"));
+) -> DiffRecord<'a> {
+    DiffRecord {
+        schema: SCHEMA,
+        old: SideRecord::of(old),
+        new: SideRecord::of(new),
+        functions: &outcome.functions,
+        counts: &outcome.counts,
+        semver: &outcome.semver,
+        predicted: (!flags.no_predict)
+            .then_some("predicted, not measured (MIR instructions of the function's own body)"),
+        require: required.map(|met| Required { level: flags.require.as_deref(), met }),
+        formal_status: "not-verified",
     }
-    if let Some(ok) = required {
-        record.insert("require".into(), json!({"level": flags.require, "met": ok}));
-    }
-    record.insert("formal_status".into(), json!("not-verified"));
-    record
 }
 
 /// A function's line in the human and Markdown renderings: class, name and evidence, two

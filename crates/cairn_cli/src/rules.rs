@@ -15,9 +15,9 @@ use cairn_diagnostics::card_text::paragraphs_led_by;
 use cairn_diagnostics::record::diagnostic_record;
 use cairn_diagnostics::registry::{CardEntry, card_named, card_of, cards, looks_like_code};
 use cairn_diagnostics::selection::{CORE, select_for_program};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
 
-use crate::output::{FormatChoice, Output};
+use crate::output::{FormatChoice, Output, to_map};
 
 /// The schema of every record this command prints.
 pub const SCHEMA: &str = "cairn.rules/1";
@@ -83,71 +83,38 @@ fn resolve(asked: &str) -> Resolved<'_> {
 }
 
 /// `--list` (or nothing asked): every card, language then tool, without text.
-fn list_record() -> Map<String, Value> {
-    let listed: Vec<Value> = cards()
+fn list_record() -> RulesRecord<'static> {
+    let listed = cards()
         .iter()
         .map(|card| {
             let mut words = card.words.clone();
             words.sort_unstable();
-            let mut entry = Map::new();
-            entry.insert("name".into(), json!(card.name));
-            entry.insert("kind".into(), json!(card.kind.as_str()));
-            entry.insert("codes".into(), json!(sorted_codes(card)));
-            entry.insert("words".into(), json!(words));
-            Value::Object(entry)
+            CardRecord { words: Some(words), ..CardRecord::of(card) }
         })
         .collect();
-    let mut record = Map::new();
-    record.insert("schema".into(), json!(SCHEMA));
-    record.insert("cards".into(), Value::Array(listed));
-    record
+    RulesRecord { schema: SCHEMA, asked: None, code: None, always: None, cards: listed }
 }
 
 /// A card asked by name: its text as written.
-fn card_record(asked: &str, card: &CardEntry) -> Map<String, Value> {
-    let mut record = Map::new();
-    record.insert("schema".into(), json!(SCHEMA));
-    record.insert("asked".into(), json!(asked));
-    record.insert("cards".into(), json!([card_entry(card, &card.text())]));
-    record
+fn card_record<'a>(asked: &'a str, card: &CardEntry) -> RulesRecord<'a> {
+    let entry = CardRecord { text: Some(card.text()), ..CardRecord::of(card) };
+    RulesRecord { schema: SCHEMA, asked: Some(asked), code: None, always: None, cards: vec![entry] }
 }
 
 /// A code: its owning card, led by the sentences that name the code.
-fn code_record(asked: &str, card: &CardEntry, code: &str) -> Map<String, Value> {
-    let text = paragraphs_led_by(card, code).join("\n");
-    let mut record = Map::new();
-    record.insert("schema".into(), json!(SCHEMA));
-    record.insert("asked".into(), json!(asked));
-    record.insert("code".into(), json!(code));
-    record.insert("cards".into(), json!([card_entry(card, &text)]));
-    record
+fn code_record<'a>(asked: &'a str, card: &CardEntry, code: &'a str) -> RulesRecord<'a> {
+    let entry = CardRecord { text: Some(paragraphs_led_by(card, code).join("\n")), ..CardRecord::of(card) };
+    RulesRecord { schema: SCHEMA, asked: Some(asked), code: Some(code), always: None, cards: vec![entry] }
 }
 
 /// A program: the cards its tokens select beyond the core, which is named under `always`.
-fn program_record(asked: &str, selected: &[&'static CardEntry]) -> Map<String, Value> {
-    let beyond: Vec<Value> =
-        selected.iter().filter(|card| !CORE.contains(&card.name)).map(|card| card_entry(card, &card.text())).collect();
-    let mut record = Map::new();
-    record.insert("schema".into(), json!(SCHEMA));
-    record.insert("asked".into(), json!(asked));
-    record.insert("always".into(), json!(CORE));
-    record.insert("cards".into(), Value::Array(beyond));
-    record
-}
-
-fn card_entry(card: &CardEntry, text: &str) -> Value {
-    let mut entry = Map::new();
-    entry.insert("name".into(), json!(card.name));
-    entry.insert("kind".into(), json!(card.kind.as_str()));
-    entry.insert("codes".into(), json!(sorted_codes(card)));
-    entry.insert("text".into(), json!(text));
-    Value::Object(entry)
-}
-
-fn sorted_codes(card: &CardEntry) -> Vec<&'static str> {
-    let mut codes = card.codes.clone();
-    codes.sort_unstable();
-    codes
+fn program_record<'a>(asked: &'a str, selected: &[&'static CardEntry]) -> RulesRecord<'a> {
+    let beyond = selected
+        .iter()
+        .filter(|card| !CORE.contains(&card.name))
+        .map(|card| CardRecord { text: Some(card.text()), ..CardRecord::of(card) })
+        .collect();
+    RulesRecord { schema: SCHEMA, asked: Some(asked), code: None, always: Some(&CORE), cards: beyond }
 }
 
 /// The `E-RULE` refusal: a diagnostic record of the tool card `commands`, with no position and,
@@ -157,32 +124,28 @@ fn refuse(message: &str, out: Output) -> u8 {
     1
 }
 
-fn print(record: &Map<String, Value>, out: Output) {
+fn print(record: &RulesRecord<'_>, out: Output) {
     match out.format {
-        FormatChoice::Json => out.json(record),
+        FormatChoice::Json => out.json(&to_map(record)),
         FormatChoice::Human => out.text(&human(record, out)),
     }
 }
 
 /// The human rendering of a `cairn.rules/1` record: the list as one line a card; otherwise each
 /// card under a heading naming it and its codes, each paragraph after a blank line.
-fn human(record: &Map<String, Value>, out: Output) -> String {
-    let strings = |value: Option<&Value>| -> Vec<String> {
-        value.and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_string).collect()
-    };
+fn human(record: &RulesRecord<'_>, out: Output) -> String {
     let mut text = String::new();
-    if record.contains_key("always") {
-        let always = strings(record.get("always"));
+    if let Some(always) = record.always {
         text.push_str(&format!(
             "Every program gets the {} cards; `cairn rules CARD` prints any of them.\n",
-            english_list(&always)
+            english_list(always)
         ));
     }
-    let code = record.get("code").and_then(Value::as_str);
-    for card in record.get("cards").and_then(Value::as_array).into_iter().flatten() {
-        let name = card.get("name").and_then(Value::as_str).unwrap_or("");
-        let codes = strings(card.get("codes")).join(", ");
-        let Some(paragraphs) = card.get("text").and_then(Value::as_str) else {
+    let code = record.code;
+    for card in &record.cards {
+        let name = card.name;
+        let codes = card.codes.join(", ");
+        let Some(paragraphs) = card.text.as_deref() else {
             // A line of the list: the name padded to 16, then the codes.
             let shown = if codes.is_empty() { "(no codes)".to_string() } else { codes };
             let padded = format!("{name:<15} ");
@@ -203,10 +166,48 @@ fn human(record: &Map<String, Value>, out: Output) -> String {
 }
 
 /// `a`, `a and b`, `a, b and c`.
-fn english_list(items: &[String]) -> String {
+fn english_list(items: &[&str]) -> String {
     match items {
         [] => String::new(),
-        [one] => one.clone(),
+        [one] => one.to_string(),
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// A `cairn.rules/1` record (tools.md §3.5). Which of `asked`, `code` and `always` it has says
+/// what was asked: nothing (the list), a card, a code, or a program.
+#[derive(Serialize)]
+struct RulesRecord<'a> {
+    schema: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    asked: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'a str>,
+    /// The cards every program gets, which a program's answer leaves out of `cards`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    always: Option<&'static [&'static str]>,
+    cards: Vec<CardRecord>,
+}
+
+/// One card of a record: in the list with its selection words, otherwise with its text.
+#[derive(Serialize)]
+struct CardRecord {
+    name: &'static str,
+    kind: &'static str,
+    /// Sorted.
+    codes: Vec<&'static str>,
+    /// Sorted; the list only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    words: Option<Vec<&'static str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+}
+
+impl CardRecord {
+    /// The card's name, kind and codes, with neither words nor text yet.
+    fn of(card: &CardEntry) -> CardRecord {
+        let mut codes = card.codes.clone();
+        codes.sort_unstable();
+        CardRecord { name: card.name, kind: card.kind.as_str(), codes, words: None, text: None }
     }
 }

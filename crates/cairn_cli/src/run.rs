@@ -13,10 +13,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, json};
+use cairn_diagnostics::record::EnvironmentRecord;
+use serde::Serialize;
 
 use crate::build::{BuildFlags, Purpose, Stopped, build};
-use crate::output::{FormatChoice, Output};
+use crate::output::{FormatChoice, Output, to_map};
 use crate::process::{OUTPUT_CAP, ended, escaped, exit_code, limit, wait, wait_captured};
 
 pub fn run(path: &Path, flags: &BuildFlags, memory_mib: u64, args: &[String], out: Output) -> u8 {
@@ -78,32 +79,59 @@ pub fn run(path: &Path, flags: &BuildFlags, memory_mib: u64, args: &[String], ou
                 return stopped_for_time(&out);
             }
             if captured.capped {
-                let mut record = cairn_diagnostics::record::environment_record(&format!(
+                let message = format!(
                     "{} wrote more than {OUTPUT_CAP} bytes to one of its streams; it was stopped there, and the first {OUTPUT_CAP} bytes of each are kept.",
                     built.program.name
-                ));
-                record.insert("output_cap_bytes".into(), json!(OUTPUT_CAP));
-                record.insert("stdout".into(), json!(escaped(&captured.stdout)));
-                record.insert("stderr".into(), json!(escaped(&captured.stderr)));
-                out.json(&record);
+                );
+                let record = Capped {
+                    environment: EnvironmentRecord::new(&message),
+                    output_cap_bytes: OUTPUT_CAP,
+                    stdout: escaped(&captured.stdout),
+                    stderr: escaped(&captured.stderr),
+                };
+                out.json(&to_map(&record));
                 return 2;
             }
             let Some(status) = captured.status else {
                 out.environment(&format!("Cannot wait for {}.", built.artifact.display()));
                 return 2;
             };
-            let mut record = Map::new();
-            record.insert("status".into(), json!("program-exited"));
-            record.insert("exit_code".into(), json!(exit_code(&status)));
-            record.insert("stdout".into(), json!(escaped(&captured.stdout)));
-            record.insert("stderr".into(), json!(escaped(&captured.stderr)));
-            record.insert("build_directory".into(), json!(built.directory.display().to_string()));
-            record.insert("security_sandbox".into(), json!(false));
-            record.insert("memory_limit_mib".into(), json!(memory_mib));
-            out.json(&record);
+            let record = Exited {
+                status: "program-exited",
+                exit_code: exit_code(&status),
+                stdout: escaped(&captured.stdout),
+                stderr: escaped(&captured.stderr),
+                build_directory: built.directory.display().to_string(),
+                security_sandbox: false,
+                memory_limit_mib: memory_mib,
+            };
+            out.json(&to_map(&record));
             status
         }
     };
     std::mem::forget(built.workspace);
     if status.success() { 0 } else { 1 }
+}
+
+/// The JSON record of a program that ran to its end (tools.md §3.3).
+#[derive(Serialize)]
+struct Exited {
+    status: &'static str,
+    exit_code: i32,
+    stdout: String,
+    stderr: String,
+    build_directory: String,
+    /// The limits are not a sandbox, and the record says so.
+    security_sandbox: bool,
+    memory_limit_mib: u64,
+}
+
+/// The environment record of a program stopped at the output cap, with what it wrote up to it.
+#[derive(Serialize)]
+struct Capped<'a> {
+    #[serde(flatten)]
+    environment: EnvironmentRecord<'a>,
+    output_cap_bytes: usize,
+    stdout: String,
+    stderr: String,
 }

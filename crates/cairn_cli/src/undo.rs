@@ -10,9 +10,10 @@
 use std::path::{Path, PathBuf};
 
 use cairn_vfs::journal::{Journal, WriteError};
-use serde_json::{Map, json};
+use serde::Serialize;
+use serde_json::Value;
 
-use crate::output::Output;
+use crate::output::{Output, to_map};
 
 pub fn run(path: &Path, out: Output) -> u8 {
     let Some(root) = program_directory(path) else {
@@ -25,11 +26,9 @@ pub fn run(path: &Path, out: Output) -> u8 {
     let journal = Journal::new(&root);
     match journal.undo() {
         Ok(undone) => {
-            let mut record = Map::new();
-            record.insert("status".into(), json!("undone"));
-            record.insert("reverted".into(), json!(undone.seq));
-            record.insert("files".into(), json!(undone.files));
-            out.summary(&record, true, &format!("reverted write-back {} ({})", undone.seq, undone.files.join(", ")));
+            let record = Undone { status: "undone", reverted: undone.seq, files: &undone.files };
+            let detail = format!("reverted write-back {} ({})", undone.seq, undone.files.join(", "));
+            out.summary(&to_map(&record), true, &detail);
             0
         }
         Err(WriteError::Changed(files)) => {
@@ -68,7 +67,7 @@ pub fn run(path: &Path, out: Output) -> u8 {
 fn refuse(out: &Output, message: &str, files: Option<Vec<String>>) {
     let mut diagnostic = cairn_diagnostics::Diagnostic::new("E-SESSION", message);
     if let Some(files) = files {
-        diagnostic.details.push(("files".into(), json!(files)));
+        diagnostic.details.push(("files".into(), Value::from(files)));
     }
     if let Some(refusal) = cairn_diagnostics::Refusal::from_diagnostics(vec![diagnostic]) {
         out.refusal(&cairn_diagnostics::record::refusal_record(&refusal), &|_, _| None);
@@ -82,4 +81,12 @@ fn program_directory(path: &Path) -> Option<PathBuf> {
     let directory = if metadata.is_dir() { path.to_path_buf() } else { path.parent()?.to_path_buf() };
     let directory = if directory.as_os_str().is_empty() { PathBuf::from(".") } else { directory };
     directory.canonicalize().ok()
+}
+
+/// The record of a reverted write-back: its number in the journal and the files it restored.
+#[derive(Serialize)]
+struct Undone<'a> {
+    status: &'static str,
+    reverted: u64,
+    files: &'a [String],
 }

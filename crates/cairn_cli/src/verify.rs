@@ -14,13 +14,19 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use cairn_agent::diff::Native;
-use cairn_agent::equiv::{self, Assumption, Lowered};
+use cairn_agent::equiv::{self, Assumption, Lowered, Receipt};
+use cairn_diagnostics::Refusal;
+use cairn_diagnostics::record::RefusalRecord;
 use cairn_hir::{ItemKind, SourceText, Workspace};
 use cairn_smt::{Options, Verdict};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::diff::{replay_witness, say, write_obligations};
-use crate::output::{FormatChoice, Output};
+use crate::output::{FormatChoice, Named, Output, to_map};
+
+/// The schema of the verify record.
+const SCHEMA: &str = "cairn.verify/1";
 
 /// `cairn verify` flags.
 #[derive(Debug, clap::Args)]
@@ -64,7 +70,7 @@ struct Side {
     workspace: Workspace,
     lowered: Option<Lowered>,
     sha256: String,
-    refusal: Option<Map<String, Value>>,
+    refusal: Option<Refusal>,
 }
 
 fn side(path: &Path) -> Result<Side, String> {
@@ -72,7 +78,7 @@ fn side(path: &Path) -> Result<Side, String> {
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "program.cairn".into());
     let sources = vec![SourceText { name, text: text.clone() }];
     let mut workspace = Workspace::new(sources);
-    let refusal = workspace.check().refusal.map(|r| cairn_diagnostics::record::refusal_record(&r));
+    let refusal = workspace.check().refusal;
     let lowered = if refusal.is_none() { Lowered::of(&workspace) } else { None };
     Ok(Side { workspace, lowered, sha256: equiv::sha256(text.as_bytes()), refusal })
 }
@@ -84,34 +90,22 @@ fn verify_one(
     symbol: &str,
     assume: Option<&str>,
     flags: &VerifyFlags,
-) -> Result<Map<String, Value>, String> {
-    let mut entry = Map::new();
-    let status = |entry: &mut Map<String, Value>, s: &str| {
-        entry.insert("status".into(), json!(s));
-    };
+) -> Result<Entry, String> {
     let (Some(old_item), Some(new_item)) =
         (reference.workspace.function_named(symbol), candidate.workspace.function_named(symbol))
     else {
-        status(&mut entry, "invalid-contract");
-        entry.insert("reason".into(), json!(format!("{symbol} is not a function of both programs")));
-        return Ok(entry);
+        return Ok(Entry::with_reason("invalid-contract", format!("{symbol} is not a function of both programs")));
     };
     let old_sig = cairn_hir::render::signature_text(reference.workspace.db(), old_item, true);
     let new_sig = cairn_hir::render::signature_text(candidate.workspace.db(), new_item, true);
     if equiv::signature_key(&reference.workspace, old_item) != equiv::signature_key(&candidate.workspace, new_item) {
-        status(&mut entry, "invalid-contract");
-        entry.insert("reason".into(), json!(format!("the signatures differ: {old_sig} / {new_sig}")));
-        return Ok(entry);
+        return Ok(Entry::with_reason("invalid-contract", format!("the signatures differ: {old_sig} / {new_sig}")));
     }
     let assumption: Option<Assumption> = match assume {
         None => None,
         Some(text) => match equiv::assumption(&reference.workspace, symbol, text) {
             Ok(a) => a,
-            Err(bad) => {
-                status(&mut entry, "invalid-domain");
-                entry.insert("reason".into(), json!(bad.0));
-                return Ok(entry);
-            }
+            Err(bad) => return Ok(Entry::with_reason("invalid-domain", bad.0)),
         },
     };
     let (old, new) = (reference.lowered.as_ref().expect("checked"), candidate.lowered.as_ref().expect("checked"));
@@ -123,51 +117,41 @@ fn verify_one(
     let files = write_obligations(flags.obligations.as_deref(), symbol, &comparison.queries)?;
     let old_fn = old.get(&old_symbol).expect("lowered").clone();
     let new_fn = new.get(&new_symbol).expect("lowered").clone();
-    match &comparison.verdict {
-        Verdict::Equivalent => status(&mut entry, "smt-equivalent"),
-        Verdict::EmptyDomain => {
-            status(&mut entry, "invalid-domain");
-            entry.insert("reason".into(), json!("no input satisfies the assumption"));
-        }
-        Verdict::ReferenceTraps(witness) => {
-            status(&mut entry, "invalid-reference");
-            entry.insert("reason".into(), json!("the reference traps on an allowed input"));
-            entry.insert("counterexample".into(), equiv::witness_json(witness, &old_fn)["inputs"].clone());
-        }
-        Verdict::Unknown(reason) => {
-            status(&mut entry, "unknown");
-            entry.insert("reason".into(), json!(reason));
-        }
+    let mut entry = match &comparison.verdict {
+        Verdict::Equivalent => Entry::new("smt-equivalent"),
+        Verdict::EmptyDomain => Entry::with_reason("invalid-domain", "no input satisfies the assumption".into()),
+        Verdict::ReferenceTraps(witness) => Entry {
+            counterexample: Some(equiv::witness_json(witness, &old_fn)["inputs"].clone()),
+            ..Entry::with_reason("invalid-reference", "the reference traps on an allowed input".into())
+        },
+        Verdict::Unknown(reason) => Entry::with_reason("unknown", reason.clone()),
         Verdict::Differs(witness) => {
             let work = std::env::temp_dir().join(format!("cairn-verify-{}", std::process::id()));
             let native = replay_witness(&old.functions, &old_fn, &new.functions, &new_fn, witness, &work);
             let _ = std::fs::remove_dir_all(&work);
             let shown = equiv::witness_json(witness, &old_fn);
             if matches!(native, Native::Disagrees { .. }) {
-                status(&mut entry, "unknown");
-                entry
-                    .insert("reason".into(), json!("the native replay of the counterexample disagrees with the model"));
+                Entry::with_reason("unknown", "the native replay of the counterexample disagrees with the model".into())
             } else {
-                status(&mut entry, "counterexample");
-                entry.insert("counterexample".into(), shown["inputs"].clone());
-                entry.insert("expected".into(), shown["before"].clone());
-                entry.insert("actual".into(), shown["after"].clone());
-                entry.insert("concrete_replay".into(), json!(true));
-                entry.insert("native_replay".into(), json!(native));
-                entry.insert("hint".into(), json!(equiv::witness_sentence(witness, &old_fn)));
+                Entry {
+                    counterexample: Some(shown["inputs"].clone()),
+                    expected: Some(shown["before"].clone()),
+                    actual: Some(shown["after"].clone()),
+                    concrete_replay: Some(true),
+                    native_replay: Some(native),
+                    hint: Some(equiv::witness_sentence(witness, &old_fn)),
+                    ..Entry::new("counterexample")
+                }
             }
         }
-    }
-    entry.insert(
-        "receipt".into(),
-        json!(equiv::receipt(
-            &reference.sha256,
-            &candidate.sha256,
-            assume.unwrap_or("true"),
-            &comparison.queries,
-            Some(files),
-        )),
-    );
+    };
+    entry.receipt = Some(equiv::receipt(
+        &reference.sha256,
+        &candidate.sha256,
+        assume.unwrap_or("true"),
+        &comparison.queries,
+        Some(files),
+    ));
     Ok(entry)
 }
 
@@ -194,30 +178,38 @@ pub fn run(flags: &VerifyFlags, out: Output) -> u8 {
             return 2;
         }
     };
-    let mut record = Map::new();
-    record.insert("schema".into(), json!("cairn.verify/1"));
-    let finish = |record: &Map<String, Value>, code: u8, line: String| -> u8 {
+    let finish = |record: Map<String, Value>, code: u8, line: String| -> u8 {
         match out.format {
-            FormatChoice::Json => out.json(record),
+            FormatChoice::Json => out.json(&record),
             FormatChoice::Human => say(out, &line),
         }
         code
     };
     if let Some(refusal) = &reference.refusal {
-        record.insert("status".into(), json!("invalid-reference"));
-        record.insert("reason".into(), json!("the reference does not compile"));
-        record.insert("diagnostic".into(), Value::Object(refusal.clone()));
+        let record = Stopped {
+            schema: SCHEMA,
+            status: "invalid-reference",
+            reason: "the reference does not compile".into(),
+            diagnostic: Some(RefusalRecord::of(refusal)),
+        };
         return finish(
-            &record,
+            to_map(&record),
             if flags.all { 2 } else { 1 },
             "invalid-reference: the reference does not compile".into(),
         );
     }
     if let Some(refusal) = &candidate.refusal {
-        record.insert("status".into(), json!("rejected"));
-        record.insert("reason".into(), json!("the candidate does not compile"));
-        record.insert("diagnostic".into(), Value::Object(refusal.clone()));
-        return finish(&record, if flags.all { 2 } else { 1 }, "rejected: the candidate does not compile".into());
+        let record = Stopped {
+            schema: SCHEMA,
+            status: "rejected",
+            reason: "the candidate does not compile".into(),
+            diagnostic: Some(RefusalRecord::of(refusal)),
+        };
+        return finish(
+            to_map(&record),
+            if flags.all { 2 } else { 1 },
+            "rejected: the candidate does not compile".into(),
+        );
     }
     if reference.lowered.is_none() || candidate.lowered.is_none() {
         out.environment("internal error (E-INTERNAL): a program could not be lowered");
@@ -229,9 +221,17 @@ pub fn run(flags: &VerifyFlags, out: Output) -> u8 {
             .as_deref()
             .map_or_else(|| reference.workspace.function_named(symbol).is_some(), |s| s == symbol);
         if !named {
-            record.insert("status".into(), json!("invalid-domain"));
-            record.insert("reason".into(), json!(format!("--assume names {symbol}, which is not verified here")));
-            return finish(&record, if flags.all { 2 } else { 1 }, format!("invalid-domain: --assume names {symbol}"));
+            let record = Stopped {
+                schema: SCHEMA,
+                status: "invalid-domain",
+                reason: format!("--assume names {symbol}, which is not verified here"),
+                diagnostic: None,
+            };
+            return finish(
+                to_map(&record),
+                if flags.all { 2 } else { 1 },
+                format!("invalid-domain: --assume names {symbol}"),
+            );
         }
     }
     match &flags.symbol {
@@ -244,30 +244,24 @@ pub fn run(flags: &VerifyFlags, out: Output) -> u8 {
                     return 2;
                 }
             };
-            let status = entry["status"].as_str().unwrap_or("unknown").to_string();
-            record.insert("symbol".into(), json!(symbol));
-            if let Some(a) = assumes.get(symbol) {
-                record.insert("assume".into(), json!(a));
-            }
-            for (k, v) in entry {
-                record.insert(k, v);
-            }
-            record.insert("formal_status".into(), json!("not-verified"));
-            let code = match status.as_str() {
+            let status = entry.status;
+            let code = match status {
                 "smt-equivalent" => 0,
                 "counterexample" | "rejected" | "invalid-contract" | "invalid-domain" | "invalid-reference" => 1,
                 _ => 2,
             };
-            let detail = record
-                .get("hint")
-                .or_else(|| record.get("reason"))
-                .and_then(Value::as_str)
-                .map(|s| format!(": {s}"))
-                .unwrap_or_default();
-            finish(&record, code, format!("{status}: {symbol}{detail}"))
+            let detail = entry.hint.as_ref().or(entry.reason.as_ref()).map(|s| format!(": {s}")).unwrap_or_default();
+            let record = OneFunction {
+                schema: SCHEMA,
+                symbol,
+                assume: assumes.get(symbol).map(String::as_str),
+                entry,
+                formal_status: "not-verified",
+            };
+            finish(to_map(&record), code, format!("{status}: {symbol}{detail}"))
         }
         None => {
-            let mut functions = Map::new();
+            let mut functions: Named<Entry> = Named::default();
             let mut all = true;
             for fact in reference.workspace.function_facts() {
                 if fact.library || fact.kind != ItemKind::Fn {
@@ -286,18 +280,97 @@ pub fn run(flags: &VerifyFlags, out: Output) -> u8 {
                             return 2;
                         }
                     };
-                all &= entry["status"] == "smt-equivalent";
-                functions.insert(full, Value::Object(entry));
+                all &= entry.status == "smt-equivalent";
+                functions.insert(full, entry);
             }
             let status = if all { "smt-module-equivalent" } else { "not-smt-module-equivalent" };
-            record.insert("status".into(), json!(status));
-            record.insert("functions".into(), Value::Object(functions.clone()));
-            record.insert("formal_status".into(), json!("not-verified"));
             let mut lines = vec![status.to_string()];
-            for (name, entry) in &functions {
-                lines.push(format!("  {}  {name}", entry["status"].as_str().unwrap_or("unknown")));
+            for (name, entry) in functions.iter() {
+                lines.push(format!("  {}  {name}", entry.status));
             }
-            finish(&record, if all { 0 } else { 2 }, lines.join("\n"))
+            let record = Module { schema: SCHEMA, status, functions, formal_status: "not-verified" };
+            finish(to_map(&record), if all { 0 } else { 2 }, lines.join("\n"))
         }
     }
+}
+
+/// One function's verification: its status, then what establishes it. Which fields are present
+/// depends on the status (a counterexample has the witness and its replays, a refusal or an
+/// `unknown` a reason), in this one order; `receipt` is there once the solver was asked.
+#[derive(Serialize)]
+struct Entry {
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    /// The witness's inputs, as `cairn_agent::equiv` writes them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    counterexample: Option<Value>,
+    /// What the reference does on the witness.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expected: Option<Value>,
+    /// What the candidate does on the witness.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    actual: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    concrete_replay: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    native_replay: Option<Native>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    receipt: Option<Receipt>,
+}
+
+impl Entry {
+    /// An entry with its status and nothing else yet.
+    fn new(status: &'static str) -> Entry {
+        Entry {
+            status,
+            reason: None,
+            counterexample: None,
+            expected: None,
+            actual: None,
+            concrete_replay: None,
+            native_replay: None,
+            hint: None,
+            receipt: None,
+        }
+    }
+
+    /// An entry with its status and why.
+    fn with_reason(status: &'static str, reason: String) -> Entry {
+        Entry { reason: Some(reason), ..Entry::new(status) }
+    }
+}
+
+/// The record of a verification that stopped before any function was compared: a side that does
+/// not compile (with its refusal), or an `--assume` that names nothing verified.
+#[derive(Serialize)]
+struct Stopped<'a> {
+    schema: &'static str,
+    status: &'static str,
+    reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diagnostic: Option<RefusalRecord<'a>>,
+}
+
+/// The record of `--symbol`: the function, its assumption, then its entry's fields.
+#[derive(Serialize)]
+struct OneFunction<'a> {
+    schema: &'static str,
+    symbol: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    assume: Option<&'a str>,
+    #[serde(flatten)]
+    entry: Entry,
+    formal_status: &'static str,
+}
+
+/// The record of `--all`: every function of the reference by qualified name.
+#[derive(Serialize)]
+struct Module {
+    schema: &'static str,
+    status: &'static str,
+    functions: Named<Entry>,
+    formal_status: &'static str,
 }

@@ -1,11 +1,16 @@
 //! The JSON records of tools.md §1.3–§1.4: `cairn.diagnostic/2` and the environment record.
 //!
-//! Key order is part of the contract (records are compared as text by some clients), so records
-//! are built as ordered maps: header keys, rule details, placement, card and hint, then tallies.
+//! Key order is part of the contract (records are compared as text by some clients), so each
+//! record is a type whose fields are its keys in order: header keys, rule details, placement,
+//! card and hint, then tallies. serde_json keeps insertion order in this workspace, and a record
+//! becomes a map through [`serde_json::to_value`], so a rule detail that repeats a key keeps the
+//! key's first place, as inserting into a map would.
 //! Serialisation refuses NaN and infinities by construction (serde_json writes them as null, and
 //! no detail here is a float).
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::{Map, Value};
 
 use crate::{DIAGNOSTIC_PROTOCOL, Diagnostic, Refusal, TRUST};
 
@@ -13,60 +18,106 @@ use crate::{DIAGNOSTIC_PROTOCOL, Diagnostic, Refusal, TRUST};
 pub const ENVIRONMENT_CODE: &str = "E-PROJECT-OR-ENVIRONMENT";
 
 /// One diagnostic as a `cairn.diagnostic/2` record (no tallies).
-pub fn diagnostic_record(diagnostic: &Diagnostic) -> Map<String, Value> {
-    let mut record = Map::new();
-    record.insert("protocol".into(), json!(DIAGNOSTIC_PROTOCOL));
-    record.insert("status".into(), json!("rejected"));
-    record.insert("code".into(), json!(diagnostic.code));
-    record.insert("message".into(), json!(diagnostic.message));
-    record.insert("line".into(), json!(diagnostic.line));
-    record.insert("column".into(), json!(diagnostic.column));
-    record.insert("trust".into(), json!(TRUST));
-    for (key, value) in &diagnostic.details {
-        record.insert(key.clone(), value.clone());
+#[derive(Debug, Serialize)]
+pub struct DiagnosticRecord<'a> {
+    protocol: &'static str,
+    status: &'static str,
+    code: &'a str,
+    message: &'a str,
+    line: u32,
+    column: u32,
+    trust: &'static str,
+    /// The rule-specific details, in the order the rule gave them: open-ended by design (each
+    /// rule names its own), so they are entries rather than fields.
+    #[serde(flatten)]
+    details: Details<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    module: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    card: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repair_hint: Option<&'a str>,
+}
+
+impl<'a> DiagnosticRecord<'a> {
+    /// The record of `diagnostic`, borrowing its text.
+    pub fn of(diagnostic: &'a Diagnostic) -> DiagnosticRecord<'a> {
+        DiagnosticRecord {
+            protocol: DIAGNOSTIC_PROTOCOL,
+            status: "rejected",
+            code: &diagnostic.code,
+            message: &diagnostic.message,
+            line: diagnostic.line,
+            column: diagnostic.column,
+            trust: TRUST,
+            details: Details(&diagnostic.details),
+            file: diagnostic.file.as_deref(),
+            module: diagnostic.module.as_deref(),
+            card: diagnostic.card(),
+            repair_hint: diagnostic.repair_hint.as_deref(),
+        }
     }
-    if let Some(file) = &diagnostic.file {
-        record.insert("file".into(), json!(file));
-    }
-    if let Some(module) = &diagnostic.module {
-        record.insert("module".into(), json!(module));
-    }
-    if let Some(card) = diagnostic.card() {
-        record.insert("card".into(), json!(card));
-    }
-    if let Some(hint) = &diagnostic.repair_hint {
-        record.insert("repair_hint".into(), json!(hint));
-    }
-    record
 }
 
 /// A refusal as one record: the first diagnostic with `further` and the tallies.
-pub fn refusal_record(refusal: &Refusal) -> Map<String, Value> {
-    let mut record = diagnostic_record(&refusal.first);
-    if !refusal.further.is_empty() {
-        let further: Vec<Value> = refusal.further.iter().map(|d| Value::Object(diagnostic_record(d))).collect();
-        record.insert("further".into(), Value::Array(further));
+#[derive(Debug, Serialize)]
+pub struct RefusalRecord<'a> {
+    #[serde(flatten)]
+    first: DiagnosticRecord<'a>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    further: Vec<DiagnosticRecord<'a>>,
+    #[serde(skip_serializing_if = "is_zero")]
+    further_omitted: usize,
+    #[serde(skip_serializing_if = "is_zero")]
+    not_judged: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    further_stopped: Option<&'a str>,
+}
+
+impl<'a> RefusalRecord<'a> {
+    /// The record of `refusal`, borrowing its diagnostics.
+    pub fn of(refusal: &'a Refusal) -> RefusalRecord<'a> {
+        RefusalRecord {
+            first: DiagnosticRecord::of(&refusal.first),
+            further: refusal.further.iter().map(DiagnosticRecord::of).collect(),
+            further_omitted: refusal.further_omitted,
+            not_judged: refusal.not_judged,
+            further_stopped: refusal.further_stopped.as_deref(),
+        }
     }
-    if refusal.further_omitted > 0 {
-        record.insert("further_omitted".into(), json!(refusal.further_omitted));
-    }
-    if refusal.not_judged > 0 {
-        record.insert("not_judged".into(), json!(refusal.not_judged));
-    }
-    if let Some(stopped) = &refusal.further_stopped {
-        record.insert("further_stopped".into(), json!(stopped));
-    }
-    record
 }
 
 /// The environment record of tools.md §1.3: exactly `status`, `code`, `message` and `card`.
+#[derive(Debug, Serialize)]
+pub struct EnvironmentRecord<'a> {
+    status: &'static str,
+    code: &'static str,
+    message: &'a str,
+    card: &'static str,
+}
+
+impl<'a> EnvironmentRecord<'a> {
+    /// The record saying what is missing or wrong.
+    pub fn new(message: &'a str) -> EnvironmentRecord<'a> {
+        EnvironmentRecord { status: "unknown", code: ENVIRONMENT_CODE, message, card: "commands" }
+    }
+}
+
+/// One diagnostic as a `cairn.diagnostic/2` record (no tallies), as a JSON map.
+pub fn diagnostic_record(diagnostic: &Diagnostic) -> Map<String, Value> {
+    to_map(&DiagnosticRecord::of(diagnostic))
+}
+
+/// A refusal as one record ([`RefusalRecord`]), as a JSON map.
+pub fn refusal_record(refusal: &Refusal) -> Map<String, Value> {
+    to_map(&RefusalRecord::of(refusal))
+}
+
+/// The environment record ([`EnvironmentRecord`]), as a JSON map.
 pub fn environment_record(message: &str) -> Map<String, Value> {
-    let mut record = Map::new();
-    record.insert("status".into(), json!("unknown"));
-    record.insert("code".into(), json!(ENVIRONMENT_CODE));
-    record.insert("message".into(), json!(message));
-    record.insert("card".into(), json!("commands"));
-    record
+    to_map(&EnvironmentRecord::new(message))
 }
 
 /// Writes a record as the command line does: one compact line, or indented by two spaces when a
@@ -76,6 +127,33 @@ pub fn to_json_text(record: &Map<String, Value>, pretty: bool) -> String {
     let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) };
     // Serialising a map of plain JSON values cannot fail.
     text.unwrap_or_else(|_| "{}".to_string())
+}
+
+/// A diagnostic's rule details as entries of the record's object.
+#[derive(Debug)]
+struct Details<'a>(&'a [(String, Value)]);
+
+impl Serialize for Details<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The JSON object of a record. Every record here serializes to an object of plain values, so
+/// the empty fallback is never taken.
+fn to_map<T: Serialize>(record: &T) -> Map<String, Value> {
+    match serde_json::to_value(record) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    }
 }
 
 #[cfg(test)]

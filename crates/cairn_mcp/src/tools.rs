@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 
 use cairn_agent::edit::{Admitted, EditHost, OpenRequest, SourceText, Sources};
 use cairn_vfs::journal::{FileChange, Journal, WriteError};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 /// The tools in `tools/list` order, with their argument keys.
 pub const TOOLS: &[(&str, &[&str])] = &[
@@ -120,7 +121,7 @@ impl Server {
         if !unknown.is_empty() {
             return Ok(self.request_refusal(
                 format!("{name} takes no argument {}; its arguments are {}.", unknown.join(", "), keys.join(", ")),
-                vec![("fields", json!(unknown))],
+                vec![("fields", Value::from(unknown))],
             ));
         }
         Ok(match name {
@@ -138,7 +139,12 @@ impl Server {
     }
 
     fn environment(&self, message: &str) -> ToolResult {
-        ToolResult::error(cairn_diagnostics_environment(message))
+        ToolResult::error(to_map(&EnvironmentRecord {
+            status: "unknown",
+            code: "E-PROJECT-OR-ENVIRONMENT",
+            message,
+            card: "commands",
+        }))
     }
 
     // ----- arguments -------------------------------------------------------------------------
@@ -257,20 +263,23 @@ impl Server {
                 let text = file.text.lines().nth(line.checked_sub(1)?)?;
                 Some(text.chars().take(500).collect())
             };
-            if let Some(line) = line_of(&record) {
-                record.insert("source_line".into(), json!(line));
-            }
+            let source_line = line_of(&record);
             if let Some(Value::Array(further)) = record.get_mut("further") {
                 for entry in further.iter_mut() {
-                    if let Value::Object(entry) = entry
-                        && let Some(line) = line_of(entry)
+                    if let Value::Object(diagnostic) = entry
+                        && let Some(line) = line_of(diagnostic)
                     {
-                        entry.insert("source_line".into(), json!(line));
+                        let diagnostic = std::mem::take(diagnostic);
+                        *entry = Value::Object(to_map(&WithLine { diagnostic: &diagnostic, source_line: line }));
                     }
                 }
             }
-            record.insert("automatic_edit".into(), json!(false));
-            record.insert("acceptance_boundary".into(), json!(cairn_agent::edit::ACCEPTANCE_BOUNDARY));
+            record = to_map(&Taught {
+                refusal: &record,
+                source_line,
+                automatic_edit: false,
+                acceptance_boundary: cairn_agent::edit::ACCEPTANCE_BOUNDARY,
+            });
         }
         ToolResult { record, is_error: refused }
     }
@@ -295,7 +304,7 @@ impl Server {
         };
         let contract = match arguments.get("preserve") {
             None | Some(Value::Null) => None,
-            Some(preserve) => Some(json!({ "preserve": preserve })),
+            Some(preserve) => Some(Value::Object(to_map(&Contract { preserve }))),
         };
         let loaded = match self.program(arguments, false) {
             Ok(Some(loaded)) => loaded,
@@ -310,8 +319,8 @@ impl Server {
         let mut record = answer.record;
         if let Some(disk) = loaded.disk {
             let handle = record.get("handle").and_then(Value::as_str).unwrap_or_default().to_string();
-            let file = self.host.session_file(&handle).unwrap_or_default();
-            record.insert("write_back".into(), json!(file));
+            let write_back = self.host.session_file(&handle).unwrap_or_default();
+            record = to_map(&WithWriteBack { packet: &record, write_back });
             self.sessions.insert(handle, PathSession { disk, written: Vec::new() });
             let host = &self.host;
             self.sessions.retain(|handle, _| host.has_session(handle));
@@ -336,7 +345,7 @@ impl Server {
                 return ToolResult::error(self.host.refusal(
                     "E-SESSION",
                     "The files already hold this session's written change; open a new session to change them again.",
-                    vec![("files", json!(session.written))],
+                    vec![("files", Value::from(session.written.clone()))],
                 ));
             }
             let changed = changed_files(&session.disk, pinned);
@@ -344,7 +353,7 @@ impl Server {
                 return ToolResult::error(self.host.refusal(
                     "E-SESSION",
                     "Files changed on disk since the session opened; open a new session on the program as it is now.",
-                    vec![("files", json!(changed))],
+                    vec![("files", Value::from(changed))],
                 ));
             }
         }
@@ -358,7 +367,7 @@ impl Server {
         {
             match write_back(&session.disk, self.host.session_sources(&handle), &admitted) {
                 Ok(written) => {
-                    record.insert("written".into(), json!(written));
+                    record = to_map(&WithWritten { admission: &record, written: &written });
                     self.host.advance(&handle);
                     if let Some(session) = self.sessions.get_mut(&handle) {
                         session.written = written;
@@ -369,7 +378,7 @@ impl Server {
                     return ToolResult::error(self.host.refusal(
                         "E-SESSION",
                         "A file changed on disk while the change was being written; nothing was written. Open a new session.",
-                        vec![("files", json!(files))],
+                        vec![("files", Value::from(files))],
                     ));
                 }
                 Err(WriteFailure::Conflict(files)) => {
@@ -377,7 +386,7 @@ impl Server {
                     return ToolResult::error(self.host.refusal(
                         "E-SESSION",
                         "A file was saved while the change was being written; the save was kept and nothing of the change was written. Open a new session on the file as it is now.",
-                        vec![("files", json!(files))],
+                        vec![("files", Value::from(files))],
                     ));
                 }
                 Err(WriteFailure::Limit(message)) => {
@@ -535,13 +544,68 @@ impl Server {
     }
 }
 
-fn cairn_diagnostics_environment(message: &str) -> Map<String, Value> {
-    let mut record = Map::new();
-    record.insert("status".into(), json!("unknown"));
-    record.insert("code".into(), json!("E-PROJECT-OR-ENVIRONMENT"));
-    record.insert("message".into(), json!(message));
-    record.insert("card".into(), json!("commands"));
-    record
+/// The environment record of tools.md §1.3: exactly `status`, `code`, `message` and `card`.
+/// Boundary: it is `cairn_diagnostics::record::EnvironmentRecord`'s shape, restated because the
+/// crate graph keeps this crate off `cairn_diagnostics` (mcp → agent, vfs).
+#[derive(Serialize)]
+struct EnvironmentRecord<'a> {
+    status: &'static str,
+    code: &'static str,
+    message: &'a str,
+    card: &'static str,
+}
+
+/// A host's check refusal taught for a model (tools.md §1.4): the offending line, and the
+/// said-once fields at the top level only. The refusal is the host's record, copied whole (its
+/// keys are the host's to choose), so it stays a map; what this server adds comes after it.
+#[derive(Serialize)]
+struct Taught<'a> {
+    #[serde(flatten)]
+    refusal: &'a Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source_line: Option<String>,
+    automatic_edit: bool,
+    acceptance_boundary: &'static str,
+}
+
+/// One `further` refusal of a taught check, with its offending line after the host's keys.
+#[derive(Serialize)]
+struct WithLine<'a> {
+    #[serde(flatten)]
+    diagnostic: &'a Map<String, Value>,
+    source_line: String,
+}
+
+/// A path session's packet (the host's record, copied whole) with the file an admitted change
+/// will be written to.
+#[derive(Serialize)]
+struct WithWriteBack<'a> {
+    #[serde(flatten)]
+    packet: &'a Map<String, Value>,
+    write_back: String,
+}
+
+/// An admission (the host's record, copied whole) with the files it was written to.
+#[derive(Serialize)]
+struct WithWritten<'a> {
+    #[serde(flatten)]
+    admission: &'a Map<String, Value>,
+    written: &'a [String],
+}
+
+/// The contract an `edit_open` hands the host: what the edit must preserve, as the agent gave it.
+#[derive(Serialize)]
+struct Contract<'a> {
+    preserve: &'a Value,
+}
+
+/// The JSON object of a record. Every record type here serializes to an object, so the empty
+/// fallback is never taken.
+fn to_map<T: Serialize>(record: &T) -> Map<String, Value> {
+    match serde_json::to_value(record) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    }
 }
 
 /// True when a request's envelope is what its kind needs (so the host would judge it, not
