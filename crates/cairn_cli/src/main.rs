@@ -283,7 +283,7 @@ fn main() -> ExitCode {
 }
 
 fn command(cli: Cli) -> u8 {
-    let status = match cli.command {
+    match cli.command {
         Command::Check { path, format } => check::run(&path, output::Output::choose(format)),
         Command::Build { path, keep_guards, out, debug, timeout, format } => {
             build::run(&path, &build::BuildFlags { keep_guards, out, debug, timeout }, output::Output::choose(format))
@@ -328,6 +328,5 @@ fn command(cli: Cli) -> u8 {
         }
         Command::Undo { path, format } => undo::run(&path, output::Output::choose(format)),
         Command::Lsp => u8::try_from(cairn_lsp::serve_stdio()).unwrap_or(2),
-    };
-    status
+    }
 }

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use crate::body::{Expr, ExprId, Literal, UnaryOp};
+use crate::body::{Expr, ExprId, Literal};
 use crate::builtins::{Binding, Builtin};
 use crate::check::expr::same;
 use crate::check::{CallEdge, CallTarget, Cx, GuardKind, Mapped, R};
@@ -16,7 +16,7 @@ use crate::diag::{Anchor, Diag};
 use crate::input::{Item, ItemKind};
 use crate::scope::Lookup;
 use crate::signature::fn_signature;
-use crate::types::{Extent, FloatTy, IntTy, Mode, Ty, ViewTy};
+use crate::types::{Extent, Mode, Ty, ViewTy};
 
 /// True for any builtin function or intrinsic type name (not a later-tier intrinsic).
 pub(crate) fn is_builtin_name(name: &str) -> bool {
@@ -110,7 +110,7 @@ impl Cx<'_> {
         }
     }
 
-    fn enum_path_name_only(&self, name: &Arc<str>) -> Option<()> {
+    pub(crate) fn enum_path_name_only(&self, name: &Arc<str>) -> Option<()> {
         match self
             .scope
             .resolve_path(&self.module, std::slice::from_ref(name), |k| matches!(k, ItemKind::Enum | ItemKind::Struct))
@@ -125,7 +125,7 @@ impl Cx<'_> {
     }
 
     /// `f(args)` with `f` a bare name (and `receiver` for method syntax).
-    fn call_name(
+    pub(crate) fn call_name(
         &mut self,
         e: ExprId,
         name: &Arc<str>,
@@ -194,7 +194,7 @@ impl Cx<'_> {
     }
 
     /// `x.f(args)`: `f(x, args)`, looked up first in the module of `x`'s type.
-    fn call_method(
+    pub(crate) fn call_method(
         &mut self,
         e: ExprId,
         receiver: ExprId,
@@ -223,7 +223,7 @@ impl Cx<'_> {
     }
 
     /// `S.V(args)`.
-    fn qualified_variant(
+    pub(crate) fn qualified_variant(
         &mut self,
         e: ExprId,
         adt: &crate::types::AdtTy,
@@ -250,7 +250,7 @@ impl Cx<'_> {
     }
 
     /// `R(fields…)`: positional, in declaration order.
-    fn construct(&mut self, e: ExprId, item: Item, args: &Arc<[ExprId]>) -> R<Ty> {
+    pub(crate) fn construct(&mut self, e: ExprId, item: Item, args: &Arc<[ExprId]>) -> R<Ty> {
         let name = self.scope.full_name(item);
         if !self.scope.visible_from(item, &self.module) {
             let owner = self.scope.module_of(item);
@@ -284,7 +284,7 @@ impl Cx<'_> {
     }
 
     /// A call of a declared function.
-    fn call_function(
+    pub(crate) fn call_function(
         &mut self,
         e: ExprId,
         item: Item,
@@ -451,18 +451,18 @@ impl Cx<'_> {
         Ok(signature.ret.clone())
     }
 
-    fn is_string_literal(&self, e: ExprId) -> bool {
+    pub(crate) fn is_string_literal(&self, e: ExprId) -> bool {
         matches!(self.body.expr(self.body.unparen(e)), Expr::Literal(Literal::String(_)))
     }
 
     /// A view argument's shape allows leaving extents out: a name, a field path, a part, a string.
-    fn is_view_argument_shape(&self, e: ExprId) -> bool {
+    pub(crate) fn is_view_argument_shape(&self, e: ExprId) -> bool {
         self.is_name_or_field_path(e)
             || matches!(self.body.expr(self.body.unparen(e)), Expr::Part { .. } | Expr::Literal(Literal::String(_)))
     }
 
     /// The view an argument lends: a view local, a part, or a string literal.
-    fn view_argument(&mut self, arg: ExprId) -> R<Ty> {
+    pub(crate) fn view_argument(&mut self, arg: ExprId) -> R<Ty> {
         let inner = self.body.unparen(arg);
         match self.body.expr(inner).clone() {
             Expr::Part { base, lo, hi } => self.part(inner, base, lo, hi),
@@ -505,7 +505,7 @@ impl Cx<'_> {
 
     /// True for an expression a guard may evaluate again: names, literals, fields, indexes,
     /// operators, and calls of `len`, `min`, `max`, the wrapping builtins and conversions.
-    fn repeatable(&self, e: ExprId) -> bool {
+    pub(crate) fn repeatable(&self, e: ExprId) -> bool {
         match self.body.expr(e) {
             Expr::Literal(_) | Expr::Name(_) | Expr::Missing => true,
             Expr::Paren(inner) => self.repeatable(*inner),
@@ -537,7 +537,7 @@ impl Cx<'_> {
     }
 
     /// The extent a view parameter asks for at this call (language §6, extent identity).
-    fn wanted_extent(
+    pub(crate) fn wanted_extent(
         &mut self,
         want: &ViewTy,
         params: &[crate::signature::Param],
@@ -582,7 +582,7 @@ impl Cx<'_> {
     }
 
     /// The extent of a view argument as an identity.
-    fn view_extent(&self, arg: ExprId) -> Extent {
+    pub(crate) fn view_extent(&self, arg: ExprId) -> Extent {
         match self.types.get(self.body.unparen(arg).0 as usize) {
             Some(Ty::View(view)) => view.extent.clone(),
             _ => Extent::Unknown,
@@ -590,7 +590,7 @@ impl Cx<'_> {
     }
 
     /// The identity of an argument given for an extent parameter.
-    fn extent_identity(&self, arg: ExprId) -> R<Extent> {
+    pub(crate) fn extent_identity(&self, arg: ExprId) -> R<Extent> {
         let inner = self.body.unparen(arg);
         match self.body.expr(inner) {
             Expr::Literal(Literal::Int { value: Some(v), .. }) => Ok(Extent::Literal(*v as u64)),
@@ -619,7 +619,7 @@ impl Cx<'_> {
         }
     }
 
-    fn call_shape(&self, arg: ExprId) -> Diag {
+    pub(crate) fn call_shape(&self, arg: ExprId) -> Diag {
         Diag::new(
             "E-CALL-SHAPE",
             "A view's extent argument must be a name, a literal, a constant, a field path or len(view): bind a computed extent to a name first.",
@@ -628,7 +628,7 @@ impl Cx<'_> {
     }
 
     /// True when the argument's root may be lent `rw`: a `let mut` local or an `rw` borrow.
-    fn writable_root(&self, arg: ExprId) -> bool {
+    pub(crate) fn writable_root(&self, arg: ExprId) -> bool {
         let Some(root) = self.root_name(arg) else { return false };
         match self.local(&root) {
             Some(local) => match &local.ty {
@@ -643,7 +643,7 @@ impl Cx<'_> {
     }
 
     /// How a borrowed argument maps for renaming the callee's footprints.
-    fn mapped(&self, arg: ExprId) -> Mapped {
+    pub(crate) fn mapped(&self, arg: ExprId) -> Mapped {
         match self.root_name(arg) {
             Some(root) => match self.local(&root) {
                 Some(local) if local.borrowed_param() => Mapped::Borrow(root),
@@ -722,259 +722,6 @@ impl Cx<'_> {
         }
         Ok(())
     }
-
-    // ----- builtins --------------------------------------------------------------------------
-
-    /// A builtin call. `expected` (the context's type) reaches the operand that decides the type,
-    /// as a hint only, so `let b:u8 = add_wrap(200, 100);` types both literals `u8`.
-    fn builtin(&mut self, e: ExprId, builtin: Builtin, args: &[ExprId], expected: Option<&Ty>) -> R<Ty> {
-        self.target(e, CallTarget::Builtin(builtin));
-        let name = builtin.name();
-        let arity = |n: usize, message: &str| -> R<()> {
-            if args.len() != n {
-                return Err(Diag::new("E-ARITY", message.to_string(), Anchor::Expr(e)));
-            }
-            Ok(())
-        };
-        if let Some(target) = builtin.conversion() {
-            arity(1, "A scalar conversion takes exactly one argument.")?;
-            let ty = self.check(args[0], None)?;
-            if !ty.is_numeric() && !ty.is_error() {
-                return Err(Diag::new(
-                    "E-CAST",
-                    format!("A conversion takes a number, not a {ty}; compare instead (for example `x != 0`)."),
-                    Anchor::Expr(e),
-                ));
-            }
-            if target.is_integer() {
-                self.site(GuardKind::Conversion);
-            }
-            return Ok(target);
-        }
-        if builtin.later() {
-            return Err(Diag::new(
-                "E-UNSUPPORTED",
-                format!("{name} belongs to a later tier, which this checker does not check yet."),
-                Anchor::Expr(e),
-            ));
-        }
-        use Builtin as B;
-        match builtin {
-            B::AddWrap | B::SubWrap | B::MulWrap | B::ShlWrap | B::Shr | B::Min | B::Max => {
-                arity(2, &format!("{name} takes two arguments."))?;
-                let shift = matches!(builtin, B::ShlWrap | B::Shr);
-                let first_literal =
-                    matches!(self.body.expr(args[0]), Expr::Literal(Literal::Int { .. } | Literal::Char(_)));
-                let ty = if first_literal && !shift && !self.adapts(args[1]) {
-                    let second = self.hinted(args[1], expected)?;
-                    self.check(args[0], Some(&second))?
-                } else {
-                    let first = self.hinted(args[0], expected)?;
-                    let second_want = if shift { Ty::usize() } else { first.clone() };
-                    self.check(args[1], Some(&second_want))?;
-                    first
-                };
-                if ty.is_error() {
-                    return Ok(Ty::Error);
-                }
-                if matches!(builtin, B::Min | B::Max) {
-                    if !ty.is_integer() {
-                        return Err(Diag::new(
-                            "E-MINMAX",
-                            format!("{name} works on integers only (floats would need a NaN rule), not on {ty}."),
-                            Anchor::Expr(e),
-                        ));
-                    }
-                } else if !ty.is_unsigned() {
-                    return Err(Diag::new(
-                        "E-WRAP-TYPE",
-                        format!("{name} works on unsigned integers only, not on {ty}."),
-                        Anchor::Expr(e),
-                    ));
-                }
-                if shift {
-                    self.site(GuardKind::Shift);
-                }
-                Ok(ty)
-            }
-            B::Sqrt | B::Floor | B::Ceil | B::Trunc | B::Abs | B::ToBits => {
-                arity(1, &format!("{name} takes one argument."))?;
-                let hint = if builtin == B::ToBits { None } else { expected };
-                let ty = self.hinted(args[0], hint)?;
-                match (builtin, &ty) {
-                    (_, Ty::Error) => Ok(Ty::Error),
-                    (B::ToBits, Ty::Float(FloatTy::F32)) => Ok(Ty::Int(IntTy::U32)),
-                    (B::ToBits, Ty::Float(FloatTy::F64)) => Ok(Ty::Int(IntTy::U64)),
-                    (B::ToBits, _) => {
-                        Err(Diag::new("E-MATH-TYPE", format!("to_bits takes f32 or f64, not {ty}."), Anchor::Expr(e)))
-                    }
-                    (B::Abs, Ty::Int(i)) if i.signed() => {
-                        self.site(GuardKind::Overflow);
-                        Ok(ty)
-                    }
-                    (_, Ty::Float(_)) => Ok(ty),
-                    (B::Abs, _) => Err(Diag::new(
-                        "E-MATH-TYPE",
-                        format!("abs takes a signed integer or a float, not {ty}."),
-                        Anchor::Expr(e),
-                    )),
-                    _ => Err(Diag::new("E-MATH-TYPE", format!("{name} takes f32 or f64, not {ty}."), Anchor::Expr(e))),
-                }
-            }
-            B::Len => {
-                if args.len() != 1 {
-                    return Err(Diag::new(
-                        "E-LEN",
-                        "len takes one view, local array or string literal.",
-                        Anchor::Expr(e),
-                    ));
-                }
-                let arg = self.body.unparen(args[0]);
-                let direct = match self.body.expr(arg) {
-                    Expr::Part { .. } => false,
-                    Expr::Literal(Literal::String(_)) => true,
-                    _ => self.root_name(arg).is_some() || self.root_is_name(arg),
-                };
-                if !direct {
-                    return Err(Diag::new(
-                        "E-LEN",
-                        "len takes one direct view, local array or string literal (never a part or a computed value).",
-                        Anchor::Expr(e),
-                    ));
-                }
-                let ty = self.check(arg, None)?;
-                if !matches!(ty, Ty::View(_) | Ty::Error) {
-                    return Err(Diag::new(
-                        "E-LEN",
-                        format!("len needs a view or an array, and this is a {ty}."),
-                        Anchor::Expr(e),
-                    ));
-                }
-                Ok(Ty::usize())
-            }
-            B::Print | B::Println | B::Eprint | B::Eprintln => {
-                self.effect("io");
-                self.effect("ffi:write");
-                for &arg in args {
-                    self.print_argument(arg)?;
-                }
-                Ok(Ty::Void)
-            }
-            B::Assert => {
-                if args.is_empty() || args.len() > 2 || (args.len() == 2 && !self.is_string_literal(args[1])) {
-                    return Err(Diag::new(
-                        "E-ARITY",
-                        "assert takes a condition and, optionally, one string literal saying what failed.",
-                        Anchor::Expr(e),
-                    ));
-                }
-                self.check(args[0], Some(&Ty::Bool))?;
-                self.site(GuardKind::Assert);
-                Ok(Ty::Void)
-            }
-            B::AssertEq => {
-                if args.len() < 2 || args.len() > 3 || (args.len() == 3 && !self.is_string_literal(args[2])) {
-                    return Err(Diag::new(
-                        "E-ARITY",
-                        "assert_eq takes two values and, optionally, one string literal saying what failed.",
-                        Anchor::Expr(e),
-                    ));
-                }
-                let ty = self.comparison_operands(e, args[0], args[1])?;
-                if !(ty.is_scalar() || ty.is_error()) {
-                    return Err(Diag::new(
-                        "E-ASSERT-EQ",
-                        format!(
-                            "assert_eq prints what it compares, and {ty} is not an integer, bool or float: write assert(a == b)."
-                        ),
-                        Anchor::Expr(e),
-                    ));
-                }
-                self.site(GuardKind::Assert);
-                Ok(Ty::Void)
-            }
-            _ => Err(Diag::new("E-CALLEE", format!("Unknown callable {name}."), Anchor::Expr(e))),
-        }
-    }
-
-    fn root_is_name(&self, e: ExprId) -> bool {
-        match self.body.expr(self.body.unparen(e)) {
-            Expr::Name(_) => true,
-            Expr::Field { base, .. } | Expr::Index { base, .. } => self.root_is_name(*base),
-            _ => false,
-        }
-    }
-
-    /// Types two operands as `a == b` is typed, and applies its operator rule.
-    fn comparison_operands(&mut self, e: ExprId, a: ExprId, b: ExprId) -> R<Ty> {
-        let (left, right) = if self.adapts(a) && !self.adapts(b) {
-            let right = self.check(b, None)?;
-            let left = self.check(a, Some(&right))?;
-            (left, right)
-        } else {
-            let left = self.check(a, None)?;
-            let right = self.check(b, Some(&left))?;
-            (left, right)
-        };
-        let _ = right;
-        if matches!(left, Ty::View(_)) {
-            return Err(Diag::new(
-                "E-OPERATOR",
-                "Operators never apply to views: views are not implicit loops.",
-                Anchor::Expr(e),
-            ));
-        }
-        if !(left.is_scalar() || left.is_error() || crate::decl::is_tag_only(self.db, &left)) {
-            return Err(Diag::new(
-                "E-OPERATOR",
-                format!("== compares scalars and tag-only enums, not {left}; compare fields instead."),
-                Anchor::Expr(e),
-            ));
-        }
-        Ok(left)
-    }
-
-    /// One argument of `print`.
-    fn print_argument(&mut self, arg: ExprId) -> R<()> {
-        let inner = self.body.unparen(arg);
-        let ty = match self.body.expr(inner).clone() {
-            Expr::Literal(Literal::Char(_)) => {
-                self.check(arg, Some(&Ty::Int(IntTy::U8)))?;
-                return Ok(());
-            }
-            Expr::Unary { op: UnaryOp::Neg, operand }
-                if matches!(self.body.expr(operand), Expr::Literal(Literal::Float { .. })) =>
-            {
-                self.check(arg, Some(&Ty::Float(FloatTy::F64)))?;
-                return Ok(());
-            }
-            Expr::Part { base, lo, hi } => self.part(inner, base, lo, hi)?,
-            _ => self.check(arg, None)?,
-        };
-        match &ty {
-            Ty::View(view) => {
-                if *view.elem != Ty::Int(IntTy::U8) && !view.elem.is_error() {
-                    return Err(Diag::new(
-                        "E-PRINT-ARG",
-                        format!("print writes the bytes of a u8 view; format the elements of {ty} one by one instead."),
-                        Anchor::Expr(arg),
-                    ));
-                }
-                if let Some(root) = self.root_name(arg) {
-                    self.effect(format!("read:{root}"));
-                }
-                Ok(())
-            }
-            ty if ty.is_scalar() || ty.is_error() => Ok(()),
-            other => Err(Diag::new(
-                "E-PRINT-ARG",
-                format!(
-                    "print writes integers, bools, character literals, floats and bytes; print the fields of a {other} one by one."
-                ),
-                Anchor::Expr(arg),
-            )),
-        }
-    }
 }
 
 /// An argument's place, for the aliasing rule.
@@ -999,7 +746,7 @@ enum Bound {
 }
 
 impl Place {
-    fn overlaps(&self, other: &Place) -> bool {
+    pub(crate) fn overlaps(&self, other: &Place) -> bool {
         let (Some(a), Some(b)) = (&self.root, &other.root) else { return false };
         if a != b {
             return false;

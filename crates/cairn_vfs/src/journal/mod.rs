@@ -130,6 +130,9 @@ pub struct Journal {
     hooks: Hooks,
 }
 
+/// A test's callback at a write-back's named points.
+type Hook = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+
 /// What a write-back does at its named points (`stored`, `before-swap`, `swapped`): nothing,
 /// unless a test asked. From the environment, `CAIRN_WRITEBACK_PAUSE_MS=<n>` sleeps `n` ms at
 /// `swapped` or, with `CAIRN_WRITEBACK_PAUSE_AT=<point>`, at that point; a test in process
@@ -137,7 +140,7 @@ pub struct Journal {
 #[derive(Clone, Default)]
 struct Hooks {
     pause: Option<(String, u64)>,
-    callback: Option<std::sync::Arc<dyn Fn(&str) + Send + Sync>>,
+    callback: Option<Hook>,
 }
 
 impl std::fmt::Debug for Hooks {
@@ -190,7 +193,7 @@ impl Journal {
 
     /// The same journal, calling `hook` with the name of each point a write-back passes
     /// (`stored`, `before-swap`, `swapped`): for tests that act inside a write-back's window.
-    pub fn with_hook(self, hook: std::sync::Arc<dyn Fn(&str) + Send + Sync>) -> Journal {
+    pub fn with_hook(self, hook: Hook) -> Journal {
         Journal { hooks: Hooks { callback: Some(hook), ..self.hooks }, ..self }
     }
 
