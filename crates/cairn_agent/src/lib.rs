@@ -10,6 +10,7 @@ pub mod diff;
 pub mod edit;
 pub mod equiv;
 pub mod find;
+pub mod named;
 pub mod state;
 pub mod strict;
 

@@ -14,7 +14,6 @@ use std::io::{IsTerminal, Write};
 use cairn_diagnostics::human::{self, Color};
 use cairn_diagnostics::record;
 use serde::Serialize;
-use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -125,48 +124,4 @@ pub fn to_map<T: Serialize>(record: &T) -> Map<String, Value> {
     }
 }
 
-/// A JSON object keyed by names (functions, guard kinds) rather than by fields: its entries in
-/// the order they were first given, a name given again replacing its entry in place, as a JSON
-/// object would.
-#[derive(Debug)]
-pub struct Named<T>(Vec<(String, T)>);
-
-impl<T> Named<T> {
-    pub fn insert(&mut self, name: String, value: T) {
-        match self.0.iter_mut().find(|(n, _)| *n == name) {
-            Some(entry) => entry.1 = value,
-            None => self.0.push((name, value)),
-        }
-    }
-
-    /// The entries in order.
-    pub fn iter(&self) -> impl Iterator<Item = &(String, T)> {
-        self.0.iter()
-    }
-}
-
-impl<T> Default for Named<T> {
-    fn default() -> Named<T> {
-        Named(Vec::new())
-    }
-}
-
-impl<T> FromIterator<(String, T)> for Named<T> {
-    fn from_iter<I: IntoIterator<Item = (String, T)>>(entries: I) -> Named<T> {
-        let mut named = Named::default();
-        for (name, value) in entries {
-            named.insert(name, value);
-        }
-        named
-    }
-}
-
-impl<T: Serialize> Serialize for Named<T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (name, value) in &self.0 {
-            map.serialize_entry(name, value)?;
-        }
-        map.end()
-    }
-}
+pub use cairn_agent::named::Named;

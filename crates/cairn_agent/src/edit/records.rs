@@ -20,43 +20,7 @@ pub(super) fn to_map<T: Serialize>(record: &T) -> Map<String, Value> {
     }
 }
 
-/// A JSON object keyed by names (functions, cards, bindings, modules' functions) rather than by
-/// fields: its entries in the order they were first given, a name given again replacing its
-/// entry in place, as a JSON object would.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Named<T>(Vec<(String, T)>);
-
-impl<T> Default for Named<T> {
-    fn default() -> Named<T> {
-        Named(Vec::new())
-    }
-}
-
-impl<T> Named<T> {
-    pub(super) fn insert(&mut self, name: impl Into<String>, value: T) {
-        let name = name.into();
-        match self.0.iter_mut().find(|(n, _)| *n == name) {
-            Some(entry) => entry.1 = value,
-            None => self.0.push((name, value)),
-        }
-    }
-}
-
-impl<T> FromIterator<(String, T)> for Named<T> {
-    fn from_iter<I: IntoIterator<Item = (String, T)>>(entries: I) -> Named<T> {
-        let mut named = Named::default();
-        for (name, value) in entries {
-            named.insert(name, value);
-        }
-        named
-    }
-}
-
-impl<T: Serialize> Serialize for Named<T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serialize_entries(serializer, &self.0)
-    }
-}
+pub(super) use crate::named::Named;
 
 /// A function's guard sites by kind (`check_sites`), in the checker's order of first
 /// occurrence. Two counts are the same when they give every kind the same number, whatever
