@@ -4,11 +4,15 @@
 //! Layers, outermost first: [`serve_stdio`] reserves the protocol's descriptors (nothing but
 //! protocol messages ever reaches standard output); `wire` frames one JSON-RPC message per line
 //! and enforces the spec's framing errors; `server` is the rmcp handler; `tools` is the server's
-//! state and the nine tools as plain functions, which the tests drive directly.
+//! state and the nine tools as plain functions, which the tests drive directly; `writeback`
+//! writes an admitted change into its file through the journal and the effect ledger;
+//! `durable` checkpoints the session table and brings sessions back after a restart.
 
+mod durable;
 pub mod server;
 pub mod tools;
 pub mod wire;
+mod writeback;
 
 use std::io::BufReader;
 use std::path::Path;

@@ -12,8 +12,12 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use cairn_agent::edit::{Admitted, EditHost, OpenRequest, SourceText, Sources};
-use cairn_vfs::journal::{FileChange, Journal, WriteError};
+use cairn_agent::edit::{EditHost, OpenRequest, SourceText, Sources};
+use cairn_vfs::journal::Recorded;
+use cairn_vfs::journal::ledger::Intent;
+
+use crate::durable::{Durable, OpenArgs, Written, request_key};
+use crate::writeback::{Disk, PinnedFile, WriteFailure, changed_files, write_back};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -42,62 +46,62 @@ impl ToolResult {
         ToolResult { record, is_error: false }
     }
 
-    fn error(record: Map<String, Value>) -> ToolResult {
+    pub(crate) fn error(record: Map<String, Value>) -> ToolResult {
         ToolResult { record, is_error: true }
     }
 }
 
 /// A program read for a tool: its sources, and for a path, where they came from.
-struct Loaded {
-    sources: Sources,
-    disk: Option<Disk>,
+pub(crate) struct Loaded {
+    pub(crate) sources: Sources,
+    pub(crate) disk: Option<Disk>,
 }
 
-/// What a path session pinned: the program's directory, its files, the manifest's bytes. The
-/// files' pinned text is the host's (one copy per program, not per session).
-#[derive(Debug, Clone)]
-struct Disk {
-    /// The program's identity for implicit state deltas: its manifest, or its one file
-    /// (canonical), however the path argument spelled it.
-    identity: String,
-    root: PathBuf,
-    manifest: Option<(PathBuf, Vec<u8>)>,
-    files: Vec<PinnedFile>,
-}
-
-#[derive(Debug, Clone)]
-struct PinnedFile {
-    /// As the manifest names it.
-    name: String,
-    /// Relative to the program's directory (the journal's root).
-    relative: String,
-    had_bom: bool,
-    vendored: bool,
-}
-
-/// A session opened on a path.
-struct PathSession {
-    disk: Disk,
-    /// The files an admitted change of this session was written to (empty until then).
-    written: Vec<String>,
+/// A session opened on a path: what its checkpoint keeps (`durable.rs`), and what it pinned.
+pub(crate) struct PathSession {
+    /// The session's identity (what the ledger's keys digest).
+    pub(crate) id: String,
+    pub(crate) open: OpenArgs,
+    /// The program's directory, and the SHA-256 of each pinned file and of the manifest.
+    pub(crate) root: String,
+    pub(crate) pinned: Vec<(String, String)>,
+    pub(crate) manifest_sha256: Option<String>,
+    /// What it pinned; `None` for a session restored spent or escalated, which the host no
+    /// longer holds.
+    pub(crate) disk: Option<Disk>,
+    /// The `symbols` of each expansion, in order.
+    pub(crate) expanded: Vec<Value>,
+    /// Its write, once it wrote.
+    pub(crate) written: Option<Written>,
+    /// The files of a write a crash left neither done nor undone.
+    pub(crate) escalated: Option<Vec<String>>,
 }
 
 /// The server's state across requests.
 pub struct Server {
     /// The directory the server started in; `path` arguments resolve inside it.
     start: PathBuf,
-    host: EditHost,
-    sessions: HashMap<String, PathSession>,
+    pub(crate) host: EditHost,
+    pub(crate) sessions: HashMap<String, PathSession>,
+    pub(crate) durable: Durable,
     /// The newest state digest sent per (path, symbol), for implicit deltas.
     last_state: HashMap<(String, String), String>,
 }
 
 impl Server {
-    /// A server whose paths resolve inside `start`. Finishes any write-back a crash left
-    /// pending in a program directory below it when that program is first touched.
+    /// A server whose paths resolve inside `start`. Adopts the session tables that servers
+    /// started there left behind, recovering the programs they wrote to (`durable.rs`); any
+    /// other write-back a crash left pending is finished when its program is next written.
     pub fn new(start: &Path) -> Server {
         let start = start.canonicalize().unwrap_or_else(|_| start.to_path_buf());
-        Server { start, host: EditHost::new(), sessions: HashMap::new(), last_state: HashMap::new() }
+        let durable = Durable::start(&start);
+        let adopted = !durable.dormant.is_empty();
+        let mut server =
+            Server { start, host: EditHost::new(), sessions: HashMap::new(), durable, last_state: HashMap::new() };
+        if adopted {
+            server.checkpoint();
+        }
+        server
     }
 
     /// Work a call left for after its answer (moving a compile forward to a written edit).
@@ -184,7 +188,7 @@ impl Server {
         }
     }
 
-    fn load_path(&mut self, argument: &str) -> Result<Loaded, ToolResult> {
+    pub(crate) fn load_path(&mut self, argument: &str) -> Result<Loaded, ToolResult> {
         let joined = self.start.join(argument);
         let resolved =
             joined.canonicalize().map_err(|e| self.environment(&format!("Cannot read `{argument}`: {e}.")))?;
@@ -311,19 +315,41 @@ impl Server {
             Ok(None) => unreachable!("a required program is present"),
             Err(refusal) => return refusal,
         };
-        let request = OpenRequest { symbol, scope, contract, include: Vec::new(), site };
+        let path = arguments.get("path").and_then(Value::as_str).map(str::to_string);
+        let open = OpenArgs {
+            path: path.unwrap_or_default(),
+            symbol: symbol.clone(),
+            scope: scope.clone(),
+            site: site.clone(),
+            contract: contract.clone(),
+        };
+        let handle = self.durable.next_handle(loaded.disk.is_some());
+        let request = OpenRequest { symbol, scope, contract, include: Vec::new(), site, handle: Some(handle.clone()) };
+        let digests = loaded.disk.as_ref().map(|disk| disk.digests(&loaded.sources));
         let answer = self.host.open(loaded.sources, request);
         if answer.refused {
             return ToolResult::error(answer.record);
         }
         let mut record = answer.record;
-        if let Some(disk) = loaded.disk {
-            let handle = record.get("handle").and_then(Value::as_str).unwrap_or_default().to_string();
+        if let (Some(disk), Some((pinned, manifest_sha256))) = (loaded.disk, digests) {
             let write_back = self.host.session_file(&handle).unwrap_or_default();
             record = to_map(&WithWriteBack { packet: &record, write_back });
-            self.sessions.insert(handle, PathSession { disk, written: Vec::new() });
+            let session = PathSession {
+                id: cairn_vfs::sessions::fresh_id(),
+                open,
+                root: disk.root.to_string_lossy().to_string(),
+                pinned,
+                manifest_sha256,
+                disk: Some(disk),
+                expanded: Vec::new(),
+                written: None,
+                escalated: None,
+            };
+            self.sessions.insert(handle, session);
             let host = &self.host;
-            self.sessions.retain(|handle, _| host.has_session(handle));
+            self.sessions.retain(|handle, session| session.disk.is_none() || host.has_session(handle));
+            self.forget_old_spent();
+            self.checkpoint();
         }
         ToolResult::ok(record)
     }
@@ -333,22 +359,30 @@ impl Server {
             Ok(request) => request,
             Err(refusal) => return refusal,
         };
-        let writing = matches!(request.get("kind").and_then(Value::as_str), Some("body" | "expr"));
+        let kind = request.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+        let writing = matches!(kind.as_str(), "body" | "expr");
         let handle = request.get("handle").and_then(Value::as_str).unwrap_or_default().to_string();
+        // A handle of the server this one replaced comes back when it is first named.
+        if !self.sessions.contains_key(&handle)
+            && let Err(refusal) = self.restore(&handle)
+        {
+            return refusal;
+        }
+        if let Some(session) = self.sessions.get(&handle)
+            && let Some(refusal) = self.judge_durable(session, &request, writing)
+        {
+            return refusal;
+        }
         // A writing request of a path session: the files must still be what the session pinned,
         // and the session must not have written already (protocol §16.4 rule 1). The request's
         // own shape is judged first, by the host, so a malformed request is E-REQUEST here too.
-        if writing && self.sessions.contains_key(&handle) && well_formed(&request) {
-            let session = &self.sessions[&handle];
+        if writing
+            && well_formed(&request)
+            && let Some(session) = self.sessions.get(&handle)
+            && let Some(disk) = &session.disk
+        {
             let pinned = self.host.session_sources(&handle);
-            if !session.written.is_empty() {
-                return ToolResult::error(self.host.refusal(
-                    "E-SESSION",
-                    "The files already hold this session's written change; open a new session to change them again.",
-                    vec![("files", Value::from(session.written.clone()))],
-                ));
-            }
-            let changed = changed_files(&session.disk, pinned);
+            let changed = changed_files(disk, pinned);
             if !changed.is_empty() {
                 return ToolResult::error(self.host.refusal(
                     "E-SESSION",
@@ -362,45 +396,122 @@ impl Server {
             return ToolResult::error(answer.record);
         }
         let mut record = answer.record;
+        if kind == "expand"
+            && let Some(session) = self.sessions.get_mut(&handle)
+        {
+            session.expanded.push(request.get("symbols").cloned().unwrap_or(Value::Null));
+            self.checkpoint();
+        }
         if let Some(admitted) = answer.admitted
             && let Some(session) = self.sessions.get(&handle)
+            && let Some(disk) = &session.disk
         {
-            match write_back(&session.disk, self.host.session_sources(&handle), &admitted) {
-                Ok(written) => {
-                    record = to_map(&WithWritten { admission: &record, written: &written });
-                    self.host.advance(&handle);
+            let key = request_key(&session.id, &request);
+            let file = disk.files.get(admitted.file).map(|f| f.name.clone()).unwrap_or_default();
+            let written = vec![file];
+            let answer = to_map(&WithWritten { admission: &record, written: &written });
+            let intent = Intent {
+                key: key.clone(),
+                session: session.id.clone(),
+                handle: handle.clone(),
+                answer: Value::Object(answer.clone()),
+            };
+            match write_back(disk, self.host.session_sources(&handle), &admitted, &intent) {
+                Ok(recorded) => {
+                    record = match recorded {
+                        Recorded::Written { ledger, .. } => {
+                            let seen = self.durable.ledgers.entry(session.root.clone()).or_insert(0);
+                            *seen = (*seen).max(ledger);
+                            self.host.advance(&handle);
+                            answer
+                        }
+                        Recorded::Earlier(Value::Object(earlier)) => earlier,
+                        Recorded::Earlier(_) => answer,
+                    };
                     if let Some(session) = self.sessions.get_mut(&handle) {
-                        session.written = written;
+                        session.written = Some(Written { key, answer: record.clone() });
                     }
+                    self.checkpoint();
                 }
-                Err(WriteFailure::Changed(files)) => {
+                Err(failure) => {
                     self.host.forget_admission(&handle);
-                    return ToolResult::error(self.host.refusal(
-                        "E-SESSION",
-                        "A file changed on disk while the change was being written; nothing was written. Open a new session.",
-                        vec![("files", Value::from(files))],
-                    ));
-                }
-                Err(WriteFailure::Conflict(files)) => {
-                    self.host.forget_admission(&handle);
-                    return ToolResult::error(self.host.refusal(
-                        "E-SESSION",
-                        "A file was saved while the change was being written; the save was kept and nothing of the change was written. Open a new session on the file as it is now.",
-                        vec![("files", Value::from(files))],
-                    ));
-                }
-                Err(WriteFailure::Limit(message)) => {
-                    self.host.forget_admission(&handle);
-                    return ToolResult::error(self.host.refusal("E-SOURCE-LIMIT", message, vec![]));
-                }
-                Err(WriteFailure::Environment(message)) => {
-                    self.host.forget_admission(&handle);
-                    return self.environment(&message);
+                    return self.write_refusal(failure);
                 }
             }
         }
         let is_error = record.get("status").and_then(Value::as_str) == Some("rejected");
         ToolResult { record, is_error }
+    }
+
+    /// What a path session's durable state says of a request before the host judges it: the
+    /// resend of the request it wrote gets the first answer; any other writing request of a
+    /// written session, and every request of an escalated one or of one restored spent, is
+    /// `E-SESSION`.
+    fn judge_durable(&self, session: &PathSession, request: &Value, writing: bool) -> Option<ToolResult> {
+        if let Some(files) = &session.escalated {
+            return Some(ToolResult::error(self.host.refusal(
+                "E-SESSION",
+                "The server stopped while writing this session's change, and the files now hold neither the change nor what the session pinned (someone else changed them); nothing was touched. Look at the files, then open a new session.",
+                vec![("files", Value::from(files.clone())), ("recovery", Value::from("escalated"))],
+            )));
+        }
+        let written = session.written.as_ref()?;
+        if writing && request_key(&session.id, request) == written.key {
+            return Some(ToolResult::ok(written.answer.clone()));
+        }
+        let files = written.answer.get("written").cloned().unwrap_or(Value::Null);
+        if writing {
+            return Some(ToolResult::error(self.host.refusal(
+                "E-SESSION",
+                "The files already hold this session's written change; open a new session to change them again.",
+                vec![("files", files)],
+            )));
+        }
+        if session.disk.is_none() {
+            return Some(ToolResult::error(self.host.refusal(
+                "E-SESSION",
+                "This session's change was written before the server restarted; only its resend is answered now. Open a new session to go on.",
+                vec![("files", files)],
+            )));
+        }
+        None
+    }
+
+    /// The refusal of a write-back that did not happen (nothing was written).
+    fn write_refusal(&self, failure: WriteFailure) -> ToolResult {
+        match failure {
+            WriteFailure::Changed(files) => ToolResult::error(self.host.refusal(
+                "E-SESSION",
+                "A file changed on disk while the change was being written; nothing was written. Open a new session.",
+                vec![("files", Value::from(files))],
+            )),
+            WriteFailure::Conflict(files) => ToolResult::error(self.host.refusal(
+                "E-SESSION",
+                "A file was saved while the change was being written; the save was kept and nothing of the change was written. Open a new session on the file as it is now.",
+                vec![("files", Value::from(files))],
+            )),
+            WriteFailure::Limit(message) => ToolResult::error(self.host.refusal("E-SOURCE-LIMIT", message, vec![])),
+            WriteFailure::Environment(message) => self.environment(&message),
+        }
+    }
+
+    /// Keeps at most [`cairn_agent::edit::SESSION_LIMIT`] sessions restored spent (the host
+    /// bounds the live ones).
+    fn forget_old_spent(&mut self) {
+        let mut spent: Vec<u64> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.disk.is_none())
+            .map(|(h, _)| h.strip_prefix('e').and_then(|n| n.parse().ok()).unwrap_or(0))
+            .collect();
+        if spent.len() <= cairn_agent::edit::SESSION_LIMIT {
+            return;
+        }
+        spent.sort_unstable();
+        let cut = spent[spent.len() - cairn_agent::edit::SESSION_LIMIT];
+        self.sessions.retain(|h, s| {
+            s.disk.is_some() || h.strip_prefix('e').and_then(|n| n.parse::<u64>().ok()).unwrap_or(0) >= cut
+        });
     }
 
     fn state(&mut self, arguments: &Map<String, Value>) -> ToolResult {
@@ -619,106 +730,4 @@ fn well_formed(request: &Value) -> bool {
     };
     map.keys().map(String::as_str).collect::<BTreeSet<_>>() == expected
         && map.get("protocol").and_then(Value::as_str) == Some("cairn.edit/2")
-}
-
-/// The pinned files (and `(manifest)`) whose bytes on disk differ now, sorted. A file holds
-/// what was pinned when it is the pinned text, after a byte-order mark exactly when it had one.
-fn changed_files(disk: &Disk, pinned: Option<&Sources>) -> Vec<String> {
-    let relatives: Vec<&str> = disk.files.iter().map(|f| f.relative.as_str()).collect();
-    let current = cairn_vfs::read_program_files(&disk.root, &relatives);
-    let mut changed: Vec<String> = disk
-        .files
-        .iter()
-        .zip(current)
-        .enumerate()
-        .filter(|(i, (f, bytes))| {
-            let Some(text) = pinned.and_then(|p| p.files.get(*i)).map(|s| s.text.as_bytes()) else { return true };
-            let Some(bytes) = bytes else { return true };
-            let body = if f.had_bom { bytes.strip_prefix(b"\xEF\xBB\xBF") } else { Some(bytes.as_slice()) };
-            body != Some(text)
-        })
-        .map(|(_, (f, _))| f.name.clone())
-        .collect();
-    changed.sort();
-    if let Some((path, bytes)) = &disk.manifest
-        && cairn_vfs::read_user_file(path, cairn_vfs::MANIFEST_LIMIT as u64).ok().as_deref() != Some(bytes.as_slice())
-    {
-        changed.push("(manifest)".into());
-    }
-    changed
-}
-
-enum WriteFailure {
-    Changed(Vec<String>),
-    /// Saved by someone else while being written: the write was reversed, their save kept.
-    Conflict(Vec<String>),
-    /// The written program would pass the source limit (`E-SOURCE-LIMIT`).
-    Limit(String),
-    Environment(String),
-}
-
-/// Writes an admitted change into its file through the journal: the byte-order mark kept, the
-/// replaced text's lines ending as most of the file's lines end (protocol §16.4 rule 4).
-fn write_back(disk: &Disk, pinned: Option<&Sources>, admitted: &Admitted) -> Result<Vec<String>, WriteFailure> {
-    let pinned_sources = pinned;
-    let Some(file) = disk.files.get(admitted.file) else {
-        return Err(WriteFailure::Environment("The admitted change names a file the session did not pin.".into()));
-    };
-    // Files are written by byte range, so a boundary of the combined source cannot move; still,
-    // a reply may not add a separator line (protocol §16.4 rule 7: they must occur as before).
-    if pinned.is_some_and(|p| p.project) && admitted.text.lines().any(|l| l.trim_start().starts_with("// source:")) {
-        return Err(WriteFailure::Environment(
-            "The reply holds a `// source:` line, which would add a file boundary to the combined source; nothing was written."
-                .into(),
-        ));
-    }
-    if file.vendored {
-        return Err(WriteFailure::Environment(format!(
-            "{} belongs to a vendored dependency; the host does not write into dependencies.",
-            file.name
-        )));
-    }
-    let Some(pinned) = pinned.and_then(|p| p.files.get(admitted.file)).map(|s| s.text.as_str()) else {
-        return Err(WriteFailure::Environment("The session's pinned text is gone; open a new session.".into()));
-    };
-    let start = admitted.replaced.start.min(pinned.len());
-    let end = admitted.replaced.end.clamp(start, pinned.len());
-    let mut bytes = if file.had_bom { b"\xEF\xBB\xBF".to_vec() } else { Vec::new() };
-    bytes.extend_from_slice(&pinned.as_bytes()[..start]);
-    bytes.extend_from_slice(with_endings(&admitted.text, majority_ending(pinned)).as_bytes());
-    bytes.extend_from_slice(&pinned.as_bytes()[end..]);
-    let mut before = if file.had_bom { b"\xEF\xBB\xBF".to_vec() } else { Vec::new() };
-    before.extend_from_slice(pinned.as_bytes());
-    // The written program must stay within the source limit, as every reader will hold it to.
-    let others: usize = pinned_sources.map_or(0, |p| {
-        p.files.iter().enumerate().filter(|(i, _)| *i != admitted.file).map(|(_, f)| f.text.len()).sum()
-    });
-    if others + bytes.len() > cairn_vfs::SOURCE_LIMIT {
-        return Err(WriteFailure::Limit(format!(
-            "The change would make the program's sources {} bytes; they hold at most {} bytes together. Nothing was written.",
-            others + bytes.len(),
-            cairn_vfs::SOURCE_LIMIT
-        )));
-    }
-    let change = FileChange { name: file.relative.clone(), before, after: bytes };
-    match Journal::new(&disk.root).write(&[change]) {
-        Ok(_) => Ok(vec![file.name.clone()]),
-        Err(WriteError::Changed(_)) => Err(WriteFailure::Changed(vec![file.name.clone()])),
-        Err(WriteError::Conflict(_)) => Err(WriteFailure::Conflict(vec![file.name.clone()])),
-        Err(other) => {
-            Err(WriteFailure::Environment(format!("Writing {} failed: {other}; nothing was written.", file.name)))
-        }
-    }
-}
-
-/// `"\r\n"` when more of the text's lines end so than with a bare `"\n"`; `"\n"` otherwise.
-fn majority_ending(text: &str) -> &'static str {
-    let crlf = text.matches("\r\n").count();
-    let lf = text.matches('\n').count() - crlf;
-    if crlf > lf { "\r\n" } else { "\n" }
-}
-
-fn with_endings(text: &str, ending: &str) -> String {
-    let plain = text.replace("\r\n", "\n");
-    if ending == "\n" { plain } else { plain.replace('\n', ending) }
 }

@@ -97,7 +97,7 @@ fn load_or_create() -> Result<[u8; 32], String> {
     Err(format!("cannot read or create the journal key {}", path.display()))
 }
 
-fn random(into: &mut [u8]) -> Result<(), String> {
+pub(crate) fn random(into: &mut [u8]) -> Result<(), String> {
     let mut filled = 0;
     while filled < into.len() {
         // SAFETY: a valid buffer of the given length.

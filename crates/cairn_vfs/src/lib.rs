@@ -11,10 +11,12 @@
 //! byte-order mark is dropped (and remembered), and text that is not UTF-8 is refused with the
 //! file and byte offset rather than decoded lossily.
 
+pub mod fault;
 pub mod journal;
 mod key;
 mod manifest;
 pub mod safe;
+pub mod sessions;
 pub mod stdio;
 
 use std::fmt;

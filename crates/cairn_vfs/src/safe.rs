@@ -239,6 +239,42 @@ impl Dir {
         Ok(file)
     }
 
+    /// Opens (creating when missing, mode 0600) a regular file for appending; never follows a
+    /// link and never blocks on a FIFO (anything but a regular file is refused).
+    pub fn open_append(&self, name: &str) -> io::Result<File> {
+        let c_name = component(name)?;
+        let flags =
+            libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: a valid descriptor and name.
+        let fd = unsafe { libc::openat(self.fd.as_raw_fd(), c_name.as_ptr(), flags, 0o600) };
+        let file = owned(fd).map(File::from).map_err(|e| not_followed(e, name))?;
+        if fstat(&file)?.kind != Kind::File {
+            return Err(invalid(&format!("{name} is not a regular file")));
+        }
+        Ok(file)
+    }
+
+    /// Replaces `name` with `bytes` atomically: written under a staging name created
+    /// exclusively, fsynced, renamed over `name`, and the directory fsynced. `during` runs
+    /// between the staging and the rename (a fault point).
+    pub fn replace(&self, name: &str, bytes: &[u8], during: impl FnOnce()) -> io::Result<()> {
+        use std::io::Write;
+        let staging = format!("{name}.new");
+        self.remove(&staging)?;
+        let result = (|| -> io::Result<()> {
+            let mut file = self.create_new(&staging, 0o600)?;
+            file.write_all(bytes)?;
+            file.sync_all()?;
+            during();
+            self.rename(&staging, self, name)?;
+            self.sync()
+        })();
+        if result.is_err() {
+            let _ = self.remove(&staging);
+        }
+        result
+    }
+
     /// Removes the name `name` (a link is removed itself, never its target). Missing is fine.
     pub fn remove(&self, name: &str) -> io::Result<()> {
         let c_name = component(name)?;

@@ -84,6 +84,19 @@ pub struct OpenRequest {
     pub include: Vec<String>,
     /// An expression site to focus (`x<n>`).
     pub site: Option<String>,
+    /// The handle to give the session (a server that issues its own, so they stay unique
+    /// across its restarts); else the host numbers it. A session of the host with this handle
+    /// is replaced.
+    pub handle: Option<String>,
+}
+
+/// What a host has said once (cards and terms entries sent, and whether the terms went out),
+/// so a restarted server that restores an agent's sessions does not teach it again.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Said {
+    pub cards: Vec<String>,
+    pub terms: Vec<String>,
+    pub terms_sent: bool,
 }
 
 /// The edit host: its sessions, the cards and terms it has sent, the states it has sent.
@@ -105,6 +118,27 @@ pub struct EditHost {
 impl EditHost {
     pub fn new() -> EditHost {
         EditHost::default()
+    }
+
+    /// What this host has said once.
+    pub fn said(&self) -> Said {
+        Said {
+            cards: self.sent_cards.iter().map(|c| c.to_string()).collect(),
+            terms: self.sent_terms.iter().cloned().collect(),
+            terms_sent: self.terms_sent,
+        }
+    }
+
+    /// Takes `said` as said by this host too (cards by name; a name that is no card is
+    /// ignored).
+    pub fn hear_said(&mut self, said: &Said) {
+        for name in &said.cards {
+            if let Some(card) = cairn_diagnostics::registry::card_named(name) {
+                self.sent_cards.insert(card.name);
+            }
+        }
+        self.sent_terms.extend(said.terms.iter().cloned());
+        self.terms_sent |= said.terms_sent;
     }
 
     /// True once the terms were sent (later answers leave out what they explain).

@@ -40,9 +40,15 @@ impl EditHost {
         let (file, body, sites) = self.spans(index, item)?;
         let sites_before = SiteCounts::of(workspace, item);
         let symbol = workspace.full_name(item).to_string();
-        self.handles += 1;
+        let handle = match &request.handle {
+            Some(handle) => handle.clone(),
+            None => {
+                self.handles += 1;
+                format!("e{}", self.handles)
+            }
+        };
         let mut session = Session {
-            handle: format!("e{}", self.handles),
+            handle,
             used: self.clock,
             digest: String::new(),
             symbol,
@@ -68,6 +74,7 @@ impl EditHost {
             return Err(self.rejection("E-SITE", format!("{site} is not an expression site of {}.", session.symbol)));
         }
         let packet = self.packet(&session, item, &callers, request.site.as_deref());
+        self.sessions.retain(|s| s.handle != session.handle);
         self.sessions.push(session);
         self.forget_old_sessions();
         Ok(packet)

@@ -37,6 +37,7 @@
 //! killed there) or act inside its window (a callback).
 
 mod entry;
+pub mod ledger;
 mod swap;
 #[cfg(test)]
 mod tests;
@@ -115,6 +116,16 @@ pub enum Outcome {
     Quarantined(String),
 }
 
+/// What [`Journal::write_recorded`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Recorded {
+    /// Wrote the change: the journal entry, and the sequence number of the ledger's record
+    /// that completed it (what a checkpoint says it has seen).
+    Written { entry: u64, ledger: u64 },
+    /// The key's write was complete already: the answer its intent recorded.
+    Earlier(serde_json::Value),
+}
+
 /// What an undo reverted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Undone {
@@ -157,6 +168,7 @@ impl Hooks {
     }
 
     fn point(&self, name: &str) {
+        crate::fault::point(if name == "swapped" { "after-rename" } else { name });
         if let Some((at, ms)) = &self.pause
             && at == name
         {
@@ -171,6 +183,8 @@ impl Hooks {
 /// The open directories of one journal operation.
 struct Open {
     root: Dir,
+    /// `.cairn` (the lock, the ledger).
+    state: Dir,
     entries: Dir,
 }
 
@@ -212,14 +226,13 @@ impl Journal {
             Err(e) if !create && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io("open the journal directory .cairn/journal", &e)),
         };
-        Ok(Some(Open { root, entries }))
+        Ok(Some(Open { root, state, entries }))
     }
 
     /// Takes the project lock, exclusive (blocking while another process holds it).
     fn lock(&self) -> Result<(Open, File), WriteError> {
         let open = self.open(true)?.ok_or_else(|| WriteError::Io("cannot create the journal".into()))?;
-        let state = open.root.subdir(STATE_DIR, false).map_err(|e| io("open .cairn", &e))?;
-        let file = state.open_lock("lock", true).map_err(|e| io("open the project lock .cairn/lock", &e))?;
+        let file = open.state.open_lock("lock", true).map_err(|e| io("open the project lock .cairn/lock", &e))?;
         file.lock().map_err(|e| io("take the project lock", &e))?;
         Ok((open, file))
     }
@@ -231,10 +244,19 @@ impl Journal {
             return Ok(Vec::new());
         }
         let (open, _lock) = self.lock()?;
-        self.recover_locked(&open)
+        self.recover_locked(&open).map(|(recovered, _)| recovered)
     }
 
-    fn recover_locked(&self, open: &Open) -> Result<Vec<Recovered>, WriteError> {
+    /// Under the lock: recovers the journal's pending entries, then settles the effect
+    /// ledger's open intents by what the files hold after that (`ledger.rs`).
+    fn recover_locked(&self, open: &Open) -> Result<(Vec<Recovered>, ledger::Ledger), WriteError> {
+        let recovered = self.recover_entries(open)?;
+        let mut ledger = ledger::read(open)?;
+        ledger::settle(open, &mut ledger)?;
+        Ok((recovered, ledger))
+    }
+
+    fn recover_entries(&self, open: &Open) -> Result<Vec<Recovered>, WriteError> {
         let mut out = Vec::new();
         for listed in list(open)?.into_iter().filter(|e| e.state == State::Pending) {
             let entry = match check(open, &listed) {
@@ -354,6 +376,88 @@ impl Journal {
         let (open, _lock) = self.lock()?;
         self.recover_locked(&open)?;
         apply(&open, changes, None, &self.hooks)
+    }
+
+    /// Writes `changes` as one write-back recorded in the effect ledger (`ledger.rs`): under
+    /// the project lock, held from the intent to its settling record, after recovery has
+    /// settled whatever a crash left open, the intent is appended (durable) before any file is
+    /// touched, the write goes through the journal, and `complete` (or `not-applied`, when the
+    /// journal refused) follows. A key whose write is already complete is not written again:
+    /// the answer its intent recorded comes back ([`Recorded::Earlier`]).
+    pub fn write_recorded(&self, changes: &[FileChange], intent: &ledger::Intent) -> Result<Recorded, WriteError> {
+        for change in changes {
+            if !entry::writable_name(&change.name) {
+                return Err(WriteError::Io(format!(
+                    "{} is not a program source inside the program's directory (a plain relative .cairn path)",
+                    change.name
+                )));
+            }
+        }
+        let (open, _lock) = self.lock()?;
+        let (_, mut ledger) = self.recover_locked(&open)?;
+        if let Some(ledger::Settled::Complete(answer)) = ledger.settled(&intent.key) {
+            return Ok(Recorded::Earlier(answer));
+        }
+        ledger::intend(&open, &mut ledger, intent, changes)?;
+        crate::fault::point("after-intent");
+        match apply(&open, changes, None, &self.hooks) {
+            Ok(seq) => {
+                crate::fault::point("before-completion");
+                let completed = ledger::complete(&open, &mut ledger, &intent.key, seq)?;
+                crate::fault::point("after-completion");
+                ledger::compact(&open, &mut ledger);
+                Ok(Recorded::Written { entry: seq, ledger: completed })
+            }
+            Err(error) => {
+                // Nothing of the change stands (the journal reversed it); say so. Should this
+                // append fail, the next lock holder settles the intent by the files.
+                let _ = ledger::not_applied(&open, &mut ledger, &intent.key);
+                Err(error)
+            }
+        }
+    }
+
+    /// How the ledger says the write of `key` ended (`None`: the ledger has no such key). Takes
+    /// the lock shared, so a write in progress is waited for; writes nothing (an intent a
+    /// crash left open reads [`ledger::Settled::Open`] until a writer settles it).
+    pub fn settled(&self, key: &str) -> Result<Option<ledger::Settled>, WriteError> {
+        let Some(open) = self.open(false)? else { return Ok(None) };
+        let _lock = match open.state.open_lock("lock", false) {
+            Ok(file) => {
+                file.lock_shared().map_err(|e| io("take the project lock", &e))?;
+                Some(file)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io("open the project lock .cairn/lock", &e)),
+        };
+        Ok(ledger::read(&open)?.settled(key))
+    }
+
+    /// Recovers the journal and settles the ledger (as every writer does first), then says, for
+    /// each of `sessions` (their identities), the key of its newest intent and how that write
+    /// ended — among the intents after the ledger's record `after` (what the caller had
+    /// seen); a session with no such intent is left out. How a restarted server learns what
+    /// became of the writes its sessions were making when it died. A program never written
+    /// through the journal has nothing to recover (and gets no `.cairn/`).
+    pub fn recover_sessions(
+        &self,
+        sessions: &[String],
+        after: u64,
+    ) -> Result<Vec<(String, String, ledger::Settled)>, WriteError> {
+        if self.open(false)?.is_none() {
+            return Ok(Vec::new());
+        }
+        let (open, _lock) = self.lock()?;
+        let (_, ledger) = self.recover_locked(&open)?;
+        let mut out = Vec::new();
+        for session in sessions {
+            if let Some(intent) = ledger.newest_intent_of(session).filter(|i| i.seq > after)
+                && let Some(settled) = ledger.settled(&intent.key)
+            {
+                out.push((session.clone(), intent.key.clone(), settled));
+            }
+        }
+        Ok(out)
     }
 
     /// Reverts the newest committed write-back not yet reverted (see the module comment).
@@ -511,6 +615,9 @@ fn apply(open: &Open, changes: &[FileChange], reverts: Option<u64>, hooks: &Hook
             });
         }
         hooks.point("swapped");
+        if i + 1 < staged.len() {
+            crate::fault::point("between-files");
+        }
     }
     // The replaced contents live on in the journal's kept links; their staged names go.
     staged.iter().for_each(unstage);

@@ -1,0 +1,400 @@
+//! Durable sessions (docs/durability.md): the server's session table, checkpointed under
+//! `.cairn/sessions/` of the directory it started in, and what a restarted server does with
+//! the table its predecessor left.
+//!
+//! The table holds every path session: its handle and identity, how it was opened, the SHA-256
+//! of each file (and the manifest) it pinned, the expansions it made, and — once it wrote — the
+//! key and the answer of its write; beside them the cards and terms the server has said once,
+//! and per program the effect ledger's record it has seen. It is checkpointed (atomically,
+//! sealed) after every request that changes a session: an open, an expansion, a write.
+//!
+//! A server starts by adopting the tables no live server holds ([`Durable::start`]): it
+//! recovers each program they name (the journal, then the ledger's open intents — settled by
+//! what the files hold), learns what became of each session's last write, and keeps the
+//! sessions *dormant*. A client that names a dormant handle gets it back
+//! ([`Server::restore`]): the program is read again, and while every pinned digest still
+//! matches the files the session is opened again under its handle and its expansions are
+//! replayed; a session whose write completed comes back spent, answering the resend of that
+//! request with the first answer; a session whose write was escalated (the files hold neither
+//! side) answers `E-SESSION` and touches nothing.
+//!
+//! Boundary: sessions on `source` are not checkpointed (they never write; the client holds the
+//! text and opens again). A table that cannot be written (a read-only directory) turns
+//! checkpoints off with one line on standard error; the server goes on without them.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use cairn_agent::edit::{OpenRequest, Said};
+use cairn_vfs::journal::Journal;
+use cairn_vfs::journal::ledger::Settled;
+use cairn_vfs::sessions::{Claim, SessionDir, fresh_id};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::tools::{PathSession, Server, ToolResult};
+
+/// The schema of the table this version writes and adopts.
+const SCHEMA: &str = "cairn.sessions/1";
+/// How many handle numbers a server reserves at a time.
+const HANDLE_BLOCK: u64 = 64;
+
+/// The table on disk.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table {
+    schema: String,
+    sessions: Vec<Saved>,
+    said: Said,
+    /// Per program directory, the ledger record this table has seen.
+    ledgers: BTreeMap<String, u64>,
+}
+
+/// One path session as the table keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Saved {
+    pub handle: String,
+    pub id: String,
+    pub open: OpenArgs,
+    /// The program's directory (where its journal and ledger live).
+    pub root: String,
+    /// Each pinned file's SHA-256, by its name relative to `root`.
+    pub pinned: Vec<(String, String)>,
+    pub manifest_sha256: Option<String>,
+    /// The `symbols` of each expansion, in order.
+    pub expanded: Vec<Value>,
+    pub written: Option<Written>,
+    /// The files of an escalated write (the session refuses everything).
+    pub escalated: Option<Vec<String>>,
+}
+
+/// How a path session was opened: the `edit_open` arguments that matter.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OpenArgs {
+    pub path: String,
+    pub symbol: String,
+    pub scope: Option<String>,
+    pub site: Option<String>,
+    pub contract: Option<Value>,
+}
+
+/// A session's write: its key (the digest of session and request) and its answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Written {
+    pub key: String,
+    pub answer: Map<String, Value>,
+}
+
+/// The server's side of durability: its table's place and claim, its handles, and the
+/// sessions adopted from a predecessor that no client has named yet.
+pub(crate) struct Durable {
+    start: PathBuf,
+    id: String,
+    dir: Option<SessionDir>,
+    claim: Option<Claim>,
+    /// Tables adopted at start, removed once this server's first checkpoint holds them.
+    adopted: Vec<Claim>,
+    next_handle: u64,
+    block_end: u64,
+    pub dormant: HashMap<String, Saved>,
+    /// What the predecessors said, heard by the host when a client names a dormant handle.
+    pub said: Option<Said>,
+    pub ledgers: BTreeMap<String, u64>,
+    /// Why checkpoints are off, once they failed.
+    off: Option<String>,
+}
+
+impl Durable {
+    /// Adopts the tables no live server under `start` holds, recovering the programs they name
+    /// (see the module comment). Never creates `.cairn/` where there is none.
+    pub fn start(start: &Path) -> Durable {
+        let mut durable = Durable {
+            start: start.to_path_buf(),
+            id: fresh_id(),
+            dir: None,
+            claim: None,
+            adopted: Vec::new(),
+            next_handle: 0,
+            block_end: 0,
+            dormant: HashMap::new(),
+            said: None,
+            ledgers: BTreeMap::new(),
+            off: None,
+        };
+        let Ok(Some(dir)) = SessionDir::existing(start) else { return durable };
+        let mut said = Said::default();
+        for orphan in dir.orphans(&durable.id) {
+            let Ok(table) = serde_json::from_value::<Table>(orphan.table) else { continue };
+            if table.schema != SCHEMA {
+                continue;
+            }
+            for saved in table.sessions {
+                durable.next_handle = durable.next_handle.max(handle_number(&saved.handle));
+                durable.dormant.insert(saved.handle.clone(), saved);
+            }
+            said.cards.extend(table.said.cards);
+            said.terms.extend(table.said.terms);
+            said.terms_sent |= table.said.terms_sent;
+            for (root, seq) in table.ledgers {
+                let seen = durable.ledgers.entry(root).or_insert(0);
+                *seen = (*seen).max(seq);
+            }
+            durable.adopted.push(orphan.claim);
+        }
+        said.cards.sort();
+        said.cards.dedup();
+        said.terms.sort();
+        said.terms.dedup();
+        durable.said = (!durable.dormant.is_empty()).then_some(said);
+        durable.dir = Some(dir);
+        durable.recover();
+        durable.block_end = durable.next_handle;
+        durable
+    }
+
+    /// Recovers every program a dormant session names and learns how its last write ended.
+    fn recover(&mut self) {
+        let mut by_root: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for saved in self.dormant.values().filter(|s| s.written.is_none() && s.escalated.is_none()) {
+            by_root.entry(saved.root.clone()).or_default().push(saved.id.clone());
+        }
+        for (root, ids) in by_root {
+            let after = self.ledgers.get(&root).copied().unwrap_or(0);
+            let settled = match Journal::new(Path::new(&root)).recover_sessions(&ids, after) {
+                Ok(settled) => settled,
+                Err(error) => {
+                    eprintln!("cairn mcp: cannot recover {root}: {error}; its sessions are not restored");
+                    self.dormant.retain(|_, s| s.root != root);
+                    continue;
+                }
+            };
+            for (id, key, settled) in settled {
+                let Some(saved) = self.dormant.values_mut().find(|s| s.id == id) else { continue };
+                match settled {
+                    Settled::Complete(Value::Object(answer)) => saved.written = Some(Written { key, answer }),
+                    Settled::Complete(_) => saved.escalated = Some(Vec::new()),
+                    Settled::NotApplied => {}
+                    Settled::Escalated(files) => saved.escalated = Some(files),
+                    // Settled under the lock just now, so never open; refuse rather than guess.
+                    Settled::Open => saved.escalated = Some(Vec::new()),
+                }
+            }
+        }
+    }
+
+    /// The table's directory, opened (created) on first need; `None` once checkpoints are off.
+    fn dir(&mut self) -> Option<&SessionDir> {
+        if self.off.is_some() {
+            return None;
+        }
+        if self.dir.is_none() {
+            match SessionDir::open(&self.start) {
+                Ok(dir) => self.dir = Some(dir),
+                Err(error) => {
+                    self.turn_off(format!("cannot create .cairn/sessions: {error}"));
+                    return None;
+                }
+            }
+        }
+        self.dir.as_ref()
+    }
+
+    fn turn_off(&mut self, why: String) {
+        eprintln!("cairn mcp: session checkpoints are off ({why}); sessions will not survive a restart");
+        self.off = Some(why);
+    }
+
+    /// A fresh handle (`e<n>`), unique across every server started in this directory while
+    /// the table's directory can be written (`create`: make it if it is missing).
+    pub fn next_handle(&mut self, create: bool) -> String {
+        if self.next_handle >= self.block_end {
+            let at_least = self.next_handle;
+            let reserved = if create || self.dir.is_some() {
+                self.dir().map(|dir| dir.reserve_handles(at_least, HANDLE_BLOCK))
+            } else {
+                None
+            };
+            match reserved {
+                Some(Ok(first)) => {
+                    self.next_handle = first - 1;
+                    self.block_end = first + HANDLE_BLOCK - 1;
+                }
+                Some(Err(error)) => {
+                    self.turn_off(format!("cannot reserve handles: {error}"));
+                    self.block_end = u64::MAX;
+                }
+                // Not durable yet: numbered in memory; a later block starts above these.
+                None => self.block_end = self.next_handle + 1,
+            }
+        }
+        self.next_handle += 1;
+        format!("e{}", self.next_handle)
+    }
+
+    /// Checkpoints `sessions` and the dormant ones with what the host has said.
+    pub fn checkpoint(&mut self, sessions: Vec<Saved>, said: Said) {
+        let mut all = sessions;
+        all.extend(self.dormant.values().cloned());
+        all.sort_by_key(|s| handle_number(&s.handle));
+        let table = Table { schema: SCHEMA.into(), sessions: all, said, ledgers: self.ledgers.clone() };
+        let Ok(value) = serde_json::to_value(&table) else { return };
+        if self.claim.is_none() {
+            let id = self.id.clone();
+            let Some(dir) = self.dir() else { return };
+            match dir.claim(&id) {
+                Ok(claim) => self.claim = Some(claim),
+                Err(error) => return self.turn_off(format!("cannot claim a session table: {error}")),
+            }
+        }
+        let (Some(dir), Some(claim)) = (self.dir.as_ref(), self.claim.as_ref()) else { return };
+        if let Err(error) = dir.write(claim, &value) {
+            return self.turn_off(format!("cannot write the session table: {error}"));
+        }
+        for adopted in std::mem::take(&mut self.adopted) {
+            dir.remove(adopted);
+        }
+    }
+}
+
+/// The number of a handle `e<n>` (0 for anything else).
+fn handle_number(handle: &str) -> u64 {
+    handle.strip_prefix('e').and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
+/// The key of a writing request of a session: the digest of the session's identity and the
+/// request's canonical JSON.
+pub(crate) fn request_key(session: &str, request: &Value) -> String {
+    let mut text = session.as_bytes().to_vec();
+    text.push(b'\n');
+    text.extend_from_slice(cairn_agent::canonical::canonical_json(request).as_bytes());
+    cairn_agent::canonical::sha256_hex(&text)
+}
+
+impl Server {
+    /// Writes the session table (after a request that changed a session).
+    pub(crate) fn checkpoint(&mut self) {
+        let sessions: Vec<Saved> = self.sessions.iter().map(|(handle, s)| s.saved(handle)).collect();
+        let said = self.host.said();
+        self.durable.checkpoint(sessions, said);
+    }
+
+    /// Brings back the dormant session `handle`, if there is one (see the module comment).
+    /// `Err` is the refusal a session that cannot come back answers.
+    pub(crate) fn restore(&mut self, handle: &str) -> Result<(), ToolResult> {
+        let Some(saved) = self.durable.dormant.remove(handle) else { return Ok(()) };
+        if let Some(said) = self.durable.said.take() {
+            self.host.hear_said(&said);
+        }
+        if saved.written.is_some() || saved.escalated.is_some() {
+            self.sessions.insert(handle.to_string(), PathSession::spent(saved));
+            return Ok(());
+        }
+        let refuse = |server: &Server, message: String, files: Vec<String>| {
+            let details = if files.is_empty() { vec![] } else { vec![("files", Value::from(files))] };
+            ToolResult::error(server.host.refusal("E-SESSION", message, details))
+        };
+        let loaded = match self.load_path(&saved.open.path) {
+            Ok(loaded) => loaded,
+            Err(_) => {
+                return Err(refuse(
+                    self,
+                    format!(
+                        "{handle} was a session on {} before the server restarted, and that program cannot be read now; open a new session.",
+                        saved.open.path
+                    ),
+                    vec![],
+                ));
+            }
+        };
+        let Some(disk) = loaded.disk.clone() else { return Ok(()) };
+        let (pinned, manifest) = disk.digests(&loaded.sources);
+        let mut changed: Vec<String> = saved
+            .pinned
+            .iter()
+            .filter(|(name, digest)| !pinned.iter().any(|(n, d)| n == name && d == digest))
+            .map(|(name, _)| name.clone())
+            .collect();
+        changed
+            .extend(pinned.iter().filter(|(n, _)| !saved.pinned.iter().any(|(m, _)| m == n)).map(|(n, _)| n.clone()));
+        if manifest != saved.manifest_sha256 {
+            changed.push("(manifest)".into());
+        }
+        if !changed.is_empty() {
+            changed.sort();
+            changed.dedup();
+            return Err(refuse(
+                self,
+                format!(
+                    "{handle} came back after the server restarted, but files changed on disk since it pinned them; open a new session on the program as it is now."
+                ),
+                changed,
+            ));
+        }
+        let request = OpenRequest {
+            symbol: saved.open.symbol.clone(),
+            scope: saved.open.scope.clone(),
+            contract: saved.open.contract.clone(),
+            include: Vec::new(),
+            site: saved.open.site.clone(),
+            handle: Some(handle.to_string()),
+        };
+        let answer = self.host.open(loaded.sources, request);
+        if answer.refused {
+            return Err(refuse(
+                self,
+                format!("{handle} could not be opened again after the server restarted; open a new session."),
+                vec![],
+            ));
+        }
+        for symbols in &saved.expanded {
+            let mut expand = Map::new();
+            expand.insert("protocol".into(), Value::from("cairn.edit/2"));
+            expand.insert("handle".into(), Value::from(handle));
+            expand.insert("kind".into(), Value::from("expand"));
+            expand.insert("symbols".into(), symbols.clone());
+            let _ = self.host.request(&Value::Object(expand));
+        }
+        self.sessions.insert(handle.to_string(), PathSession::live(saved, disk));
+        Ok(())
+    }
+}
+
+impl PathSession {
+    /// The session as the table keeps it.
+    pub(crate) fn saved(&self, handle: &str) -> Saved {
+        Saved {
+            handle: handle.to_string(),
+            id: self.id.clone(),
+            open: self.open.clone(),
+            root: self.root.clone(),
+            pinned: self.pinned.clone(),
+            manifest_sha256: self.manifest_sha256.clone(),
+            expanded: self.expanded.clone(),
+            written: self.written.clone(),
+            escalated: self.escalated.clone(),
+        }
+    }
+
+    /// A session restored spent or escalated: the server answers it, the host holds nothing.
+    fn spent(saved: Saved) -> PathSession {
+        PathSession {
+            id: saved.id,
+            open: saved.open,
+            root: saved.root,
+            pinned: saved.pinned,
+            manifest_sha256: saved.manifest_sha256,
+            disk: None,
+            expanded: saved.expanded,
+            written: saved.written,
+            escalated: saved.escalated,
+        }
+    }
+
+    /// A session restored live: opened again on `disk`, which matched its pinned digests.
+    fn live(saved: Saved, disk: crate::writeback::Disk) -> PathSession {
+        PathSession { disk: Some(disk), ..PathSession::spent(saved) }
+    }
+}

@@ -1,0 +1,164 @@
+//! Writing an admitted change of a path session back into its file (protocol §16.4): what a
+//! session pinned on disk, whether the files still hold it, and the write itself — through the
+//! program's journal, recorded in its effect ledger (`cairn_vfs::journal`), so a server that
+//! dies in the middle, and a client that resends, never see a change lost or applied twice.
+
+use cairn_agent::edit::{Admitted, Sources};
+use cairn_vfs::journal::ledger::Intent;
+use std::path::PathBuf;
+
+use cairn_vfs::journal::{FileChange, Journal, Recorded, WriteError};
+
+/// What a path session pinned: the program's directory, its files, the manifest's bytes. The
+/// files' pinned text is the host's (one copy per program, not per session).
+#[derive(Debug, Clone)]
+pub(crate) struct Disk {
+    /// The program's identity for implicit state deltas: its manifest, or its one file
+    /// (canonical), however the path argument spelled it.
+    pub(crate) identity: String,
+    pub(crate) root: PathBuf,
+    pub(crate) manifest: Option<(PathBuf, Vec<u8>)>,
+    pub(crate) files: Vec<PinnedFile>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct PinnedFile {
+    /// As the manifest names it.
+    pub(crate) name: String,
+    /// Relative to the program's directory (the journal's root).
+    pub(crate) relative: String,
+    pub(crate) had_bom: bool,
+    pub(crate) vendored: bool,
+}
+
+impl Disk {
+    /// The SHA-256 of each pinned file's bytes as they stood on disk (byte-order mark and
+    /// all), by its relative name, and of the manifest: what a restored session must find.
+    pub(crate) fn digests(&self, pinned: &Sources) -> (Vec<(String, String)>, Option<String>) {
+        let files = self
+            .files
+            .iter()
+            .zip(&pinned.files)
+            .map(|(file, text)| (file.relative.clone(), cairn_vfs::sessions::sha256(&file.bytes_of(&text.text))))
+            .collect();
+        (files, self.manifest.as_ref().map(|(_, bytes)| cairn_vfs::sessions::sha256(bytes)))
+    }
+}
+
+impl PinnedFile {
+    /// The bytes a file holds when it holds `text` (after a byte-order mark exactly when it
+    /// had one).
+    pub(crate) fn bytes_of(&self, text: &str) -> Vec<u8> {
+        let mut bytes = if self.had_bom { b"\xEF\xBB\xBF".to_vec() } else { Vec::new() };
+        bytes.extend_from_slice(text.as_bytes());
+        bytes
+    }
+}
+
+/// The pinned files (and `(manifest)`) whose bytes on disk differ now, sorted. A file holds
+/// what was pinned when it is the pinned text, after a byte-order mark exactly when it had one.
+pub(crate) fn changed_files(disk: &Disk, pinned: Option<&Sources>) -> Vec<String> {
+    let relatives: Vec<&str> = disk.files.iter().map(|f| f.relative.as_str()).collect();
+    let current = cairn_vfs::read_program_files(&disk.root, &relatives);
+    let mut changed: Vec<String> = disk
+        .files
+        .iter()
+        .zip(current)
+        .enumerate()
+        .filter(|(i, (f, bytes))| {
+            let Some(text) = pinned.and_then(|p| p.files.get(*i)).map(|s| s.text.as_bytes()) else { return true };
+            let Some(bytes) = bytes else { return true };
+            let body = if f.had_bom { bytes.strip_prefix(b"\xEF\xBB\xBF") } else { Some(bytes.as_slice()) };
+            body != Some(text)
+        })
+        .map(|(_, (f, _))| f.name.clone())
+        .collect();
+    changed.sort();
+    if let Some((path, bytes)) = &disk.manifest
+        && cairn_vfs::read_user_file(path, cairn_vfs::MANIFEST_LIMIT as u64).ok().as_deref() != Some(bytes.as_slice())
+    {
+        changed.push("(manifest)".into());
+    }
+    changed
+}
+
+pub(crate) enum WriteFailure {
+    Changed(Vec<String>),
+    /// Saved by someone else while being written: the write was reversed, their save kept.
+    Conflict(Vec<String>),
+    /// The written program would pass the source limit (`E-SOURCE-LIMIT`).
+    Limit(String),
+    Environment(String),
+}
+
+/// Writes an admitted change into its file through the journal, recorded in the effect ledger
+/// as `intent`: the byte-order mark kept, the replaced text's lines ending as most of the file's
+/// lines end (protocol §16.4 rule 4).
+pub(crate) fn write_back(
+    disk: &Disk,
+    pinned: Option<&Sources>,
+    admitted: &Admitted,
+    intent: &Intent,
+) -> Result<Recorded, WriteFailure> {
+    let pinned_sources = pinned;
+    let Some(file) = disk.files.get(admitted.file) else {
+        return Err(WriteFailure::Environment("The admitted change names a file the session did not pin.".into()));
+    };
+    // Files are written by byte range, so a boundary of the combined source cannot move; still,
+    // a reply may not add a separator line (protocol §16.4 rule 7: they must occur as before).
+    if pinned.is_some_and(|p| p.project) && admitted.text.lines().any(|l| l.trim_start().starts_with("// source:")) {
+        return Err(WriteFailure::Environment(
+            "The reply holds a `// source:` line, which would add a file boundary to the combined source; nothing was written."
+                .into(),
+        ));
+    }
+    if file.vendored {
+        return Err(WriteFailure::Environment(format!(
+            "{} belongs to a vendored dependency; the host does not write into dependencies.",
+            file.name
+        )));
+    }
+    let Some(pinned) = pinned.and_then(|p| p.files.get(admitted.file)).map(|s| s.text.as_str()) else {
+        return Err(WriteFailure::Environment("The session's pinned text is gone; open a new session.".into()));
+    };
+    let start = admitted.replaced.start.min(pinned.len());
+    let end = admitted.replaced.end.clamp(start, pinned.len());
+    let mut bytes = if file.had_bom { b"\xEF\xBB\xBF".to_vec() } else { Vec::new() };
+    bytes.extend_from_slice(&pinned.as_bytes()[..start]);
+    bytes.extend_from_slice(with_endings(&admitted.text, majority_ending(pinned)).as_bytes());
+    bytes.extend_from_slice(&pinned.as_bytes()[end..]);
+    let mut before = if file.had_bom { b"\xEF\xBB\xBF".to_vec() } else { Vec::new() };
+    before.extend_from_slice(pinned.as_bytes());
+    // The written program must stay within the source limit, as every reader will hold it to.
+    let others: usize = pinned_sources.map_or(0, |p| {
+        p.files.iter().enumerate().filter(|(i, _)| *i != admitted.file).map(|(_, f)| f.text.len()).sum()
+    });
+    if others + bytes.len() > cairn_vfs::SOURCE_LIMIT {
+        return Err(WriteFailure::Limit(format!(
+            "The change would make the program's sources {} bytes; they hold at most {} bytes together. Nothing was written.",
+            others + bytes.len(),
+            cairn_vfs::SOURCE_LIMIT
+        )));
+    }
+    let change = FileChange { name: file.relative.clone(), before, after: bytes };
+    match Journal::new(&disk.root).write_recorded(&[change], intent) {
+        Ok(recorded) => Ok(recorded),
+        Err(WriteError::Changed(_)) => Err(WriteFailure::Changed(vec![file.name.clone()])),
+        Err(WriteError::Conflict(_)) => Err(WriteFailure::Conflict(vec![file.name.clone()])),
+        Err(other) => {
+            Err(WriteFailure::Environment(format!("Writing {} failed: {other}; nothing was written.", file.name)))
+        }
+    }
+}
+
+/// `"\r\n"` when more of the text's lines end so than with a bare `"\n"`; `"\n"` otherwise.
+fn majority_ending(text: &str) -> &'static str {
+    let crlf = text.matches("\r\n").count();
+    let lf = text.matches('\n').count() - crlf;
+    if crlf > lf { "\r\n" } else { "\n" }
+}
+
+fn with_endings(text: &str, ending: &str) -> String {
+    let plain = text.replace("\r\n", "\n");
+    if ending == "\n" { plain } else { plain.replace('\n', ending) }
+}
