@@ -67,10 +67,19 @@ impl Draw {
     }
 }
 
-const MANIFEST: &str = "[project]\nname = \"p\"\nsources = [\"a.cairn\", \"b.cairn\", \"c.cairn\"]\n\n[build]\nkind = \"exe\"\n";
+const MANIFEST: &str =
+    "[project]\nname = \"p\"\nsources = [\"a.cairn\", \"b.cairn\", \"c.cairn\"]\n\n[build]\nkind = \"exe\"\n";
 const FILES: [(&str, &str, &str); 3] = [
-    ("a.cairn", "module p.a;\n\npub fn fa(x:i32) -> i32 {\n  return x + 1;\n}\n", "module p.a;\n\npub fn fa(x:i32) -> i32 {\n  return x + 10;\n}\n"),
-    ("b.cairn", "module p.b;\n\npub fn fb(x:i32) -> i32 {\n  return x + 2;\n}\n", "module p.b;\n\npub fn fb(x:i32) -> i32 {\n  return x + 20;\n}\n"),
+    (
+        "a.cairn",
+        "module p.a;\n\npub fn fa(x:i32) -> i32 {\n  return x + 1;\n}\n",
+        "module p.a;\n\npub fn fa(x:i32) -> i32 {\n  return x + 10;\n}\n",
+    ),
+    (
+        "b.cairn",
+        "module p.b;\n\npub fn fb(x:i32) -> i32 {\n  return x + 2;\n}\n",
+        "module p.b;\n\npub fn fb(x:i32) -> i32 {\n  return x + 20;\n}\n",
+    ),
     (
         "c.cairn",
         "module p.c;\nimport p.a as a;\nimport p.b as b;\n\npub fn main() -> i32 {\n  return a.fa(0) + b.fb(0) - 3;\n}\n",
@@ -186,19 +195,21 @@ fn step(connection: &mut Connection, client: &mut Client, index: usize) -> Optio
             client.handles[*slot] = Some(packet["handle"].as_str().expect("handle").to_string());
         }
         Step::Expand { slot, symbols } => {
-            let (answer, error) =
-                connection.call("edit_request", request(handle(client, *slot), "expand", json!({ "symbols": symbols })))?;
+            let (answer, error) = connection
+                .call("edit_request", request(handle(client, *slot), "expand", json!({ "symbols": symbols })))?;
             assert!(!error, "step {index}: expand: {answer}");
         }
         Step::State { slot } => {
-            let (answer, error) = connection.call("edit_request", request(handle(client, *slot), "state", json!({})))?;
+            let (answer, error) =
+                connection.call("edit_request", request(handle(client, *slot), "state", json!({})))?;
             assert!(!error, "step {index}: state: {answer}");
         }
         Step::Body { slot, replacement } => {
             let call = request(handle(client, *slot), "body", json!({ "replacement": replacement }));
             let (answer, error) = connection.call("edit_request", call)?;
             assert!(!error, "step {index}: body: {answer}");
-            assert_eq!(answer["status"], "admitted", "step {index}: {answer}");
+            assert_eq!(answer["status"], "typed", "step {index}: {answer}");
+            assert!(answer["written"].is_array(), "step {index}: {answer}");
             client.written.insert(index, answer);
         }
     }
@@ -252,9 +263,7 @@ fn committed_writes(dir: &Path) -> usize {
     names
         .iter()
         .filter_map(|n| n.strip_suffix(".write.json"))
-        .filter(|seq| {
-            names.contains(&format!("{seq}.committed")) && !names.contains(&format!("{seq}.rolled-back"))
-        })
+        .filter(|seq| names.contains(&format!("{seq}.committed")) && !names.contains(&format!("{seq}.rolled-back")))
         .count()
 }
 
@@ -399,7 +408,8 @@ fn a_write_that_completed_before_the_kill_is_answered_not_applied_again() {
 fn a_write_killed_before_it_touched_a_file_is_not_applied_and_the_resend_applies_it() {
     let (answer, error, now) = killed_then_saved("not-applied", "after-intent", None);
     assert!(!error, "{answer}");
-    assert_eq!(answer["status"], "admitted");
+    assert_eq!(answer["status"], "typed");
+    assert_eq!(answer["written"], json!(["a.cairn"]));
     assert_eq!(now, FILES[0].2);
 }
 
@@ -457,4 +467,25 @@ fn two_servers_and_undo_never_interleave_or_lose_a_write() {
     assert_eq!(&answer, one.written.get(&2).expect("the first answer"));
     assert_eq!(std::fs::read_to_string(dir.join("a.cairn")).expect("read"), FILES[0].1, "undone stays undone");
     assert!(first.close() && second.close());
+}
+
+#[test]
+fn an_sdk_client_killed_mid_work_gets_its_handles_back_and_finishes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = root.join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "the MCP Python SDK is not installed: run ./scripts/setup.sh (the README's test command does)"
+    );
+    let scratch = Scratch::new("python");
+    let output = Command::new(&python)
+        .arg(root.join("tests/python/mcp_resume.py"))
+        .arg(cairn())
+        .arg(root.join("examples/hello.cairn"))
+        .arg(scratch.0.join("work"))
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "the session failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("all steps passed"), "{stdout}");
 }

@@ -114,7 +114,8 @@ fn named_handles_come_back_with_their_expansions_and_finish_their_work() {
     std::fs::write(scratch.file("p.cairn"), PROGRAM).expect("write");
     let mut first = Server::new(&scratch.0);
     let handle = open(&mut first, "p.cairn", "main");
-    let (expansion, error) = call(&mut first, "edit_request", request(&handle, "expand", json!({"symbols": ["double"]})));
+    let (expansion, error) =
+        call(&mut first, "edit_request", request(&handle, "expand", json!({"symbols": ["double"]})));
     assert!(!error, "{}", Value::Object(expansion));
     let (before, _) = call(&mut first, "edit_request", request(&handle, "state", json!({})));
     drop(first);
@@ -128,14 +129,22 @@ fn named_handles_come_back_with_their_expansions_and_finish_their_work() {
     assert_eq!(after["digest"], before["digest"]);
     // The expansion was replayed: the session's digest is the one the expanded session had, so
     // an explanation of the disclosed callee works.
-    let (answer, error) = call(&mut second, "edit_request", body(&handle, "{\n  if double(3) != 6 { return 1; }\n  return i32(triple(0));\n}"));
+    let (answer, error) = call(
+        &mut second,
+        "edit_request",
+        body(&handle, "{\n  if double(3) != 6 { return 1; }\n  return i32(triple(0));\n}"),
+    );
     assert!(!error, "the restored session finishes its work: {}", Value::Object(answer));
     assert!(std::fs::read_to_string(scratch.file("p.cairn")).expect("read").contains("double(3)"));
     drop(second);
 
     // A third server: the session written under the second comes back spent.
     let mut third = Server::new(&scratch.0);
-    let (again, error) = call(&mut third, "edit_request", body(&handle, "{\n  if double(3) != 6 { return 1; }\n  return i32(triple(0));\n}"));
+    let (again, error) = call(
+        &mut third,
+        "edit_request",
+        body(&handle, "{\n  if double(3) != 6 { return 1; }\n  return i32(triple(0));\n}"),
+    );
     assert!(!error);
     assert_eq!(again, answer);
     // `fresh` pinned the file before `handle` wrote it: it cannot come back.

@@ -38,6 +38,8 @@
 
 mod entry;
 pub mod ledger;
+#[cfg(test)]
+mod ledger_tests;
 mod swap;
 #[cfg(test)]
 mod tests;

@@ -397,7 +397,7 @@ fn the_recovery_rule_completes_rolls_back_and_reports_foreign_files() {
 }
 
 /// A temporary directory removed on drop (std has none; a dependency would buy nothing).
-mod tempdir {
+pub(super) mod tempdir {
     use std::path::{Path, PathBuf};
 
     pub struct Dir(PathBuf);

@@ -1,0 +1,158 @@
+//! Tests of the effect ledger (`ledger.rs`): how each open intent is settled, what is not a
+//! record (a torn last line, a line without this user's seal), the resend, and compaction.
+
+use std::fs;
+use std::path::Path;
+
+use super::ledger::{Intent, LEDGER, Settled};
+use super::tests::tempdir;
+use super::*;
+
+fn project() -> (tempdir::Dir, Journal) {
+    let dir = tempdir::Dir::new();
+    fs::write(dir.path().join("a.cairn"), "fn a() {}\n").unwrap();
+    fs::write(dir.path().join("b.cairn"), "fn b() {}\n").unwrap();
+    let journal = Journal::new(dir.path());
+    (dir, journal)
+}
+
+fn changes() -> Vec<FileChange> {
+    vec![
+        FileChange { name: "a.cairn".into(), before: "fn a() {}\n".into(), after: "fn a() { 1 }\n".into() },
+        FileChange { name: "b.cairn".into(), before: "fn b() {}\n".into(), after: "fn b() { 2 }\n".into() },
+    ]
+}
+
+fn intent(key: &str, session: &str) -> Intent {
+    Intent { key: key.into(), session: session.into(), handle: "e1".into(), answer: serde_json::json!({"key": key}) }
+}
+
+/// Appends an intent and nothing else, as a writer killed right after it leaves the ledger.
+fn leave_open(journal: &Journal, intent: &Intent, changes: &[FileChange]) {
+    let (open, _lock) = journal.lock().unwrap();
+    let mut ledger = ledger::read(&open).unwrap();
+    ledger::intend(&open, &mut ledger, intent, changes).unwrap();
+}
+
+fn ledger_text(dir: &Path) -> String {
+    fs::read_to_string(dir.join(".cairn").join(LEDGER)).unwrap_or_default()
+}
+
+#[test]
+fn a_recorded_write_completes_and_its_resend_is_answered_from_the_ledger() {
+    let (dir, journal) = project();
+    let written = journal.write_recorded(&changes(), &intent("k", "s")).unwrap();
+    assert!(matches!(written, Recorded::Written { ledger: 2, .. }), "{written:?}");
+    assert_eq!(journal.settled("k").unwrap(), Some(Settled::Complete(serde_json::json!({"key": "k"}))));
+    // The resend: not written again, even though the bases no longer match.
+    assert_eq!(
+        journal.write_recorded(&changes(), &intent("k", "s")).unwrap(),
+        Recorded::Earlier(serde_json::json!({"key": "k"}))
+    );
+    let kinds: Vec<String> = ledger_text(dir.path())
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kinds, ["intent", "complete"]);
+}
+
+#[test]
+fn a_refused_write_is_recorded_as_not_applied() {
+    let (dir, journal) = project();
+    fs::write(dir.path().join("b.cairn"), "fn b() { saved }\n").unwrap();
+    let refused = journal.write_recorded(&changes(), &intent("k", "s"));
+    assert_eq!(refused, Err(WriteError::Changed(vec!["b.cairn".into()])));
+    assert_eq!(journal.settled("k").unwrap(), Some(Settled::NotApplied));
+    assert_eq!(read_a(dir.path()), "fn a() {}\n");
+}
+
+fn read_a(dir: &Path) -> String {
+    fs::read_to_string(dir.join("a.cairn")).unwrap()
+}
+
+#[test]
+fn open_intents_are_settled_by_what_the_files_hold() {
+    // All after: complete. All before: not applied. Mixed, or a file at neither: escalated.
+    let cases: [(&str, &str, Settled); 4] = [
+        ("fn a() { 1 }\n", "fn b() { 2 }\n", Settled::Complete(serde_json::json!({"key": "k"}))),
+        ("fn a() {}\n", "fn b() {}\n", Settled::NotApplied),
+        ("fn a() { 1 }\n", "fn b() {}\n", Settled::Escalated(vec!["a.cairn".into(), "b.cairn".into()])),
+        ("fn a() { 1 }\n", "fn b() { saved }\n", Settled::Escalated(vec!["b.cairn".into()])),
+    ];
+    for (a, b, expected) in cases {
+        let (dir, journal) = project();
+        leave_open(&journal, &intent("k", "s"), &changes());
+        assert_eq!(journal.settled("k").unwrap(), Some(Settled::Open), "read-only, nothing settles");
+        fs::write(dir.path().join("a.cairn"), a).unwrap();
+        fs::write(dir.path().join("b.cairn"), b).unwrap();
+        let settled = journal.recover_sessions(&["s".into()], 0).unwrap();
+        assert_eq!(settled, [("s".to_string(), "k".to_string(), expected.clone())]);
+        // Nothing was touched, and the settling record is durable: a second recovery agrees.
+        assert_eq!((read_a(dir.path()), fs::read_to_string(dir.path().join("b.cairn")).unwrap()), (a.into(), b.into()));
+        assert_eq!(journal.settled("k").unwrap(), Some(expected));
+    }
+}
+
+#[test]
+fn any_writer_settles_what_a_dead_writer_left_open() {
+    let (dir, journal) = project();
+    leave_open(&journal, &intent("k", "s"), &changes());
+    // An unrecorded write (`cairn undo`'s kind) takes the lock and settles it first.
+    journal.write(&[FileChange { name: "a.cairn".into(), before: "fn a() {}\n".into(), after: "x\n".into() }]).unwrap();
+    assert_eq!(journal.settled("k").unwrap(), Some(Settled::NotApplied));
+    assert_eq!(read_a(dir.path()), "x\n");
+}
+
+#[test]
+fn a_torn_last_line_and_unsealed_lines_are_not_records() {
+    let (dir, journal) = project();
+    journal.write_recorded(&changes(), &intent("k", "s")).unwrap();
+    let path = dir.path().join(".cairn").join(LEDGER);
+    let mut text = ledger_text(dir.path());
+    // A planted record (a valid shape, but not sealed by this user) and a torn tail.
+    text.push_str(r#"{"schema":"cairn.ledger/1","seq":9,"kind":"complete","key":"planted","mac":"00"}"#);
+    text.push('\n');
+    text.push_str(r#"{"schema":"cairn.ledger/1","seq":10,"kind":"int"#);
+    fs::write(&path, &text).unwrap();
+    assert_eq!(journal.settled("planted").unwrap(), None, "an unsealed record is no record");
+    // The next append cuts the torn tail; every line is whole JSON again.
+    let restore = vec![
+        FileChange { name: "a.cairn".into(), before: "fn a() { 1 }\n".into(), after: "fn a() {}\n".into() },
+        FileChange { name: "b.cairn".into(), before: "fn b() { 2 }\n".into(), after: "fn b() {}\n".into() },
+    ];
+    journal.write_recorded(&restore, &intent("k2", "s")).unwrap();
+    for line in ledger_text(dir.path()).lines() {
+        serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+    }
+    assert_eq!(journal.settled("k2").unwrap(), Some(Settled::Complete(serde_json::json!({"key": "k2"}))));
+}
+
+#[test]
+fn a_long_ledger_is_compacted_and_keeps_the_newest_keys() {
+    let (dir, journal) = project();
+    let big = "x".repeat(40_000);
+    let mut before = "fn a() {}\n".to_string();
+    for i in 0..20 {
+        let after = format!("fn a() {{ {i} }}\n");
+        let change = FileChange { name: "a.cairn".into(), before: before.clone().into(), after: after.clone().into() };
+        let intent = Intent {
+            key: format!("k{i}"),
+            session: "s".into(),
+            handle: "e1".into(),
+            answer: serde_json::json!({"pad": big}),
+        };
+        journal.write_recorded(&[change], &intent).unwrap();
+        before = after;
+    }
+    let size = ledger_text(dir.path()).len();
+    assert!(size < 600 << 10, "compacted: {size} bytes");
+    assert!(matches!(journal.settled("k19").unwrap(), Some(Settled::Complete(_))), "the newest key is kept");
+    assert_eq!(journal.settled("k0").unwrap(), None, "the oldest went");
+    // Sequence numbers go on rising after compaction.
+    let seqs: Vec<u64> = ledger_text(dir.path())
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"].as_u64().unwrap())
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    assert_eq!(seqs.last(), Some(&40));
+}
