@@ -26,6 +26,11 @@ impl<T> Named<T> {
         }
     }
 
+    /// True when it has no entry.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// The entries in order.
     pub fn iter(&self) -> impl Iterator<Item = &(String, T)> {
         self.0.iter()

@@ -341,6 +341,56 @@ fn an_expansion_carries_the_cards_its_text_selects() {
 }
 
 #[test]
+fn a_packet_shows_the_paragraphs_its_text_selects_and_names_the_rules_left_out() {
+    let (mut host, handle) = open_small("bump");
+    let mut again = EditHost::new();
+    let packet = open(&mut again, small(), "bump");
+    let calls = packet["rule_cards"]["calls"].as_str().expect("the core is always shown");
+    assert!(!calls.contains("(E-ARITY)"), "nothing shown pairs arguments: {calls}");
+    assert!(packet["rules_not_shown"]["calls"].as_array().expect("named").contains(&json!("E-ARITY")));
+    // A refusal under a rule no packet showed carries the rule's sentences.
+    let refused = host.request(&body(&handle, "{ return bump(x, x); }"));
+    assert_eq!(code(&refused.record), "E-ARITY");
+    let rule = refused.record["rule"].as_str().expect("the rule comes with the refusal");
+    assert!(rule.contains("(E-ARITY)") && rule.starts_with("A call with too many"), "{rule}");
+    // A refusal under a rule a packet showed does not repeat it.
+    let sources = Sources::single(
+        "m.cairn",
+        "fn low(x:u32) -> u32 { return min(x, 3); }\nfn main() -> i32 { return i32(low(4)) - 3; }\n",
+    );
+    let mut shown_host = EditHost::new();
+    let packet = open(&mut shown_host, sources, "low");
+    assert!(packet["rule_cards"]["integers"].as_str().expect("integers").contains("(E-MINMAX)"));
+    let handle = packet["handle"].as_str().expect("handle");
+    let refused = shown_host.request(&body(handle, "{ return u32(min(true, false)); }"));
+    assert_eq!(code(&refused.record), "E-MINMAX", "{}", Value::Object(refused.record.clone()));
+    assert!(refused.record.get("rule").is_none());
+}
+
+#[test]
+fn later_packets_show_only_paragraphs_not_sent_before_until_none_is_left() {
+    let mut host = EditHost::new();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut last = Map::new();
+    for _ in 0..12 {
+        last = open(&mut host, example("bits.cairn"), "fnv1a");
+        for (card, text) in last["rule_cards"].as_object().expect("cards") {
+            for paragraph in text.as_str().expect("text").lines() {
+                assert!(seen.insert(paragraph.to_string()), "{card}: a paragraph was sent twice: {paragraph}");
+            }
+        }
+        if last["rule_cards"] == json!({}) {
+            break;
+        }
+    }
+    assert_eq!(last["rule_cards"], json!({}), "the selected paragraphs run out");
+    let before: Vec<&Value> = last["sent_before"].as_array().expect("named").iter().collect();
+    for card in ["base", "integers", "calls", "views"] {
+        assert!(before.contains(&&json!(card)), "{card} in {before:?}");
+    }
+}
+
+#[test]
 fn expand_takes_a_path_as_the_target_s_module_writes_it() {
     let mut host = EditHost::new();
     let _ = open(&mut host, weather(), "weather.app.main");

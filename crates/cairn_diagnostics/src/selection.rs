@@ -10,6 +10,7 @@
 //! Invariants: the core (`base`, `integers`, `calls`) always comes first, in that order; the other
 //! selected cards follow in [`SELECTION_ORDER`], never in the registry's table order; a tool card
 //! is never selected.
+//! Which paragraphs of the selected cards a packet shows is `trim.rs`'s.
 
 use std::collections::BTreeSet;
 
@@ -96,9 +97,11 @@ pub fn select_for_program(texts: &[&str]) -> Vec<&'static CardEntry> {
     selected(&scan, signals)
 }
 
-/// What one pass over the tokens found: every word, and the token shapes that select a card.
-struct Scan {
+/// What one pass over the tokens found: every word, every operator, and the token shapes that
+/// select a card.
+pub(crate) struct Scan {
     words: BTreeSet<String>,
+    operators: BTreeSet<String>,
     /// `fn`, `struct` or `enum`, then a name, then `[`: a generic declaration.
     generic_declaration: bool,
     /// `(` or `,` followed by `|` or `||`: a closure written as an argument.
@@ -108,9 +111,14 @@ struct Scan {
 }
 
 impl Scan {
-    fn of(texts: &[&str]) -> Scan {
-        let mut scan =
-            Scan { words: BTreeSet::new(), generic_declaration: false, closure: false, function_type: false };
+    pub(crate) fn of(texts: &[&str]) -> Scan {
+        let mut scan = Scan {
+            words: BTreeSet::new(),
+            operators: BTreeSet::new(),
+            generic_declaration: false,
+            closure: false,
+            function_type: false,
+        };
         for text in texts {
             scan.add(text);
         }
@@ -132,6 +140,9 @@ impl Scan {
         for (kind, word) in &tokens {
             if kind.is_word() && !self.words.contains(*word) {
                 self.words.insert((*word).to_string());
+            }
+            if kind.is_punct() && !self.operators.contains(*word) {
+                self.operators.insert((*word).to_string());
             }
         }
         for window in tokens.windows(2) {
@@ -159,6 +170,11 @@ impl Scan {
         self.words.contains(word)
     }
 
+    /// Whether the text holds `key`, a word or an operator.
+    pub(crate) fn holds(&self, key: &str) -> bool {
+        self.words.contains(key) || self.operators.contains(key)
+    }
+
     /// Whether the card named `name` is selected by these tokens and `signals`.
     fn selects(&self, card: &CardEntry, signals: Signals) -> bool {
         if card.words.iter().any(|word| self.has(word)) {
@@ -178,7 +194,7 @@ impl Scan {
     }
 }
 
-fn selected(scan: &Scan, signals: Signals) -> Vec<&'static CardEntry> {
+pub(crate) fn selected(scan: &Scan, signals: Signals) -> Vec<&'static CardEntry> {
     let core = CORE.iter().filter_map(|name| card_named(name));
     let chosen = SELECTION_ORDER.iter().filter_map(|name| card_named(name)).filter(|card| scan.selects(card, signals));
     core.chain(chosen).collect()

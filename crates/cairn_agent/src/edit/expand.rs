@@ -73,7 +73,7 @@ impl EditHost {
         }
         let text_refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let types = with_declarations(workspace, types_mentioned(workspace, &text_refs), &named.types);
-        let (rule_cards, _) = offer_cards(&mut self.sent_cards, &text_refs, signals(&text_refs, &types, true));
+        let rule_cards = offer_cards(&mut self.sent_cards, &text_refs, signals(&text_refs, &types, true)).rule_cards;
         let grew = named.functions.iter().any(|f| !session.visible.contains(f));
         let session = &mut self.sessions[index];
         for name in named.types {

@@ -34,7 +34,7 @@ mod state;
 mod terms;
 mod v1;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The text of one file of a program (re-exported so the servers need no edge to `cairn_hir`).
 pub use cairn_hir::SourceText;
@@ -94,6 +94,7 @@ pub struct OpenRequest {
 /// so a restarted server that restores an agent's sessions does not teach it again.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Said {
+    /// The card paragraphs sent, as `card#index`.
     pub cards: Vec<String>,
     pub terms: Vec<String>,
     pub terms_sent: bool,
@@ -104,7 +105,8 @@ pub struct Said {
 pub struct EditHost {
     programs: Vec<HostProgram>,
     sessions: Vec<Session>,
-    sent_cards: BTreeSet<&'static str>,
+    /// Per card, the paragraphs sent.
+    sent_cards: BTreeMap<&'static str, BTreeSet<usize>>,
     sent_terms: BTreeSet<String>,
     states: HashMap<String, Map<String, Value>>,
     terms_sent: bool,
@@ -123,18 +125,33 @@ impl EditHost {
     /// What this host has said once.
     pub fn said(&self) -> Said {
         Said {
-            cards: self.sent_cards.iter().map(|c| c.to_string()).collect(),
+            cards: self
+                .sent_cards
+                .iter()
+                .flat_map(|(card, paragraphs)| paragraphs.iter().map(move |index| format!("{card}#{index}")))
+                .collect(),
             terms: self.sent_terms.iter().cloned().collect(),
             terms_sent: self.terms_sent,
         }
     }
 
-    /// Takes `said` as said by this host too (cards by name; a name that is no card is
-    /// ignored).
+    /// Takes `said` as said by this host too: `card#index` for one paragraph, a bare card name
+    /// for the whole card; a name that is no card, or an index past its paragraphs, is ignored.
     pub fn hear_said(&mut self, said: &Said) {
-        for name in &said.cards {
-            if let Some(card) = cairn_diagnostics::registry::card_named(name) {
-                self.sent_cards.insert(card.name);
+        for entry in &said.cards {
+            let (name, index) = match entry.split_once('#') {
+                Some((name, index)) => (name, index.parse::<usize>().ok()),
+                None => (entry.as_str(), None),
+            };
+            let Some(card) = cairn_diagnostics::registry::card_named(name) else { continue };
+            let sent = self.sent_cards.entry(card.name).or_default();
+            match index {
+                Some(index) if index < card.paragraphs.len() => {
+                    sent.insert(index);
+                }
+                Some(_) => {}
+                None if entry.contains('#') => {}
+                None => sent.extend(0..card.paragraphs.len()),
             }
         }
         self.sent_terms.extend(said.terms.iter().cloned());

@@ -4,12 +4,16 @@
 //! session's digest to what was disclosed.
 //!
 //! Invariant: cards and terms are sent once per host; a later packet names what it leaves out
-//! in `sent_before`. A focused packet shows interfaces of its neighbours, a component packet
+//! in `sent_before`. A card is shown trimmed to its overview and the paragraphs the shown text
+//! selects, within a budget (`cairn_diagnostics::trim`); a paragraph is sent once, and the codes
+//! of a selected card's paragraphs neither shown now nor sent before are named in
+//! `rules_not_shown`. A focused packet shows interfaces of its neighbours, a component packet
 //! their sources.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use cairn_diagnostics::selection::{Signals, select_cards};
+use cairn_diagnostics::selection::Signals;
+use cairn_diagnostics::trim::{CARD_BUDGET, select_paragraphs, trim};
 use cairn_hir::{Item, Workspace};
 use serde::Serialize;
 use serde_json::Value;
@@ -48,6 +52,9 @@ pub(super) struct Packet {
     types: String,
     context: Vec<Context>,
     rule_cards: Named<String>,
+    /// Per card shown, the codes of its paragraphs this packet leaves out (never sent before).
+    #[serde(skip_serializing_if = "Named::is_empty")]
+    rules_not_shown: Named<Vec<&'static str>>,
     dependencies: Named<Dependency>,
     #[serde(skip_serializing_if = "Option::is_none")]
     callers: Option<Vec<String>>,
@@ -122,7 +129,7 @@ impl EditHost {
         let texts: Vec<&str> = shown.texts.iter().map(String::as_str).collect();
         let types = if session.focused { types_mentioned(workspace, &texts) } else { all_types(workspace) };
         let types = with_declarations(workspace, types, &session.expanded_types);
-        let (rule_cards, mut sent_before) =
+        let Offer { rule_cards, rules_not_shown, mut sent_before } =
             offer_cards(&mut self.sent_cards, &texts, signals(&texts, &types, session.focused));
         let (terms, withheld_terms) = terms_for(&mut self.sent_terms, session, &shown.classes);
         self.terms_sent = true;
@@ -141,6 +148,7 @@ impl EditHost {
             types,
             context: shown.context,
             rule_cards,
+            rules_not_shown,
             dependencies: shown.dependencies,
             callers: session.focused.then(|| callers.to_vec()),
             not_shown: session.focused.then(|| not_shown(workspace, &session.visible)),
@@ -231,23 +239,58 @@ pub(super) fn with_declarations(workspace: &Workspace, mut types: String, names:
     types
 }
 
-/// The cards `texts` select that this host has not sent (now marked sent), by name, and the
-/// names of those it sent before.
+/// What a packet or an expansion shows of the rule cards.
+pub(super) struct Offer {
+    /// Each selected card with a paragraph shown now: those paragraphs, one per line.
+    pub rule_cards: Named<String>,
+    /// Per selected card, the codes its paragraphs name that were neither shown now nor sent.
+    pub rules_not_shown: Named<Vec<&'static str>>,
+    /// The selected cards of which nothing is shown now, because what was selected was sent.
+    pub sent_before: Vec<&'static str>,
+}
+
+/// The card paragraphs `texts` select that this host has not sent, trimmed to the budget (now
+/// marked sent). `sent` holds, per card, the paragraphs sent.
 pub(super) fn offer_cards(
-    sent_cards: &mut BTreeSet<&'static str>,
+    sent: &mut BTreeMap<&'static str, BTreeSet<usize>>,
     texts: &[&str],
     signals: Signals,
-) -> (Named<String>, Vec<&'static str>) {
-    let mut rule_cards = Named::default();
-    let mut sent_before = Vec::new();
-    for card in select_cards(texts, signals) {
-        if sent_cards.insert(card.name) {
-            rule_cards.insert(card.name, card.text());
-        } else {
-            sent_before.push(card.name);
+) -> Offer {
+    let selection = select_paragraphs(texts, signals);
+    let shown = trim(&selection, |card, index| sent.get(card).is_some_and(|s| s.contains(&index)), CARD_BUDGET);
+    let mut offer = Offer { rule_cards: Named::default(), rules_not_shown: Named::default(), sent_before: Vec::new() };
+    for (card, indexes) in &shown {
+        let text: Vec<&str> = indexes.iter().map(|&index| card.paragraphs[index]).collect();
+        offer.rule_cards.insert(card.name, text.join("\n"));
+        sent.entry(card.name).or_default().extend(indexes.iter().copied());
+    }
+    for selected in &selection {
+        let card = selected.card;
+        let before = sent.get(card.name);
+        if !shown.iter().any(|(shown, _)| shown.name == card.name) {
+            offer.sent_before.push(card.name);
+        }
+        let is_sent = |index: usize| before.is_some_and(|s| s.contains(&index));
+        let named_sent: BTreeSet<&str> = (0..card.paragraphs.len())
+            .filter(|&index| is_sent(index))
+            .flat_map(|index| cairn_diagnostics::registry::codes_named_in(card.paragraphs[index]))
+            .collect();
+        let mut left: Vec<&'static str> = Vec::new();
+        for (index, paragraph) in card.paragraphs.iter().enumerate() {
+            if is_sent(index) {
+                continue;
+            }
+            for code in cairn_diagnostics::registry::codes_named_in(paragraph) {
+                if card.codes.contains(&code) && !named_sent.contains(code) && !left.contains(&code) {
+                    left.push(code);
+                }
+            }
+        }
+        if !left.is_empty() {
+            offer.rules_not_shown.insert(card.name, left);
         }
     }
-    (rule_cards, sent_before)
+    offer
 }
 
 /// The card signals beyond tokens (protocol §14.2): `views` when a shown function has a borrow

@@ -50,6 +50,10 @@ struct Record {
     card: Option<Option<&'static str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     repair_hint: Option<String>,
+    /// The sentences of the card that state the rule, when no packet of this host showed them
+    /// (packets show cards trimmed; docs/decisions.md "Trimmed cards").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rule: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     automatic_edit: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -90,7 +94,7 @@ impl From<Refusal> for Answer {
 }
 
 /// The keys of a refusal record that are its own fields, not a rule's details.
-const OWN_FIELDS: [&str; 15] = [
+const OWN_FIELDS: [&str; 16] = [
     "protocol",
     "status",
     "code",
@@ -104,6 +108,7 @@ const OWN_FIELDS: [&str; 15] = [
     "source_line",
     "card",
     "repair_hint",
+    "rule",
     "automatic_edit",
     "acceptance_boundary",
 ];
@@ -135,6 +140,7 @@ impl EditHost {
             source_line: None,
             card: card_of(code).map(|card| Some(card.name)),
             repair_hint: cairn_diagnostics::hints::host_hint(code).map(str::to_string),
+            rule: None,
             automatic_edit: teaching.then_some(false),
             acceptance_boundary: teaching.then_some(ACCEPTANCE_BOUNDARY),
         }))
@@ -190,6 +196,7 @@ impl EditHost {
         if let Some(hint) = &first.repair_hint {
             refusal = refusal.hint(hint);
         }
+        refusal.0.rule = self.unsent_rule(&first.code);
         if first.line == 0 {
             return refusal;
         }
@@ -220,6 +227,19 @@ impl EditHost {
         let line = text.lines().nth(first.line as usize - 1).unwrap_or("");
         refusal.0.source_line = Some(line.chars().take(500).collect());
         refusal
+    }
+
+    /// The sentences of a language card that name `code`, unless a packet of this host showed
+    /// a paragraph naming it.
+    fn unsent_rule(&self, code: &str) -> Option<String> {
+        let card = card_of(code).filter(|card| card.kind == cairn_diagnostics::CardKind::Language)?;
+        let names =
+            |index: &usize| cairn_diagnostics::registry::codes_named_in(card.paragraphs[*index]).contains(&code);
+        if self.sent_cards.get(card.name).is_some_and(|sent| sent.iter().any(names)) {
+            return None;
+        }
+        let lead = cairn_diagnostics::card_text::paragraphs_led_by(card, code).into_iter().next()?;
+        cairn_diagnostics::registry::codes_named_in(&lead).contains(&code).then_some(lead)
     }
 
     /// The `E-CALLEE` hint inside a host (protocol §5.3): close matches among the builtins and
