@@ -51,7 +51,7 @@ impl ServerHandler for Handler {
         implementation.icons = None;
         implementation.website_url = None;
         info.server_info = implementation;
-        info.instructions = None;
+        info.instructions = Some(INSTRUCTIONS.into());
         info
     }
 
@@ -117,12 +117,23 @@ impl ServerHandler for Handler {
     }
 }
 
-/// The nine tool descriptors, in `tools/list` order (protocol §16.2).
+/// What the server tells an agent at `initialize`: what cairn is and the loop that uses it.
+pub const INSTRUCTIONS: &str = "cairn checks CAIRN programs (.cairn files) and edits them for you: you never write a \
+.cairn file yourself. The loop: `check` a program; `edit_open` the function to change (you get a packet: its source, \
+its neighbours' interfaces, rule cards, a draft request); send `edit_request` with the new body in the draft; the \
+whole program is re-checked and the edit is admitted (written back for a path) or refused with a code, its card, \
+the rule and a repair hint. Fix and resend with the same handle. `state` shows the program as [signature, effect \
+row] per function, `find` suggests functions to call. Cards and terms are sent once per server: keep them. A \
+handle survives a server restart while the files are unchanged; a resent request is answered once, never applied \
+twice.";
+
+/// The tool descriptors offered, in `tools/list` order (protocol §16.2): each says what the tool
+/// is for and what it returns, with a worked example of its arguments.
 pub fn descriptors() -> Vec<Tool> {
-    let program = |text: &str| -> Value { serde_json::json!({"type": "string", "description": text}) };
-    let path = program("A .cairn file, a project directory or a manifest, relative to where the server started.");
-    let source = program("Program text (a session on source never writes files).");
-    let symbol = program("A function, qualified with its module when it has one (lib.spread).");
+    let text = |text: &str| -> Value { serde_json::json!({"type": "string", "description": text}) };
+    let path = text("A .cairn file, project directory or cairn.toml, relative to the server's directory.");
+    let source = text("Program text instead of path (never written).");
+    let symbol = text("A function, with its module if any (lib.spread).");
     let schema = |properties: Value, required: &[&str]| -> Map<String, Value> {
         let mut schema = Map::new();
         schema.insert("type".into(), Value::String("object".into()));
@@ -135,97 +146,72 @@ pub fn descriptors() -> Vec<Tool> {
     let entries: Vec<(&str, &str, Map<String, Value>, bool)> = vec![
         (
             "check",
-            "Check a program and report every refusal.",
+            "Check a whole program. Returns {status:\"typed\",functions,...} or the first refusal \
+             {status:\"rejected\",code,message,file,line,card,repair_hint,further:[...]}. \
+             Example: {\"path\":\"src/main.cairn\"}",
             schema(serde_json::json!({"path": path, "source": source}), &[]),
             true,
         ),
         (
             "edit_open",
-            "Open an edit session on one function: the packet of what the agent may rely on.",
+            "Open an edit session on one function. Returns a packet: handle, context (its source), \
+             dependencies (signature, effects), rule_cards, terms, draft_protocol (the request to fill). \
+             Example: {\"path\":\"clip.cairn\",\"symbol\":\"clip\"}",
             schema(
                 serde_json::json!({"path": path, "source": source, "symbol": symbol,
-                    "scope": {"enum": ["focused", "component"]},
-                    "site": {"type": "string", "description": "An expression site of the packet (x3)."},
-                    "preserve": {"enum": ["equivalent", "identical"], "description": "Admit only edits keeping behaviour (equivalent) or code (identical)."}}),
+                    "scope": {"enum": ["focused", "component"], "description": "focused (default): neighbours' interfaces; component: their sources."},
+                    "site": {"type": "string", "description": "An expression site (x3) to edit alone."},
+                    "preserve": {"enum": ["equivalent", "identical"], "description": "Admit only edits keeping behaviour or code."}}),
                 &["symbol"],
             ),
             true,
         ),
         (
             "edit_request",
-            "Send one cairn.edit/2 request of a session: body, expr, expand, explain, predict, shot, state or delta.",
+            "Send one request of a session opened by edit_open (its handle); kind: body (new body), expr (a site), expand \
+             (show more functions), explain, state, delta. Returns the admission \
+             {status:\"typed\",effects,written} or a refusal with code, card, rule, repair_hint. \
+             Example: {\"request\":{\"protocol\":\"cairn.edit/2\",\"handle\":\"e1\",\"kind\":\"body\",\
+             \"replacement\":\"{ return max(lo, min(v, hi)); }\"}}",
             schema(
-                serde_json::json!({"request": {"type": "object", "description": "Shaped as the packet's draft_protocol."}}),
-                &["request"],
-            ),
-            false,
-        ),
-        (
-            "plan_open",
-            "Open a plan session on a function with parallel regions.",
-            schema(
-                serde_json::json!({"path": path, "source": source, "symbol": symbol,
-                    "sizes": {"type": "array", "items": {"type": "object"}, "description": "Price at these sizes ([{\"n\": 1e7}])."}}),
-                &["symbol"],
-            ),
-            true,
-        ),
-        (
-            "plan_reply",
-            "Send one cairn.plan/1 reply.",
-            schema(
-                serde_json::json!({"reply": {"type": "object", "description": "The packet's reply with items set."}}),
-                &["reply"],
-            ),
-            false,
-        ),
-        (
-            "implementation_open",
-            "Open an implementation session against a reference function.",
-            schema(
-                serde_json::json!({"path": path, "source": source,
-                    "reference": {"type": "string"},
-                    "policy": {"type": "object", "description": "Tolerance, domain, budget, seed, probes, seconds."},
-                    "emulate": {"type": "string", "description": "A device target (sm_120) validated on host threads."}}),
-                &["reference"],
-            ),
-            true,
-        ),
-        (
-            "implementation_submit",
-            "Submit one cairn.implementation/1 request.",
-            schema(
-                serde_json::json!({"request": {"type": "object", "description": "The packet's reply with its source."}}),
+                serde_json::json!({"request": {"type": "object", "description": "The packet's draft_protocol with replacement set."}}),
                 &["request"],
             ),
             false,
         ),
         (
             "state",
-            "The program as it stands (per module, each function as [signature, row]), or the delta since a state this server sent.",
+            "Show the program. Returns per module each function as [signature, effect row], sealed by \
+             a digest; with since, only what changed; with symbol, that function's investigation. \
+             Example: {\"path\":\"clip.cairn\"}",
             schema(
                 serde_json::json!({"path": path, "source": source, "symbol": symbol,
                     "since": {"type": "string", "description": "A digest this server returned."},
-                    "whole": {"type": "boolean", "description": "The whole state even if one was sent for this path."}}),
+                    "whole": {"type": "boolean", "description": "The whole state even after one was sent."}}),
                 &[],
             ),
             true,
         ),
         (
             "find",
-            "Suggest callable functions from words or from the types of values held.",
+            "Suggest functions to call, from words or types. Returns {hits:[\"signature  effects\"],more}. \
+             Example: {\"path\":\"clip.cairn\",\"words\":\"limit range\",\"returns\":\"i32\"}",
             schema(
                 serde_json::json!({"path": path, "source": source,
                     "words": {"type": "string"},
-                    "takes": {"type": "array", "items": {"type": "string"}, "description": "Types such as ro<u8>[n], Vec[i64]."},
+                    "takes": {"type": "array", "items": {"type": "string"}, "description": "Types held, e.g. ro<u8>[n]."},
                     "returns": {"type": "string"},
-                    "effects": {"type": "string", "description": "A ceiling such as pure."},
+                    "effects": {"type": "string", "description": "A ceiling, e.g. pure."},
                     "limit": {"type": "integer"}}),
                 &[],
             ),
             true,
         ),
     ];
+    debug_assert!(
+        entries.iter().map(|e| e.0).eq(crate::tools::TOOLS.iter().filter(|t| t.offered).map(|t| t.name)),
+        "the descriptors are the offered tools, in order"
+    );
     entries
         .into_iter()
         .map(|(name, description, schema, read_only)| {

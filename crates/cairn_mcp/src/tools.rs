@@ -1,5 +1,7 @@
-//! The nine tools of the MCP server (protocol §16.2), as plain functions over one [`Server`]:
-//! arguments in, `(record, isError)` out. No transport here — `server.rs` puts this behind
+//! The tools of the MCP server (protocol §16.2), as plain functions over one [`Server`]:
+//! arguments in, `(record, isError)` out. Of the nine the protocol names, the four of plan and
+//! implementation sessions are not offered yet: `tools/list` leaves them out, and a call to one
+//! is answered with a coded refusal that says so. No transport here — `server.rs` puts this behind
 //! rmcp — so tests drive the tools directly.
 //!
 //! One [`EditHost`] lives for the whole process: every tool reads its compiles (a program is
@@ -21,18 +23,45 @@ use crate::writeback::{Disk, PinnedFile, WriteFailure, changed_files, write_back
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-/// The tools in `tools/list` order, with their argument keys.
-pub const TOOLS: &[(&str, &[&str])] = &[
-    ("check", &["path", "source"]),
-    ("edit_open", &["path", "source", "symbol", "scope", "site", "preserve"]),
-    ("edit_request", &["request"]),
-    ("plan_open", &["path", "source", "symbol", "sizes"]),
-    ("plan_reply", &["reply"]),
-    ("implementation_open", &["path", "source", "reference", "policy", "emulate"]),
-    ("implementation_submit", &["request"]),
-    ("state", &["path", "source", "symbol", "since", "whole"]),
-    ("find", &["path", "source", "words", "takes", "returns", "effects", "limit"]),
+/// One tool of protocol §16.2: its name, its argument keys, and whether this server offers it.
+pub struct ToolEntry {
+    pub name: &'static str,
+    pub keys: &'static [&'static str],
+    /// Listed by `tools/list` and answered; a tool not offered is answered with a refusal.
+    pub offered: bool,
+}
+
+/// The nine tools in protocol order (the order `tools/list` keeps for those offered).
+pub const TOOLS: &[ToolEntry] = &[
+    ToolEntry { name: "check", keys: &["path", "source"], offered: true },
+    ToolEntry { name: "edit_open", keys: &["path", "source", "symbol", "scope", "site", "preserve"], offered: true },
+    ToolEntry { name: "edit_request", keys: &["request"], offered: true },
+    ToolEntry { name: "plan_open", keys: &["path", "source", "symbol", "sizes"], offered: false },
+    ToolEntry { name: "plan_reply", keys: &["reply"], offered: false },
+    ToolEntry {
+        name: "implementation_open",
+        keys: &["path", "source", "reference", "policy", "emulate"],
+        offered: false,
+    },
+    ToolEntry { name: "implementation_submit", keys: &["request"], offered: false },
+    ToolEntry { name: "state", keys: &["path", "source", "symbol", "since", "whole"], offered: true },
+    ToolEntry {
+        name: "find",
+        keys: &["path", "source", "words", "takes", "returns", "effects", "limit"],
+        offered: true,
+    },
 ];
+
+/// The tool named `name`, offered or not.
+pub fn tool_named(name: &str) -> Option<&'static ToolEntry> {
+    TOOLS.iter().find(|tool| tool.name == name)
+}
+
+/// The message for a tool name that is none of the nine: it lists the tools offered.
+pub fn unknown_tool(name: &str) -> String {
+    let names: Vec<&str> = TOOLS.iter().filter(|tool| tool.offered).map(|tool| tool.name).collect();
+    format!("Unknown tool {name:?}; the tools are {}.", names.join(", "))
+}
 
 /// The answer of one tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,9 +141,8 @@ impl Server {
     /// Calls a tool. `Err` is a JSON-RPC error (unknown tool or arguments not an object):
     /// `(code, message)`.
     pub fn call(&mut self, name: &str, arguments: &Value) -> Result<ToolResult, (i64, String)> {
-        let Some((_, keys)) = TOOLS.iter().find(|(tool, _)| *tool == name) else {
-            let names: Vec<&str> = TOOLS.iter().map(|(n, _)| *n).collect();
-            return Err((-32602, format!("Unknown tool {name:?}; the tools are {}.", names.join(", "))));
+        let Some(ToolEntry { keys, .. }) = tool_named(name) else {
+            return Err((-32602, unknown_tool(name)));
         };
         let arguments = match arguments {
             Value::Null => Map::new(),

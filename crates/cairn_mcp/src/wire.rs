@@ -22,7 +22,7 @@ use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use serde_json::{Value, json};
 
 use crate::server::Handler;
-use crate::tools::TOOLS;
+use crate::tools::{tool_named, unknown_tool};
 
 /// The longest message read (a 16,000,000-byte source, escaped, fits); a longer line is
 /// skipped to its end without being kept, and answered `-32600`.
@@ -237,9 +237,8 @@ impl Wire {
             let Some(name) = params.get("name").and_then(Value::as_str) else {
                 return Some(error(id, -32602, "Invalid params: name must be the name of a tool"));
             };
-            if !TOOLS.iter().any(|(tool, _)| *tool == name) {
-                let names: Vec<&str> = TOOLS.iter().map(|(n, _)| *n).collect();
-                return Some(error(id, -32602, &format!("Unknown tool {name:?}; the tools are {}", names.join(", "))));
+            if tool_named(name).is_none() {
+                return Some(error(id, -32602, &unknown_tool(name)));
             }
             if params.get("arguments").is_some_and(|a| !a.is_object()) {
                 return Some(error(id, -32602, "Invalid params: arguments must be an object"));
