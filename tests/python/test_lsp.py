@@ -85,8 +85,11 @@ async def test_a_refused_program_gets_coded_diagnostics_that_a_fix_clears(client
     assert diagnostic.range.end == position_of(PROGRAM, "total > 1", len("total"))
     assert diagnostic.message.startswith("Expected u32, got bool.")
     assert "\n" in diagnostic.message, "the repair hint follows the message"
-    card = pathlib.Path(diagnostic.code_description.href.removeprefix("file://"))
-    assert card.name == "base.md" and card.read_text().startswith("# base")
+    # A core card links the core rules of the packaged skill's SKILL.md.
+    href, _, anchor = diagnostic.code_description.href.partition("#")
+    card = pathlib.Path(href.removeprefix("file://"))
+    assert card.name == "SKILL.md" and anchor == "the-core-rules"
+    assert "### base\n" in card.read_text()
     assert diagnostic.data["card"] == "base"
     assert any(r.location.uri == diagnostic.code_description.href for r in diagnostic.related_information)
 

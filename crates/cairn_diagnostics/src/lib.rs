@@ -16,6 +16,7 @@ pub mod line_index;
 pub mod record;
 pub mod registry;
 pub mod selection;
+pub mod skill;
 pub mod trim;
 
 use serde_json::Value;

@@ -194,6 +194,22 @@ impl Scan {
     }
 }
 
+/// What selects the card named `name` besides its words, in words (the skill's index says it);
+/// kept beside [`Scan::selects`], whose cases it describes.
+pub fn also_selected_by(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "views" => "a shown function with a borrow parameter (`ro`/`rw`)",
+        "records" => "a shown record or tag-only enum type",
+        "sums" => "a shown sum type",
+        "lends" => "a shown type that lends a part",
+        "generics" => "a generic declaration (`fn`, `struct` or `enum`, a name, then `[`)",
+        "foreign" => "`extern` together with `implements`",
+        "cooperative" => "`blocks` together with `threads`",
+        "closures" => "a closure argument (`(` or `,` then `|`) or a function type (`fn (`)",
+        _ => return None,
+    })
+}
+
 pub(crate) fn selected(scan: &Scan, signals: Signals) -> Vec<&'static CardEntry> {
     let core = CORE.iter().filter_map(|name| card_named(name));
     let chosen = SELECTION_ORDER.iter().filter_map(|name| card_named(name)).filter(|card| scan.selects(card, signals));

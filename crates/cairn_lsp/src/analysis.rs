@@ -543,10 +543,11 @@ fn materialize() -> Option<PathBuf> {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
     let dir = base.join("cairn").join(format!("lsp-{}", env!("CARGO_PKG_VERSION")));
+    // The agent skill's files (`cairn_diagnostics::skill`), so a diagnostic links the text an
+    // agent's skill holds.
     std::fs::create_dir_all(dir.join("cards")).ok()?;
-    for card in cairn_diagnostics::registry::cards() {
-        let path = dir.join("cards").join(format!("{}.md", card.name));
-        let text = format!("# {}\n\nCodes: {}\n\n{}\n", card.name, card.codes.join(", "), card.text());
+    for (name, text) in cairn_diagnostics::skill::render() {
+        let path = dir.join(&name);
         if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
             std::fs::write(&path, text).ok()?;
         }

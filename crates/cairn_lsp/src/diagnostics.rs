@@ -179,7 +179,14 @@ fn lsp_diagnostic(
     });
     let mut related_information: Vec<Value> = related.into_iter().collect();
     if let (Some(card), Some(dir)) = (card, snapshot.materialized) {
-        let card_uri = path_to_uri(&dir.join("cards").join(format!("{}.md", card.name)));
+        // A core card lives in SKILL.md's core rules, any other in cards/<name>.md.
+        let relative = cairn_diagnostics::skill::card_path(card);
+        let (file, anchor) = relative.split_once('#').map_or((relative.as_str(), None), |(f, a)| (f, Some(a)));
+        let mut card_uri = path_to_uri(&dir.join(file));
+        if let Some(anchor) = anchor {
+            card_uri.push('#');
+            card_uri.push_str(anchor);
+        }
         out["codeDescription"] = json!({"href": card_uri});
         // The card as related information too, for clients that show no code links.
         related_information.push(json!({
