@@ -169,7 +169,7 @@ pub fn descriptors() -> Vec<Tool> {
         (
             "edit_request",
             "Send one request of a session opened by edit_open (its handle); kind: body (new body), expr (a site), expand \
-             (show more functions), explain, state, delta. Returns the admission \
+             (show more functions), state, delta. Returns the admission \
              {status:\"typed\",effects,written} or a refusal with code, card, rule, repair_hint. \
              Example: {\"request\":{\"protocol\":\"cairn.edit/2\",\"handle\":\"e1\",\"kind\":\"body\",\
              \"replacement\":\"{ return max(lo, min(v, hi)); }\"}}",
