@@ -12,7 +12,7 @@ use cairn_syntax::TextRange;
 
 use crate::Item;
 use crate::body::{BinaryOp, Block, Body, BodySourceMap, Else, Expr, ExprId, Stmt, StmtId, UnaryOp};
-use crate::check::{CallTarget, FnCheck, check_fn};
+use crate::check::{FnCheck, check_fn};
 use crate::db::Db;
 use crate::scopes::{BinderKind, LocalRef};
 use crate::signature::fn_signature;
@@ -48,7 +48,7 @@ pub fn site_facts(db: &dyn Db, item: Item, range: TextRange) -> Option<SiteFacts
     // The outermost expression with exactly this range.
     let id = (0..body.exprs.len()).find(|i| map.exprs.get(*i) == Some(&range)).map(|i| ExprId(i as u32))?;
     let signature = fn_signature(db, item);
-    let mut walk = Walk { db, body, map: &map, check, target: id, range, ret: &signature.ret, found: None };
+    let mut walk = Walk { body, map: &map, check, target: id, range, ret: &signature.ret, found: None };
     walk.block(&body.root);
     let expected = walk.found?;
     let scopes = crate::scopes::body_scopes(db, item);
@@ -101,7 +101,6 @@ fn type_of(check: &FnCheck, id: ExprId) -> Option<String> {
 }
 
 struct Walk<'a> {
-    db: &'a dyn Db,
     body: &'a Body,
     map: &'a BodySourceMap,
     check: &'a FnCheck,
@@ -115,6 +114,15 @@ struct Walk<'a> {
 impl Walk<'_> {
     fn contains(&self, stmt: StmtId) -> bool {
         self.map.stmts.get(stmt.0 as usize).is_some_and(|r| r.contains_range(self.range))
+    }
+
+    /// The type of the parameter the checker paired argument `id` with (a type parameter
+    /// states no expectation).
+    fn argument_expectation(&self, id: ExprId) -> Option<String> {
+        self.check.argument_type(id).and_then(|ty| match ty {
+            Ty::Param(_) => None,
+            ty => shown(ty),
+        })
     }
 
     fn reach(&mut self, expected: Option<String>) {
@@ -206,19 +214,14 @@ impl Walk<'_> {
             Expr::Paren(inner) => self.expr(*inner, expected),
             Expr::Call { callee, args } => {
                 self.expr(*callee, None);
-                let params = match self.check.call_target(id) {
-                    Some(CallTarget::Function(item)) => Some(fn_signature(self.db, *item)),
-                    _ => None,
-                };
-                for (i, arg) in args.iter().enumerate() {
-                    let expected = params.and_then(|s| s.params.get(i)).and_then(|p| match &p.ty {
-                        Ty::Param(_) => None,
-                        ty => shown(ty),
-                    });
-                    self.expr(*arg, expected);
+                // The checker paired each argument with its parameter (a method call's receiver,
+                // omitted extents): its record says which type each one was checked against.
+                for arg in args.iter() {
+                    self.expr(*arg, self.argument_expectation(*arg));
                 }
             }
-            Expr::Field { base, .. } => self.expr(*base, None),
+            // The base of a method call's callee is its receiver, the first argument.
+            Expr::Field { base, .. } => self.expr(*base, self.argument_expectation(*base)),
             Expr::Index { base, indices } => {
                 self.expr(*base, None);
                 for index in indices.iter() {
@@ -242,5 +245,43 @@ impl Walk<'_> {
             Expr::Try(inner) => self.expr(*inner, None),
             Expr::Missing | Expr::Literal(_) | Expr::Name(_) | Expr::Unsupported(_) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{SourceText, Workspace};
+
+    const PROGRAM: &str = "fn total(n:usize, xs:ro<u8>[n], bias:u64) -> u64 {\n  let mut s:u64 = bias;\n  for x in xs { s += u64(x); }\n  return s;\n}\n\nfn scaled(x:u32, k:u64) -> u64 {\n  return u64(x) * k;\n}\n\nfn main() -> i32 {\n  let a:u32 = 2;\n  let t = total(\"abc\", 7);\n  let m = a.scaled(5);\n  if t + m != 311 { return 1; }\n  return 0;\n}\n";
+
+    /// The expected type at the first site of `main` whose text is `text`.
+    fn expected_at(text: &str) -> Option<String> {
+        let mut workspace = Workspace::new(vec![SourceText { name: "m.cairn".into(), text: PROGRAM.into() }]);
+        let outcome = workspace.check();
+        assert!(outcome.refusal.is_none(), "the program checks");
+        let db = workspace.db();
+        let item = workspace.function_named("main").expect("main");
+        let declaration = item.syntax(db).syntax_node().text().to_string();
+        let map = crate::body::fn_source_map(db, item);
+        let range = map
+            .exprs
+            .iter()
+            .find(|range| &declaration[usize::from(range.start())..usize::from(range.end())] == text)
+            .copied()
+            .expect("the site");
+        super::site_facts(db, item, range).expect("facts").expected
+    }
+
+    #[test]
+    fn an_argument_after_omitted_extents_expects_its_own_parameter() {
+        // `total(n, xs, bias)` called as `total("abc", 7)`: 7 is `bias`, not `xs`.
+        assert_eq!(expected_at("7").as_deref(), Some("u64"));
+    }
+
+    #[test]
+    fn a_method_call_pairs_the_receiver_with_the_first_parameter() {
+        // `a.scaled(5)` is `scaled(a, 5)`: 5 is `k`, and the receiver `a` is `x`.
+        assert_eq!(expected_at("5").as_deref(), Some("u64"));
+        assert_eq!(expected_at("a").as_deref(), Some("u32"));
     }
 }

@@ -355,6 +355,7 @@ impl Cx<'_> {
                 mapping.push(Mapped::Dropped);
                 continue;
             };
+            self.arguments.push((arg, param.ty.clone()));
             match &param.ty {
                 Ty::View(want) => {
                     let named = self.root_name(arg).is_some();

@@ -125,12 +125,21 @@ pub struct FnCheck {
     pub resolutions: Arc<[Resolution]>,
     /// The type of every binder the check bound (`Ty::Error` for the rest), by `BinderId`.
     pub binder_types: Arc<[Ty]>,
+    /// Each argument of a call of a declared function (the receiver of a method call included)
+    /// with the type of the parameter it was paired with, after omitted extents were filled in.
+    pub arguments: Arc<[(ExprId, Ty)]>,
 }
 
 impl FnCheck {
     /// What expression `id` names.
     pub fn resolution(&self, id: ExprId) -> Resolution {
         self.resolutions.get(id.0 as usize).copied().unwrap_or(Resolution::Unresolved)
+    }
+
+    /// The parameter type argument `id` was paired with, when it is an argument of a call of a
+    /// declared function.
+    pub fn argument_type(&self, id: ExprId) -> Option<&Ty> {
+        self.arguments.iter().find(|(e, _)| *e == id).map(|(_, ty)| ty)
     }
 
     pub fn call_target(&self, id: ExprId) -> Option<&CallTarget> {
@@ -188,6 +197,7 @@ pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
         sites: Vec::new(),
         calls: Vec::new(),
         call_targets: Vec::new(),
+        arguments: Vec::new(),
         stack_bytes: 0,
     };
     let result = cx.run();
@@ -210,6 +220,7 @@ pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
         expr_types: Arc::from(cx.types),
         resolutions: Arc::from(cx.resolutions),
         binder_types: Arc::from(cx.binder_types),
+        arguments: Arc::from(cx.arguments),
     }
 }
 
@@ -261,6 +272,8 @@ pub(crate) struct Cx<'db> {
     pub sites: Vec<(GuardKind, u32)>,
     pub calls: Vec<CallEdge>,
     pub call_targets: Vec<(ExprId, CallTarget)>,
+    /// Each argument of a declared function's call with its parameter's type ([`FnCheck::arguments`]).
+    pub arguments: Vec<(ExprId, Ty)>,
     pub types: Vec<Ty>,
     pub stack_bytes: u64,
 }
