@@ -1,0 +1,263 @@
+//! What the state, the documentation and the tools read from a checked workspace: the facts of
+//! each function, the inferred `let` types, the state view, lookups by name.
+
+use std::sync::Arc;
+
+use super::{CheckKind, FileItem, Workspace, first_token};
+use crate::effects::is_function;
+use crate::input::{Item, ItemKind};
+
+/// What the checker inferred about one function, for `cairn state`, `cairn doc` and tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionFacts {
+    /// The module that declares it (`""` for the root).
+    pub module: Arc<str>,
+    /// Its name as the module writes it.
+    pub name: Arc<str>,
+    pub kind: ItemKind,
+    pub library: bool,
+    /// Its effect row, sorted; `None` when unknown (it, or something it reaches, was refused).
+    pub row: Option<Vec<Arc<str>>>,
+    /// Its guard sites by kind, in order of first occurrence.
+    pub sites: Vec<(&'static str, u32)>,
+}
+
+impl Workspace {
+    /// The facts of every function and test, in declaration order (library ones last).
+    pub fn function_facts(&self) -> Vec<FunctionFacts> {
+        let rows = crate::effects::rows(&self.db);
+        let scope = crate::scope::scope(&self.db);
+        self.program
+            .items(&self.db)
+            .iter()
+            .filter(|e| is_function(e.key.kind))
+            .map(|entry| {
+                let check = crate::check::check_fn(&self.db, entry.item);
+                FunctionFacts {
+                    module: scope.module_of(entry.item),
+                    name: entry.key.name.clone(),
+                    kind: entry.key.kind,
+                    library: entry.library,
+                    row: rows.row(entry.item).map(|row| row.iter().cloned().collect()),
+                    sites: check.sites.iter().map(|(kind, count)| (kind.name(), *count)).collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// How the last [`Workspace::check`] was answered.
+    pub fn last_check_kind(&self) -> CheckKind {
+        self.last_kind
+    }
+}
+
+impl Workspace {
+    /// The type the checker gave each `let` of the program's own functions, as
+    /// `(file, line, binder, type)` with 1-based lines, in declaration order. For the language
+    /// tests' `// type:` annotations and for tools that show types.
+    pub fn let_types(&self) -> Vec<(usize, u32, Arc<str>, String)> {
+        let mut out = Vec::new();
+        for (index, file) in self.files.iter().enumerate().take(self.own_files) {
+            for entry in file.items.iter().filter(|i| is_function(i.key.kind)) {
+                let body = crate::body::fn_body(&self.db, entry.item);
+                let map = crate::body::fn_source_map(&self.db, entry.item);
+                let check = crate::check::check_fn(&self.db, entry.item);
+                for (stmt, range) in body.stmts.iter().zip(map.stmts.iter()) {
+                    let crate::body::Stmt::Let { binder, init, .. } = stmt else { continue };
+                    let Some(ty) = check.expr_types.get(init.0 as usize) else { continue };
+                    let at = entry.start + range.start();
+                    let line = file.line_index().line_column(&file.text, at).line;
+                    out.push((index, line, body.binder(*binder).clone(), ty.to_string()));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// What `cairn state` and `cairn doc` show of a program, before either formats it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateView {
+    /// True when the program was accepted.
+    pub typed: bool,
+    /// False when the program does not parse: then no declaration is shown.
+    pub parsed: bool,
+    /// Functions and tests, in declaration order (library ones only when asked for).
+    pub functions: Vec<DeclarationView>,
+    /// Records, enums and constants, in declaration order (library ones only when asked for).
+    pub types: Vec<DeclarationView>,
+    /// The refusal that stopped the check, with the text of its line.
+    pub first: Option<(cairn_diagnostics::Diagnostic, Option<String>)>,
+}
+
+/// The kinds of declaration a view shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeclarationKind {
+    Function,
+    Test,
+    Record,
+    /// A tag-only enum.
+    Enum,
+    /// An enum with payloads.
+    Sum,
+    Const,
+}
+
+/// One declaration as the state and the documentation show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclarationView {
+    pub kind: DeclarationKind,
+    pub module: Arc<str>,
+    /// As the module writes it (`test$NAME` for a test).
+    pub name: String,
+    /// The signature of a function, or the declaration of a type or constant (render.rs).
+    pub text: String,
+    /// A function's row; `None` for a refused program (and for types).
+    pub row: Option<Vec<Arc<str>>>,
+    /// The comment above the declaration.
+    pub comment: String,
+    pub public: bool,
+    pub library: bool,
+    /// The file that declares it.
+    pub file: String,
+}
+
+impl StateView {
+    /// The `types` text of a state: records, tag-only enums, sums, then constants, each in
+    /// declaration order, one per line (empty for a refused program).
+    pub fn types_text(&self) -> String {
+        if !self.typed {
+            return String::new();
+        }
+        let order = [DeclarationKind::Record, DeclarationKind::Enum, DeclarationKind::Sum, DeclarationKind::Const];
+        order
+            .iter()
+            .flat_map(|kind| self.types.iter().filter(move |t| t.kind == *kind && !t.library))
+            .map(|t| t.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl Workspace {
+    /// Checks the program and gathers what its state and documentation show; library
+    /// declarations are included only when `library` is set.
+    pub fn state_view(&mut self, library: bool) -> StateView {
+        let outcome = self.check();
+        let typed = outcome.refusal.is_none();
+        let parsed = self.syntax_refusal().is_none();
+        let first = outcome.refusal.map(|refusal| {
+            let line = self.line_text(refusal.first.file.as_deref(), refusal.first.line);
+            (refusal.first, line)
+        });
+        let mut view = StateView { typed, parsed, functions: Vec::new(), types: Vec::new(), first };
+        if !parsed {
+            return view;
+        }
+        let rows = typed.then(|| crate::effects::rows(&self.db).clone());
+        let scope = crate::scope::scope(&self.db);
+        for file in self.files.iter().filter(|f| library || !f.library) {
+            for entry in &file.items {
+                let item = entry.item;
+                let kind = match entry.key.kind {
+                    ItemKind::Fn => DeclarationKind::Function,
+                    ItemKind::Test => DeclarationKind::Test,
+                    ItemKind::Struct => DeclarationKind::Record,
+                    ItemKind::Enum if crate::decl::enum_def(&self.db, item).tag_only => DeclarationKind::Enum,
+                    ItemKind::Enum => DeclarationKind::Sum,
+                    ItemKind::Const => DeclarationKind::Const,
+                    _ => continue,
+                };
+                let function = matches!(kind, DeclarationKind::Function | DeclarationKind::Test);
+                let text = if function {
+                    crate::render::signature_text(&self.db, item, typed)
+                } else {
+                    match crate::render::declaration_text(&self.db, item) {
+                        Some(text) => text,
+                        None => continue,
+                    }
+                };
+                let declaration = DeclarationView {
+                    kind,
+                    module: scope.module_of(item),
+                    name: if kind == DeclarationKind::Test {
+                        format!("test${}", entry.key.name)
+                    } else {
+                        entry.key.name.to_string()
+                    },
+                    text,
+                    row: match (&rows, function) {
+                        (Some(rows), true) => {
+                            Some(rows.row(item).map(|r| r.iter().cloned().collect()).unwrap_or_default())
+                        }
+                        _ => None,
+                    },
+                    comment: crate::render::comment_above(
+                        &file.text,
+                        usize::from(entry.start + first_token(&self.db, item)),
+                    ),
+                    public: scope.info(item).is_some_and(|i| i.public),
+                    library: file.library,
+                    file: file.name.clone(),
+                };
+                if function {
+                    view.functions.push(declaration);
+                } else {
+                    view.types.push(declaration);
+                }
+            }
+        }
+        view
+    }
+
+    /// The text of a line of a file (the first file when `file` is `None`), without its newline.
+    pub fn line_text(&self, file: Option<&str>, line: u32) -> Option<String> {
+        let state = match file {
+            Some(name) => self.files.iter().find(|f| f.name == name)?,
+            None => self.files.first()?,
+        };
+        state.line_index().line_text(&state.text, line).map(str::to_string)
+    }
+}
+
+impl Workspace {
+    /// The rows the last whole check judged against (`None` before a check that reached the rows).
+    /// Cheap: the check keeps them; no query runs.
+    pub fn last_rows(&self) -> Option<Arc<crate::effects::Rows>> {
+        self.last.as_ref().filter(|l| l.record.bodies_checked).map(|l| l.rows.clone())
+    }
+
+    /// The function (or test) declared under `full_name` (`module.name`, or `name` in the root).
+    pub fn function_named(&self, full_name: &str) -> Option<Item> {
+        let scope = crate::scope::scope(&self.db);
+        scope.by_full_name.get(full_name)?.iter().find(|d| d.kind == ItemKind::Fn).map(|d| d.item)
+    }
+
+    /// Where a declaration is listed: its file and its entry.
+    pub fn entry_of(&self, item: Item) -> Option<(usize, &FileItem)> {
+        let &(file, index) = self.places.get(&item)?;
+        Some((file, &self.files[file].items[index]))
+    }
+
+    /// A declaration's full name (`module.name`).
+    pub fn full_name(&self, item: Item) -> Arc<str> {
+        crate::scope::scope(&self.db).full_name(item)
+    }
+
+    /// A function's guard sites by kind, in order of first occurrence.
+    pub fn function_sites(&self, item: Item) -> Vec<(&'static str, u32)> {
+        crate::check::check_fn(&self.db, item).sites.iter().map(|(k, n)| (k.name(), *n)).collect()
+    }
+
+    /// The functions (and tests) that call `item`, each once, in declaration order: read from
+    /// the call graph the last check's rows were computed over (empty before a check reached
+    /// the rows). Free after an edit that changed no call, since those rows are kept.
+    pub fn callers(&self, item: Item) -> Vec<Item> {
+        self.last_rows().map(|rows| rows.callers_of(item)).unwrap_or_default()
+    }
+
+    /// The declared functions a function calls, each once, in first-call order.
+    pub fn callees(&self, item: Item) -> Vec<Item> {
+        crate::check::check_fn(&self.db, item).callees()
+    }
+}
