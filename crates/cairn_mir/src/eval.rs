@@ -16,8 +16,10 @@ use crate::{
     Terminator, UnOp,
 };
 
-/// A value.
-#[derive(Debug, Clone, PartialEq)]
+/// A value. Two values are equal when they are the same bits: floats compare by their bit
+/// patterns (so `-0.0` differs from `0.0` and a NaN equals the same NaN), as every comparison of
+/// results needs.
+#[derive(Debug, Clone)]
 pub enum Value {
     Int(i128, IntTy),
     F32(f32),
@@ -41,6 +43,31 @@ pub enum Value {
     },
     Void,
 }
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Int(a, x), Value::Int(b, y)) => a == b && x == y,
+            (Value::F32(a), Value::F32(b)) => a.to_bits() == b.to_bits(),
+            (Value::F64(a), Value::F64(b)) => a.to_bits() == b.to_bits(),
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Record(a), Value::Record(b)) | (Value::Array(a), Value::Array(b)) => a == b,
+            (Value::Tag(a), Value::Tag(b)) => a == b,
+            (Value::Sum(a, x), Value::Sum(b, y)) => a == b && x == y,
+            (
+                Value::View { cell, path, start, len },
+                Value::View { cell: other_cell, path: other_path, start: other_start, len: other_len },
+            ) => cell == other_cell && path == other_path && start == other_start && len == other_len,
+            (Value::Ptr { cell, path }, Value::Ptr { cell: other_cell, path: other_path }) => {
+                cell == other_cell && path == other_path
+            }
+            (Value::Void, Value::Void) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Value {}
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -653,7 +680,16 @@ pub fn format_float(value: f64, single: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::format_float;
+    use super::{Value, format_float};
+
+    #[test]
+    fn values_are_equal_when_their_bits_are() {
+        assert_ne!(Value::F64(0.0), Value::F64(-0.0));
+        assert_eq!(Value::F64(f64::NAN), Value::F64(f64::NAN));
+        assert_ne!(Value::F32(0.0), Value::F32(-0.0));
+        assert_eq!(Value::Record(vec![Value::F32(f32::NAN)]), Value::Record(vec![Value::F32(f32::NAN)]));
+        assert_ne!(Value::Sum(0, Some(Box::new(Value::F64(-0.0)))), Value::Sum(0, Some(Box::new(Value::F64(0.0)))));
+    }
 
     #[test]
     fn floats_print_as_the_spec_lays_them_out() {
