@@ -128,6 +128,9 @@ pub struct FnCheck {
     /// Each argument of a call of a declared function (the receiver of a method call included)
     /// with the type of the parameter it was paired with, after omitted extents were filled in.
     pub arguments: Arc<[(ExprId, Ty)]>,
+    /// The variant (its index in the subject's type) each match arm names, once the match
+    /// passed its coverage rules.
+    pub arm_variants: Arc<[(crate::body::ArmId, u32)]>,
 }
 
 impl FnCheck {
@@ -140,6 +143,11 @@ impl FnCheck {
     /// declared function.
     pub fn argument_type(&self, id: ExprId) -> Option<&Ty> {
         self.arguments.iter().find(|(e, _)| *e == id).map(|(_, ty)| ty)
+    }
+
+    /// The variant index match arm `arm` names.
+    pub fn arm_variant(&self, arm: crate::body::ArmId) -> Option<u32> {
+        self.arm_variants.iter().find(|(a, _)| *a == arm).map(|(_, index)| *index)
     }
 
     pub fn call_target(&self, id: ExprId) -> Option<&CallTarget> {
@@ -198,6 +206,7 @@ pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
         calls: Vec::new(),
         call_targets: Vec::new(),
         arguments: Vec::new(),
+        arm_variants: Vec::new(),
         stack_bytes: 0,
     };
     let result = cx.run();
@@ -221,6 +230,7 @@ pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
         resolutions: Arc::from(cx.resolutions),
         binder_types: Arc::from(cx.binder_types),
         arguments: Arc::from(cx.arguments),
+        arm_variants: Arc::from(cx.arm_variants),
     }
 }
 
@@ -274,6 +284,8 @@ pub(crate) struct Cx<'db> {
     pub call_targets: Vec<(ExprId, CallTarget)>,
     /// Each argument of a declared function's call with its parameter's type ([`FnCheck::arguments`]).
     pub arguments: Vec<(ExprId, Ty)>,
+    /// The variant each match arm names ([`FnCheck::arm_variants`]).
+    pub arm_variants: Vec<(crate::body::ArmId, u32)>,
     pub types: Vec<Ty>,
     pub stack_bytes: u64,
 }

@@ -450,6 +450,11 @@ impl Cx<'_> {
                 ("unknown_variants", list(&unknown)),
             ]));
         }
+        for (arm, name) in arms.iter().zip(&names) {
+            if let Some(index) = variants.iter().position(|(v, _)| v == name) {
+                self.arm_variants.push((arm.id, index as u32));
+            }
+        }
         let mut all_end = true;
         for (arm, name) in arms.iter().zip(&names) {
             let payload = variants.iter().find(|(v, _)| v == name).and_then(|(_, p)| p.clone());

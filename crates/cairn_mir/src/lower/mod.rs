@@ -34,7 +34,7 @@ use cairn_hir::scopes::LocalRef;
 use cairn_hir::types::{Extent, FloatTy, IntTy, Ty};
 use cairn_hir::{ConstValue, Value};
 use cairn_hir::{Item, ItemKind, Program as ProgramInput};
-use cairn_hir::{TypeCtx, fields_of, resolve_type, variants_of};
+use cairn_hir::{fields_of, variants_of};
 
 mod call;
 mod cfg;
@@ -150,7 +150,6 @@ fn lower_function(db: &dyn Db, item: Item) -> R<Function> {
     let ret = mty(db, &signature.ret);
     let mut lower = Lower {
         db,
-        module: info.key.module.clone(),
         body,
         check,
         locals: Vec::new(),
@@ -258,7 +257,6 @@ impl Open {
 
 struct Lower<'db> {
     db: &'db dyn Db,
-    module: Arc<str>,
     body: &'db Arc<Body>,
     check: &'db FnCheck,
     locals: Vec<LocalDecl>,

@@ -90,29 +90,23 @@ impl Lower<'_> {
                 Ok(())
             }
             Stmt::Block(block) => self.scoped_block(block),
-            Stmt::Stack { binder, element, capacity, .. } => {
+            Stmt::Stack { binder, .. } => {
+                // The checker typed the binder as an `rw` view of the element over the capacity
+                // it folded: the array is that.
                 let name = body.binder(*binder).clone();
-                let cx = TypeCtx { db: self.db, scope: Resolver::new(self.db), module: &self.module, generics: &[] };
-                let element = resolve_type(cx, element).map_err(|e| LowerError(e.message.to_string()))?;
-                let count = self.static_count(*capacity)?;
+                let (element, count) = match self.check.binder_types.get(binder.0 as usize) {
+                    Some(Ty::View(view)) => match view.extent {
+                        cairn_hir::types::Extent::Literal(count) => (view.elem.clone(), count),
+                        _ => return fail("stack storage without a folded capacity"),
+                    },
+                    _ => return fail("stack storage the check did not type"),
+                };
                 let ty = MTy::Array(Arc::new(mty(self.db, &element)), count);
                 let local = self.new_local(Some(name.clone()), ty);
                 self.assign(Place::local(local), Rvalue::Zeroed);
                 self.bind(*binder, local);
                 Ok(())
             }
-        }
-    }
-
-    /// A `stack` capacity: a literal or a constant.
-    pub(super) fn static_count(&self, e: ExprId) -> R<u64> {
-        match self.body.expr(self.body.unparen(e)) {
-            Expr::Literal(Literal::Int { value: Some(v), .. }) => Ok(*v as u64),
-            Expr::Name(name) => match self.integer_constant(e) {
-                Some(v) => Ok(v),
-                None => fail(format!("{name} is not a constant capacity")),
-            },
-            _ => fail("a capacity that is not a literal or a constant"),
         }
     }
 
@@ -265,11 +259,10 @@ impl Lower<'_> {
         let mut cases = Vec::new();
         let mut targets = Vec::new();
         for arm in arms.iter() {
-            let name = arm.variant.last().cloned().unwrap_or_else(|| Arc::from(""));
-            let index = variants
-                .iter()
-                .position(|(v, _)| *v == name)
-                .ok_or_else(|| LowerError(format!("no variant {name}")))?;
+            let Some(index) = self.check.arm_variant(arm.id) else {
+                return fail("a match arm the check did not resolve");
+            };
+            let index = index as usize;
             let block = self.new_block();
             cases.push((index as u64, block));
             targets.push((arm, index, block));
