@@ -153,13 +153,7 @@ pub struct NamePath<'db> {
 #[salsa::tracked(returns(ref))]
 pub fn resolve_name<'db>(db: &'db dyn Db, path: NamePath<'db>) -> Arc<[Decl]> {
     let scope = scope_of_module(db, path.module(db));
-    let mut found = Vec::new();
-    for candidate in scope.candidates(path.module(db), path.segments(db)) {
-        if let Some(decls) = scope.by_full_name.get(candidate.as_str()) {
-            found.extend(decls.iter().copied());
-        }
-    }
-    Arc::from(found)
+    scope.named(path.module(db), path.segments(db)).collect()
 }
 
 /// True when `name` is an import alias (a module reached by name) inside `module`.
@@ -194,6 +188,11 @@ pub fn decl_info(db: &dyn Db, item: Item) -> Option<DeclInfo> {
     scope(db).info(item).cloned()
 }
 
+/// The first of `decls` that `wanted` accepts: what a path names (one home for both lookups).
+fn first_wanted(mut decls: impl Iterator<Item = Decl>, wanted: impl Fn(ItemKind) -> bool) -> Lookup {
+    decls.find(|decl| wanted(decl.kind)).map_or(Lookup::None, Lookup::Found)
+}
+
 /// The scope a lookup from `module` reads: the library's own for a library module.
 fn scope_of_module<'db>(db: &'db dyn Db, module: &str) -> &'db ProgramScope {
     let library = library_scope(db, Library::get(db));
@@ -216,10 +215,7 @@ impl<'db> Resolver<'db> {
     /// The declaration `segments` names from `module`, among those `wanted` accepts.
     pub fn resolve_path(&self, module: &str, segments: &[Arc<str>], wanted: impl Fn(ItemKind) -> bool) -> Lookup {
         let path = NamePath::new(self.db, Arc::from(module), Arc::from(segments));
-        match resolve_name(self.db, path).iter().find(|d| wanted(d.kind)) {
-            Some(decl) => Lookup::Found(*decl),
-            None => Lookup::None,
-        }
+        first_wanted(resolve_name(self.db, path).iter().copied(), wanted)
     }
 
     /// True when `name` is an import alias (a module reached by name) inside `module`.
@@ -309,19 +305,19 @@ impl ProgramScope {
         out
     }
 
-    /// The declaration `segments` names from `module`, among those `wanted` accepts.
+    /// Every declaration `segments` may name from `module`, candidates in order (imports by
+    /// name, then aliases, then the module's own, then the root), each candidate's in
+    /// declaration order.
+    fn named<'a>(&'a self, module: &str, segments: &[Arc<str>]) -> impl Iterator<Item = Decl> + 'a {
+        self.candidates(module, segments)
+            .into_iter()
+            .flat_map(move |candidate| self.by_full_name.get(candidate.as_str()).into_iter().flatten().copied())
+    }
+
+    /// The declaration `segments` names from `module`, among those `wanted` accepts (the same
+    /// rule as [`Resolver::resolve_path`], over this scope directly).
     pub fn resolve_path(&self, module: &str, segments: &[Arc<str>], wanted: impl Fn(ItemKind) -> bool) -> Lookup {
-        for candidate in self.candidates(module, segments) {
-            if let Some(decls) = self.by_full_name.get(candidate.as_str()) {
-                let matching: Vec<Decl> = decls.iter().copied().filter(|d| wanted(d.kind)).collect();
-                match matching.as_slice() {
-                    [] => continue,
-                    [one] => return Lookup::Found(*one),
-                    _ => return Lookup::Found(matching[0]),
-                }
-            }
-        }
-        Lookup::None
+        first_wanted(self.named(module, segments), wanted)
     }
 
     /// True when `name` is an import alias (a module reached by name) inside `module`.
