@@ -511,7 +511,7 @@ impl Cx<'_> {
                 let fields = fields_of(self.db, adt);
                 match fields.iter().position(|(f, _)| &**f == name) {
                     Some(index) => {
-                        self.resolved(e, Resolution::Field(index as u32));
+                        self.resolved(e, Resolution::Field { adt: adt.item, index: index as u32 });
                         Ok(fields[index].1.clone())
                     }
                     None => {

@@ -103,8 +103,8 @@ pub enum Resolution {
     /// A variant of a sum or tag-only enum: a bare or qualified variant, or (on a call) the
     /// variant a call constructs.
     Variant { adt: Item, index: u32 },
-    /// A field of a record, by position.
-    Field(u32),
+    /// A field of a record (the record's declaration), by position.
+    Field { adt: Item, index: u32 },
 }
 
 /// The result of checking one body.

@@ -19,7 +19,7 @@ impl Lower<'_> {
                 None => self.spill(inner),
             },
             Expr::Field { base, .. } if self.is_value_path(*base) => match self.check.resolution(inner) {
-                Resolution::Field(index) => {
+                Resolution::Field { index, .. } => {
                     let base_place = self.place(*base)?;
                     Ok(base_place.project(Proj::Field(index)))
                 }
@@ -195,7 +195,7 @@ impl Lower<'_> {
             Resolution::Const(item) => {
                 self.constant(item).ok_or_else(|| LowerError(format!("the constant {name} is not folded")))
             }
-            Resolution::Field(index) => {
+            Resolution::Field { index, .. } => {
                 let base_place = self.place(base)?;
                 Ok(Operand::Copy(base_place.project(Proj::Field(index))))
             }
