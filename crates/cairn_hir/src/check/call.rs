@@ -610,7 +610,10 @@ impl Cx<'_> {
                 }
                 None => Err(self.call_shape(arg)),
             },
-            Expr::Call { callee, args } if matches!(self.body.expr(self.body.unparen(*callee)), Expr::Name(n) if &**n == "len") => {
+            Expr::Call { callee, args }
+                if matches!(self.body.expr(self.body.unparen(*callee)),
+                    Expr::Name(n) if crate::builtins::Builtin::from_name(n) == Some(crate::builtins::Builtin::Len)) =>
+            {
                 match args.first() {
                     Some(view) => Ok(self.view_extent(*view)),
                     None => Err(self.call_shape(arg)),
