@@ -117,7 +117,7 @@ pub struct FnCheck {
     pub calls: Arc<[CallEdge]>,
     /// Guard sites by kind, in order of first occurrence.
     pub sites: Arc<[(GuardKind, u32)]>,
-    /// What each call expression calls.
+    /// What each call expression calls, sorted by expression.
     pub call_targets: Arc<[(ExprId, CallTarget)]>,
     /// The type of every expression that was checked (`Ty::Error` for the rest).
     pub expr_types: Arc<[Ty]>,
@@ -126,10 +126,11 @@ pub struct FnCheck {
     /// The type of every binder the check bound (`Ty::Error` for the rest), by `BinderId`.
     pub binder_types: Arc<[Ty]>,
     /// Each argument of a call of a declared function (the receiver of a method call included)
-    /// with the type of the parameter it was paired with, after omitted extents were filled in.
+    /// with the type of the parameter it was paired with, after omitted extents were filled in;
+    /// sorted by expression.
     pub arguments: Arc<[(ExprId, Ty)]>,
     /// The variant (its index in the subject's type) each match arm names, once the match
-    /// passed its coverage rules.
+    /// passed its coverage rules; sorted by arm.
     pub arm_variants: Arc<[(crate::body::ArmId, u32)]>,
 }
 
@@ -142,16 +143,19 @@ impl FnCheck {
     /// The parameter type argument `id` was paired with, when it is an argument of a call of a
     /// declared function.
     pub fn argument_type(&self, id: ExprId) -> Option<&Ty> {
-        self.arguments.iter().find(|(e, _)| *e == id).map(|(_, ty)| ty)
+        let at = self.arguments.binary_search_by_key(&id, |(e, _)| *e).ok()?;
+        Some(&self.arguments[at].1)
     }
 
     /// The variant index match arm `arm` names.
     pub fn arm_variant(&self, arm: crate::body::ArmId) -> Option<u32> {
-        self.arm_variants.iter().find(|(a, _)| *a == arm).map(|(_, index)| *index)
+        let at = self.arm_variants.binary_search_by_key(&arm, |(a, _)| *a).ok()?;
+        Some(self.arm_variants[at].1)
     }
 
     pub fn call_target(&self, id: ExprId) -> Option<&CallTarget> {
-        self.call_targets.iter().find(|(e, _)| *e == id).map(|(_, t)| t)
+        let at = self.call_targets.binary_search_by_key(&id, |(e, _)| *e).ok()?;
+        Some(&self.call_targets[at].1)
     }
 
     /// The declared functions this body calls, in first-call order, each once.
@@ -220,6 +224,14 @@ pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
         }
     }
     let local_row = cx.local_row();
+    // Sorted by key for binary search; a key recorded twice keeps its first record, as a
+    // search in recording order would (the sorts are stable).
+    cx.call_targets.sort_by_key(|(e, _)| *e);
+    cx.call_targets.dedup_by_key(|(e, _)| *e);
+    cx.arguments.sort_by_key(|(e, _)| *e);
+    cx.arguments.dedup_by_key(|(e, _)| *e);
+    cx.arm_variants.sort_by_key(|(a, _)| *a);
+    cx.arm_variants.dedup_by_key(|(a, _)| *a);
     FnCheck {
         error: result.err(),
         local_row,
