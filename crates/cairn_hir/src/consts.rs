@@ -103,11 +103,16 @@ pub fn library_constants(db: &dyn Db, library: Library) -> Constants {
 }
 
 /// The folded value of one constant, read from the library's table for a library constant.
-pub fn constant_value(db: &dyn Db, item: Item) -> Option<&ConstValue> {
+///
+/// A query of its own per constant: it re-runs when any constant changes, but a body that reads
+/// it re-runs only when this constant's value or refusal changed (the memo is backdated
+/// otherwise).
+#[salsa::tracked(returns(ref))]
+pub fn constant_value(db: &dyn Db, item: Item) -> Option<ConstValue> {
     if Resolver::new(db).info(item).is_some_and(|info| info.library) {
-        return library_constants(db, Library::get(db)).get(item);
+        return library_constants(db, Library::get(db)).get(item).cloned();
     }
-    constants(db).get(item)
+    constants(db).get(item).cloned()
 }
 
 fn fold_all(db: &dyn Db, entries: &[crate::input::ItemEntry]) -> Constants {
@@ -132,7 +137,7 @@ pub fn integer_constant(db: &dyn Db, module: &str, name: &str) -> Option<u64> {
     let scope = Resolver::new(db);
     let path = [Arc::from(name)];
     let Lookup::Found(decl) = scope.resolve_path(module, &path, |k| k == ItemKind::Const) else { return None };
-    match constant_value(db, decl.item)? {
+    match constant_value(db, decl.item).as_ref()? {
         ConstValue::Folded { ty: Ty::Int(_), value: Value::Int(v) } => u64::try_from(*v).ok(),
         _ => None,
     }

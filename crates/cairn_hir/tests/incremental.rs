@@ -351,3 +351,16 @@ fn members_of_an_impl_are_items_of_their_own() {
     let (file, start) = workspace.locate(side).expect("located");
     assert_eq!(&workspace.files()[file].text[usize::from(start)..usize::from(start) + 7], "fn side");
 }
+
+#[test]
+fn editing_one_constant_rechecks_only_the_bodies_that_read_it() {
+    let text = "const LIMIT:u32 = 10;\nconst WIDTH:u32 = 4;\n\nfn limited(x:u32) -> u32 {\n  return min(x, LIMIT);\n}\n\nfn widened(x:u32) -> u32 {\n  return x * WIDTH;\n}\n\nfn main() -> i32 {\n  if limited(3) + widened(1) != 7 { return 1; }\n  return 0;\n}\n";
+    let mut workspace = workspace(text);
+    let limited = id(&workspace, "limited");
+    let widened = id(&workspace, "widened");
+    // The value of WIDTH changes; LIMIT keeps its value, so `limited` is not checked again.
+    let log = executed(&mut workspace, |w| edit(w, "const WIDTH", "= 4;", "= 5;"));
+    assert!(ran(&log, "constant_value", &id(&workspace, "WIDTH")), "{log:?}");
+    assert!(ran(&log, "check_fn", &widened), "the body that reads it is checked again: {log:?}");
+    assert!(!ran(&log, "check_fn", &limited), "a body that reads another constant re-ran: {log:?}");
+}

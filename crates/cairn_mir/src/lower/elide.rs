@@ -40,7 +40,7 @@ impl Lower<'_> {
     /// The value of the integer constant a name expression means, when it is one and folded.
     pub(super) fn integer_constant(&self, e: ExprId) -> Option<u64> {
         let Resolution::Const(item) = self.check.resolution(self.body.unparen(e)) else { return None };
-        match cairn_hir::constant_value(self.db, item)? {
+        match cairn_hir::constant_value(self.db, item).as_ref()? {
             ConstValue::Folded { ty: Ty::Int(_), value: Value::Int(v) } => u64::try_from(*v).ok(),
             _ => None,
         }

@@ -166,7 +166,7 @@ impl Lower<'_> {
 
     /// The folded value of a constant.
     pub(super) fn constant(&self, item: Item) -> Option<Operand> {
-        match cairn_hir::constant_value(self.db, item)? {
+        match cairn_hir::constant_value(self.db, item).as_ref()? {
             ConstValue::Folded { ty, value } => Some(Operand::Const(match (ty.value(), value) {
                 (Ty::Int(i), Value::Int(v)) => Const::Int(*v, *i),
                 (Ty::Float(f), Value::Float(v)) => float_const(*v, *f, false),
