@@ -37,7 +37,12 @@ macro_rules! builtins {
         /// Every builtin, in table order.
         pub const ALL: &[Builtin] = &[$(Builtin::$variant,)*];
 
-        impl Builtin {
+        /// True for any builtin function or intrinsic type name (not a later-tier intrinsic).
+pub(crate) fn is_builtin_name(name: &str) -> bool {
+    Builtin::from_name(name).is_some_and(|b| b.binding() != Binding::Later)
+}
+
+impl Builtin {
             /// The name it is written with.
             pub fn name(self) -> &'static str {
                 match self {

@@ -19,6 +19,7 @@ use super::program::{callers_of, component_of, resolve_function, row_of};
 use super::records::SiteCounts;
 use super::refusal::Refusal;
 use super::sessions::Session;
+use super::sessions::site_index;
 use super::{EditHost, OpenRequest, Sources};
 
 impl EditHost {
@@ -146,15 +147,6 @@ impl EditHost {
         let span = TextRange::new(entry.start + body.text_range().start(), entry.start + syntax.text_range().end());
         Ok((file, span, expression_sites(&body, entry.start)))
     }
-}
-
-/// The index of a site written `x<n>`: decimal digits, without a leading zero (so `x01` names
-/// no site).
-pub(super) fn site_index(site: &str) -> Option<usize> {
-    let digits = site.strip_prefix('x')?;
-    let canonical =
-        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
-    if canonical { digits.parse().ok() } else { None }
 }
 
 /// The disclosed set of a session on `item` and the target's callers: focused, the target, its

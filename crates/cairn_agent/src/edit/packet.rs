@@ -19,13 +19,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::contract::{Evidence, Shown};
-use super::open::site_index;
 use super::program::{
     all_types, callers_of, first_comment_line, not_shown, row_of, source_of, type_declaration, types_mentioned,
 };
 use super::records::Named;
 use super::refusal::Refusal;
 use super::sessions::Session;
+use super::sessions::site_index;
 use super::terms::{Terms, terms_for};
 use super::{EditHost, OpenRequest, Sources};
 use crate::canonical::{digest, sha256_hex};

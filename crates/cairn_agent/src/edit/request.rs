@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::open::site_index;
 use super::refusal::Refusal;
+use super::sessions::site_index;
 use super::{Answer, EditHost, REPLACEMENT_LIMIT};
 
 impl EditHost {

@@ -270,3 +270,12 @@ impl EditHost {
         self.ws(session.program).function_named(&session.symbol)
     }
 }
+
+/// The index of a site written `x<n>`: decimal digits, without a leading zero (so `x01` names
+/// no site).
+pub(super) fn site_index(site: &str) -> Option<usize> {
+    let digits = site.strip_prefix('x')?;
+    let canonical =
+        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
+    if canonical { digits.parse().ok() } else { None }
+}

@@ -18,11 +18,6 @@ use crate::scope::Lookup;
 use crate::signature::fn_signature;
 use crate::types::{Extent, Mode, Ty, ViewTy};
 
-/// True for any builtin function or intrinsic type name (not a later-tier intrinsic).
-pub(crate) fn is_builtin_name(name: &str) -> bool {
-    Builtin::from_name(name).is_some_and(|b| b.binding() != Binding::Later)
-}
-
 impl Cx<'_> {
     pub(crate) fn call(&mut self, e: ExprId, callee: ExprId, args: &Arc<[ExprId]>, expected: Option<&Ty>) -> R<Ty> {
         let body = self.body.clone();

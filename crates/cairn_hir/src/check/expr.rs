@@ -246,7 +246,7 @@ impl Cx<'_> {
         let short = adt.name.rsplit('.').next().unwrap_or(&adt.name).to_string();
         let clash = if self.local(name).is_some() {
             Some("a local")
-        } else if crate::check::call::is_builtin_name(name) {
+        } else if crate::builtins::is_builtin_name(name) {
             Some("a builtin")
         } else if self.constant(&[Arc::from(name)]).is_some() {
             Some("a constant")
@@ -366,7 +366,7 @@ impl Cx<'_> {
 
     fn only_a_variant(&self, name: &str) -> bool {
         self.local(name).is_none()
-            && !crate::check::call::is_builtin_name(name)
+            && !crate::builtins::is_builtin_name(name)
             && self.constant(&[Arc::from(name)]).is_none()
             && matches!(self.scope.resolve_path(&self.module, &[Arc::from(name)], |_| true), Lookup::None)
             && self.variant_owner(name).is_some()
