@@ -54,6 +54,7 @@ fn main() {
     let in_process = in_process_loop(&text, &targets[..edits]);
     let _ = std::fs::remove_dir_all(&dir);
     let sizes = packet_sizes();
+    let generated_sizes = packet_sizes_over(vec![Sources::single("big.cairn", text.clone())]);
 
     let report = json!({
         "program": {"lines": text.lines().count(), "bytes": text.len(), "functions_edited": edits},
@@ -61,6 +62,7 @@ fn main() {
         "client_source": {"edit_open": stats(&source_loop.0), "edit_request_admitted": stats(&source_loop.1)},
         "in_process": {"open": stats(&in_process.0), "admitted_body": stats(&in_process.1)},
         "packets": sizes,
+        "packets_generated": generated_sizes,
     });
     if json_out {
         println!("{report}");
@@ -84,20 +86,26 @@ fn main() {
     println!("in process (EditHost, no transport):");
     line("open", &report["in_process"]["open"]);
     line("admitted body", &report["in_process"]["admitted_body"]);
-    println!("packets over 30 scripted edits of the examples (bytes; tokens = bytes/4):");
-    for (scope, v) in report["packets"].as_object().into_iter().flatten() {
-        if scope == "focused_over_component" {
+    for (key, what) in [("packets", "the examples"), ("packets_generated", "the generated program")] {
+        println!("packets over 30 scripted edits of {what} (bytes; tokens = bytes/4):");
+        for (scope, v) in report[key].as_object().into_iter().flatten() {
+            if scope == "focused_over_component" {
+                println!(
+                    "  focused / component bytes: mean of steps {:.3}, of totals {:.3} (the original: 0.257)",
+                    v["mean_of_steps"].as_f64().unwrap_or(0.0),
+                    v["of_totals"].as_f64().unwrap_or(0.0)
+                );
+                continue;
+            }
             println!(
-                "  focused / component bytes: mean of steps {:.3}, of totals {:.3} (the original: 0.257)",
-                v["mean_of_steps"].as_f64().unwrap_or(0.0),
-                v["of_totals"].as_f64().unwrap_or(0.0)
+                "  {scope:<10} first packet {:>6} B ({:>5} tok)   later packets mean {:>6} B ({:>5} tok)   edit answers mean {:>4} B",
+                v["first_bytes"],
+                v["first_tokens"],
+                v["later_mean_bytes"],
+                v["later_mean_tokens"],
+                v["answer_mean_bytes"]
             );
-            continue;
         }
-        println!(
-            "  {scope:<10} first packet {:>6} B ({:>5} tok)   later packets mean {:>6} B ({:>5} tok)   edit answers mean {:>4} B",
-            v["first_bytes"], v["first_tokens"], v["later_mean_bytes"], v["later_mean_tokens"], v["answer_mean_bytes"]
-        );
     }
 }
 
@@ -255,6 +263,11 @@ fn in_process_loop(text: &str, targets: &[(String, String)]) -> (Vec<Duration>, 
 
 /// Thirty scripted steps over the examples' functions: sizes of focused and component packets.
 fn packet_sizes() -> Value {
+    packet_sizes_over(example_programs())
+}
+
+/// The example programs the packet steps walk.
+fn example_programs() -> Vec<Sources> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     let mut programs: Vec<Sources> = Vec::new();
     for name in ["hello.cairn", "bits.cairn", "signals.cairn"] {
@@ -268,6 +281,12 @@ fn packet_sizes() -> Value {
             .collect(),
         project: true,
     });
+    programs
+}
+
+/// Thirty scripted steps over the functions of `programs`, in order: each opens a focused and a
+/// component session (each scope on a host of its own) and sends an admitted edit.
+fn packet_sizes_over(programs: Vec<Sources>) -> Value {
     let mut steps: Vec<(usize, String, String)> = Vec::new();
     for (index, sources) in programs.iter().enumerate() {
         let mut workspace = cairn_hir::Workspace::new(sources.files.clone());
