@@ -235,7 +235,7 @@ impl Durable {
     }
 
     /// Checkpoints `sessions` and the dormant ones with what the host has said.
-    pub fn checkpoint(&mut self, sessions: Vec<Saved>, said: Said) {
+    pub fn checkpoint(&mut self, sessions: Vec<Saved>, said: Said, synced: bool) {
         let mut all = sessions;
         all.extend(self.dormant.values().cloned());
         all.sort_by_key(|s| handle_number(&s.handle));
@@ -250,7 +250,7 @@ impl Durable {
             }
         }
         let (Some(dir), Some(claim)) = (self.dir.as_ref(), self.claim.as_ref()) else { return };
-        if let Err(error) = dir.write(claim, &value) {
+        if let Err(error) = dir.write(claim, &value, synced) {
             return self.turn_off(format!("cannot write the session table: {error}"));
         }
         for adopted in std::mem::take(&mut self.adopted) {
@@ -275,10 +275,13 @@ pub(crate) fn request_key(session: &str, request: &Value) -> String {
 
 impl Server {
     /// Writes the session table (after a request that changed a session).
-    pub(crate) fn checkpoint(&mut self) {
+    /// Checkpoints the session table. `synced` after a write and at adoption (what a restart
+    /// must find even after an OS crash); without it after an open or an expansion, which a kill
+    /// of the server cannot lose but an OS crash may (the client then opens again).
+    pub(crate) fn checkpoint(&mut self, synced: bool) {
         let sessions: Vec<Saved> = self.sessions.iter().map(|(handle, s)| s.saved(handle)).collect();
         let said = self.host.said();
-        self.durable.checkpoint(sessions, said);
+        self.durable.checkpoint(sessions, said, synced);
     }
 
     /// Brings back the dormant session `handle`, if there is one (see the module comment).

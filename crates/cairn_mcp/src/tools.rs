@@ -128,7 +128,7 @@ impl Server {
         let mut server =
             Server { start, host: EditHost::new(), sessions: HashMap::new(), durable, last_state: HashMap::new() };
         if adopted {
-            server.checkpoint();
+            server.checkpoint(true);
         }
         server
     }
@@ -377,7 +377,7 @@ impl Server {
             let host = &self.host;
             self.sessions.retain(|handle, session| session.disk.is_none() || host.has_session(handle));
             self.forget_old_spent();
-            self.checkpoint();
+            self.checkpoint(false);
         }
         ToolResult::ok(record)
     }
@@ -428,7 +428,7 @@ impl Server {
             && let Some(session) = self.sessions.get_mut(&handle)
         {
             session.expanded.push(request.get("symbols").cloned().unwrap_or(Value::Null));
-            self.checkpoint();
+            self.checkpoint(false);
         }
         if let Some(admitted) = answer.admitted
             && let Some(session) = self.sessions.get(&handle)
@@ -459,7 +459,7 @@ impl Server {
                     if let Some(session) = self.sessions.get_mut(&handle) {
                         session.written = Some(Written { key, answer: record.clone() });
                     }
-                    self.checkpoint();
+                    self.checkpoint(true);
                 }
                 Err(failure) => {
                     self.host.forget_admission(&handle);

@@ -258,16 +258,29 @@ impl Dir {
     /// exclusively, fsynced, renamed over `name`, and the directory fsynced. `during` runs
     /// between the staging and the rename (a fault point).
     pub fn replace(&self, name: &str, bytes: &[u8], during: impl FnOnce()) -> io::Result<()> {
+        self.replace_with(name, bytes, true, during)
+    }
+
+    /// [`Dir::replace`] without the two fsyncs: still atomic for every reader and against the
+    /// death of the process (the rename is the page cache's), but an OS crash may leave the old
+    /// content, or a file a reader must be able to refuse (a sealed one).
+    pub fn replace_unsynced(&self, name: &str, bytes: &[u8], during: impl FnOnce()) -> io::Result<()> {
+        self.replace_with(name, bytes, false, during)
+    }
+
+    fn replace_with(&self, name: &str, bytes: &[u8], synced: bool, during: impl FnOnce()) -> io::Result<()> {
         use std::io::Write;
         let staging = format!("{name}.new");
         self.remove(&staging)?;
         let result = (|| -> io::Result<()> {
             let mut file = self.create_new(&staging, 0o600)?;
             file.write_all(bytes)?;
-            file.sync_all()?;
+            if synced {
+                file.sync_all()?;
+            }
             during();
             self.rename(&staging, self, name)?;
-            self.sync()
+            if synced { self.sync() } else { Ok(()) }
         })();
         if result.is_err() {
             let _ = self.remove(&staging);

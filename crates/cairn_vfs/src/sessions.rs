@@ -123,13 +123,24 @@ impl SessionDir {
     }
 
     /// Checkpoints a claimed table: replaces its content atomically (the fault point
-    /// `during-checkpoint` lies between the staging and the rename).
-    pub fn write(&self, claim: &Claim, table: &Value) -> std::io::Result<()> {
+    /// `during-checkpoint` lies between the staging and the rename). `synced` also fsyncs the
+    /// file and the directory, so the table survives an OS crash; without it the table survives
+    /// the death of the process, and after an OS crash it is the old one or fails its seal.
+    pub fn write(&self, claim: &Claim, table: &Value, synced: bool) -> std::io::Result<()> {
         let key = journal_key().map_err(std::io::Error::other)?;
         let bytes = serde_json::to_vec(table).map_err(std::io::Error::other)?;
-        let sealed = Sealed { mac: hmac_hex(key, &bytes), table: table.clone() };
-        let text = serde_json::to_vec(&sealed).map_err(std::io::Error::other)?;
-        self.dir.replace(&format!("{}.json", claim.id), &text, || crate::fault::point("during-checkpoint"))
+        // The sealed form `{"mac":…,"table":…}` around the bytes the seal covers, serialized once
+        // (the reader parses it as `Sealed` and seals the table again to compare).
+        let mac = hmac_hex(key, &bytes);
+        let mut text = Vec::with_capacity(bytes.len() + mac.len() + 20);
+        text.extend_from_slice(b"{\"mac\":\"");
+        text.extend_from_slice(mac.as_bytes());
+        text.extend_from_slice(b"\",\"table\":");
+        text.extend_from_slice(&bytes);
+        text.push(b'}');
+        let name = format!("{}.json", claim.id);
+        let during = || crate::fault::point("during-checkpoint");
+        if synced { self.dir.replace(&name, &text, during) } else { self.dir.replace_unsynced(&name, &text, during) }
     }
 
     /// Removes a claimed table and its lock (the lock goes last, so no one adopts it between).
