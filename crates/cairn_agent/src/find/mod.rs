@@ -105,7 +105,7 @@ pub fn find(query: &FindQuery, program: Option<&Sources>) -> Result<Map<String, 
             })
             .collect()
     };
-    let scores = worded_query.then(|| worded(&index.entries, &words));
+    let scores = worded_query.then(|| worded(index.entries.iter().map(|entry| &entry.words), &words));
     let named: Vec<String> = words.split_whitespace().map(str::to_string).collect();
     let mut best: BTreeMap<(u8, String), (RankKey, String)> = BTreeMap::new();
     for candidate in candidates {

@@ -7,8 +7,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::entries::Entry;
-
 /// The stem a word is compared by: one suffix of `ing ed es s e` left out when three letters remain.
 pub fn stem(word: &str) -> &str {
     for suffix in ["ing", "ed", "es", "s", "e"] {
@@ -109,9 +107,12 @@ pub(super) fn matches(term: &str, forms: &BTreeSet<String>) -> bool {
 }
 
 /// By entry index, (how many query words it matches, how much those matches weigh), for the
-/// entries that match the most words. Each query word takes the heaviest stem that no earlier
+/// entries that match the most words; `entries` gives each entry's weighed stems ([`weighed`]). Each query word takes the heaviest stem that no earlier
 /// word took, so one stem never counts twice.
-pub(super) fn worded(entries: &[Entry], words: &str) -> BTreeMap<usize, (usize, u32)> {
+pub(super) fn worded<'a>(
+    entries: impl Iterator<Item = &'a BTreeMap<String, u32>>,
+    words: &str,
+) -> BTreeMap<usize, (usize, u32)> {
     let wanted: Vec<BTreeSet<String>> = raw_words(words)
         .into_iter()
         .map(|word| {
@@ -124,12 +125,11 @@ pub(super) fn worded(entries: &[Entry], words: &str) -> BTreeMap<usize, (usize, 
         })
         .collect();
     let mut scores: BTreeMap<usize, (usize, u32)> = BTreeMap::new();
-    for (index, entry) in entries.iter().enumerate() {
+    for (index, stems) in entries.enumerate() {
         let mut taken: BTreeSet<&str> = BTreeSet::new();
         let mut weight = 0;
         for forms in &wanted {
-            let found = entry
-                .words
+            let found = stems
                 .iter()
                 .filter(|(term, _)| !taken.contains(term.as_str()) && matches(term, forms))
                 .max_by(|a, b| (a.1, a.0).cmp(&(b.1, b.0)));

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::splice::Checked;
+use super::checked::Checked;
 use crate::edit::EditHost;
 use crate::edit::refusal::Refusal;
 

@@ -9,7 +9,7 @@
 use cairn_hir::{Item, Workspace};
 use serde_json::Value;
 
-use super::splice::Checked;
+use super::checked::Checked;
 use crate::edit::EditHost;
 use crate::edit::refusal::Refusal;
 use crate::equiv;

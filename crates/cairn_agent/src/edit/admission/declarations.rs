@@ -4,7 +4,7 @@
 //! Boundary: a reply cannot reach either through splicing today (the span starts at the body,
 //! and a reply is exactly one block or expression); they are kept as guards.
 
-use super::splice::Checked;
+use super::checked::Checked;
 use crate::edit::EditHost;
 use crate::edit::refusal::Refusal;
 

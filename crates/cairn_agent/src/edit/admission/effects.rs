@@ -5,20 +5,11 @@
 use cairn_hir::{Item, Workspace};
 use serde_json::Value;
 
-use super::splice::Checked;
+use super::checked::Checked;
+use super::checked::Moved;
 use crate::edit::EditHost;
 use crate::edit::program::row_of;
 use crate::edit::refusal::Refusal;
-
-/// Another function whose row moved with an edit.
-pub(in crate::edit) struct Moved {
-    pub module: String,
-    pub local: String,
-    pub name: String,
-    pub signature: String,
-    pub row: Vec<String>,
-    pub gained: Vec<String>,
-}
 
 impl EditHost {
     /// The target's new row holds nothing outside the ceiling.

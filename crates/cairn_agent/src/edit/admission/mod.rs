@@ -16,6 +16,7 @@
 //! Invariant: whatever the verdict, the workspace rests at the pinned original afterwards, its
 //! last record the original's (step 4 undoes its edit before anything else is judged).
 
+mod checked;
 mod closure;
 mod contracts;
 mod declarations;
@@ -111,7 +112,7 @@ impl EditHost {
         &mut self,
         index: usize,
         splice: splice::Splice,
-        checked: splice::Checked,
+        checked: checked::Checked,
         equivalence: Option<&'static str>,
     ) -> Answer {
         let teaching = !self.terms_sent;

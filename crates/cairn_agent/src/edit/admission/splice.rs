@@ -12,8 +12,9 @@ use cairn_hir::Item;
 use cairn_syntax::{TextEdit, TextRange, TextSize};
 use serde_json::Value;
 
+use super::checked::Checked;
 use super::contracts::emitted_code;
-use super::effects::{Moved, moved_rows};
+use super::effects::moved_rows;
 use crate::edit::EditHost;
 use crate::edit::program::{function_count, row_of};
 use crate::edit::records::SiteCounts;
@@ -32,24 +33,6 @@ pub(in crate::edit) struct Splice {
     /// The pinned original's text of the file, and the file with the reply in.
     pub original: String,
     pub candidate: String,
-}
-
-/// What the check of a spliced reply found, read before the original was put back.
-pub(in crate::edit) struct Checked {
-    pub row: Vec<String>,
-    pub sites: SiteCounts,
-    pub signature_changed: bool,
-    pub functions_changed: bool,
-    /// The target's callees with the reply in, by full name.
-    pub callees: Vec<String>,
-    /// Other own functions whose rows moved.
-    pub moved: Vec<Moved>,
-    /// Under a preserve contract: the preserve kind, the emitted code before and after, and the
-    /// candidate's MIR when the codes differ (for the Z3 comparison).
-    pub preserve: Option<String>,
-    pub original_code: Option<cairn_mir::Function>,
-    pub code: Option<cairn_mir::Function>,
-    pub lowered: Option<equiv::Lowered>,
 }
 
 impl EditHost {
