@@ -10,21 +10,13 @@ use std::collections::HashMap;
 
 use cairn_mir::{Anchor, Function};
 use inkwell::debug_info::{
-    AsDIScope, DICompileUnit, DIFile, DIFlags, DIFlagsConstants, DIScope, DWARFEmissionKind, DWARFSourceLanguage,
-    DebugInfoBuilder,
+    AsDIScope, DIFile, DIFlags, DIFlagsConstants, DIScope, DWARFEmissionKind, DWARFSourceLanguage,
 };
 use inkwell::module::FlagBehavior;
 use inkwell::values::FunctionValue;
 
 use crate::function::FnGen;
-use crate::module::ModuleGen;
-
-/// The debug-information builder and the files it has described.
-pub(crate) struct Debug<'ctx> {
-    builder: DebugInfoBuilder<'ctx>,
-    unit: DICompileUnit<'ctx>,
-    files: HashMap<String, DIFile<'ctx>>,
-}
+use crate::module::{Debug, ModuleGen};
 
 impl<'ctx> ModuleGen<'ctx, '_> {
     /// Starts the module's debug information.

@@ -18,12 +18,19 @@ use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::values::{FunctionValue, PointerValue};
 
-use crate::debug::Debug;
 use crate::target::TargetInfo;
 use crate::{Options, SiteText};
 
 /// The result of generating code.
 pub(crate) type G<T> = Result<T, GenError>;
+
+/// The debug-information builder and the files it has described (`debug.rs` fills it in; it is
+/// here so that the module's state owns it without this file importing that one).
+pub(crate) struct Debug<'ctx> {
+    pub(crate) builder: inkwell::debug_info::DebugInfoBuilder<'ctx>,
+    pub(crate) unit: inkwell::debug_info::DICompileUnit<'ctx>,
+    pub(crate) files: std::collections::HashMap<String, inkwell::debug_info::DIFile<'ctx>>,
+}
 
 /// Why generating a function failed.
 #[derive(Debug)]
