@@ -36,10 +36,10 @@ mod workspace;
 
 pub use consts::{ConstValue, Value, constant_value};
 pub use db::{Db, RootDatabase};
-pub use decl::{EnumDef, TypeCtx, enum_def, fields_of, resolve_type, variants_of};
+pub use decl::{EnumDef, enum_def, fields_of, variants_of};
 pub use diag::Anchor;
 pub use effects::{Row, Rows};
-pub use input::{Item, ItemEntry, ItemKey, ItemKind, ItemSyntax, Library, Program};
+pub use input::{Item, ItemEntry, ItemKey, ItemKind, Library, Program};
 pub use report::FUNCTION_LIMIT;
 pub use scope::{Lookup, ProgramScope, Resolver, scope};
 pub use signature::{Ceiling, Param, Signature, fn_signature};
