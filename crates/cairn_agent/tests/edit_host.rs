@@ -391,6 +391,29 @@ fn later_packets_show_only_paragraphs_not_sent_before_until_none_is_left() {
 }
 
 #[test]
+fn what_a_host_said_is_heard_paragraph_by_paragraph_by_its_successor() {
+    let mut first = EditHost::new();
+    let packet = open(&mut first, example("bits.cairn"), "fnv1a");
+    let said = first.said();
+    assert!(said.cards.iter().all(|entry| entry.contains('#')), "paragraphs, not cards: {:?}", said.cards);
+    // A successor that heard it sends none of those paragraphs again.
+    let mut second = EditHost::new();
+    second.hear_said(&said);
+    let again = open(&mut second, example("bits.cairn"), "fnv1a");
+    for (card, text) in again["rule_cards"].as_object().expect("cards") {
+        let before = packet["rule_cards"][card].as_str().unwrap_or("");
+        for paragraph in text.as_str().expect("text").lines() {
+            assert!(!before.contains(paragraph), "{card}: sent again after a restart: {paragraph}");
+        }
+    }
+    // A bare card name (a table written before paragraphs were tracked) means the whole card.
+    let mut old = EditHost::new();
+    old.hear_said(&cairn_agent::edit::Said { cards: vec!["base".into()], terms: vec![], terms_sent: false });
+    let packet = open(&mut old, example("bits.cairn"), "fnv1a");
+    assert!(packet["rule_cards"].get("base").is_none(), "{}", packet["rule_cards"]);
+}
+
+#[test]
 fn expand_takes_a_path_as_the_target_s_module_writes_it() {
     let mut host = EditHost::new();
     let _ = open(&mut host, weather(), "weather.app.main");
