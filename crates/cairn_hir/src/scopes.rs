@@ -10,6 +10,10 @@
 //! again: the checker's record of resolutions, MIR lowering, the expression sites of the edit
 //! host and the language server all read these scopes.
 //!
+//! The body check asks these scopes which binding a name means where it stands (`lookup`, at
+//! the statement's or expression's scope) and whether a binder would shadow one
+//! (`binder_parent`); it keeps only what it learned of each binding (type, mutability).
+//!
 //! Invariant: the result depends only on the body (`fn_body`), so an edit that leaves the body
 //! equal leaves it equal; scopes are numbered in walk order, which the body's ids fix.
 
@@ -65,6 +69,10 @@ pub struct BodyScopes {
     expr_scopes: Box<[ScopeId]>,
     /// Per expression: for a bare name a local binding answers, that binding.
     names: Box<[Option<LocalRef>]>,
+    /// Per statement: the scope it is written in (before any binder it introduces).
+    stmt_scopes: Box<[ScopeId]>,
+    /// Per binder: the scope its own scope hangs from (what it could shadow).
+    binder_parents: Box<[ScopeId]>,
 }
 
 impl BodyScopes {
@@ -81,6 +89,21 @@ impl BodyScopes {
     /// The scope an expression is written in.
     pub fn scope_of(&self, expr: ExprId) -> Option<ScopeId> {
         self.expr_scopes.get(expr.0 as usize).copied()
+    }
+
+    /// The scope a statement is written in (a binder it introduces is not in it).
+    pub fn stmt_scope(&self, stmt: crate::body::StmtId) -> Option<ScopeId> {
+        self.stmt_scopes.get(stmt.0 as usize).copied()
+    }
+
+    /// The scope a binder is introduced into: a name visible there is one it would shadow.
+    pub fn binder_parent(&self, binder: BinderId) -> Option<ScopeId> {
+        self.binder_parents.get(binder.0 as usize).copied()
+    }
+
+    /// The binding `name` means in `scope` (the innermost visible one).
+    pub fn lookup(&self, scope: ScopeId, name: &str) -> Option<LocalRef> {
+        lookup_in(&self.scopes, scope, name)
     }
 
     /// The bindings visible in `scope`, innermost first; a name hidden by a later binding of
@@ -119,6 +142,8 @@ pub fn scopes_of(body: &Body) -> BodyScopes {
         scopes: Vec::new(),
         expr_scopes: vec![ScopeId(0); body.exprs.len()],
         names: vec![None; body.exprs.len()],
+        stmt_scopes: vec![ScopeId(0); body.stmts.len()],
+        binder_parents: vec![ScopeId(0); body.binders.len()],
     };
     let params: Vec<(Arc<str>, LocalRef)> =
         body.params.iter().enumerate().map(|(i, name)| (name.clone(), LocalRef::Param(i as u32))).collect();
@@ -129,7 +154,23 @@ pub fn scopes_of(body: &Body) -> BodyScopes {
         scopes: walk.scopes.into_boxed_slice(),
         expr_scopes: walk.expr_scopes.into_boxed_slice(),
         names: walk.names.into_boxed_slice(),
+        stmt_scopes: walk.stmt_scopes.into_boxed_slice(),
+        binder_parents: walk.binder_parents.into_boxed_slice(),
     }
+}
+
+/// The binding `name` means in `scope` of `scopes`: the innermost entry of that name on the
+/// way out (the one rule of visibility, for the walk and for its readers).
+fn lookup_in(scopes: &[ScopeData], scope: ScopeId, name: &str) -> Option<LocalRef> {
+    let mut at = Some(scope);
+    while let Some(id) = at {
+        let data = scopes.get(id.0 as usize)?;
+        if let Some((_, local)) = data.entries.iter().rev().find(|(n, _)| &**n == name) {
+            return Some(*local);
+        }
+        at = data.parent;
+    }
+    None
 }
 
 struct Walk<'a> {
@@ -138,6 +179,8 @@ struct Walk<'a> {
     scopes: Vec<ScopeData>,
     expr_scopes: Vec<ScopeId>,
     names: Vec<Option<LocalRef>>,
+    stmt_scopes: Vec<ScopeId>,
+    binder_parents: Vec<ScopeId>,
 }
 
 impl Walk<'_> {
@@ -148,20 +191,15 @@ impl Walk<'_> {
     }
 
     fn binder(&mut self, parent: ScopeId, binder: BinderId) -> ScopeId {
+        if let Some(slot) = self.binder_parents.get_mut(binder.0 as usize) {
+            *slot = parent;
+        }
         let name = self.body.binder(binder).clone();
         self.push(Some(parent), vec![(name, LocalRef::Binder(binder))])
     }
 
     fn lookup(&self, scope: ScopeId, name: &str) -> Option<LocalRef> {
-        let mut at = Some(scope);
-        while let Some(id) = at {
-            let data = &self.scopes[id.0 as usize];
-            if let Some((_, local)) = data.entries.iter().rev().find(|(n, _)| &**n == name) {
-                return Some(*local);
-            }
-            at = data.parent;
-        }
-        None
+        lookup_in(&self.scopes, scope, name)
     }
 
     /// A block in its own scope; bindings of its statements reach to its end.
@@ -174,6 +212,9 @@ impl Walk<'_> {
 
     /// One statement in `scope`; returns the scope the next statement of its block is in.
     fn stmt(&mut self, id: crate::body::StmtId, scope: ScopeId) -> ScopeId {
+        if let Some(slot) = self.stmt_scopes.get_mut(id.0 as usize) {
+            *slot = scope;
+        }
         let body = self.body;
         match body.stmt(id) {
             Stmt::Missing | Stmt::Break | Stmt::Continue | Stmt::Unsupported(_) => scope,

@@ -37,6 +37,9 @@ impl Cx<'_> {
 
     /// The type of `e`, with `expected` as the hint literals and bare variants adapt to.
     pub(crate) fn infer(&mut self, e: ExprId, expected: Option<&Ty>) -> R<Ty> {
+        if let Some(scope) = self.scopes.scope_of(e) {
+            self.at = scope;
+        }
         let body = self.body.clone();
         match body.expr(e) {
             Expr::Missing => Ok(Ty::Error),
@@ -203,9 +206,7 @@ impl Cx<'_> {
             message
                 .push_str(&format!(" {name} is a variant of {owner}: nothing here expects that sum, so qualify it."));
         }
-        let mut names: Vec<Arc<str>> = self.locals.iter().filter(|l| &*l.name != "_").map(|l| l.name.clone()).collect();
-        names.sort();
-        names.dedup();
+        let names = self.visible_names();
         let expected_detail = match expected {
             Some(ty) => text(ty),
             None => crate::diag::Detail::Null,

@@ -17,7 +17,7 @@ pub(crate) mod call;
 mod expr;
 mod stmt;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::body::{Arm, BinderId, Block, Body, Else, Expr, ExprId, Stmt, StmtId, fn_body};
@@ -203,7 +203,8 @@ pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
         types: vec![Ty::Error; body.exprs.len()],
         body,
         signature,
-        locals: Vec::new(),
+        locals: HashMap::new(),
+        at: crate::scopes::ScopeId(0),
         loops: 0,
         effects: BTreeSet::new(),
         sites: Vec::new(),
@@ -287,7 +288,11 @@ pub(crate) struct Cx<'db> {
     pub module: Arc<str>,
     pub body: Arc<Body>,
     pub signature: &'db Signature,
-    pub locals: Vec<Local>,
+    /// What the check knows of each local binding it has bound (by the body's scopes'
+    /// `LocalRef`); which binding a name means is the scopes' to say.
+    pub locals: HashMap<crate::scopes::LocalRef, Local>,
+    /// The scope of the statement or expression being checked.
+    pub at: crate::scopes::ScopeId,
     pub loops: u32,
     /// Raw effects: `read:X`/`write:X` name roots; made `local_*` at the end.
     pub effects: BTreeSet<String>,
@@ -305,7 +310,7 @@ pub(crate) struct Cx<'db> {
 impl Cx<'_> {
     fn run(&mut self) -> R<()> {
         let params = self.signature.params.clone();
-        for param in params.iter() {
+        for (index, param) in params.iter().enumerate() {
             match &param.ty {
                 Ty::View(_) => {
                     self.effects.insert("ffi_precondition".to_string());
@@ -314,13 +319,16 @@ impl Cx<'_> {
                 ty if is_tag_only(self.db, ty) => self.site(GuardKind::EnumEntry),
                 _ => {}
             }
-            self.locals.push(Local {
-                name: param.name.clone(),
-                ty: param.ty.clone(),
-                mutable: false,
-                kind: LocalKind::Param,
-                literal: None,
-            });
+            self.locals.insert(
+                crate::scopes::LocalRef::Param(index as u32),
+                Local {
+                    name: param.name.clone(),
+                    ty: param.ty.clone(),
+                    mutable: false,
+                    kind: LocalKind::Param,
+                    literal: None,
+                },
+            );
         }
         let body = self.body.clone();
         if !body.present {
@@ -377,8 +385,24 @@ impl Cx<'_> {
 
     // ----- locals --------------------------------------------------------------------------
 
+    /// The local binding `name` means where the check stands: the body's scopes say which
+    /// binding is visible, the check what it knows of it (nothing before it is bound).
     pub(crate) fn local(&self, name: &str) -> Option<&Local> {
-        self.locals.iter().rev().find(|l| &*l.name == name)
+        self.scopes.lookup(self.at, name).and_then(|local| self.locals.get(&local))
+    }
+
+    /// The names of the local bindings visible where the check stands (for hints).
+    pub(crate) fn visible_names(&self) -> Vec<Arc<str>> {
+        let mut names: Vec<Arc<str>> = self
+            .scopes
+            .visible(self.at)
+            .into_iter()
+            .filter(|(_, local)| self.locals.contains_key(local))
+            .map(|(name, _)| name)
+            .collect();
+        names.sort();
+        names.dedup();
+        names
     }
 
     fn bind(&mut self, binder: BinderId, local: Local) {
@@ -386,14 +410,15 @@ impl Cx<'_> {
             *slot = local.ty.clone();
         }
         if &*local.name != "_" {
-            self.locals.push(local);
+            self.locals.insert(crate::scopes::LocalRef::Binder(binder), local);
         }
     }
 
-    /// `E-SHADOW` when `name` is already bound.
+    /// `E-SHADOW` when the binder's name already means a binding where it is introduced.
     fn fresh(&self, binder: BinderId, message: impl FnOnce(&str) -> String) -> R<()> {
         let name = self.body.binder(binder).clone();
-        if &*name != "_" && self.local(&name).is_some() {
+        let shadows = self.scopes.binder_parent(binder).and_then(|scope| self.scopes.lookup(scope, &name));
+        if &*name != "_" && shadows.is_some() {
             return Err(Diag::new("E-SHADOW", message(&name), Anchor::Binder(binder)));
         }
         Ok(())

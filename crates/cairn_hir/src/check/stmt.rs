@@ -8,9 +8,9 @@ impl Cx<'_> {
 
     /// Checks a block in its own scope; returns whether it always leaves.
     pub(crate) fn block(&mut self, block: &Block) -> R<bool> {
-        let mark = self.locals.len();
+        let at = self.at;
         let result = self.statements(block);
-        self.locals.truncate(mark);
+        self.at = at;
         result
     }
 
@@ -30,6 +30,9 @@ impl Cx<'_> {
     }
 
     pub(crate) fn stmt(&mut self, id: StmtId) -> R<bool> {
+        if let Some(scope) = self.scopes.stmt_scope(id) {
+            self.at = scope;
+        }
         let body = self.body.clone();
         match body.stmt(id) {
             Stmt::Missing => Ok(false),
@@ -52,9 +55,7 @@ impl Cx<'_> {
                     None => Ok(false),
                     Some(Else::Block(block)) => Ok(self.block(block)? && then_ends),
                     Some(Else::If(nested)) => {
-                        let mark = self.locals.len();
                         let nested_ends = self.stmt(*nested);
-                        self.locals.truncate(mark);
                         Ok(nested_ends? && then_ends)
                     }
                 }
@@ -125,10 +126,8 @@ impl Cx<'_> {
         block: &Block,
         message: impl Fn(&str) -> String,
     ) -> R<()> {
-        let mark = self.locals.len();
         for (binder, ty) in binders {
             if let Err(e) = self.fresh(*binder, &message) {
-                self.locals.truncate(mark);
                 return Err(e);
             }
             let name = self.body.binder(*binder).clone();
@@ -140,7 +139,6 @@ impl Cx<'_> {
         self.loops += 1;
         let result = self.block(block);
         self.loops -= 1;
-        self.locals.truncate(mark);
         result.map(|_| ())
     }
 
@@ -315,7 +313,6 @@ impl Cx<'_> {
             binders.push((index, Ty::usize()));
         }
         binders.push((element, element_ty));
-        let mark = self.locals.len();
         for (i, (binder, ty)) in binders.iter().enumerate() {
             let is_index = index.is_some() && i == 0;
             let message = |name: &str| {
@@ -326,7 +323,6 @@ impl Cx<'_> {
                 }
             };
             if let Err(e) = self.fresh(*binder, message) {
-                self.locals.truncate(mark);
                 return Err(e);
             }
             let name = self.body.binder(*binder).clone();
@@ -338,7 +334,6 @@ impl Cx<'_> {
         self.loops += 1;
         let result = self.block(block);
         self.loops -= 1;
-        self.locals.truncate(mark);
         result.map(|_| ())
     }
 
@@ -469,12 +464,10 @@ impl Cx<'_> {
                     Anchor::Arm(arm.id),
                 ));
             }
-            let mark = self.locals.len();
             if let (Some(binder), Some(payload)) = (arm.binder, payload) {
                 if let Err(e) =
                     self.fresh(binder, |n| format!("The payload binder {n} is already bound; a binder must be fresh."))
                 {
-                    self.locals.truncate(mark);
                     return Err(e);
                 }
                 let name = self.body.binder(binder).clone();
@@ -484,7 +477,6 @@ impl Cx<'_> {
                 );
             }
             let result = self.block(&arm.body);
-            self.locals.truncate(mark);
             all_end &= result?;
         }
         self.site(GuardKind::Tag);
@@ -495,7 +487,6 @@ impl Cx<'_> {
     pub(crate) fn match_unknown(&mut self, arms: &Arc<[Arm]>) -> R<bool> {
         let mut all_end = true;
         for arm in arms.iter() {
-            let mark = self.locals.len();
             if let Some(binder) = arm.binder {
                 let name = self.body.binder(binder).clone();
                 self.bind(
@@ -504,7 +495,6 @@ impl Cx<'_> {
                 );
             }
             let result = self.block(&arm.body);
-            self.locals.truncate(mark);
             all_end &= result?;
         }
         Ok(all_end)
