@@ -336,7 +336,11 @@ fn members_of_an_impl_are_items_of_their_own() {
     let mut workspace =
         Workspace::with_execution_log(vec![SourceText { name: "main.cairn".into(), text: text.to_string() }]);
     let keys: Vec<String> = workspace.files()[0].members.iter().map(|m| m.key.to_string()).collect();
-    assert_eq!(keys, ["Shape::area", "Shape::area", "Shape::side"], "the trait's member, then the impl's two");
+    assert_eq!(
+        keys,
+        ["Shape::area", "Shape for Sq::area", "Shape for Sq::side"],
+        "the trait's member, then the impl's two, under the impl's own name"
+    );
     let side = workspace.files()[0].members[2].item;
     let side_syntax = side.syntax(workspace.db()).clone();
     let area = workspace.files()[0].members[1].item;
@@ -363,4 +367,24 @@ fn editing_one_constant_rechecks_only_the_bodies_that_read_it() {
     assert!(ran(&log, "constant_value", &id(&workspace, "WIDTH")), "{log:?}");
     assert!(ran(&log, "check_fn", &widened), "the body that reads it is checked again: {log:?}");
     assert!(!ran(&log, "check_fn", &limited), "a body that reads another constant re-ran: {log:?}");
+}
+
+#[test]
+fn an_impl_inserted_before_another_leaves_the_other_s_members_their_inputs() {
+    let text = "trait Shape {\n  fn area(s:ro<Self>) -> u64;\n}\nstruct Sq { n:u64; }\nstruct Tri { b:u64; h:u64; }\nimpl Shape for Sq {\n  fn area(s:ro<Sq>) -> u64 { return s.n * s.n; }\n}\nfn main() -> i32 { return 0; }\n";
+    let mut workspace =
+        Workspace::with_execution_log(vec![SourceText { name: "main.cairn".into(), text: text.to_string() }]);
+    let square =
+        workspace.files()[0].members.iter().find(|m| m.key.to_string() == "Shape for Sq::area").expect("member").item;
+    // A second impl of the same trait, written before the first.
+    edit(
+        &mut workspace,
+        "impl Shape for Sq",
+        "impl Shape for Sq",
+        "impl Shape for Tri {\n  fn area(s:ro<Tri>) -> u64 { return s.b * s.h / 2; }\n}\nimpl Shape for Sq",
+    );
+    let members = &workspace.files()[0].members;
+    let keys: Vec<String> = members.iter().map(|m| m.key.to_string()).collect();
+    assert_eq!(keys, ["Shape::area", "Shape for Tri::area", "Shape for Sq::area"]);
+    assert_eq!(members[2].item, square, "the first impl's member keeps its input");
 }

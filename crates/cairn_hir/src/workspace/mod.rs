@@ -464,6 +464,15 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
             let import: ast::Import = ast::AstNode::cast(node.clone())?;
             import.path().map(|p| p.text()).unwrap_or_default()
         }
+        // An impl is named by what it implements for what (`Shape for Sq`): one trait has many
+        // impls, and an impl inserted before another must not take the other's key.
+        ItemKind::Unsupported(IMPL) => {
+            let imp: ast::Impl = ast::AstNode::cast(node.clone())?;
+            let of = |n: Option<SyntaxNode>| n.map(|n| compact_text(&n)).unwrap_or_default();
+            let trait_path = of(imp.trait_path().map(|p| ast::AstNode::syntax(&p).clone()));
+            let self_ty = of(imp.self_ty().map(|t| ast::AstNode::syntax(&t).clone()));
+            format!("{trait_path} for {self_ty}")
+        }
         _ => node
             .children()
             .find(|c| c.kind() == NAME)
@@ -472,6 +481,25 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
             .unwrap_or_default(),
     };
     Some((kind, Arc::from(name.trim())))
+}
+
+/// The significant tokens of `node`, a space only between two words (`Pair[u32]`, `dyn Shape`):
+/// the same text however the declaration is spaced or commented.
+fn compact_text(node: &SyntaxNode) -> String {
+    let mut out = String::new();
+    let mut last_word = false;
+    for token in node.descendants_with_tokens().filter_map(|e| e.into_token()) {
+        if token.kind().is_trivia() {
+            continue;
+        }
+        let word = token.kind().is_word();
+        if word && last_word {
+            out.push(' ');
+        }
+        out.push_str(token.text());
+        last_word = word;
+    }
+    out
 }
 
 /// Computes what the whole-program pass reads — every body's check, the rows, the program
