@@ -37,12 +37,7 @@ macro_rules! builtins {
         /// Every builtin, in table order.
         pub const ALL: &[Builtin] = &[$(Builtin::$variant,)*];
 
-        /// True for any builtin function or intrinsic type name (not a later-tier intrinsic).
-pub(crate) fn is_builtin_name(name: &str) -> bool {
-    Builtin::from_name(name).is_some_and(|b| b.binding() != Binding::Later)
-}
-
-impl Builtin {
+        impl Builtin {
             /// The name it is written with.
             pub fn name(self) -> &'static str {
                 match self {
@@ -176,6 +171,11 @@ builtins! {
     MmaSet "mma_set" Later false true;
     LoadWide "load_wide" Later false true;
     StoreWide "store_wide" Later false true;
+}
+
+/// True for any builtin function or intrinsic type name (not a later-tier intrinsic).
+pub(crate) fn is_builtin_name(name: &str) -> bool {
+    Builtin::from_name(name).is_some_and(|b| b.binding() != Binding::Later)
 }
 
 impl Builtin {

@@ -140,7 +140,7 @@ pub(super) fn short(text: &str) -> String {
 
 /// written, and what it does (its first sentence is what words match). A builtin's rule lives in
 /// the checker (`cairn_hir::check::call`); a type query judges each name by a probe like any other.
-const BUILTINS: &[(&str, &str, &str)] = &[
+pub(super) const BUILTINS: &[(&str, &str, &str)] = &[
     ("len", "len(xs) -> usize", "The extent of a view, a local array or a string literal."),
     (
         "println print eprintln eprint",

@@ -272,3 +272,17 @@ fn short_types_lose_their_modules_and_host_placement() {
     assert_eq!(short("(p:geo.Point, v:ro<a.b.C>[n]@host) -> geo.Point"), "(p:Point, v:ro<C>[n]) -> Point");
     assert_eq!(short("(x:u8) -> ro<u8>[4]@device"), "(x:u8) -> ro<u8>[4]@device");
 }
+
+#[test]
+fn the_builtin_entries_name_exactly_the_checker_s_callable_builtins() {
+    // The checker's Builtin table is the one home of builtin names; find only documents them.
+    let documented: BTreeSet<&str> =
+        super::entries::BUILTINS.iter().flat_map(|(names, _, _)| names.split_whitespace()).collect();
+    use cairn_hir::builtins::ALL;
+    // What a tier-0 program can call (a later-tier intrinsic is refused, so find never offers it).
+    let callable: BTreeSet<&str> = ALL.iter().filter(|b| b.callable() && !b.later()).map(|b| b.name()).collect();
+    let unknown: Vec<&&str> = documented.difference(&callable).collect();
+    assert!(unknown.is_empty(), "find documents names that are no builtin: {unknown:?}");
+    let missing: Vec<&&str> = callable.difference(&documented).collect();
+    assert!(missing.is_empty(), "builtins find cannot suggest: {missing:?}");
+}
