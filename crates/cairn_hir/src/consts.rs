@@ -156,7 +156,8 @@ pub fn const_type(db: &dyn Db, item: Item) -> Result<Ty, Diag> {
                 let module = scope.module_of(item);
                 let known = &*path[0] == "void"
                     || !matches!(scope.resolve_path(&module, &path, |_| true), Lookup::None)
-                    || matches!(&*path[0], "Buf" | "Array" | "f16" | "bf16" | "f8e4m3" | "f8e5m2");
+                    || crate::builtins::Builtin::from_name(&path[0])
+                        .is_some_and(|b| b.intrinsic_type() || b.storage_float());
                 if known {
                     Err(Diag::new("E-CONST", "A constant is a scalar: integers, floats or bool.", Anchor::Item))
                 } else {
