@@ -26,17 +26,7 @@ import sys
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-
-def expect(condition, what):
-    if not condition:
-        print(f"FAILED: {what}", flush=True)
-        sys.exit(1)
-    print(f"ok: {what}", flush=True)
-
-
-def record_of(result):
-    expect(len(result.content) == 1 and result.content[0].type == "text", "one text content block")
-    return json.loads(result.content[0].text)
+from mcp_common import expect, record_of
 
 
 def edit(handle, kind, **fields):

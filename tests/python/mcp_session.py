@@ -22,6 +22,8 @@ import time
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from mcp_common import expect, record_of
+
 # The tools that answer today; plan and implementation sessions are not listed until they do.
 TOOLS = [
     "check",
@@ -30,18 +32,6 @@ TOOLS = [
     "state",
     "find",
 ]
-
-
-def expect(condition, what):
-    if not condition:
-        print(f"FAILED: {what}", flush=True)
-        sys.exit(1)
-    print(f"ok: {what}", flush=True)
-
-
-def record_of(result):
-    expect(len(result.content) == 1 and result.content[0].type == "text", "one text content block")
-    return json.loads(result.content[0].text)
 
 
 def body_request(handle, replacement):

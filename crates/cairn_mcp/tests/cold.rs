@@ -2,29 +2,15 @@
 //! names only tools that answer, each described with a worked example that is a valid call, the
 //! whole list within 5,000 bytes, and a first packet of a small function within 8 KiB.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use cairn_mcp::Server;
 use cairn_mcp::server::{INSTRUCTIONS, descriptors};
 use cairn_mcp::tools::{TOOLS, tool_named};
+use common::Scratch;
 use serde_json::{Value, json};
-
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("cairn-mcp-cold-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch");
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
@@ -44,7 +30,7 @@ fn the_tool_list_names_only_tools_that_answer_within_five_thousand_bytes() {
 
 #[test]
 fn every_description_says_what_it_returns_with_an_example_that_is_a_valid_call() {
-    let scratch = Scratch::new("examples");
+    let scratch = Scratch::new("cold-examples");
     std::fs::write(
         scratch.0.join("clip.cairn"),
         "fn clip(v:i32, lo:i32, hi:i32) -> i32 {\n  if v < lo { return lo; }\n  if v > hi { return hi; }\n  return v;\n}\n\nfn main() -> i32 {\n  return clip(5, 0, 3) - 3;\n}\n",
@@ -71,7 +57,7 @@ fn every_description_says_what_it_returns_with_an_example_that_is_a_valid_call()
 
 #[test]
 fn a_tool_not_offered_is_answered_with_a_refusal_that_says_so() {
-    let scratch = Scratch::new("plan");
+    let scratch = Scratch::new("cold-plan");
     let mut server = Server::new(&scratch.0);
     let result = server.call("plan_open", &json!({"source": "fn f() {}", "symbol": "f"})).expect("a result");
     assert!(result.is_error);
@@ -82,7 +68,7 @@ fn a_tool_not_offered_is_answered_with_a_refusal_that_says_so() {
 /// Every function of the single-file examples, each opened first on a fresh server.
 #[test]
 fn the_first_packet_of_each_small_example_function_is_within_8_kib() {
-    let scratch = Scratch::new("first");
+    let scratch = Scratch::new("cold-first");
     let mut sizes = Vec::new();
     for file in ["hello.cairn", "bits.cairn", "signals.cairn"] {
         let text = std::fs::read_to_string(examples().join(file)).expect("example");

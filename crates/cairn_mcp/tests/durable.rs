@@ -4,38 +4,15 @@
 //! table's lock as the kernel does for a killed process). The kills themselves, at named and
 //! random points, are `crates/cairn_cli/tests/durable.rs`.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 
 use cairn_mcp::Server;
+use common::{Scratch, call};
 use serde_json::{Map, Value, json};
 
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("cairn-mcp-durable-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch");
-        Scratch(dir)
-    }
-
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 const PROGRAM: &str = "fn double(x:u32) -> u32 {\n  return x * 2;\n}\n\nfn triple(x:u32) -> u32 {\n  return x * 3;\n}\n\nfn main() -> i32 {\n  if double(2) != 4 { return 1; }\n  return i32(triple(0));\n}\n";
-
-fn call(server: &mut Server, tool: &str, arguments: Value) -> (Map<String, Value>, bool) {
-    let result = server.call(tool, &arguments).expect("a tool result");
-    (result.record, result.is_error)
-}
 
 fn request(handle: &str, kind: &str, extra: Value) -> Value {
     let mut request = json!({"protocol": "cairn.edit/2", "handle": handle, "kind": kind});
@@ -69,7 +46,7 @@ fn code(record: &Map<String, Value>) -> &str {
 
 #[test]
 fn a_resent_request_after_a_restart_gets_the_first_answer_and_is_never_applied_twice() {
-    let scratch = Scratch::new("resend");
+    let scratch = Scratch::new("durable-resend");
     std::fs::write(scratch.file("p.cairn"), PROGRAM).expect("write");
     let mut first = Server::new(&scratch.0);
     let handle = open(&mut first, "p.cairn", "double");
@@ -110,7 +87,7 @@ fn a_resent_request_after_a_restart_gets_the_first_answer_and_is_never_applied_t
 
 #[test]
 fn named_handles_come_back_with_their_expansions_and_finish_their_work() {
-    let scratch = Scratch::new("resume");
+    let scratch = Scratch::new("durable-resume");
     std::fs::write(scratch.file("p.cairn"), PROGRAM).expect("write");
     let mut first = Server::new(&scratch.0);
     let handle = open(&mut first, "p.cairn", "main");
@@ -157,7 +134,7 @@ fn named_handles_come_back_with_their_expansions_and_finish_their_work() {
 
 #[test]
 fn a_session_whose_files_changed_while_the_server_was_down_is_refused_with_a_hint() {
-    let scratch = Scratch::new("changed");
+    let scratch = Scratch::new("durable-changed");
     std::fs::write(scratch.file("p.cairn"), PROGRAM).expect("write");
     let mut first = Server::new(&scratch.0);
     let handle = open(&mut first, "p.cairn", "double");
@@ -176,7 +153,7 @@ fn a_session_whose_files_changed_while_the_server_was_down_is_refused_with_a_hin
 
 #[test]
 fn a_live_server_keeps_its_table_and_a_second_server_does_not_adopt_it() {
-    let scratch = Scratch::new("two");
+    let scratch = Scratch::new("durable-two");
     std::fs::write(scratch.file("p.cairn"), PROGRAM).expect("write");
     let mut first = Server::new(&scratch.0);
     let handle = open(&mut first, "p.cairn", "double");
@@ -205,7 +182,7 @@ fn a_live_server_keeps_its_table_and_a_second_server_does_not_adopt_it() {
 
 #[test]
 fn a_table_not_sealed_by_this_user_is_never_adopted() {
-    let scratch = Scratch::new("planted");
+    let scratch = Scratch::new("durable-planted");
     std::fs::write(scratch.file("p.cairn"), PROGRAM).expect("write");
     let mut first = Server::new(&scratch.0);
     let handle = open(&mut first, "p.cairn", "double");
@@ -226,7 +203,7 @@ fn a_table_not_sealed_by_this_user_is_never_adopted() {
 
 #[test]
 fn source_sessions_are_not_checkpointed_and_leave_no_state_directory() {
-    let scratch = Scratch::new("source");
+    let scratch = Scratch::new("durable-source");
     let mut server = Server::new(&scratch.0);
     let (packet, error) = call(&mut server, "edit_open", json!({"source": PROGRAM, "symbol": "double"}));
     assert!(!error, "{}", Value::Object(packet));

@@ -2,34 +2,15 @@
 //! changed since the session opened, a session that already wrote, byte-order marks and line
 //! endings, projects), `state` over MCP (§16.5), and the compile cache (§16.6).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 
 use cairn_mcp::Server;
-use serde_json::{Map, Value, json};
-
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("cairn-mcp-tools-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch");
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use common::{Scratch, call};
+use serde_json::{Value, json};
 
 const PROGRAM: &str = "// Doubles.\nfn double(x:u32) -> u32 {\n  return x * 2;\n}\n\nfn main() -> i32 {\n  if double(2) != 4 { return 1; }\n  return 0;\n}\n";
-
-fn call(server: &mut Server, tool: &str, arguments: Value) -> (Map<String, Value>, bool) {
-    let result = server.call(tool, &arguments).expect("a tool result");
-    (result.record, result.is_error)
-}
 
 fn body(handle: &str, replacement: &str) -> Value {
     json!({"request": {"protocol": "cairn.edit/2", "handle": handle, "kind": "body", "replacement": replacement}})
@@ -44,7 +25,7 @@ fn open(server: &mut Server, path: &str, symbol: &str) -> String {
 
 #[test]
 fn byte_order_marks_and_crlf_line_endings_are_kept() {
-    let scratch = Scratch::new("crlf");
+    let scratch = Scratch::new("tools-crlf");
     let text = format!("\u{feff}{}", PROGRAM.replace('\n', "\r\n"));
     std::fs::write(scratch.0.join("p.cairn"), &text).expect("write");
     let mut server = Server::new(&scratch.0);
@@ -64,7 +45,7 @@ fn byte_order_marks_and_crlf_line_endings_are_kept() {
 
 #[test]
 fn lf_files_stay_lf_and_a_crlf_reply_is_normalized() {
-    let scratch = Scratch::new("lf");
+    let scratch = Scratch::new("tools-lf");
     std::fs::write(scratch.0.join("p.cairn"), PROGRAM).expect("write");
     let mut server = Server::new(&scratch.0);
     let handle = open(&mut server, "p.cairn", "double");
@@ -77,7 +58,7 @@ fn lf_files_stay_lf_and_a_crlf_reply_is_normalized() {
 
 #[test]
 fn a_file_saved_since_the_open_refuses_the_write_and_stays() {
-    let scratch = Scratch::new("saved");
+    let scratch = Scratch::new("tools-saved");
     std::fs::write(scratch.0.join("p.cairn"), PROGRAM).expect("write");
     let mut server = Server::new(&scratch.0);
     let handle = open(&mut server, "p.cairn", "double");
@@ -98,7 +79,7 @@ fn a_file_saved_since_the_open_refuses_the_write_and_stays() {
 
 #[test]
 fn a_session_writes_once() {
-    let scratch = Scratch::new("once");
+    let scratch = Scratch::new("tools-once");
     std::fs::write(scratch.0.join("p.cairn"), PROGRAM).expect("write");
     let mut server = Server::new(&scratch.0);
     let handle = open(&mut server, "p.cairn", "double");
@@ -120,7 +101,7 @@ fn a_session_writes_once() {
 
 #[test]
 fn a_source_session_never_writes() {
-    let scratch = Scratch::new("source");
+    let scratch = Scratch::new("tools-source");
     let mut server = Server::new(&scratch.0);
     let (packet, error) = call(&mut server, "edit_open", json!({"source": PROGRAM, "symbol": "double"}));
     assert!(!error);
@@ -148,7 +129,7 @@ fn project(root: &Path) {
 
 #[test]
 fn a_project_writes_the_function_s_file_and_watches_the_manifest() {
-    let scratch = Scratch::new("project");
+    let scratch = Scratch::new("tools-project");
     project(&scratch.0);
     let mut server = Server::new(&scratch.0);
     let (packet, error) = call(&mut server, "edit_open", json!({"path": ".", "symbol": "twice.lib.double"}));
@@ -187,7 +168,7 @@ fn a_project_writes_the_function_s_file_and_watches_the_manifest() {
 
 #[test]
 fn state_over_mcp_answers_deltas_per_path() {
-    let scratch = Scratch::new("state");
+    let scratch = Scratch::new("tools-state");
     std::fs::write(scratch.0.join("p.cairn"), PROGRAM).expect("write");
     let mut server = Server::new(&scratch.0);
     let (first, error) = call(&mut server, "state", json!({"path": "p.cairn"}));
@@ -225,7 +206,7 @@ fn state_over_mcp_answers_deltas_per_path() {
 
 #[test]
 fn unknown_tools_and_non_object_arguments_are_protocol_errors() {
-    let scratch = Scratch::new("errors");
+    let scratch = Scratch::new("tools-errors");
     let mut server = Server::new(&scratch.0);
     assert_eq!(server.call("compile", &json!({})).err().map(|e| e.0), Some(-32602));
     assert_eq!(server.call("check", &json!("p.cairn")).err().map(|e| e.0), Some(-32602));
