@@ -274,7 +274,9 @@ pub fn site_of(
     function: &Function,
     at: Option<Anchor>,
 ) -> Site {
-    let Some(&(item, library)) = items.get(&function.symbol) else { return Site { file: None, line: 0, column: 0 } };
+    // An instance (`cairn.m.f[u64]`) sits where its template is written.
+    let template = function.symbol.split_once('[').map_or(&*function.symbol, |(name, _)| name);
+    let Some(&(item, library)) = items.get(template) else { return Site { file: None, line: 0, column: 0 } };
     if library {
         return Site { file: None, line: 0, column: 0 };
     }

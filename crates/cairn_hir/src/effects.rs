@@ -79,6 +79,20 @@ pub struct Summary {
 
 #[salsa::tracked(returns(ref))]
 pub fn fn_summary(db: &dyn Db, item: Item) -> Summary {
+    // A template is one node of the call graph: its row is the join of its instances' rows
+    // (sound for every instance; see docs/decisions.md, "A template's row").
+    if !crate::generics::fn_generics(db, item).is_empty() {
+        let mut summary = Summary { refused: fn_signature(db, item).error.is_some(), ..Summary::default() };
+        let mut calls: Vec<crate::check::CallEdge> = Vec::new();
+        for instance in crate::instance::instances_of(db, item) {
+            let check = crate::check::instance_check(db, instance);
+            summary.refused |= check.error.is_some();
+            summary.local_row.extend(check.local_row.iter().cloned());
+            calls.extend(check.calls.iter().cloned());
+        }
+        summary.calls = Arc::from(calls);
+        return summary;
+    }
     let check = check_fn(db, item);
     Summary {
         refused: fn_signature(db, item).error.is_some() || check.error.is_some(),
@@ -460,7 +474,7 @@ impl Audit<'_> {
         }
         for &call in calls.iter().filter(|c| Some(**c) != root_call) {
             let row = match self.check.call_target(call) {
-                Some(CallTarget::Function(item)) => (self.row_of)(*item).unwrap_or_default(),
+                Some(CallTarget::Function(item, _)) => (self.row_of)(*item).unwrap_or_default(),
                 _ => Row::new(),
             };
             // Rule 1: writing or allocating calls stand alone.
@@ -516,7 +530,7 @@ impl Audit<'_> {
 
     fn callee_name(&self, call: ExprId) -> String {
         match self.check.call_target(call) {
-            Some(CallTarget::Function(item)) => crate::scope::Resolver::new(self.db).full_name(*item).to_string(),
+            Some(CallTarget::Function(item, _)) => crate::scope::Resolver::new(self.db).full_name(*item).to_string(),
             Some(CallTarget::Builtin(builtin)) => builtin.name().to_string(),
             _ => "this call".to_string(),
         }

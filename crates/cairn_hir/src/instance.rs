@@ -11,8 +11,10 @@
 
 use std::sync::Arc;
 
+use std::collections::{HashMap, HashSet};
+
 use crate::db::Db;
-use crate::input::Item;
+use crate::input::{Item, ItemKind, Program};
 use crate::types::Ty;
 
 /// One argument of an instance.
@@ -61,4 +63,69 @@ impl<'db> Instance<'db> {
         }
         out
     }
+}
+
+/// The instances of templates a program requests, found on demand from the bodies: every call
+/// of a template in an ordinary function or test, then every call in those instances, until
+/// nothing new is requested or the program's function limit is reached.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Requested {
+    /// Each instance once, in order of first request (declaration order of the requesting
+    /// function, then call order, breadth first).
+    pub order: Vec<(Item, Arc<[InstanceArg]>)>,
+    /// Per template, the positions in `order` of its instances.
+    pub of: HashMap<Item, Vec<u32>>,
+    /// True when requests went past [`crate::FUNCTION_LIMIT`] (the walk stopped there).
+    pub over_limit: bool,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn requested_instances(db: &dyn Db, program: Program) -> Requested {
+    let mut out = Requested::default();
+    let mut seen: HashSet<(Item, Arc<[InstanceArg]>)> = HashSet::new();
+    let ordinary = program.items(db).iter().filter(|e| matches!(e.key.kind, ItemKind::Fn | ItemKind::Test));
+    let mut push = |out: &mut Requested, edge: &crate::check::CallEdge| {
+        if edge.args.is_empty() || !seen.insert((edge.callee, edge.args.clone())) {
+            return;
+        }
+        out.of.entry(edge.callee).or_default().push(out.order.len() as u32);
+        out.order.push((edge.callee, edge.args.clone()));
+    };
+    let limit = crate::FUNCTION_LIMIT;
+    for entry in ordinary {
+        for edge in crate::check::check_fn(db, entry.item).calls.iter() {
+            push(&mut out, edge);
+        }
+    }
+    let mut next = 0;
+    while next < out.order.len() {
+        if out.order.len() > limit {
+            out.over_limit = true;
+            break;
+        }
+        let (item, args) = out.order[next].clone();
+        next += 1;
+        let instance = Instance::new(db, item, args);
+        for edge in crate::check::instance_check(db, instance).calls.iter() {
+            push(&mut out, edge);
+        }
+    }
+    out
+}
+
+/// The instances of `template` the program requests, in order of first request.
+pub fn instances_of(db: &dyn Db, template: Item) -> Vec<Instance<'_>> {
+    let requested = requested_instances(db, Program::get(db));
+    requested
+        .of
+        .get(&template)
+        .map(|at| {
+            at.iter()
+                .map(|&i| {
+                    let (item, args) = &requested.order[i as usize];
+                    Instance::new(db, *item, args.clone())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -15,6 +15,7 @@
 pub mod body;
 pub mod builtins;
 pub mod check;
+pub mod generics;
 pub mod instance;
 pub mod library;
 pub mod render;
@@ -42,7 +43,7 @@ pub use effects::{Row, Rows};
 pub use input::{Item, ItemEntry, ItemKey, ItemKind, Library, Program};
 pub use report::FUNCTION_LIMIT;
 pub use scope::{Lookup, ProgramScope, Resolver, scope};
-pub use signature::{Ceiling, Param, Signature, fn_signature};
+pub use signature::{Ceiling, Param, Signature, fn_signature, instance_signature};
 pub use workspace::{
     CheckKind, CheckOutcome, DeclarationKind, DeclarationView, FileState, FunctionFacts, SourceText, StateView,
     Workspace, precompute,

@@ -12,7 +12,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
-use crate::check::check_fn;
 use crate::consts::{ConstValue, constants};
 use crate::db::Db;
 use crate::decl::{enum_def, generic_params, record_def};
@@ -213,8 +212,8 @@ pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
     result.bodies_checked = true;
     let rows = rows(db);
     for (index, &function) in rows.functions.iter().enumerate() {
-        if let Some(diag) = &check_fn(db, function).error {
-            result.bodies.insert(index as u32, (function, diag.clone()));
+        if let Some(diag) = crate::check::body_refusal(db, function) {
+            result.bodies.insert(index as u32, (function, diag));
         }
     }
     let mut unjudged: HashSet<Item> = HashSet::new();

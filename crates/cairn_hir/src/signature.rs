@@ -89,19 +89,23 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
     let Some(function) = ast::Fn::cast(node) else { return signature };
     let scope = Resolver::new(db);
     let module = scope.module_of(item);
-    let cx = TypeCtx { db, scope, module: &module, generics: &[] };
+    let generics = crate::generics::fn_generics(db, item);
+    let names = crate::generics::generic_names(generics);
+    let cx = TypeCtx { db, scope, module: &module, generics: &names };
     let mut error: Option<Diag> = None;
     let fail = |error: &mut Option<Diag>, code: &'static str, message: String| {
         if error.is_none() {
             *error = Some(Diag::new(code, message, Anchor::Item));
         }
     };
-    if function.generic_param_list().is_some() {
-        fail(
-            &mut error,
-            "E-UNSUPPORTED",
-            "Generic functions are tier 1, which this checker does not check yet.".into(),
-        );
+    for (index, generic) in generics.iter().enumerate() {
+        if generics[..index].iter().any(|g| g.name == generic.name) {
+            fail(
+                &mut error,
+                "E-DUPLICATE",
+                format!("The generic parameter {} is declared twice: give each parameter its own name.", generic.name),
+            );
+        }
     }
     if function.is_kernel() {
         fail(&mut error, "E-UNSUPPORTED", "Kernel functions are tier 2, which this checker does not check yet.".into());
@@ -115,7 +119,7 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
         let name: Arc<str> = Arc::from(param.name().map(|n| n.text()).unwrap_or_default());
         let written = param.ty().map(|t| lower_type(&t)).unwrap_or(TypeRef::Missing);
         let ty = match resolve_type(cx, &written) {
-            Ok(ty) => ty,
+            Ok(ty) => natural_as_type(generics, ty, &mut error),
             Err(e) => {
                 fail(&mut error, e.code, e.message);
                 Ty::Error
@@ -133,6 +137,8 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
                 Extent::Literal(n) if *n > (1u64 << 63) - 1 => {
                     fail(&mut error, "E-EXTENT", format!("The static extent {n} exceeds 2^63-1."));
                 }
+                // A natural parameter is a static extent, bound where the instance is made.
+                Extent::Name(extent) if generics.iter().any(|g| g.is_nat() && g.name == *extent) => {}
                 Extent::Name(extent) => match params.iter().position(|p| p.name == *extent) {
                     Some(index) if params[index].ty == Ty::usize() => {
                         if !extent_params.contains(&index) {
@@ -154,7 +160,7 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
     }
     let ret = match function.ret_type().and_then(|r| r.ty()) {
         Some(written) => match resolve_type(cx, &lower_type(&written)) {
-            Ok(ty) => ty,
+            Ok(ty) => natural_as_type(generics, ty, &mut error),
             Err(e) => {
                 fail(&mut error, e.code, e.message);
                 Ty::Error
@@ -177,4 +183,59 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
     signature.extent_params = Arc::from(extent_params);
     signature.error = error;
     signature
+}
+
+/// A natural parameter written where a type is wanted: `E-GENERIC-KIND` (language §19).
+fn natural_as_type(generics: &[crate::generics::Generic], ty: Ty, error: &mut Option<Diag>) -> Ty {
+    let mut bad: Option<&crate::generics::Generic> = None;
+    visit_params(&ty, &mut |i| {
+        if let Some(g) = generics.get(i as usize).filter(|g| g.is_nat()) {
+            bad.get_or_insert(g);
+        }
+    });
+    match bad {
+        Some(generic) => {
+            if error.is_none() {
+                *error = Some(Diag::new(
+                    "E-GENERIC-KIND",
+                    format!(
+                        "{} is a static natural, not a type: declare it `{}` (or `{}:type`) to take a type.",
+                        generic.name, generic.name, generic.name
+                    ),
+                    Anchor::Item,
+                ));
+            }
+            Ty::Error
+        }
+        None => ty,
+    }
+}
+
+fn visit_params(ty: &Ty, f: &mut dyn FnMut(u32)) {
+    match ty {
+        Ty::Param(i) => f(*i),
+        Ty::Record(adt) | Ty::Enum(adt) => adt.args.iter().for_each(|a| visit_params(a, f)),
+        Ty::Borrow(_, inner) => visit_params(inner, f),
+        Ty::View(view) => visit_params(&view.elem, f),
+        _ => {}
+    }
+}
+
+/// The signature of an instance: the template's, with the instance's arguments in place of its
+/// parameters (language §19). An instance without arguments has its declaration's signature.
+#[salsa::tracked(returns(ref))]
+pub fn instance_signature<'db>(db: &'db dyn Db, instance: crate::instance::Instance<'db>) -> Signature {
+    let item = instance.item(db);
+    let template = fn_signature(db, item);
+    let generics = crate::generics::fn_generics(db, item);
+    let args = instance.args(db);
+    if generics.is_empty() || args.len() != generics.len() {
+        return template.clone();
+    }
+    let subst = |ty: &Ty| crate::generics::substitute(ty, generics, args);
+    Signature {
+        params: template.params.iter().map(|p| Param { name: p.name.clone(), ty: subst(&p.ty) }).collect(),
+        ret: subst(&template.ret),
+        ..template.clone()
+    }
 }

@@ -13,7 +13,7 @@
 use std::collections::HashSet;
 
 use cairn_hir::Db;
-use cairn_hir::check::check_fn;
+use cairn_hir::check::instance_check;
 use cairn_hir::instance::Instance;
 
 /// The instances `roots` reach, each once (see the module comment).
@@ -29,8 +29,8 @@ pub fn collect<'db>(db: &'db dyn Db, roots: &[Instance<'db>]) -> Vec<Instance<'d
     while next < out.len() {
         let instance = out[next];
         next += 1;
-        for callee in check_fn(db, instance.item(db)).callees() {
-            let reached = Instance::monomorphic(db, callee);
+        for edge in instance_check(db, instance).calls.iter() {
+            let reached = Instance::new(db, edge.callee, edge.args.clone());
             if seen.insert(reached) {
                 out.push(reached);
             }

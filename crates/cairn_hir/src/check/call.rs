@@ -18,6 +18,20 @@ use crate::scope::Lookup;
 use crate::signature::fn_signature;
 use crate::types::{Extent, Mode, Ty, ViewTy};
 
+/// What a call brings to a template's inference: the explicit generic arguments written
+/// (`f[u64](…)`) and the type the call's context expects.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Generic<'a> {
+    pub explicit: Option<&'a [ExprId]>,
+    pub expected: Option<&'a Ty>,
+}
+
+impl<'a> Generic<'a> {
+    pub(crate) fn expecting(expected: Option<&'a Ty>) -> Generic<'a> {
+        Generic { explicit: None, expected }
+    }
+}
+
 impl Cx<'_> {
     pub(crate) fn call(&mut self, e: ExprId, callee: ExprId, args: &Arc<[ExprId]>, expected: Option<&Ty>) -> R<Ty> {
         let body = self.body.clone();
@@ -30,7 +44,7 @@ impl Cx<'_> {
                     self.target(e, CallTarget::Constructor);
                     return Ok(ty);
                 }
-                self.call_name(e, &name, None, args, expected)
+                self.call_name(e, &name, None, args, Generic::expecting(expected))
             }
             Expr::Field { base, name } => {
                 // Method syntax: `x.f(a)` is `f(x, a)` when `x` is a local.
@@ -47,9 +61,9 @@ impl Cx<'_> {
                     match self.scope.resolve_path(&self.module, &path, |k| matches!(k, ItemKind::Fn | ItemKind::Struct))
                     {
                         Lookup::Found(decl) if decl.kind == ItemKind::Fn => {
-                            return self.call_function(e, decl.item, &full, None, args);
+                            return self.call_function(e, decl.item, &full, None, args, Generic::expecting(expected));
                         }
-                        Lookup::Found(decl) => return self.construct(e, decl.item, args),
+                        Lookup::Found(decl) => return self.construct(e, decl.item, args, Generic::expecting(expected)),
                         Lookup::None => {}
                     }
                     if self.local(&path[0]).is_none() && !self.scope.is_module_alias(&self.module, &path[0]) {
@@ -75,7 +89,6 @@ impl Cx<'_> {
                             Anchor::Expr(callee),
                         ));
                     }
-                    let _ = indices;
                     if Builtin::from_name(&full).is_some_and(Builtin::prints) {
                         return Err(Diag::new(
                             "E-ARITY",
@@ -83,11 +96,19 @@ impl Cx<'_> {
                             Anchor::Expr(callee),
                         ));
                     }
+                    let explicit = Generic { explicit: Some(&indices), expected };
+                    if let Lookup::Found(decl) = self.scope.resolve_path(&self.module, &path, |k| k == ItemKind::Fn)
+                        && self.local(&path[0]).is_none()
+                    {
+                        return self.call_function(e, decl.item, &full, None, args, explicit);
+                    }
+                    if let Lookup::Found(decl) = self.scope.resolve_path(&self.module, &path, |k| k == ItemKind::Struct)
+                    {
+                        return self.construct(e, decl.item, args, explicit);
+                    }
                     return Err(Diag::new(
-                        "E-UNSUPPORTED",
-                        format!(
-                            "Explicit type arguments on {full} belong to generics (tier 1), which this checker does not check yet."
-                        ),
+                        "E-CALLEE",
+                        format!("{full}[…] names no generic function or record: nothing by this name can be called."),
                         Anchor::Expr(callee),
                     ));
                 }
@@ -126,8 +147,25 @@ impl Cx<'_> {
         name: &Arc<str>,
         receiver: Option<ExprId>,
         args: &Arc<[ExprId]>,
-        expected: Option<&Ty>,
+        generic: Generic<'_>,
     ) -> R<Ty> {
+        let expected = generic.expected;
+        // `T(x)` inside an instance: a conversion to (or construction of) the instance's `T`.
+        if receiver.is_none()
+            && let Some(ty) = self.type_param(name)
+        {
+            if let Some(builtin) = Builtin::from_name(&ty.to_string()).filter(|b| b.conversion().is_some()) {
+                return self.builtin(e, builtin, args, expected);
+            }
+            if let Ty::Record(adt) = &ty {
+                return self.construct(e, adt.item, args, Generic::expecting(Some(&ty)));
+            }
+            return Err(Diag::new(
+                "E-CALLEE",
+                format!("{name} is {ty} here, which cannot be called."),
+                Anchor::Expr(e),
+            ));
+        }
         let path = [name.clone()];
         let function = self.scope.resolve_path(&self.module, &path, |k| k == ItemKind::Fn);
         let builtin = Builtin::from_name(name);
@@ -154,10 +192,10 @@ impl Cx<'_> {
         if let Lookup::Found(decl) = self.scope.resolve_path(&self.module, &path, |k| k == ItemKind::Struct)
             && receiver.is_none()
         {
-            return self.construct(e, decl.item, args);
+            return self.construct(e, decl.item, args, generic);
         }
         if let Lookup::Found(decl) = function {
-            return self.call_function(e, decl.item, name, receiver, args);
+            return self.call_function(e, decl.item, name, receiver, args, generic);
         }
         if let Lookup::Found(decl) =
             self.scope.resolve_path(&self.module, &path, |k| matches!(k, ItemKind::Enum | ItemKind::Const))
@@ -210,11 +248,11 @@ impl Cx<'_> {
                             Anchor::Expr(e),
                         ));
                     }
-                    return self.call_function(e, decl.item, name, Some(receiver), args);
+                    return self.call_function(e, decl.item, name, Some(receiver), args, Generic::expecting(expected));
                 }
             }
         }
-        self.call_name(e, name, Some(receiver), args, expected)
+        self.call_name(e, name, Some(receiver), args, Generic::expecting(expected))
     }
 
     /// `S.V(args)`.
@@ -245,20 +283,14 @@ impl Cx<'_> {
     }
 
     /// `R(fields…)`: positional, in declaration order.
-    pub(crate) fn construct(&mut self, e: ExprId, item: Item, args: &Arc<[ExprId]>) -> R<Ty> {
+    pub(crate) fn construct(&mut self, e: ExprId, item: Item, args: &Arc<[ExprId]>, generic: Generic<'_>) -> R<Ty> {
         let name = self.scope.full_name(item);
         if !self.scope.visible_from(item, &self.module) {
             let owner = self.scope.module_of(item);
             return Err(Diag::new("E-PRIVATE", format!("{name} is private to module {owner}."), Anchor::Expr(e)));
         }
-        if !crate::decl::generic_params(self.db, item).is_empty() {
-            return Err(Diag::new(
-                "E-UNSUPPORTED",
-                format!("{name} is a generic record (tier 1), which this checker does not check yet."),
-                Anchor::Expr(e),
-            ));
-        }
-        let adt = crate::types::AdtTy { item, name: name.clone(), args: Arc::from(Vec::new()) };
+        let type_args = self.record_args(e, item, &name, args, generic)?;
+        let adt = crate::types::AdtTy { item, name: name.clone(), args: type_args };
         let fields = fields_of(self.db, &adt);
         if fields.len() != args.len() {
             return Err(Diag::new(
@@ -286,8 +318,9 @@ impl Cx<'_> {
         written: &str,
         receiver: Option<ExprId>,
         args: &Arc<[ExprId]>,
+        generic: Generic<'_>,
     ) -> R<Ty> {
-        let signature = fn_signature(self.db, item);
+        let mut signature = fn_signature(self.db, item);
         if !self.scope.visible_from(item, &self.module) {
             let owner = self.scope.module_of(item);
             let full = self.scope.full_name(item);
@@ -343,6 +376,20 @@ impl Cx<'_> {
             }
             filled = given.iter().map(|a| Some(*a)).collect();
         }
+        // A template: the instance the call makes, checked against as an ordinary signature.
+        let mut instance_args: Arc<[crate::instance::InstanceArg]> = Arc::from(Vec::new());
+        if !crate::generics::fn_generics(self.db, item).is_empty() {
+            instance_args = self.infer_instance(e, item, written, generic.explicit, &filled, generic.expected)?;
+            let instance = crate::instance::Instance::new(self.db, item, instance_args.clone());
+            signature = crate::signature::instance_signature(self.db, instance);
+        } else if generic.explicit.is_some() {
+            return Err(Diag::new(
+                "E-GENERIC-ARITY",
+                format!("{written} is not generic: call it without [...]."),
+                Anchor::Expr(e),
+            ));
+        }
+        let params = signature.params.clone();
         let mut mapping: Vec<Mapped> = Vec::with_capacity(params.len());
         let mut places: Vec<(Place, bool)> = Vec::new();
         for (index, param) in params.iter().enumerate() {
@@ -442,8 +489,8 @@ impl Cx<'_> {
             }
         }
         self.alias_check(e, &places)?;
-        self.calls.push(CallEdge { callee: item, mapping: Arc::from(mapping) });
-        self.target(e, CallTarget::Function(item));
+        self.calls.push(CallEdge { callee: item, args: instance_args.clone(), mapping: Arc::from(mapping) });
+        self.target(e, CallTarget::Function(item, instance_args));
         Ok(signature.ret.clone())
     }
 

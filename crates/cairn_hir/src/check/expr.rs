@@ -185,6 +185,10 @@ impl Cx<'_> {
                 other => other.clone(),
             });
         }
+        if let Some(value) = self.natural(name) {
+            self.resolved(e, Resolution::Natural(value));
+            return Ok(Ty::usize());
+        }
         if let Some((item, ty)) = self.constant(std::slice::from_ref(name)) {
             self.resolved(e, Resolution::Const(item));
             return Ok(ty.unwrap_or(Ty::Error));
@@ -666,8 +670,7 @@ impl Cx<'_> {
     pub(crate) fn type_of_expr(&mut self, e: ExprId) -> R<Ty> {
         let written =
             self.expr_as_type(e).ok_or_else(|| Diag::new("E-TYPE", "Expected a type argument.", Anchor::Expr(e)))?;
-        crate::decl::resolve_type(self.type_ctx(), &written)
-            .map_err(|err| Diag::new(err.code, err.message, Anchor::Expr(e)))
+        self.resolve_written(&written).map_err(|err| Diag::new(err.code, err.message, Anchor::Expr(e)))
     }
 
     fn expr_as_type(&self, e: ExprId) -> Option<crate::body::TypeRef> {

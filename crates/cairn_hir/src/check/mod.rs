@@ -15,6 +15,7 @@ mod assign;
 mod builtin;
 pub(crate) mod call;
 mod expr;
+mod generic;
 mod stmt;
 
 use std::collections::{BTreeSet, HashMap};
@@ -75,6 +76,8 @@ pub enum Mapped {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CallEdge {
     pub callee: Item,
+    /// The instance's arguments when the callee is a template (empty otherwise).
+    pub args: Arc<[crate::instance::InstanceArg]>,
     /// Per callee parameter (after extents were filled in).
     pub mapping: Arc<[Mapped]>,
 }
@@ -82,7 +85,8 @@ pub struct CallEdge {
 /// What a call expression calls (read by the operand-order audit).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum CallTarget {
-    Function(Item),
+    /// A declared function, with the instance's arguments when it is a template.
+    Function(Item, Arc<[crate::instance::InstanceArg]>),
     /// A builtin (its row is empty for the audit).
     Builtin(crate::builtins::Builtin),
     /// A record or variant constructor (never "beside" for the audit).
@@ -105,6 +109,8 @@ pub enum Resolution {
     Variant { adt: Item, index: u32 },
     /// A field of a record (the record's declaration), by position.
     Field { adt: Item, index: u32 },
+    /// A natural parameter of the instance checked, with its value (a `usize` constant).
+    Natural(u64),
 }
 
 /// The result of checking one body.
@@ -183,9 +189,51 @@ pub fn close_callables(name: &str, names: &[Arc<str>]) -> Vec<String> {
     expr::close_matches(name, &candidates)
 }
 
+/// The check of a function's body. A template (a function with generic parameters) is checked
+/// per instance ([`instance_check`]); its own check is empty.
 #[salsa::tracked(returns(ref))]
 pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
-    let signature = fn_signature(db, item);
+    if !crate::generics::fn_generics(db, item).is_empty() {
+        return FnCheck::default();
+    }
+    run_check(db, item, fn_signature(db, item), &[])
+}
+
+/// The check of one instance: a template's body checked as ordinary code with the instance's
+/// arguments in place of its parameters (language §19). A monomorphic instance is its
+/// declaration's [`check_fn`].
+pub fn instance_check<'db>(db: &'db dyn Db, instance: crate::instance::Instance<'db>) -> &'db FnCheck {
+    if instance.is_monomorphic(db) {
+        return check_fn(db, instance.item(db));
+    }
+    check_generic_instance(db, instance)
+}
+
+/// The first refusal of a function's body: for a template, the first refusal among its
+/// instances in order of request, said with the instance it was met in.
+pub fn body_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
+    if crate::generics::fn_generics(db, item).is_empty() {
+        return check_fn(db, item).error.clone();
+    }
+    crate::instance::instances_of(db, item).into_iter().find_map(|instance| {
+        let mut diag = instance_check(db, instance).error.clone()?;
+        diag.message = Arc::from(format!("{} (In the instance {}.)", diag.message, instance.display(db)));
+        Some(diag)
+    })
+}
+
+#[salsa::tracked(returns(ref))]
+fn check_generic_instance<'db>(db: &'db dyn Db, instance: crate::instance::Instance<'db>) -> FnCheck {
+    let item = instance.item(db);
+    run_check(db, item, crate::signature::instance_signature(db, instance), instance.args(db))
+}
+
+fn run_check<'db>(
+    db: &'db dyn Db,
+    item: Item,
+    signature: &'db Signature,
+    args: &'db [crate::instance::InstanceArg],
+) -> FnCheck {
     let body = fn_body(db, item).clone();
     if signature.error.is_some() {
         return FnCheck::default();
@@ -200,6 +248,8 @@ pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
         binder_types: vec![Ty::Error; body.binders.len()],
         item,
         module,
+        generics: crate::generics::fn_generics(db, item),
+        args,
         types: vec![Ty::Error; body.exprs.len()],
         body,
         signature,
@@ -286,6 +336,10 @@ pub(crate) struct Cx<'db> {
     pub binder_types: Vec<Ty>,
     pub item: Item,
     pub module: Arc<str>,
+    /// The template's generic parameters and the instance's arguments (both empty for an
+    /// ordinary function).
+    pub generics: &'db [crate::generics::Generic],
+    pub args: &'db [crate::instance::InstanceArg],
     pub body: Arc<Body>,
     pub signature: &'db Signature,
     /// What the check knows of each local binding it has bound (by the body's scopes'
@@ -424,8 +478,27 @@ impl Cx<'_> {
         Ok(())
     }
 
-    pub(crate) fn type_ctx(&self) -> TypeCtx<'_> {
-        TypeCtx { db: self.db, scope: self.scope, module: &self.module, generics: &[] }
+    /// Resolves a type written in the body: a template's parameters mean the instance's
+    /// arguments.
+    pub(crate) fn resolve_written(&self, written: &crate::body::TypeRef) -> Result<Ty, crate::decl::TypeError> {
+        let names = crate::generics::generic_names(self.generics);
+        let cx = TypeCtx { db: self.db, scope: self.scope, module: &self.module, generics: &names };
+        let ty = resolve_type(cx, written)?;
+        Ok(crate::generics::substitute(&ty, self.generics, self.args))
+    }
+
+    /// The value of a natural parameter of the instance being checked, if `name` is one.
+    pub(crate) fn natural(&self, name: &str) -> Option<u64> {
+        crate::generics::natural(name, self.generics, self.args)
+    }
+
+    /// The type a type parameter of the instance being checked stands for, if `name` is one.
+    pub(crate) fn type_param(&self, name: &str) -> Option<Ty> {
+        let index = self.generics.iter().position(|g| !g.is_nat() && &*g.name == name)?;
+        match self.args.get(index) {
+            Some(crate::instance::InstanceArg::Type(ty)) => Some(ty.clone()),
+            _ => None,
+        }
     }
 
     // ----- shared helpers ------------------------------------------------------------------

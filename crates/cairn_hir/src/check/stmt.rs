@@ -152,7 +152,7 @@ impl Cx<'_> {
     ) -> R<()> {
         let name = self.body.binder(binder).clone();
         let declared = match ty {
-            Some(written) => match resolve_type(self.type_ctx(), written) {
+            Some(written) => match self.resolve_written(written) {
                 Ok(t) => Some(t),
                 Err(e) => return Err(Diag::new(e.code, e.message, Anchor::Stmt(id))),
             },
@@ -509,7 +509,7 @@ impl Cx<'_> {
     ) -> R<()> {
         self.fresh(binder, |n| format!("The storage name {n} is already bound; pick a fresh name."))?;
         let element_ty =
-            resolve_type(self.type_ctx(), element).map_err(|e| Diag::new(e.code, e.message, Anchor::Binder(binder)))?;
+            self.resolve_written(element).map_err(|e| Diag::new(e.code, e.message, Anchor::Binder(binder)))?;
         if element_ty == Ty::Void {
             return Err(Diag::new(
                 "E-OWNER-ELEMENT",

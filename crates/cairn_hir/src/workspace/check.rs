@@ -92,6 +92,10 @@ impl Workspace {
         }
         for (item, _, _) in changed {
             let Some(&key) = last.rows.index.get(item) else { return false };
+            // A template's refusal is its instances': the whole pass judges it.
+            if !crate::generics::fn_generics(&self.db, *item).is_empty() {
+                return false;
+            }
             let check = crate::check::check_fn(&self.db, *item);
             match &check.error {
                 Some(diag) => last.record.bodies.insert(key, (*item, diag.clone())),

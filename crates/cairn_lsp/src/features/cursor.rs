@@ -351,7 +351,7 @@ fn call_target_at(workspace: &Workspace, item: Item, range: TextRange) -> Option
     let check = cairn_hir::check::check_fn(db, item);
     let id = map.exprs.iter().position(|r| *r == range)?;
     match check.call_target(cairn_hir::body::ExprId(id as u32))? {
-        cairn_hir::check::CallTarget::Function(target) => Some(Meaning::Declaration(*target)),
+        cairn_hir::check::CallTarget::Function(target, _) => Some(Meaning::Declaration(*target)),
         cairn_hir::check::CallTarget::Builtin(name) => Some(Meaning::Builtin(name.name().to_string())),
         cairn_hir::check::CallTarget::Constructor => None,
     }

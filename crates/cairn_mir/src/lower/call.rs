@@ -14,12 +14,20 @@ impl Lower<'_> {
             Expr::Name(name) => (name.clone(), None),
             Expr::Field { base, name } if self.is_value_path(*base) => (name.clone(), Some(*base)),
             Expr::Field { name, .. } => (name.clone(), None),
+            // `f[u64](…)`: explicit generic arguments (the checker recorded the instance).
+            Expr::Index { base, .. } => match self.body.expr(self.body.unparen(*base)) {
+                Expr::Name(name) | Expr::Field { name, .. } => (name.clone(), None),
+                _ => return fail("a callee that is not a name"),
+            },
             _ => return fail("a callee that is not a name"),
         };
         let mut given: Vec<ExprId> = receiver.into_iter().collect();
         given.extend(args.iter().copied());
         match target {
-            Some(CallTarget::Function(item)) => self.call_function(e, item, &given),
+            Some(CallTarget::Function(item, args)) => {
+                let instance = Instance::new(self.db, item, args);
+                self.call_function(e, instance, &given)
+            }
             Some(CallTarget::Builtin(builtin)) => self.builtin(e, builtin, &given),
             Some(CallTarget::Constructor) => match self.ty(e).value() {
                 Ty::Record(_) => {
@@ -45,8 +53,8 @@ impl Lower<'_> {
         }
     }
 
-    pub(super) fn call_function(&mut self, e: ExprId, item: Item, given: &[ExprId]) -> R<Operand> {
-        let signature = fn_signature(self.db, item);
+    pub(super) fn call_function(&mut self, e: ExprId, instance: Instance<'_>, given: &[ExprId]) -> R<Operand> {
+        let signature = cairn_hir::instance_signature(self.db, instance);
         let params = signature.params.clone();
         let extents = signature.extent_params.clone();
         let omitted = !extents.is_empty() && given.len() == params.len() - extents.len();
@@ -133,7 +141,7 @@ impl Lower<'_> {
         }
         let args: Vec<Operand> = lowered.into_iter().map(|v| v.unwrap_or(lit_usize(0))).collect();
         let ret = mty(self.db, &signature.ret);
-        let callee = symbol(self.db, item);
+        let callee = instance_symbol(self.db, instance);
         if ret == MTy::Void {
             self.emit(Inst::Call { dst: None, callee, args });
             return Ok(Operand::Const(Const::Bool(false)));

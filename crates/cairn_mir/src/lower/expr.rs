@@ -160,6 +160,7 @@ impl Lower<'_> {
                 self.constant(item).ok_or_else(|| LowerError(format!("the constant {name} is not folded")))
             }
             Resolution::Variant { index, .. } => self.variant(e, index, None),
+            Resolution::Natural(value) => Ok(lit_usize(value)),
             _ => fail(format!("the checker recorded no meaning for {name}")),
         }
     }

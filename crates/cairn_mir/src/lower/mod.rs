@@ -27,8 +27,7 @@ use cairn_hir::body::{
     Arm, BinaryOp, BinderId, Block as HirBlock, Body, Else, Expr, ExprId, Literal, Stmt, StmtId, UnaryOp, fn_body,
 };
 use cairn_hir::builtins::Builtin;
-use cairn_hir::check::{CallTarget, FnCheck, Resolution, check_fn};
-use cairn_hir::fn_signature;
+use cairn_hir::check::{CallTarget, FnCheck, Resolution};
 use cairn_hir::instance::Instance;
 use cairn_hir::scopes::LocalRef;
 use cairn_hir::types::{Extent, FloatTy, IntTy, Ty};
@@ -58,10 +57,7 @@ fn fail<T>(message: impl Into<String>) -> R<T> {
 /// checker produces them (issue 13).
 #[salsa::tracked(returns(ref))]
 pub fn instance_mir<'db>(db: &'db dyn Db, instance: Instance<'db>) -> Result<Arc<Function>, LowerError> {
-    if !instance.is_monomorphic(db) {
-        return fail(format!("{} is a generic instance, which this compiler does not lower yet", instance.display(db)));
-    }
-    lower_function(db, instance.item(db)).map(Arc::new)
+    lower_function(db, instance).map(Arc::new)
 }
 
 /// The MIR of one function or test (its monomorphic instance).
@@ -78,6 +74,8 @@ pub fn program_mir(db: &dyn Db) -> Program {
         .items(db)
         .iter()
         .filter(|entry| matches!(entry.key.kind, ItemKind::Fn | ItemKind::Test))
+        // A template is compiled only as the instances that are reached.
+        .filter(|entry| cairn_hir::generics::fn_generics(db, entry.item).is_empty())
         .map(|entry| Instance::monomorphic(db, entry.item))
         .collect();
     for instance in crate::mono::collect(db, &roots) {
@@ -87,6 +85,15 @@ pub fn program_mir(db: &dyn Db) -> Program {
         }
     }
     program
+}
+
+/// The symbol an instance is emitted under: its declaration's, then the instance's arguments
+/// as records name them (`cairn.lib.scale[4]`).
+pub fn instance_symbol(db: &dyn Db, instance: Instance<'_>) -> Arc<str> {
+    if instance.is_monomorphic(db) {
+        return symbol(db, instance.item(db));
+    }
+    Arc::from(format!("cairn.{}", instance.display(db)))
 }
 
 /// The symbol a function is emitted under: `cairn.<module>.<name>` (tests `cairn.test.…`).
@@ -111,7 +118,10 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
         Ty::Float(f) => MTy::Float(*f),
         Ty::Void | Ty::Error | Ty::Param(_) => MTy::Void,
         Ty::Record(adt) => {
-            MTy::Record { name: adt.name.clone(), fields: fields_of(db, adt).iter().map(|(_, t)| mty(db, t)).collect() }
+            // An instance of a generic record is named with its arguments (`Pair[u64]`), so two
+            // instances are two types.
+            let name = if adt.args.is_empty() { adt.name.clone() } else { Arc::from(ty.value().to_string()) };
+            MTy::Record { name, fields: fields_of(db, adt).iter().map(|(_, t)| mty(db, t)).collect() }
         }
         Ty::Enum(adt) => {
             let variants = variants_of(db, adt);
@@ -129,12 +139,13 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
     }
 }
 
-fn lower_function(db: &dyn Db, item: Item) -> R<Function> {
-    let signature = fn_signature(db, item);
+fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<Function> {
+    let item = instance.item(db);
+    let signature = cairn_hir::instance_signature(db, instance);
     if signature.error.is_some() {
         return fail("the signature was refused");
     }
-    let check = check_fn(db, item);
+    let check = cairn_hir::check::instance_check(db, instance);
     if check.error.is_some() {
         return fail("the body was refused");
     }
@@ -222,6 +233,7 @@ fn lower_function(db: &dyn Db, item: Item) -> R<Function> {
     cfg::if_convert(&mut blocks, &mut lower.locals);
     let name = match kind {
         FnKind::Test => Arc::from(format!("test${}", scope.full_name(item))),
+        _ if !instance.is_monomorphic(db) => Arc::from(instance.display(db)),
         _ => scope.full_name(item),
     };
     let mut extents = Vec::new();
@@ -238,7 +250,16 @@ fn lower_function(db: &dyn Db, item: Item) -> R<Function> {
             }
         }
     }
-    Ok(Function { symbol: symbol(db, item), name, kind, params, ret, locals: lower.locals, blocks, extents })
+    Ok(Function {
+        symbol: instance_symbol(db, instance),
+        name,
+        kind,
+        params,
+        ret,
+        locals: lower.locals,
+        blocks,
+        extents,
+    })
 }
 
 /// A block under construction.
