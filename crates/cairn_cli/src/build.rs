@@ -345,6 +345,12 @@ struct TimedOut<'a> {
 struct Frontend {
     compiler: String,
     functions: BTreeMap<String, FunctionReceipt>,
+    /// The instances of templates compiled (`scale[u32]`), in the order they were reached.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    instances: Vec<String>,
+    /// The program's templates nothing instantiates (language §19).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    uninstantiated_templates: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -403,7 +409,13 @@ fn frontend(workspace: &Workspace, functions: &[Arc<Function>]) -> Frontend {
         };
         out.insert(name, entry);
     }
-    Frontend { compiler: cairn_agent::profile(), functions: out }
+    let instances = functions.iter().filter(|f| f.symbol.contains('[')).map(|f| f.name.to_string()).collect();
+    Frontend {
+        compiler: cairn_agent::profile(),
+        functions: out,
+        instances,
+        uninstantiated_templates: workspace.uninstantiated_templates(),
+    }
 }
 
 fn project(program: &cairn_vfs::Program) -> Project<'_> {

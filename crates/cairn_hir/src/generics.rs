@@ -313,3 +313,8 @@ pub fn unify(pattern: &Ty, actual: &Ty, generics: &[Generic], slots: &mut [Optio
         _ => {}
     }
 }
+
+/// True when a `family` declaration of the program names `template` (language §28).
+pub fn in_family(db: &dyn Db, template: Item) -> bool {
+    crate::family::families(db).iter().any(|(_, f)| f.template == Some(template))
+}

@@ -23,6 +23,8 @@ pub enum ItemKind {
     Enum,
     Test,
     Import,
+    /// `family name = template[lo..hi];` (language §28): its copies are the template's instances.
+    Family,
     /// A declaration of a later tier (trait, impl, extern, family, recipe, derive, plan, layout):
     /// parsed, named, and refused with `E-UNSUPPORTED` until its checker exists.
     Unsupported(SyntaxKind),
@@ -39,7 +41,7 @@ impl ItemKind {
         use cairn_syntax::SyntaxKind::*;
         match self {
             ItemKind::Import | ItemKind::Test | ItemKind::Member => false,
-            ItemKind::Unsupported(kind) => matches!(kind, TRAIT | EXTERN_FN | FAMILY | RECIPE | LAYOUT),
+            ItemKind::Unsupported(kind) => matches!(kind, TRAIT | EXTERN_FN | RECIPE | LAYOUT),
             _ => true,
         }
     }

@@ -92,6 +92,18 @@ pub fn requested_instances(db: &dyn Db, program: Program) -> Requested {
         out.order.push((edge.callee, edge.args.clone()));
     };
     let limit = crate::FUNCTION_LIMIT;
+    // A family's copies are declarations: instantiated whether or not anything calls them.
+    for (_, family) in crate::family::families(db) {
+        for k in family.naturals() {
+            let Some(template) = family.template else { break };
+            let edge = crate::check::CallEdge {
+                callee: template,
+                args: Arc::from(vec![InstanceArg::Nat(k)]),
+                mapping: Arc::from(Vec::new()),
+            };
+            push(&mut out, &edge);
+        }
+    }
     for entry in ordinary {
         for edge in crate::check::check_fn(db, entry.item).calls.iter() {
             push(&mut out, edge);
@@ -105,12 +117,31 @@ pub fn requested_instances(db: &dyn Db, program: Program) -> Requested {
         }
         let (item, args) = out.order[next].clone();
         next += 1;
+        // A template that instantiates itself at ever deeper types (`f[T]` calling
+        // `f[Box[T]]`) would reach the limit only after quadratic work: stop at a depth.
+        if args.iter().any(|a| matches!(a, InstanceArg::Type(t) if depth(t) > MAX_TYPE_DEPTH)) {
+            out.over_limit = true;
+            out.order.truncate(next);
+            break;
+        }
         let instance = Instance::new(db, item, args);
         for edge in crate::check::instance_check(db, instance).calls.iter() {
             push(&mut out, edge);
         }
     }
     out
+}
+
+/// How deeply an instance's type arguments may nest before the walk is stopped as runaway.
+pub const MAX_TYPE_DEPTH: usize = 64;
+
+fn depth(ty: &Ty) -> usize {
+    match ty {
+        Ty::Record(adt) | Ty::Enum(adt) => 1 + adt.args.iter().map(depth).max().unwrap_or(0),
+        Ty::Borrow(_, inner) => 1 + depth(inner),
+        Ty::View(view) => 1 + depth(&view.elem),
+        _ => 1,
+    }
 }
 
 /// The instances of `template` the program requests, in order of first request.

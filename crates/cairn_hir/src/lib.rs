@@ -29,6 +29,7 @@ mod db;
 mod decl;
 mod diag;
 mod effects;
+mod family;
 mod input;
 mod report;
 mod scope;

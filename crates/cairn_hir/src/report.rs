@@ -196,11 +196,16 @@ pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
         }
     }
 
-    // Signatures.
+    // Signatures, then families (which read their templates' signatures).
     for entry in entries.iter().filter(|e| e.key.kind == ItemKind::Fn) {
         if let Some(diag) = &fn_signature(db, entry.item).error {
             push(&mut result.early, entry.item, diag.clone(), &mut refused_items);
         }
+    }
+    if result.early.is_empty()
+        && let Some((item, diag)) = crate::family::families_refusal(db)
+    {
+        push(&mut result.early, item, diag, &mut refused_items);
     }
     if !result.early.is_empty() {
         result.not_judged = own.iter().filter(|f| !refused_items.contains(f)).count();
@@ -214,6 +219,39 @@ pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
     for (index, &function) in rows.functions.iter().enumerate() {
         if let Some(diag) = crate::check::body_refusal(db, function) {
             result.bodies.insert(index as u32, (function, diag));
+        }
+    }
+    // Instances count toward the function limit (language §19).
+    let requested = crate::instance::requested_instances(db, program);
+    let declared = entries.iter().filter(|e| e.key.kind == ItemKind::Fn).count();
+    if result.bodies.is_empty() && (requested.over_limit || declared + requested.order.len() > FUNCTION_LIMIT) {
+        let at = if requested.over_limit {
+            requested.order.len() - 1
+        } else {
+            FUNCTION_LIMIT.saturating_sub(declared).min(requested.order.len().saturating_sub(1))
+        };
+        let (template, _) = &requested.order[at];
+        let name = crate::instance::Instance::new(db, *template, requested.order[at].1.clone()).display(db);
+        let message = if requested.over_limit && declared + requested.order.len() <= FUNCTION_LIMIT {
+            format!(
+                "Instantiating {name} nests type arguments more than {} deep: a template that instantiates itself at ever larger types never stops; make the recursion's type fixed.",
+                crate::instance::MAX_TYPE_DEPTH
+            )
+        } else {
+            format!(
+                "Instantiating {name} takes the program past {FUNCTION_LIMIT} functions, instances included: split the program, or instantiate fewer templates."
+            )
+        };
+        let diag = Diag::new("E-EXPANSION-LIMIT", message, Anchor::Item);
+        if let Some(&index) = rows.index.get(template) {
+            result.bodies.insert(index, (*template, diag));
+        }
+    }
+    if result.bodies.is_empty() {
+        for (index, &function) in rows.functions.iter().enumerate() {
+            if let Some(diag) = crate::check::uninstantiated_refusal(db, function) {
+                result.bodies.insert(index as u32, (function, diag));
+            }
         }
     }
     let mut unjudged: HashSet<Item> = HashSet::new();

@@ -388,3 +388,52 @@ fn an_impl_inserted_before_another_leaves_the_other_s_members_their_inputs() {
     assert_eq!(keys, ["Shape::area", "Shape for Tri::area", "Shape for Sq::area"]);
     assert_eq!(members[2].item, square, "the first impl's member keeps its input");
 }
+
+const GENERIC: &str = "\
+fn scale[T:numeric](x:T) -> T = x * T(2);
+
+fn a() -> u32 {
+  return scale(u32(3));
+}
+
+fn b() -> f64 {
+  return scale(1.5);
+}
+
+fn main() -> i32 {
+  if a() != 6 || b() != 3.0 { return 1; }
+  return 0;
+}
+";
+
+fn instance_checks(log: &[String]) -> usize {
+    log.iter().filter(|entry| entry.starts_with("check_generic_instance(")).count()
+}
+
+#[test]
+fn a_new_instance_checks_that_instance_only() {
+    let mut workspace = workspace(GENERIC);
+    let log = executed(&mut workspace, |w| edit(w, "fn main(", "return 0;", "let c = scale(u16(4));\n  return 0;"));
+    assert_eq!(instance_checks(&log), 1, "only scale[u16] is checked: {log:?}");
+    assert!(ran(&log, "check_fn", &id(&workspace, "main")), "{log:?}");
+    assert!(!ran(&log, "check_fn", &id(&workspace, "a")), "{log:?}");
+    assert!(!ran(&log, "check_fn", &id(&workspace, "b")), "{log:?}");
+}
+
+#[test]
+fn an_edit_that_keeps_a_call_s_instance_rechecks_no_instance() {
+    let mut workspace = workspace(GENERIC);
+    let log = executed(&mut workspace, |w| edit(w, "fn a(", "u32(3)", "u32(4)"));
+    assert!(ran(&log, "check_fn", &id(&workspace, "a")), "{log:?}");
+    assert_eq!(instance_checks(&log), 0, "scale[u32] and scale[f64] are kept: {log:?}");
+}
+
+#[test]
+fn editing_a_template_rechecks_its_instances_and_no_caller() {
+    let mut workspace = workspace(GENERIC);
+    let log = executed(&mut workspace, |w| edit(w, "fn scale", "x * T(2)", "T(2) * x"));
+    assert_eq!(instance_checks(&log), 2, "scale[u32] and scale[f64]: {log:?}");
+    for caller in ["a", "b", "main"] {
+        assert!(!ran(&log, "check_fn", &id(&workspace, caller)), "{caller} re-ran: {log:?}");
+    }
+}

@@ -24,11 +24,13 @@ use crate::types::{Extent, Mode, Ty, ViewTy};
 pub(crate) struct Generic<'a> {
     pub explicit: Option<&'a [ExprId]>,
     pub expected: Option<&'a Ty>,
+    /// Arguments the callee's name already fixes (a family copy's natural).
+    pub preset: Option<&'a [crate::instance::InstanceArg]>,
 }
 
 impl<'a> Generic<'a> {
     pub(crate) fn expecting(expected: Option<&'a Ty>) -> Generic<'a> {
-        Generic { explicit: None, expected }
+        Generic { explicit: None, expected, preset: None }
     }
 }
 
@@ -96,7 +98,7 @@ impl Cx<'_> {
                             Anchor::Expr(callee),
                         ));
                     }
-                    let explicit = Generic { explicit: Some(&indices), expected };
+                    let explicit = Generic { explicit: Some(&indices), expected, preset: None };
                     if let Lookup::Found(decl) = self.scope.resolve_path(&self.module, &path, |k| k == ItemKind::Fn)
                         && self.local(&path[0]).is_none()
                     {
@@ -196,6 +198,14 @@ impl Cx<'_> {
         }
         if let Lookup::Found(decl) = function {
             return self.call_function(e, decl.item, name, receiver, args, generic);
+        }
+        // A family's copy: `strided_4(…)` is `stride[4](…)`.
+        if generic.explicit.is_none()
+            && let Some((template, k)) = crate::family::family_copy(self.db, &self.module, name)
+        {
+            let preset = [crate::instance::InstanceArg::Nat(k)];
+            let generic = Generic { preset: Some(&preset), ..generic };
+            return self.call_function(e, template, name, receiver, args, generic);
         }
         if let Lookup::Found(decl) =
             self.scope.resolve_path(&self.module, &path, |k| matches!(k, ItemKind::Enum | ItemKind::Const))
@@ -379,7 +389,7 @@ impl Cx<'_> {
         // A template: the instance the call makes, checked against as an ordinary signature.
         let mut instance_args: Arc<[crate::instance::InstanceArg]> = Arc::from(Vec::new());
         if !crate::generics::fn_generics(self.db, item).is_empty() {
-            instance_args = self.infer_instance(e, item, written, generic.explicit, &filled, generic.expected)?;
+            instance_args = self.infer_instance(e, item, written, generic, &filled)?;
             let instance = crate::instance::Instance::new(self.db, item, instance_args.clone());
             signature = crate::signature::instance_signature(self.db, instance);
         } else if generic.explicit.is_some() {

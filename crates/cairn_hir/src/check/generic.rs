@@ -26,13 +26,16 @@ impl Cx<'_> {
         e: ExprId,
         item: Item,
         written: &str,
-        explicit: Option<&[ExprId]>,
+        call: crate::check::call::Generic<'_>,
         filled: &[Option<ExprId>],
-        expected: Option<&Ty>,
     ) -> R<Arc<[InstanceArg]>> {
+        let (explicit, expected) = (call.explicit, call.expected);
         let generics = crate::generics::fn_generics(self.db, item);
         let template = crate::signature::fn_signature(self.db, item);
         let mut slots: Vec<Option<InstanceArg>> = vec![None; generics.len()];
+        for (slot, arg) in slots.iter_mut().zip(call.preset.unwrap_or_default()) {
+            *slot = Some(arg.clone());
+        }
         // 1. Explicit arguments, in order (a prefix of the list).
         if let Some(explicit) = explicit {
             if explicit.len() > generics.len() {

@@ -222,6 +222,35 @@ pub fn body_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
     })
 }
 
+/// `E-UNINSTANTIATED` (language §19): a root-namespace template whose parameters are all
+/// naturals, never instantiated and not part of a family. Every other uninstantiated template is
+/// accepted (and listed as such in the receipt). Judged once every body is accepted: a refused
+/// call would otherwise leave its template uninstantiated as a knock-on.
+pub fn uninstantiated_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
+    let generics = crate::generics::fn_generics(db, item);
+    if generics.is_empty() || !crate::instance::instances_of(db, item).is_empty() {
+        return None;
+    }
+    let scope = Resolver::new(db);
+    if !generics.iter().all(crate::generics::Generic::is_nat)
+        || !scope.module_of(item).is_empty()
+        || scope.info(item).is_none_or(|info| info.library)
+        || crate::generics::in_family(db, item)
+    {
+        return None;
+    }
+    let name = scope.full_name(item);
+    let params: Vec<String> = generics.iter().map(crate::generics::Generic::text).collect();
+    Some(Diag::new(
+        "E-UNINSTANTIATED",
+        format!(
+            "{name}[{}] is never instantiated: call it with its naturals (`{name}[4](...)`), make a family of it, or remove it.",
+            params.join(", ")
+        ),
+        Anchor::Item,
+    ))
+}
+
 #[salsa::tracked(returns(ref))]
 fn check_generic_instance<'db>(db: &'db dyn Db, instance: crate::instance::Instance<'db>) -> FnCheck {
     let item = instance.item(db);

@@ -23,6 +23,20 @@ pub struct FunctionFacts {
 }
 
 impl Workspace {
+    /// The program's own templates that no call, family or other instance instantiates, by
+    /// full name (the receipt's `uninstantiated_templates`, language §19).
+    pub fn uninstantiated_templates(&self) -> Vec<String> {
+        let scope = crate::scope::scope(&self.db);
+        self.program
+            .items(&self.db)
+            .iter()
+            .filter(|e| e.key.kind == ItemKind::Fn && !e.library)
+            .filter(|e| !crate::generics::fn_generics(&self.db, e.item).is_empty())
+            .filter(|e| crate::instance::instances_of(&self.db, e.item).is_empty())
+            .map(|e| scope.full_name(e.item).to_string())
+            .collect()
+    }
+
     /// The facts of every function and test, in declaration order (library ones last).
     pub fn function_facts(&self) -> Vec<FunctionFacts> {
         let rows = crate::effects::rows(&self.db);

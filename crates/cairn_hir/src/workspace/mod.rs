@@ -456,7 +456,8 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
         ENUM => ItemKind::Enum,
         TEST => ItemKind::Test,
         IMPORT => ItemKind::Import,
-        TRAIT | IMPL | EXTERN_FN | FAMILY | RECIPE | DERIVE | PLAN | LAYOUT => ItemKind::Unsupported(node.kind()),
+        FAMILY => ItemKind::Family,
+        TRAIT | IMPL | EXTERN_FN | RECIPE | DERIVE | PLAN | LAYOUT => ItemKind::Unsupported(node.kind()),
         _ => return None,
     };
     let name: String = match kind {

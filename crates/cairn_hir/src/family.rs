@@ -1,0 +1,156 @@
+//! `family` declarations (language §28): `family strided = stride[1..5];` makes the copies
+//! `strided_1` … `strided_4`, each the instance of a one-natural template at one natural of the
+//! half-open range.
+//!
+//! [`family_def`] judges one declaration (its template, its range) from its own syntax and the
+//! scope; [`families`] lists the program's in declaration order with the program-wide limit;
+//! [`family_copy`] is how the checker resolves a copy's name. A copy is the template's instance,
+//! so `strided_4(5)` and `stride[4](5)` are one compiled function.
+
+use std::sync::Arc;
+
+use cairn_syntax::ast::{self, AstNode};
+
+use crate::db::Db;
+use crate::diag::{Anchor, Diag};
+use crate::input::{Item, ItemKind, Program};
+use crate::scope::{Lookup, Resolver};
+
+/// The widest range one family may have.
+pub const FAMILY_WIDTH: u64 = 1024;
+/// The most copies all families of a program may make.
+pub const FAMILY_COPIES: u64 = 2048;
+
+/// One family, as judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FamilyDef {
+    pub name: Arc<str>,
+    /// The template, when the path names a one-natural function template.
+    pub template: Option<Item>,
+    pub lo: u64,
+    pub hi: u64,
+    /// The declaration's first refusal.
+    pub error: Option<Diag>,
+}
+
+impl FamilyDef {
+    /// The naturals the copies are made at (empty for a refused family).
+    pub fn naturals(&self) -> std::ops::Range<u64> {
+        if self.error.is_some() || self.template.is_none() { 0..0 } else { self.lo..self.hi }
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn family_def(db: &dyn Db, item: Item) -> FamilyDef {
+    let node = item.syntax(db).syntax_node();
+    let family = ast::Family::cast(node);
+    let name: Arc<str> = Arc::from(family.as_ref().and_then(|f| f.name()).map(|n| n.text()).unwrap_or_default());
+    let mut def = FamilyDef { name: name.clone(), template: None, lo: 0, hi: 0, error: None };
+    let Some(family) = family else { return def };
+    let bounds: Vec<Option<u64>> = family.bounds().map(|t| t.text().replace('_', "").parse::<u64>().ok()).collect();
+    let (lo, hi) = match bounds[..] {
+        [Some(lo), Some(hi)] => (lo, hi),
+        // The parser refused anything but two integer literals (`E-STATIC`); an overlong one
+        // is past every limit.
+        _ => (0, u64::MAX),
+    };
+    def.lo = lo;
+    def.hi = hi;
+    let scope = Resolver::new(db);
+    let module = scope.module_of(item);
+    let path: Vec<Arc<str>> =
+        family.template().map(|p| p.segments().map(|s| Arc::from(s.text())).collect()).unwrap_or_default();
+    let written = path.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join(".");
+    let template = match scope.resolve_path(&module, &path, |k| k == ItemKind::Fn) {
+        Lookup::Found(decl) => Some(decl.item),
+        Lookup::None => None,
+    };
+    let one_natural = template.is_some_and(|t| {
+        let generics = crate::generics::fn_generics(db, t);
+        generics.len() == 1 && generics[0].is_nat()
+    });
+    if !one_natural {
+        def.error = Some(Diag::new(
+            "E-FAMILY-TARGET",
+            format!(
+                "A family instantiates a function template with exactly one natural parameter (`fn {written}[K:nat](...)`), and {written} is not one."
+            ),
+            Anchor::Item,
+        ));
+        return def;
+    }
+    def.template = template;
+    if lo >= hi || hi - lo > FAMILY_WIDTH || hi > 1u64 << 32 {
+        def.error = Some(Diag::new(
+            "E-FAMILY-LIMIT",
+            format!(
+                "The family range {lo}..{hi} must be non-empty, at most {FAMILY_WIDTH} wide, and end at most at 2^32."
+            ),
+            Anchor::Item,
+        ));
+        return def;
+    }
+    // A copy's name must not clash with a declaration of the family's module.
+    for k in lo..hi {
+        let copy: Arc<str> = Arc::from(format!("{name}_{k}"));
+        let full: Arc<str> = if module.is_empty() { copy.clone() } else { Arc::from(format!("{module}.{copy}")) };
+        if scope.declared(&full).iter().any(|d| d.kind.declares_name()) {
+            def.error = Some(Diag::new(
+                "E-DUPLICATE",
+                format!("The family {name} makes {copy}, which is already declared in this module: rename one."),
+                Anchor::Item,
+            ));
+            return def;
+        }
+    }
+    def
+}
+
+/// The program's families in declaration order, and the first past the program's limit on
+/// copies (`E-EXPANSION-LIMIT`), if any.
+pub fn families(db: &dyn Db) -> Vec<(Item, &FamilyDef)> {
+    Program::get(db)
+        .items(db)
+        .iter()
+        .filter(|e| e.key.kind == ItemKind::Family)
+        .map(|e| (e.item, family_def(db, e.item)))
+        .collect()
+}
+
+/// The refusal of the program's families: the first family's own, else the limit on all copies.
+pub fn families_refusal(db: &dyn Db) -> Option<(Item, Diag)> {
+    let mut copies = 0u64;
+    for (item, def) in families(db) {
+        if let Some(diag) = &def.error {
+            return Some((item, diag.clone()));
+        }
+        copies += def.hi - def.lo;
+        if copies > FAMILY_COPIES {
+            let diag = Diag::new(
+                "E-EXPANSION-LIMIT",
+                format!(
+                    "The program's families make {copies} copies; all families together may make at most {FAMILY_COPIES}."
+                ),
+                Anchor::Item,
+            );
+            return Some((item, diag));
+        }
+    }
+    None
+}
+
+/// The template and natural a family copy's name means where `module` writes it
+/// (`strided_4` → `stride`, 4), if it names one.
+pub fn family_copy(db: &dyn Db, module: &str, name: &str) -> Option<(Item, u64)> {
+    let (family, k) = name.rsplit_once('_')?;
+    let k_value: u64 = k.parse().ok()?;
+    if k_value.to_string() != k {
+        return None;
+    }
+    let scope = Resolver::new(db);
+    let Lookup::Found(decl) = scope.resolve_path(module, &[Arc::from(family)], |kind| kind == ItemKind::Family) else {
+        return None;
+    };
+    let def = family_def(db, decl.item);
+    def.naturals().contains(&k_value).then_some((def.template?, k_value))
+}
