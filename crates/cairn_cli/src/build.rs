@@ -258,8 +258,8 @@ pub fn items_by_symbol(workspace: &Workspace) -> HashMap<Arc<str>, (Item, bool)>
     let db = workspace.db();
     let mut map = HashMap::new();
     for file in workspace.files() {
-        for entry in &file.items {
-            if matches!(entry.key.kind, ItemKind::Fn | ItemKind::Test) {
+        for entry in file.items.iter().chain(&file.members) {
+            if matches!(entry.key.kind, ItemKind::Fn | ItemKind::Test | ItemKind::Method) {
                 map.insert(cairn_mir::lower_symbol(db, entry.item), (entry.item, file.library));
             }
         }

@@ -39,6 +39,8 @@ pub struct TypeCtx<'a> {
     pub scope: Resolver<'a>,
     pub module: &'a str,
     pub generics: &'a [Arc<str>],
+    /// What `Self` means: an impl's type (a trait's members name `Self` as a generic).
+    pub self_ty: Option<&'a Ty>,
 }
 
 /// Resolves a written type.
@@ -98,6 +100,11 @@ fn resolve_path_type(cx: TypeCtx<'_>, path: &[Arc<str>], args: &[TypeArg]) -> Re
         let name = &*path[0];
         if let Some(index) = cx.generics.iter().position(|g| &**g == name) {
             return Ok(Ty::Param(index as u32));
+        }
+        if name == "Self" {
+            return cx.self_ty.cloned().ok_or_else(|| {
+                TypeError::new("E-TYPE", "Self names the implementing type: it is written only in a trait or an impl.")
+            });
         }
         if let Some(ty) = Ty::scalar_named(name).or_else(|| (name == "void").then_some(Ty::Void)) {
             if !args.is_empty() {
@@ -175,7 +182,7 @@ pub fn record_def(db: &dyn Db, item: Item) -> RecordDef {
     let scope = Resolver::new(db);
     let module = scope.module_of(item);
     let generics = generic_params(db, item);
-    let cx = TypeCtx { db, scope, module: &module, generics: &generics };
+    let cx = TypeCtx { db, scope, module: &module, generics: &generics, self_ty: None };
     let node = item.syntax(db).syntax_node();
     let Some(strukt) = ast::Struct::cast(node) else {
         return RecordDef { fields: Arc::from(Vec::new()), error: None };
@@ -281,7 +288,7 @@ pub fn enum_def(db: &dyn Db, item: Item) -> EnumDef {
     let scope = Resolver::new(db);
     let module = scope.module_of(item);
     let generics = generic_params(db, item);
-    let cx = TypeCtx { db, scope, module: &module, generics: &generics };
+    let cx = TypeCtx { db, scope, module: &module, generics: &generics, self_ty: None };
     let node = item.syntax(db).syntax_node();
     let Some(enumeration) = ast::Enum::cast(node) else {
         return EnumDef { variants: Arc::from(Vec::new()), tag_only: true, error: None };

@@ -103,7 +103,7 @@ pub fn fn_summary(db: &dyn Db, item: Item) -> Summary {
 
 /// True for a function whose body was checked (functions and tests).
 pub fn is_function(kind: ItemKind) -> bool {
-    matches!(kind, ItemKind::Fn | ItemKind::Test)
+    matches!(kind, ItemKind::Fn | ItemKind::Test | ItemKind::Method)
 }
 
 #[salsa::tracked(returns(ref))]

@@ -119,11 +119,35 @@ impl Generic {
     }
 }
 
-/// The generic parameters of a function (empty for an ordinary function).
+/// The generic parameters of a function (empty for an ordinary function). A trait's member
+/// is a template over `Self` (first), then its own; an impl's method takes the impl's
+/// parameters first, then its own.
 #[salsa::tracked(returns(ref))]
 pub fn fn_generics(db: &dyn Db, item: Item) -> Arc<[Generic]> {
-    let node = item.syntax(db).syntax_node();
-    let Some(list) = node.children().find_map(ast::GenericParamList::cast) else { return Arc::from(Vec::new()) };
+    let scope = crate::scope::Resolver::new(db);
+    let mut out: Vec<Generic> = Vec::new();
+    if let Some(info) = scope.info(item)
+        && let Some(parent) = info.parent
+    {
+        match info.key.kind {
+            crate::input::ItemKind::Member => {
+                let name = scope.full_name(parent);
+                out.push(Generic {
+                    name: Arc::from("Self"),
+                    kind: GenericKind::Type(Arc::from(vec![Bound::Trait(name)])),
+                });
+            }
+            crate::input::ItemKind::Method => out.extend(generics_of_node(&parent.syntax(db).syntax_node())),
+            _ => {}
+        }
+    }
+    out.extend(generics_of_node(&item.syntax(db).syntax_node()));
+    Arc::from(out)
+}
+
+/// The parameters a declaration's own `[...]` list declares.
+pub fn generics_of_node(node: &cairn_syntax::SyntaxNode) -> Vec<Generic> {
+    let Some(list) = node.children().find_map(ast::GenericParamList::cast) else { return Vec::new() };
     list.params()
         .map(|param| {
             let name: Arc<str> = Arc::from(param.name().map(|n| n.text()).unwrap_or_default());
@@ -197,7 +221,7 @@ pub fn kind_of(db: &dyn Db, ty: &Ty) -> Kind {
 
 /// Why `ty` does not meet `bound`: the refusal's code and the fact that fails, in the caller's
 /// terms (`Buf[u8] is affine, not copy`); `None` when it does.
-pub fn unmet(db: &dyn Db, ty: &Ty, bound: &Bound) -> Option<(&'static str, String)> {
+pub fn unmet(db: &dyn Db, module: &str, ty: &Ty, bound: &Bound) -> Option<(&'static str, String)> {
     if ty.is_error() {
         return None;
     }
@@ -210,8 +234,12 @@ pub fn unmet(db: &dyn Db, ty: &Ty, bound: &Bound) -> Option<(&'static str, Strin
         Bound::Class(class) => {
             (!class.holds(ty)).then(|| ("E-BOUND", format!("{ty} is not {} {}", article(class.name()), class.name())))
         }
-        // No type implements a trait until traits are checked (issue 13, traits part).
-        Bound::Trait(name) => Some(("E-TRAIT-IMPL", format!("{ty} does not implement {name}"))),
+        Bound::Trait(name) => match crate::traits::trait_named(db, module, name) {
+            None => Some(("E-TRAIT-IMPL", format!("{name} names no trait, kind or class"))),
+            Some(trait_item) => crate::traits::find_impl(db, trait_item, ty.value())
+                .is_none()
+                .then(|| ("E-TRAIT-IMPL", format!("{ty} does not implement {name}"))),
+        },
     }
 }
 

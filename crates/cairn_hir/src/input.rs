@@ -25,12 +25,19 @@ pub enum ItemKind {
     Import,
     /// `family name = template[lo..hi];` (language §28): its copies are the template's instances.
     Family,
+    /// `trait Name { fn member(...); ... }` (language §20).
+    Trait,
+    /// `impl [gparams] Trait for Type { ... }`: named by what it implements for what.
+    Impl,
+    /// A function defined in an impl: a function of its own (checked, given a row, compiled),
+    /// keyed under its impl and never a name of its module.
+    Method,
     /// A declaration of a later tier (trait, impl, extern, family, recipe, derive, plan, layout):
     /// parsed, named, and refused with `E-UNSUPPORTED` until its checker exists.
     Unsupported(SyntaxKind),
-    /// A member of a trait (a signature) or of an impl (a function): an item of its own, one input
-    /// each, keyed under its parent (`ItemKey::parent`), so that an edit of one member changes
-    /// one input. Judged with its parent (tier 1, issue 13).
+    /// A member of a trait (a bodiless signature): an item of its own, one input each, keyed
+    /// under its trait (`ItemKey::parent`), so that an edit of one member changes one input. An
+    /// impl's members are [`ItemKind::Method`]s, keyed the same way.
     Member,
 }
 
@@ -40,7 +47,7 @@ impl ItemKind {
     pub fn declares_name(self) -> bool {
         use cairn_syntax::SyntaxKind::*;
         match self {
-            ItemKind::Import | ItemKind::Test | ItemKind::Member => false,
+            ItemKind::Import | ItemKind::Test | ItemKind::Member | ItemKind::Method | ItemKind::Impl => false,
             ItemKind::Unsupported(kind) => matches!(kind, TRAIT | EXTERN_FN | RECIPE | LAYOUT),
             _ => true,
         }

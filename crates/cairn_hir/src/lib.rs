@@ -34,6 +34,7 @@ mod input;
 mod report;
 mod scope;
 mod signature;
+mod traits;
 mod workspace;
 
 pub use consts::{ConstValue, Value, constant_value};

@@ -105,7 +105,7 @@ pub const FUNCTION_LIMIT: usize = 32_768;
 pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
     let entries = program.items(db);
     let mut result = ProgramRecord::default();
-    for entry in entries.iter().filter(|e| e.key.kind == ItemKind::Fn) {
+    for entry in entries.iter().filter(|e| matches!(e.key.kind, ItemKind::Fn | ItemKind::Method)) {
         result.functions += 1;
         if entry.library {
             result.library_functions += 1;
@@ -197,13 +197,27 @@ pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
     }
 
     // Signatures, then families (which read their templates' signatures).
-    for entry in entries.iter().filter(|e| e.key.kind == ItemKind::Fn) {
+    for entry in entries.iter().filter(|e| matches!(e.key.kind, ItemKind::Fn | ItemKind::Method | ItemKind::Member)) {
         if let Some(diag) = &fn_signature(db, entry.item).error {
             push(&mut result.early, entry.item, diag.clone(), &mut refused_items);
         }
     }
     if result.early.is_empty()
         && let Some((item, diag)) = crate::family::families_refusal(db)
+    {
+        push(&mut result.early, item, diag, &mut refused_items);
+    }
+    // Impls against their traits, then coherence (language §20).
+    if result.early.is_empty() {
+        for entry in entries.iter().filter(|e| e.key.kind == ItemKind::Impl) {
+            if let Some(diag) = crate::traits::impl_refusal(db, entry.item) {
+                push(&mut result.early, entry.item, diag.clone(), &mut refused_items);
+                break;
+            }
+        }
+    }
+    if result.early.is_empty()
+        && let Some((item, diag)) = crate::traits::coherence_refusal(db)
     {
         push(&mut result.early, item, diag, &mut refused_items);
     }

@@ -62,6 +62,8 @@ pub struct DeclInfo {
     pub full_name: Arc<str>,
     pub public: bool,
     pub library: bool,
+    /// The trait or impl a member belongs to.
+    pub parent: Option<Item>,
 }
 
 /// Every module and declaration of the program.
@@ -95,14 +97,18 @@ pub fn library_scope(db: &dyn Db, library: Library) -> ProgramScope {
 
 fn build(db: &dyn Db, entries: &[ItemEntry]) -> ProgramScope {
     let mut scope = ProgramScope::default();
+    let by_key: HashMap<&ItemKey, Item> = entries.iter().map(|e| (&e.key, e.item)).collect();
     // Nothing positional enters the scope (no declaration order, no file), so reordering
     // declarations leaves it equal and nothing that reads it re-runs.
     for entry in entries.iter() {
-        let full_name: Arc<str> = if entry.key.module.is_empty() {
-            entry.key.name.clone()
-        } else {
-            Arc::from(format!("{}.{}", entry.key.module, entry.key.name))
+        // A member is named under its parent: `Area for Rect.area`, `Area.area`.
+        let local: Arc<str> = match &entry.key.parent {
+            Some(parent) => Arc::from(format!("{}.{}", parent.name, entry.key.name)),
+            None => entry.key.name.clone(),
         };
+        let full_name: Arc<str> =
+            if entry.key.module.is_empty() { local } else { Arc::from(format!("{}.{}", entry.key.module, local)) };
+        let parent = entry.key.parent.as_deref().and_then(|p| by_key.get(p).copied());
         scope.modules.entry(entry.key.module.clone()).or_insert(entry.library);
         scope.info.insert(
             entry.item,
@@ -111,6 +117,7 @@ fn build(db: &dyn Db, entries: &[ItemEntry]) -> ProgramScope {
                 full_name: full_name.clone(),
                 public: entry.public,
                 library: entry.library,
+                parent,
             },
         );
         if entry.key.kind.declares_name() {

@@ -86,12 +86,26 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
         test: node.kind() == SyntaxKind::TEST,
         error: None,
     };
-    let Some(function) = ast::Fn::cast(node) else { return signature };
+    // A function (an impl's methods included) or a trait's bodiless member.
+    let (function, param_list, ret_type, ceiling_node) = if let Some(f) = ast::Fn::cast(node.clone()) {
+        let parts = (f.param_list(), f.ret_type(), f.ceiling());
+        (Some(f), parts.0, parts.1, parts.2)
+    } else if let Some(m) = ast::TraitMember::cast(node) {
+        (None, m.param_list(), m.ret_type(), m.ceiling())
+    } else {
+        return signature;
+    };
     let scope = Resolver::new(db);
     let module = scope.module_of(item);
     let generics = crate::generics::fn_generics(db, item);
     let names = crate::generics::generic_names(generics);
-    let cx = TypeCtx { db, scope, module: &module, generics: &names };
+    // In an impl's method, `Self` is the impl's type.
+    let parent = scope.info(item).and_then(|info| info.parent);
+    let impl_def = parent
+        .filter(|_| scope.info(item).is_some_and(|i| i.key.kind == crate::input::ItemKind::Method))
+        .map(|p| crate::traits::impl_def(db, p));
+    let self_ty = impl_def.map(|i| &i.self_ty);
+    let cx = TypeCtx { db, scope, module: &module, generics: &names, self_ty };
     let mut error: Option<Diag> = None;
     let fail = |error: &mut Option<Diag>, code: &'static str, message: String| {
         if error.is_none() {
@@ -107,15 +121,15 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
             );
         }
     }
-    if function.is_kernel() {
+    if function.as_ref().is_some_and(ast::Fn::is_kernel) {
         fail(&mut error, "E-UNSUPPORTED", "Kernel functions are tier 2, which this checker does not check yet.".into());
     }
-    if function.implements_clause().is_some() {
+    if function.as_ref().is_some_and(|f| f.implements_clause().is_some()) {
         fail(&mut error, "E-UNSUPPORTED", "Implementations are tier 1, which this checker does not check yet.".into());
     }
     let mut params: Vec<Param> = Vec::new();
     let mut extent_params: Vec<usize> = Vec::new();
-    for param in function.param_list().map(|l| l.params().collect::<Vec<_>>()).unwrap_or_default() {
+    for param in param_list.map(|l| l.params().collect::<Vec<_>>()).unwrap_or_default() {
         let name: Arc<str> = Arc::from(param.name().map(|n| n.text()).unwrap_or_default());
         let written = param.ty().map(|t| lower_type(&t)).unwrap_or(TypeRef::Missing);
         let ty = match resolve_type(cx, &written) {
@@ -158,7 +172,7 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
         }
         params.push(Param { name, ty });
     }
-    let ret = match function.ret_type().and_then(|r| r.ty()) {
+    let ret = match ret_type.and_then(|r| r.ty()) {
         Some(written) => match resolve_type(cx, &lower_type(&written)) {
             Ok(ty) => natural_as_type(generics, ty, &mut error),
             Err(e) => {
@@ -171,11 +185,18 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
     if matches!(ret, Ty::View(_) | Ty::Borrow(..)) {
         fail(&mut error, "E-ESCAPE", "A function cannot return a borrow: borrows never outlive a call.".into());
     }
-    let ceiling = function.ceiling().map(|c| {
+    let mut ceiling = ceiling_node.map(|c| {
         let mut effects: BTreeSet<Arc<str>> = c.effects().map(|e| Arc::from(e.text())).collect();
         let pure = c.is_pure() || effects.remove("pure");
         Ceiling { pure, effects }
     });
+    // A trait member's ceiling binds every implementation that declares none of its own.
+    if ceiling.is_none()
+        && let Some(member) =
+            impl_def.and_then(|i| i.trait_member(db, &scope.info(item).map(|i| i.key.name.clone()).unwrap_or_default()))
+    {
+        ceiling = fn_signature(db, member).ceiling.clone();
+    }
     extent_params.sort_unstable();
     signature.params = Arc::from(params);
     signature.ret = ret;

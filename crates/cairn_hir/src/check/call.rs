@@ -56,6 +56,10 @@ impl Cx<'_> {
                 if let Some(adt) = self.enum_path(base)? {
                     return self.qualified_variant(e, &adt, &name, args, expected);
                 }
+                // A method call on a value that is no path (a call's result, an element).
+                if self.dotted_path(base).is_none() {
+                    return self.call_method(e, base, &name, args, expected);
+                }
                 if let Some(mut path) = self.dotted_path(callee) {
                     let last = path.pop().unwrap_or_default();
                     path.push(last.clone());
@@ -67,6 +71,16 @@ impl Cx<'_> {
                         }
                         Lookup::Found(decl) => return self.construct(e, decl.item, args, Generic::expecting(expected)),
                         Lookup::None => {}
+                    }
+                    // `Trait.member(x)`: the member of that trait.
+                    if path.len() >= 2
+                        && self.local(&path[0]).is_none()
+                        && let Lookup::Found(decl) =
+                            self.scope.resolve_path(&self.module, &path[..path.len() - 1], |k| k == ItemKind::Trait)
+                        && let Some(ty) =
+                            self.trait_call(e, &last, Some(decl.item), None, args, Generic::expecting(expected))?
+                    {
+                        return Ok(ty);
                     }
                     if self.local(&path[0]).is_none() && !self.scope.is_module_alias(&self.module, &path[0]) {
                         // `a.b(…)` with `a` neither a local nor a module: `a` is unbound.
@@ -206,6 +220,10 @@ impl Cx<'_> {
             let preset = [crate::instance::InstanceArg::Nat(k)];
             let generic = Generic { preset: Some(&preset), ..generic };
             return self.call_function(e, template, name, receiver, args, generic);
+        }
+        // A trait's member, dispatched on its receiver's type.
+        if let Some(ty) = self.trait_call(e, name, None, receiver, args, generic)? {
+            return Ok(ty);
         }
         if let Lookup::Found(decl) =
             self.scope.resolve_path(&self.module, &path, |k| matches!(k, ItemKind::Enum | ItemKind::Const))

@@ -38,14 +38,18 @@ impl Cx<'_> {
         }
         // 1. Explicit arguments, in order (a prefix of the list).
         if let Some(explicit) = explicit {
-            if explicit.len() > generics.len() {
+            if explicit.len() + call.preset.map_or(0, <[InstanceArg]>::len) > generics.len() {
                 return Err(Diag::new(
                     "E-GENERIC-ARITY",
                     format!("{written} takes {} generic arguments; {} given.", generics.len(), explicit.len()),
                     Anchor::Expr(e),
                 ));
             }
-            for (slot, (generic, &arg)) in slots.iter_mut().zip(generics.iter().zip(explicit)) {
+            // After what the callee's name fixes (an impl's arguments, for a method).
+            let skip = call.preset.map_or(0, <[InstanceArg]>::len);
+            for (slot, (generic, &arg)) in
+                slots.iter_mut().zip(generics.iter()).skip(skip).zip(explicit).map(|((s, g), a)| (s, (g, a)))
+            {
                 *slot = Some(self.explicit_arg(arg, generic, written)?);
             }
         }
@@ -83,17 +87,19 @@ impl Cx<'_> {
             };
             args.push(arg);
         }
-        self.check_bounds(e, written, generics, &args)?;
+        self.check_bounds(e, item, written, generics, &args)?;
         Ok(Arc::from(args))
     }
 
     /// `E-BOUND` / `E-TRAIT-IMPL` for the first argument that does not keep its parameter's
     /// promises, said in the caller's terms.
-    fn check_bounds(&self, e: ExprId, written: &str, generics: &[Generic], args: &[InstanceArg]) -> R<()> {
+    fn check_bounds(&self, e: ExprId, item: Item, written: &str, generics: &[Generic], args: &[InstanceArg]) -> R<()> {
+        // A bound means what it means in the template's module.
+        let module = self.scope.module_of(item);
         for (generic, arg) in generics.iter().zip(args) {
             let (GenericKind::Type(bounds), InstanceArg::Type(ty)) = (&generic.kind, arg) else { continue };
             for bound in bounds.iter() {
-                if let Some((code, fact)) = unmet(self.db, ty, bound) {
+                if let Some((code, fact)) = unmet(self.db, &module, ty, bound) {
                     return Err(Diag::new(
                         code,
                         format!("{fact}; {written} needs `[{}]`.", generic.text()),
@@ -151,7 +157,7 @@ impl Cx<'_> {
 
     /// The type `arg` has on its own, with everything its check counted rolled back; `None`
     /// when it does not check without an expected type (the real check reports it).
-    fn probe(&mut self, arg: ExprId, view: bool) -> Option<Ty> {
+    pub(crate) fn probe(&mut self, arg: ExprId, view: bool) -> Option<Ty> {
         let sites = self.sites.clone();
         let effects = self.effects.clone();
         let lengths = (self.calls.len(), self.call_targets.len(), self.arguments.len(), self.arm_variants.len());

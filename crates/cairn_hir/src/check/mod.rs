@@ -14,6 +14,7 @@
 mod assign;
 mod builtin;
 pub(crate) mod call;
+mod dispatch;
 mod expr;
 mod generic;
 mod stmt;
@@ -511,9 +512,22 @@ impl Cx<'_> {
     /// arguments.
     pub(crate) fn resolve_written(&self, written: &crate::body::TypeRef) -> Result<Ty, crate::decl::TypeError> {
         let names = crate::generics::generic_names(self.generics);
-        let cx = TypeCtx { db: self.db, scope: self.scope, module: &self.module, generics: &names };
+        let self_ty = self.self_ty();
+        let cx = TypeCtx {
+            db: self.db,
+            scope: self.scope,
+            module: &self.module,
+            generics: &names,
+            self_ty: self_ty.as_ref(),
+        };
         let ty = resolve_type(cx, written)?;
         Ok(crate::generics::substitute(&ty, self.generics, self.args))
+    }
+
+    /// What `Self` means in the body: the impl's type for a method.
+    fn self_ty(&self) -> Option<Ty> {
+        let parent = self.scope.info(self.item).and_then(|info| info.parent)?;
+        Some(crate::traits::impl_def(self.db, parent).self_ty.clone())
     }
 
     /// The value of a natural parameter of the instance being checked, if `name` is one.

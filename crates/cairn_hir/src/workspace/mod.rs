@@ -347,7 +347,7 @@ impl Workspace {
                         let ordinal = member_ordinals.entry(name.clone()).or_insert(0);
                         let member_key = ItemKey {
                             module: module.clone(),
-                            kind: ItemKind::Member,
+                            kind: if member.kind() == SyntaxKind::FN { ItemKind::Method } else { ItemKind::Member },
                             name,
                             ordinal: *ordinal,
                             parent: Some(parent.clone()),
@@ -457,7 +457,9 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
         TEST => ItemKind::Test,
         IMPORT => ItemKind::Import,
         FAMILY => ItemKind::Family,
-        TRAIT | IMPL | EXTERN_FN | RECIPE | DERIVE | PLAN | LAYOUT => ItemKind::Unsupported(node.kind()),
+        TRAIT => ItemKind::Trait,
+        IMPL => ItemKind::Impl,
+        EXTERN_FN | RECIPE | DERIVE | PLAN | LAYOUT => ItemKind::Unsupported(node.kind()),
         _ => return None,
     };
     let name: String = match kind {
@@ -467,7 +469,7 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
         }
         // An impl is named by what it implements for what (`Shape for Sq`): one trait has many
         // impls, and an impl inserted before another must not take the other's key.
-        ItemKind::Unsupported(IMPL) => {
+        ItemKind::Impl => {
             let imp: ast::Impl = ast::AstNode::cast(node.clone())?;
             let of = |n: Option<SyntaxNode>| n.map(|n| compact_text(&n)).unwrap_or_default();
             let trait_path = of(imp.trait_path().map(|p| ast::AstNode::syntax(&p).clone()));

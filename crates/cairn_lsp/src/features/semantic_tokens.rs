@@ -249,7 +249,7 @@ fn type_kind(scope: &cairn_hir::ProgramScope, name: &str) -> Option<(u32, u32)> 
     match decls.first()?.kind {
         ItemKind::Struct => Some((type_index("struct"), modifiers)),
         ItemKind::Enum => Some((type_index("enum"), modifiers)),
-        ItemKind::Unsupported(SyntaxKind::TRAIT) => Some((type_index("interface"), modifiers)),
+        ItemKind::Trait => Some((type_index("interface"), modifiers)),
         _ => None,
     }
 }

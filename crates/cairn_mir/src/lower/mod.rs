@@ -73,7 +73,7 @@ pub fn program_mir(db: &dyn Db) -> Program {
     let roots: Vec<Instance<'_>> = ProgramInput::get(db)
         .items(db)
         .iter()
-        .filter(|entry| matches!(entry.key.kind, ItemKind::Fn | ItemKind::Test))
+        .filter(|entry| matches!(entry.key.kind, ItemKind::Fn | ItemKind::Test | ItemKind::Method))
         // A template is compiled only as the instances that are reached.
         .filter(|entry| cairn_hir::generics::fn_generics(db, entry.item).is_empty())
         .map(|entry| Instance::monomorphic(db, entry.item))

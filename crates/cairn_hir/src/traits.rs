@@ -1,0 +1,378 @@
+//! Traits and impls (language §20): what a trait declares, what an impl defines, which impl a
+//! type has, and the whole-program rules (an impl matches its trait exactly; one impl per trait
+//! and type).
+//!
+//! A trait's member is a template over `Self` (`fn_generics` puts `Self` first), with no body; an
+//! impl's method is an ordinary function whose `Self` is the impl's type and whose generic
+//! parameters start with the impl's. Dispatch is static: the checker types the receiver
+//! argument, [`find_impl`] names the impl of that type, and the call is a call of the impl's
+//! method (an instance of it, for a generic impl).
+//!
+//! Queries: [`trait_def`] and [`impl_def`] read one declaration (and the scope); [`impl_table`],
+//! [`member_index`] and [`members_of`] are whole-program tables; [`impl_refusal`] and
+//! [`coherence_refusal`] are the rules the report runs after signatures.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cairn_syntax::ast::{self, AstNode};
+
+use crate::body::{TypeRef, lower_type};
+use crate::db::Db;
+use crate::decl::{TypeCtx, resolve_type};
+use crate::diag::{Anchor, Diag};
+use crate::generics::{Bound, Generic, GenericKind, substitute, unify};
+use crate::input::{Item, ItemKind, Library, Program};
+use crate::instance::InstanceArg;
+use crate::scope::{Lookup, Resolver};
+use crate::signature::fn_signature;
+use crate::types::Ty;
+
+/// The members of each trait and impl, in declaration order (program and library).
+#[salsa::tracked(returns(ref))]
+fn member_table(db: &dyn Db, program: Program) -> HashMap<Item, Vec<Item>> {
+    let mut out: HashMap<Item, Vec<Item>> = HashMap::new();
+    let scope = Resolver::new(db);
+    let library = Library::get(db);
+    for entry in program.items(db).iter().chain(library.items(db).iter()) {
+        if matches!(entry.key.kind, ItemKind::Member | ItemKind::Method)
+            && let Some(parent) = scope.info(entry.item).and_then(|i| i.parent)
+        {
+            out.entry(parent).or_default().push(entry.item);
+        }
+    }
+    out
+}
+
+/// The members of a trait or the methods of an impl, in declaration order.
+pub fn members_of(db: &dyn Db, parent: Item) -> &[Item] {
+    member_table(db, Program::get(db)).get(&parent).map(Vec::as_slice).unwrap_or_default()
+}
+
+fn member_name(db: &dyn Db, member: Item) -> Arc<str> {
+    Resolver::new(db).info(member).map(|i| i.key.name.clone()).unwrap_or_default()
+}
+
+/// A trait: its members by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraitDef {
+    pub members: Arc<[(Arc<str>, Item)]>,
+}
+
+impl TraitDef {
+    pub fn member(&self, name: &str) -> Option<Item> {
+        self.members.iter().find(|(n, _)| &**n == name).map(|(_, m)| *m)
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn trait_def(db: &dyn Db, item: Item) -> TraitDef {
+    TraitDef { members: members_of(db, item).iter().map(|&m| (member_name(db, m), m)).collect() }
+}
+
+/// The receiver of a trait member: its first parameter typed `Self`, `ro<Self>` or `rw<Self>`.
+pub fn receiver_index(db: &dyn Db, member: Item) -> Option<usize> {
+    fn_signature(db, member).params.iter().position(|p| matches!(p.ty.value(), Ty::Param(0)))
+}
+
+/// An impl, as declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImplDef {
+    /// The trait, when the path names one.
+    pub trait_item: Option<Item>,
+    pub trait_name: Arc<str>,
+    /// The implementing type (it may mention the impl's parameters).
+    pub self_ty: Ty,
+    pub generics: Arc<[Generic]>,
+    /// The methods by name, in declaration order.
+    pub methods: Arc<[(Arc<str>, Item)]>,
+    /// The first refusal of the declaration itself.
+    pub error: Option<Diag>,
+}
+
+impl ImplDef {
+    pub fn method(&self, name: &str) -> Option<Item> {
+        self.methods.iter().find(|(n, _)| &**n == name).map(|(_, m)| *m)
+    }
+
+    /// The trait's member of that name.
+    pub fn trait_member(&self, db: &dyn Db, name: &str) -> Option<Item> {
+        trait_def(db, self.trait_item?).member(name)
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn impl_def(db: &dyn Db, item: Item) -> ImplDef {
+    let node = item.syntax(db).syntax_node();
+    let scope = Resolver::new(db);
+    let module = scope.module_of(item);
+    let generics: Arc<[Generic]> = Arc::from(crate::generics::generics_of_node(&node));
+    let mut def = ImplDef {
+        trait_item: None,
+        trait_name: Arc::from(""),
+        self_ty: Ty::Error,
+        generics: generics.clone(),
+        methods: members_of(db, item).iter().map(|&m| (member_name(db, m), m)).collect(),
+        error: None,
+    };
+    let Some(imp) = ast::Impl::cast(node) else { return def };
+    let fail = |def: &mut ImplDef, message: String| {
+        if def.error.is_none() {
+            def.error = Some(Diag::new("E-TRAIT-IMPL", message, Anchor::Item));
+        }
+    };
+    let path: Vec<Arc<str>> =
+        imp.trait_path().map(|p| p.segments().map(|s| Arc::from(s.text())).collect()).unwrap_or_default();
+    def.trait_name = Arc::from(path.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join("."));
+    match scope.resolve_path(&module, &path, |k| k == ItemKind::Trait) {
+        Lookup::Found(decl) => def.trait_item = Some(decl.item),
+        Lookup::None => {
+            let name = def.trait_name.clone();
+            fail(&mut def, format!("{name} names no trait visible here: an impl implements a declared trait."));
+        }
+    }
+    let names = crate::generics::generic_names(&generics);
+    let cx = TypeCtx { db, scope, module: &module, generics: &names, self_ty: None };
+    let written = imp.self_ty().map(|t| lower_type(&t)).unwrap_or(TypeRef::Missing);
+    match resolve_type(cx, &written) {
+        Ok(ty) => def.self_ty = ty,
+        Err(e) => {
+            if def.error.is_none() {
+                def.error = Some(Diag::new(e.code, e.message, Anchor::Item));
+            }
+        }
+    }
+    for (index, generic) in generics.iter().enumerate() {
+        let mut used = false;
+        visit(&def.self_ty, &mut |i| used |= i as usize == index);
+        if !used {
+            let message = format!(
+                "The impl parameter {} does not appear in the implementing type {}: every parameter of an impl must.",
+                generic.name, def.self_ty
+            );
+            fail(&mut def, message);
+        }
+    }
+    def
+}
+
+fn visit(ty: &Ty, f: &mut dyn FnMut(u32)) {
+    match ty {
+        Ty::Param(i) => f(*i),
+        Ty::Record(adt) | Ty::Enum(adt) => adt.args.iter().for_each(|a| visit(a, f)),
+        Ty::Borrow(_, inner) => visit(inner, f),
+        Ty::View(view) => visit(&view.elem, f),
+        _ => {}
+    }
+}
+
+/// Every impl of each trait, in declaration order (program and library).
+#[salsa::tracked(returns(ref))]
+pub fn impl_table(db: &dyn Db, program: Program) -> HashMap<Item, Vec<Item>> {
+    let mut out: HashMap<Item, Vec<Item>> = HashMap::new();
+    let library = Library::get(db);
+    for entry in program.items(db).iter().chain(library.items(db).iter()) {
+        if entry.key.kind == ItemKind::Impl
+            && let Some(trait_item) = impl_def(db, entry.item).trait_item
+        {
+            out.entry(trait_item).or_default().push(entry.item);
+        }
+    }
+    out
+}
+
+/// Each member name, with the traits declaring it and the member (program and library).
+#[salsa::tracked(returns(ref))]
+pub fn member_index(db: &dyn Db, program: Program) -> HashMap<Arc<str>, Vec<(Item, Item)>> {
+    let mut out: HashMap<Arc<str>, Vec<(Item, Item)>> = HashMap::new();
+    let library = Library::get(db);
+    for entry in program.items(db).iter().chain(library.items(db).iter()) {
+        if entry.key.kind == ItemKind::Trait {
+            for (name, member) in trait_def(db, entry.item).members.iter() {
+                out.entry(name.clone()).or_default().push((entry.item, *member));
+            }
+        }
+    }
+    out
+}
+
+/// The arguments of a generic impl at which its type is `ty` and its bounds hold; `None`
+/// when the impl does not apply to `ty`.
+fn match_impl(db: &dyn Db, imp: Item, ty: &Ty) -> Option<Arc<[InstanceArg]>> {
+    let def = impl_def(db, imp);
+    if def.self_ty.is_error() {
+        return None;
+    }
+    let mut slots: Vec<Option<InstanceArg>> = vec![None; def.generics.len()];
+    unify(&def.self_ty, ty, &def.generics, &mut slots);
+    let args: Vec<InstanceArg> = slots.into_iter().collect::<Option<_>>()?;
+    if substitute(&def.self_ty, &def.generics, &args) != *ty {
+        return None;
+    }
+    let module = Resolver::new(db).module_of(imp);
+    for (generic, arg) in def.generics.iter().zip(&args) {
+        let (GenericKind::Type(bounds), InstanceArg::Type(arg)) = (&generic.kind, arg) else { continue };
+        for bound in bounds.iter() {
+            // A bound that asks the question the impl answers is E-TRAIT-OVERLAP (coherence);
+            // as a match it never holds, so the search ends.
+            if let Bound::Trait(name) = bound
+                && trait_named(db, &module, name) == def.trait_item
+            {
+                return None;
+            }
+            if crate::generics::unmet(db, &module, arg, bound).is_some() {
+                return None;
+            }
+        }
+    }
+    Some(Arc::from(args))
+}
+
+/// The trait `name` names where `module` writes it.
+pub fn trait_named(db: &dyn Db, module: &str, name: &str) -> Option<Item> {
+    let path: Vec<Arc<str>> = name.split('.').map(Arc::from).collect();
+    match Resolver::new(db).resolve_path(module, &path, |k| k == ItemKind::Trait) {
+        Lookup::Found(decl) => Some(decl.item),
+        Lookup::None => None,
+    }
+}
+
+/// The impl of `trait_item` for `ty` and the impl's arguments, if the type implements it.
+pub fn find_impl(db: &dyn Db, trait_item: Item, ty: &Ty) -> Option<(Item, Arc<[InstanceArg]>)> {
+    let impls = impl_table(db, Program::get(db)).get(&trait_item)?;
+    impls.iter().find_map(|&imp| match_impl(db, imp, ty).map(|args| (imp, args)))
+}
+
+/// True when two types agree as a trait's parameter and an impl's: views by mode, element and
+/// place (extent names may differ), everything else exactly.
+fn agrees(want: &Ty, got: &Ty) -> bool {
+    match (want, got) {
+        (Ty::View(w), Ty::View(g)) => w.mode == g.mode && w.place == g.place && agrees(&w.elem, &g.elem),
+        (Ty::Borrow(m, w), Ty::Borrow(n, g)) => m == n && agrees(w, g),
+        (Ty::Error, _) | (_, Ty::Error) => true,
+        _ => want == got,
+    }
+}
+
+/// The first refusal of one impl: the declaration's own, then its members against the
+/// trait's (exactly the trait's members, with exactly their modes and types, `Self` replaced,
+/// and no wider ceiling).
+#[salsa::tracked(returns(ref))]
+pub fn impl_refusal(db: &dyn Db, imp: Item) -> Option<Diag> {
+    let def = impl_def(db, imp);
+    if let Some(diag) = &def.error {
+        return Some(diag.clone());
+    }
+    let trait_item = def.trait_item?;
+    let tr = trait_def(db, trait_item);
+    let fail = |message: String| Some(Diag::new("E-TRAIT-IMPL", message, Anchor::Item));
+    let for_what = format!("{} for {}", def.trait_name, def.self_ty);
+    for (name, _) in def.methods.iter() {
+        if tr.member(name).is_none() {
+            return fail(format!(
+                "{name} is not a member of {}: an impl defines exactly the trait's members ({for_what}).",
+                def.trait_name
+            ));
+        }
+    }
+    for (name, member) in tr.members.iter() {
+        let Some(method) = def.method(name) else {
+            return fail(format!(
+                "The impl {for_what} does not define {name}: an impl defines every member of its trait."
+            ));
+        };
+        let want = fn_signature(db, *member);
+        let got = fn_signature(db, method);
+        if want.error.is_some() || got.error.is_some() {
+            continue;
+        }
+        let own = crate::generics::fn_generics(db, *member).len() - 1;
+        if own != crate::generics::fn_generics(db, method).len() - def.generics.len() {
+            return fail(format!("{name} in {for_what} must take the generic parameters the trait declares."));
+        }
+        // `Self` is the impl's type; the member's own parameters follow the impl's in the method.
+        let mut args: Vec<InstanceArg> = vec![InstanceArg::Type(def.self_ty.clone())];
+        args.extend((0..own).map(|k| InstanceArg::Type(Ty::Param((def.generics.len() + k) as u32))));
+        let generics = crate::generics::fn_generics(db, *member);
+        let expected: Vec<Ty> = want.params.iter().map(|p| substitute(&p.ty, generics, &args)).collect();
+        let ret = substitute(&want.ret, generics, &args);
+        let same_params =
+            expected.len() == got.params.len() && expected.iter().zip(got.params.iter()).all(|(w, g)| agrees(w, &g.ty));
+        if !same_params || !agrees(&ret, &got.ret) {
+            let shown: Vec<String> = expected.iter().map(ToString::to_string).collect();
+            return fail(format!(
+                "{name} in {for_what} must take ({}) and return {ret}, as the trait declares with Self = {}.",
+                shown.join(", "),
+                def.self_ty
+            ));
+        }
+        // A declared ceiling wider than the member's.
+        let declared = method.syntax(db).syntax_node().children().any(|c| ast::Ceiling::can_cast(c.kind()));
+        if declared
+            && let (Some(wide), Some(narrow)) = (&got.ceiling, &want.ceiling)
+            && wide
+                .effects
+                .iter()
+                .map(|e| &**e)
+                .chain(wide.pure.then_some(crate::signature::PURE).unwrap_or_default().iter().copied())
+                .any(|e| !narrow.admits(e))
+        {
+            return fail(format!("{name} in {for_what} declares a wider ceiling than the trait's member allows."));
+        }
+    }
+    None
+}
+
+/// `E-TRAIT-OVERLAP`: the first impl of a trait that another impl of it already covers (two
+/// blocks for one type, a generic and a concrete impl that both match, two generic impls over
+/// a bare parameter, or a generic impl whose bound is the trait it implements).
+pub fn coherence_refusal(db: &dyn Db) -> Option<(Item, Diag)> {
+    let table = impl_table(db, Program::get(db));
+    let entries = Program::get(db).items(db);
+    let mut traits: Vec<Item> = entries.iter().filter(|e| e.key.kind == ItemKind::Trait).map(|e| e.item).collect();
+    traits.retain(|t| table.contains_key(t));
+    for trait_item in traits {
+        let impls = &table[&trait_item];
+        for (j, &later) in impls.iter().enumerate() {
+            let b = impl_def(db, later);
+            let module = Resolver::new(db).module_of(later);
+            let self_bound = b.generics.iter().any(|g| match &g.kind {
+                GenericKind::Type(bounds) => bounds.iter().any(
+                    |bound| matches!(bound, Bound::Trait(name) if trait_named(db, &module, name) == Some(trait_item)),
+                ),
+                GenericKind::Nat => false,
+            });
+            let overlap = self_bound
+                || impls[..j].iter().any(|&earlier| {
+                    let a = impl_def(db, earlier);
+                    let generic = |d: &ImplDef| !d.generics.is_empty();
+                    match (generic(a), generic(b)) {
+                        (false, false) => a.self_ty == b.self_ty,
+                        (true, false) => match_impl(db, earlier, &b.self_ty).is_some(),
+                        (false, true) => match_impl(db, later, &a.self_ty).is_some(),
+                        (true, true) => matches!(a.self_ty, Ty::Param(_)) || matches!(b.self_ty, Ty::Param(_)),
+                    }
+                });
+            // A second block for the same type that repeats a member is a duplicate first.
+            let repeats = impls[..j].iter().any(|&earlier| {
+                let a = impl_def(db, earlier);
+                a.self_ty == b.self_ty && b.methods.iter().any(|(n, _)| a.method(n).is_some())
+            });
+            if repeats {
+                let message = format!(
+                    "{} for {} is defined in two impl blocks that both define a member: define each member once, in one block.",
+                    b.trait_name, b.self_ty
+                );
+                return Some((later, Diag::new("E-DUPLICATE", message, Anchor::Item)));
+            }
+            if overlap {
+                let message = format!(
+                    "{} is implemented for {} more than once: one type has one implementation of a trait, in one impl block.",
+                    b.trait_name, b.self_ty
+                );
+                return Some((later, Diag::new("E-TRAIT-OVERLAP", message, Anchor::Item)));
+            }
+        }
+    }
+    None
+}
