@@ -4,6 +4,10 @@
 //! standard output must be identical, and they must end the same way — the same exit status, or
 //! a trap of the same guard kind (status 134, the guard named on standard error). Literals lean
 //! to the ends of each type's range, so many programs trap somewhere.
+//!
+//! The generic flavour writes each function, with even chance, as a template over one of its
+//! parameter types (`fn f1[T:integer](p0:T, …)`, its literals and conversions at `T`), so that
+//! the compiled and evaluated code is an instance made on demand from the calls.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -29,11 +33,20 @@ struct Gen {
     out: String,
     /// Functions written so far: name, parameter types, result type.
     functions: Vec<(String, Vec<usize>, usize)>,
+    /// Whether functions may be written as templates.
+    generic: bool,
+    /// The type written `T` in the function being written (a template's parameter).
+    tparam: Option<usize>,
 }
 
 impl Gen {
     fn ty(&mut self) -> usize {
         self.rng.below(INTS.len() as u64) as usize
+    }
+
+    /// How type `t` is written where the generator stands: `T` inside a template over it.
+    fn tyname(&self, t: usize) -> &'static str {
+        if self.tparam == Some(t) { "T" } else { INTS[t].0 }
     }
 
     /// A literal of type `t`, often at the ends of its range.
@@ -63,7 +76,8 @@ impl Gen {
 
     /// An expression of type `t` over the names in `scope` (name, type).
     fn expr(&mut self, t: usize, scope: &[(String, usize)], depth: u32) -> String {
-        let (name, signed, _) = INTS[t];
+        let (_, signed, _) = INTS[t];
+        let name = self.tyname(t);
         let same: Vec<&(String, usize)> = scope.iter().filter(|(_, ty)| *ty == t).collect();
         if depth == 0 || self.rng.chance(1, 4) {
             if !same.is_empty() && self.rng.chance(2, 3) {
@@ -106,13 +120,17 @@ impl Gen {
         let params: Vec<usize> = (0..1 + self.rng.below(3)).map(|_| self.ty()).collect();
         let ret = self.ty();
         let name = format!("f{index}");
+        // A template over one of its parameters' types (inferred from the typed arguments).
+        self.tparam =
+            (self.generic && self.rng.chance(1, 2)).then(|| params[self.rng.below(params.len() as u64) as usize]);
+        let gparams = if self.tparam.is_some() { "[T:integer]" } else { "" };
         let mut scope: Vec<(String, usize)> = params.iter().enumerate().map(|(i, t)| (format!("p{i}"), *t)).collect();
-        let list: Vec<String> = scope.iter().map(|(n, t)| format!("{n}:{}", INTS[*t].0)).collect();
-        self.out.push_str(&format!("fn {name}({}) -> {} {{\n", list.join(", "), INTS[ret].0));
+        let list: Vec<String> = scope.iter().map(|(n, t)| format!("{n}:{}", self.tyname(*t))).collect();
+        self.out.push_str(&format!("fn {name}{gparams}({}) -> {} {{\n", list.join(", "), self.tyname(ret)));
         for j in 0..1 + self.rng.below(3) {
             let t = self.ty();
             let value = self.expr(t, &scope, 2);
-            self.out.push_str(&format!("  let v{j}:{} = {value};\n", INTS[t].0));
+            self.out.push_str(&format!("  let v{j}:{} = {value};\n", self.tyname(t)));
             scope.push((format!("v{j}"), t));
         }
         if self.rng.chance(1, 2) {
@@ -133,12 +151,13 @@ impl Gen {
             .then(|| self.functions[self.rng.below(self.functions.len() as u64) as usize].clone())
         {
             let args: Vec<String> = callee_params.iter().map(|t| self.expr(*t, &scope, 1)).collect();
-            self.out.push_str(&format!("  let c:{} = {callee}({});\n", INTS[callee_ret].0, args.join(", ")));
+            self.out.push_str(&format!("  let c:{} = {callee}({});\n", self.tyname(callee_ret), args.join(", ")));
             scope.push(("c".into(), callee_ret));
         }
         let result = self.expr(ret, &scope, 2);
         self.out.push_str(&format!("  println(\"{name} \", {result});\n"));
         self.out.push_str(&format!("  return {result};\n}}\n\n"));
+        self.tparam = None;
         self.functions.push((name, params, ret));
     }
 
@@ -154,7 +173,15 @@ impl Gen {
 }
 
 fn program(seed: u64) -> String {
-    let mut generator = Gen { rng: Rng::new(seed), out: String::new(), functions: Vec::new() };
+    generate(seed, false)
+}
+
+fn generic_program(seed: u64) -> String {
+    generate(seed, true)
+}
+
+fn generate(seed: u64, generic: bool) -> String {
+    let mut generator = Gen { rng: Rng::new(seed), out: String::new(), functions: Vec::new(), generic, tparam: None };
     for index in 0..1 + generator.rng.below(4) as usize {
         generator.function(index);
     }
@@ -164,14 +191,24 @@ fn program(seed: u64) -> String {
 
 #[test]
 fn compiled_programs_behave_as_the_evaluator_says() {
-    let scratch = std::env::temp_dir().join(format!("cairn-differential-{}", std::process::id()));
+    compare(program, 0..300, "plain");
+}
+
+#[test]
+fn compiled_instances_behave_as_the_evaluator_says() {
+    compare(generic_program, 1000..1200, "generic");
+}
+
+fn compare(program: fn(u64) -> String, seeds: std::ops::Range<u64>, flavour: &str) {
+    let scratch = std::env::temp_dir().join(format!("cairn-differential-{flavour}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).expect("scratch");
     let mut compared = 0;
     let mut trapped = 0;
     let mut refused = 0;
     let mut failures = Vec::new();
-    for seed in 0..300u64 {
+    let mut templates = 0;
+    for seed in seeds {
         let text = program(seed);
         let mut workspace = Workspace::new(vec![SourceText { name: "p.cairn".into(), text: text.clone() }]);
         if let Some(refusal) = workspace.check().refusal {
@@ -180,6 +217,9 @@ fn compiled_programs_behave_as_the_evaluator_says() {
             }
             refused += 1;
             continue;
+        }
+        if text.contains("[T:integer]") {
+            templates += 1;
         }
         let lowered = cairn_mir::program_mir(workspace.db());
         assert!(lowered.errors.is_empty(), "seed {seed}: {:?}", lowered.errors);
@@ -219,6 +259,7 @@ fn compiled_programs_behave_as_the_evaluator_says() {
     eprintln!("{compared} programs compared, {trapped} of them trapped, {refused} refused by the checker");
     assert!(failures.is_empty(), "{} of {compared} programs differ:\n{}", failures.len(), failures.join("\n"));
     assert!(compared >= 100, "only {compared} programs were accepted ({refused} refused): the generator is off");
+    assert!(flavour == "plain" || templates >= 60, "only {templates} accepted programs had a template");
     assert!(trapped >= 20, "only {trapped} programs trapped: the traps are not being exercised");
     assert!(compared - trapped >= 20, "only {} programs ran to the end", compared - trapped);
 }

@@ -82,16 +82,7 @@ pub fn fn_summary(db: &dyn Db, item: Item) -> Summary {
     // A template is one node of the call graph: its row is the join of its instances' rows
     // (sound for every instance; see docs/decisions.md, "A template's row").
     if !crate::generics::fn_generics(db, item).is_empty() {
-        let mut summary = Summary { refused: fn_signature(db, item).error.is_some(), ..Summary::default() };
-        let mut calls: Vec<crate::check::CallEdge> = Vec::new();
-        for instance in crate::instance::instances_of(db, item) {
-            let check = crate::check::instance_check(db, instance);
-            summary.refused |= check.error.is_some();
-            summary.local_row.extend(check.local_row.iter().cloned());
-            calls.extend(check.calls.iter().cloned());
-        }
-        summary.calls = Arc::from(calls);
-        return summary;
+        return joined_summary(db, item, &crate::instance::instances_of(db, item));
     }
     let check = check_fn(db, item);
     Summary {
@@ -99,6 +90,20 @@ pub fn fn_summary(db: &dyn Db, item: Item) -> Summary {
         local_row: check.local_row.clone(),
         calls: check.calls.clone(),
     }
+}
+
+/// A template's summary: the join of its `instances`' checks.
+pub fn joined_summary(db: &dyn Db, item: Item, instances: &[crate::instance::Instance<'_>]) -> Summary {
+    let mut summary = Summary { refused: fn_signature(db, item).error.is_some(), ..Summary::default() };
+    let mut calls: Vec<crate::check::CallEdge> = Vec::new();
+    for &instance in instances {
+        let check = crate::check::instance_check(db, instance);
+        summary.refused |= check.error.is_some();
+        summary.local_row.extend(check.local_row.iter().cloned());
+        calls.extend(check.calls.iter().cloned());
+    }
+    summary.calls = Arc::from(calls);
+    summary
 }
 
 /// True for a function whose body was checked (functions and tests).
@@ -328,7 +333,29 @@ fn observable(effect: &str) -> bool {
 /// The first `E-EFFECT-ORDER` refusal of `item`'s body, if any, judged against the callees' rows
 /// that `row_of` gives (unknown rows count as empty).
 pub fn order_refusal(db: &dyn Db, row_of: &dyn Fn(Item) -> Option<Row>, item: Item) -> Option<Diag> {
-    let check = check_fn(db, item);
+    // A template is audited at each of its instances (what calls what differs between them).
+    if !crate::generics::fn_generics(db, item).is_empty() {
+        return instances_order_refusal(db, row_of, item, &crate::instance::instances_of(db, item));
+    }
+    order_audit(db, row_of, item, check_fn(db, item))
+}
+
+/// The operand-order audit of a template at each of `instances`.
+pub fn instances_order_refusal(
+    db: &dyn Db,
+    row_of: &dyn Fn(Item) -> Option<Row>,
+    item: Item,
+    instances: &[crate::instance::Instance<'_>],
+) -> Option<Diag> {
+    instances.iter().find_map(|&instance| order_audit(db, row_of, item, crate::check::instance_check(db, instance)))
+}
+
+fn order_audit<'db>(
+    db: &'db dyn Db,
+    row_of: &'db dyn Fn(Item) -> Option<Row>,
+    item: Item,
+    check: &'db FnCheck,
+) -> Option<Diag> {
     // Only calls of declared functions that write, allocate or can be observed can break the
     // rules (builtins count as rowless here); most bodies make none, and need no walk.
     let relevant = check.calls.iter().any(|edge| {

@@ -71,13 +71,21 @@ pub fn signature_text(db: &dyn Db, item: Item, checked: bool) -> String {
         .map(|list| list.params().map(|p| (p.name().map(|n| n.text()).unwrap_or_default(), p.ty())).collect())
         .unwrap_or_default();
     let signature = fn_signature(db, item);
-    let use_checked = checked && signature.error.is_none() && signature.params.len() == written_params.len();
+    // A template is shown as written, with its parameters (`fn largest[T:integer](…)`).
+    let generics = crate::generics::generics_of_node(&function.syntax().clone());
+    let use_checked =
+        checked && generics.is_empty() && signature.error.is_none() && signature.params.len() == written_params.len();
     let params: Vec<String> = if use_checked {
         signature.params.iter().map(|p| format!("{}:{}", p.name, p.ty)).collect()
     } else {
         written_params.into_iter().map(|(name, ty)| format!("{name}:{}", written(ty))).collect()
     };
-    let mut out = format!("fn {name}({})", params.join(", "));
+    let gparams = if generics.is_empty() {
+        String::new()
+    } else {
+        format!("[{}]", generics.iter().map(crate::generics::Generic::text).collect::<Vec<_>>().join(", "))
+    };
+    let mut out = format!("fn {name}{gparams}({})", params.join(", "));
     let ret = function.ret_type().and_then(|r| r.ty());
     if use_checked {
         if signature.ret != crate::types::Ty::Void {

@@ -390,7 +390,9 @@ fn an_impl_inserted_before_another_leaves_the_other_s_members_their_inputs() {
 }
 
 const GENERIC: &str = "\
-fn scale[T:numeric](x:T) -> T = x * T(2);
+fn scale[T:numeric](x:T) -> T {
+  return x * T(2);
+}
 
 fn a() -> u32 {
   return scale(u32(3));
@@ -436,4 +438,31 @@ fn editing_a_template_rechecks_its_instances_and_no_caller() {
     for caller in ["a", "b", "main"] {
         assert!(!ran(&log, "check_fn", &id(&workspace, caller)), "{caller} re-ran: {log:?}");
     }
+    // The template's joined summary did not move: the whole-program pass is not run again.
+    for query in PROGRAM_QUERIES {
+        assert!(!ran_any(&log, query), "{query} re-ran: {log:?}");
+    }
+    assert_eq!(workspace.last_check_kind(), CheckKind::Incremental);
+}
+
+#[test]
+fn a_template_edit_that_refuses_an_instance_is_reported_incrementally() {
+    let mut workspace = workspace(GENERIC);
+    workspace.db().start_logging();
+    edit(&mut workspace, "fn scale", "x * T(2)", "x & T(2)");
+    let outcome = workspace.check();
+    let refusal = outcome.refusal.expect("scale[f64] cannot take &");
+    assert_eq!(refusal.first.code, "E-OPERATOR", "{refusal:?}");
+    assert!(refusal.first.message.contains("scale[f64]"), "{refusal:?}");
+}
+
+#[test]
+fn an_edit_inside_an_uninstantiated_template_keeps_its_refusal() {
+    // The whole pass refuses `width` (never instantiated); an edit inside its body must not let
+    // the fast path drop that refusal (found by the differential test over generic programs).
+    let text = "fn width[N:nat]() -> usize {\n  return N + 1;\n}\n\nfn main() -> i32 {\n  return 0;\n}\n";
+    let mut workspace = Workspace::new(vec![SourceText { name: "main.cairn".into(), text: text.to_string() }]);
+    assert_eq!(workspace.check().refusal.expect("refused").first.code, "E-UNINSTANTIATED");
+    edit(&mut workspace, "fn width", "N + 1", "N + 2");
+    assert_eq!(workspace.check().refusal.expect("still refused").first.code, "E-UNINSTANTIATED");
 }

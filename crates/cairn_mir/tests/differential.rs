@@ -164,10 +164,15 @@ fn word_spans(text: &str) -> Vec<(usize, usize)> {
 
 /// Runs `scripts` scripts of `length` edits each on programs of `functions` functions.
 fn run(seed: u64, scripts: u64, length: usize, functions: usize) -> (usize, usize) {
+    run_on(cairn_testgen::program, seed, scripts, length, functions)
+}
+
+/// [`run`] over programs from `generate`.
+fn run_on(generate: fn(Config) -> String, seed: u64, scripts: u64, length: usize, functions: usize) -> (usize, usize) {
     let mut incremental = 0;
     let mut total = 0;
     for script in 0..scripts {
-        let original = cairn_testgen::program(Config { seed: seed + script, functions, expression_depth: 2 });
+        let original = generate(Config { seed: seed + script, functions, expression_depth: 2 });
         let mut rng = Rng::new(seed ^ (script * 0x9e37_79b9));
         let mut workspace = fresh(&original);
         let mut text = original.clone();
@@ -191,7 +196,13 @@ fn run(seed: u64, scripts: u64, length: usize, functions: usize) -> (usize, usiz
                     incremental += 1;
                 }
                 let (from_scratch, _) = answers(&mut fresh(&text));
-                assert_eq!(long_lived, from_scratch, "script {script}, step {step}, text:\n{text}");
+                if long_lived != from_scratch {
+                    let first = long_lived.1.iter().zip(&from_scratch.1).find(|(a, b)| a != b);
+                    panic!(
+                        "script {script}, step {step}: the long-lived workspace answers differently.\nrecord: {} vs {}\nfirst differing fact:\n{first:#?}\ntext:\n{text}",
+                        long_lived.0, from_scratch.0
+                    );
+                }
             }
         }
     }
@@ -210,4 +221,23 @@ fn a_long_lived_workspace_answers_like_a_fresh_one() {
 fn edits_of_a_larger_program_agree_too() {
     let (incremental, total) = run(777, 6, 60, 80);
     assert!(incremental >= 20, "only {incremental} of {total} checks were incremental");
+}
+
+#[test]
+fn programs_with_templates_and_traits_agree_too() {
+    // Templates at random types, naturals and trait bounds: edits inside templates re-check
+    // their instances, and the instances the program requests move with the callers' edits.
+    let (incremental, total) = run_on(cairn_testgen::program_with_generics, 4242, 40, 25, 24);
+    assert!(incremental >= 80, "only {incremental} of {total} checks were incremental");
+}
+
+#[test]
+fn generated_generic_programs_are_accepted() {
+    for seed in 0..20 {
+        let text = cairn_testgen::program_with_generics(Config { seed, functions: 60, expression_depth: 2 });
+        let mut workspace = fresh(&text);
+        let outcome = workspace.check();
+        assert!(outcome.refusal.is_none(), "seed {seed}: {:?}\n{text}", outcome.refusal.map(|r| r.first));
+        assert!(text.contains("[T:integer]"), "seed {seed} made no template");
+    }
 }

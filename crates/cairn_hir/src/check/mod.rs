@@ -216,7 +216,12 @@ pub fn body_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
     if crate::generics::fn_generics(db, item).is_empty() {
         return check_fn(db, item).error.clone();
     }
-    crate::instance::instances_of(db, item).into_iter().find_map(|instance| {
+    instances_refusal(db, &crate::instance::instances_of(db, item))
+}
+
+/// The first refusal among a template's `instances`, said with the instance it was met in.
+pub fn instances_refusal(db: &dyn Db, instances: &[crate::instance::Instance<'_>]) -> Option<Diag> {
+    instances.iter().find_map(|&instance| {
         let mut diag = instance_check(db, instance).error.clone()?;
         diag.message = Arc::from(format!("{} (In the instance {}.)", diag.message, instance.display(db)));
         Some(diag)

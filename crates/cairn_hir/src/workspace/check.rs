@@ -42,7 +42,8 @@ impl Workspace {
             }
             let record = crate::report::program_record(&self.db).clone();
             let rows = crate::effects::rows(&self.db).clone();
-            self.last = Some(LastCheck { record, rows });
+            let requested = crate::instance::requested_instances(&self.db, self.program).clone();
+            self.last = Some(LastCheck { record, rows, requested });
         }
         self.pending = Pending::Bodies(Vec::new());
         let Some(last) = &self.last else { unreachable!("set above") };
@@ -81,8 +82,10 @@ impl Workspace {
     /// Brings the last record up to date after body edits; false when the whole pass must run.
     fn update_record(&mut self) -> bool {
         let (Some(last), Pending::Bodies(changed)) = (&mut self.last, &self.pending) else { return false };
+        // A template's summary and verdicts are its instances', which stand while no summary
+        // moves (the instances of the last check are read, not the whole program walked again).
         for (item, summary, signature) in changed {
-            if fn_signature(&self.db, *item) != signature || fn_summary(&self.db, *item) != summary {
+            if fn_signature(&self.db, *item) != signature || summary_now(&self.db, &last.requested, *item) != *summary {
                 return false;
             }
         }
@@ -92,20 +95,31 @@ impl Workspace {
         }
         for (item, _, _) in changed {
             let Some(&key) = last.rows.index.get(item) else { return false };
-            // A template's refusal is its instances': the whole pass judges it.
-            if !crate::generics::fn_generics(&self.db, *item).is_empty() {
+            // A template's refusal is its first instance's (`body_refusal`).
+            let instances = saved_instances(&self.db, &last.requested, *item);
+            // A template without instances is judged by the whole pass (`E-UNINSTANTIATED`
+            // depends on every other body).
+            if instances.as_ref().is_some_and(Vec::is_empty) {
                 return false;
             }
-            let check = crate::check::check_fn(&self.db, *item);
-            match &check.error {
-                Some(diag) => last.record.bodies.insert(key, (*item, diag.clone())),
+            let refusal = match &instances {
+                Some(instances) => crate::check::instances_refusal(&self.db, instances),
+                None => crate::check::check_fn(&self.db, *item).error.clone(),
+            };
+            let refused = refusal.is_some();
+            match refusal {
+                Some(diag) => last.record.bodies.insert(key, (*item, diag)),
                 None => last.record.bodies.remove(&key),
             };
-            let audited =
-                check.error.is_none() && !last.record.ceilings.contains_key(&key) && last.rows.row(*item).is_some();
+            let audited = !refused && !last.record.ceilings.contains_key(&key) && last.rows.row(*item).is_some();
             let rows = &last.rows;
             let row_of = |callee: Item| rows.row(callee).cloned();
-            let order = audited.then(|| order_refusal(&self.db, &row_of, *item)).flatten();
+            let order = audited
+                .then(|| match &instances {
+                    Some(instances) => crate::effects::instances_order_refusal(&self.db, &row_of, *item, instances),
+                    None => order_refusal(&self.db, &row_of, *item),
+                })
+                .flatten();
             // Whether a function is refused decides knock-ons elsewhere: a change needs the pass.
             if order.is_some() != last.record.orders.contains_key(&key) {
                 return false;
@@ -225,4 +239,37 @@ pub enum CheckKind {
     Incremental,
     /// By the whole-program pass (over memoized queries).
     Whole,
+}
+
+/// A template's instances as the last whole pass found them; `None` for an ordinary function.
+fn saved_instances<'db>(
+    db: &'db crate::db::RootDatabase,
+    requested: &crate::instance::Requested,
+    item: Item,
+) -> Option<Vec<crate::instance::Instance<'db>>> {
+    if crate::generics::fn_generics(db, item).is_empty() {
+        return None;
+    }
+    let at = requested.of.get(&item).map(Vec::as_slice).unwrap_or_default();
+    Some(
+        at.iter()
+            .map(|&i| {
+                let (template, args) = &requested.order[i as usize];
+                crate::instance::Instance::new(db, *template, args.clone())
+            })
+            .collect(),
+    )
+}
+
+/// A function's summary as the fast path compares it: a template's from the instances of the
+/// last whole pass (see [`saved_instances`]).
+pub(super) fn summary_now(
+    db: &crate::db::RootDatabase,
+    requested: &crate::instance::Requested,
+    item: Item,
+) -> crate::effects::Summary {
+    match saved_instances(db, requested, item) {
+        Some(instances) => crate::effects::joined_summary(db, item, &instances),
+        None => fn_summary(db, item).clone(),
+    }
 }

@@ -21,7 +21,7 @@ use cairn_syntax::{Parse, Reparsed, SyntaxKind, SyntaxNode, TextEdit, TextRange,
 use salsa::{Durability, Setter};
 
 use crate::db::RootDatabase;
-use crate::effects::{Rows, Summary, fn_summary, is_function};
+use crate::effects::{Rows, Summary, is_function};
 use crate::input::{Item, ItemEntry, ItemKey, ItemKind, ItemSyntax, Library, Program};
 use crate::library;
 use crate::report::ProgramRecord;
@@ -104,6 +104,9 @@ pub struct Workspace {
 struct LastCheck {
     record: ProgramRecord,
     rows: Arc<Rows>,
+    /// The instances the program requested at that check: while no summary moves they are the
+    /// same, and reading them here spares the fast path the whole-program walk.
+    requested: crate::instance::Requested,
 }
 
 /// Edits since the last check.
@@ -210,10 +213,10 @@ impl Workspace {
             return self.replace_file(file, text, parse);
         };
         // Remember what the last check saw of this function before its input changes.
-        if let (Some(_), Pending::Bodies(changed)) = (&self.last, &mut self.pending)
+        if let (Some(last), Pending::Bodies(changed)) = (&self.last, &mut self.pending)
             && !changed.iter().any(|(i, _, _)| *i == item)
         {
-            let summary = fn_summary(&self.db, item).clone();
+            let summary = check::summary_now(&self.db, &last.requested, item);
             let signature = fn_signature(&self.db, item).clone();
             changed.push((item, summary, signature));
         }
