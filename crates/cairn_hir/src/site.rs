@@ -12,7 +12,7 @@ use cairn_syntax::TextRange;
 
 use crate::Item;
 use crate::body::{BinaryOp, Block, Body, BodySourceMap, Else, Expr, ExprId, Stmt, StmtId, UnaryOp};
-use crate::check::{FnCheck, check_fn};
+use crate::check::{FnCheck, representative_check};
 use crate::db::Db;
 use crate::scopes::{BinderKind, LocalRef};
 use crate::signature::fn_signature;
@@ -44,7 +44,7 @@ pub struct SiteFacts {
 pub fn site_facts(db: &dyn Db, item: Item, range: TextRange) -> Option<SiteFacts> {
     let body = crate::body::fn_body(db, item);
     let map = crate::body::fn_source_map(db, item);
-    let check = check_fn(db, item);
+    let check = representative_check(db, item);
     // The outermost expression with exactly this range.
     let id = (0..body.exprs.len()).find(|i| map.exprs.get(*i) == Some(&range)).map(|i| ExprId(i as u32))?;
     let signature = fn_signature(db, item);

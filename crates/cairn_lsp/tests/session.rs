@@ -660,3 +660,23 @@ fn hover_on_a_variant_shows_it_and_its_enum() {
     let shown = hover(&format!("{STEPS}fn f() -> Step {{\n  return Step.J$0og(3);\n}}\n"));
     assert!(shown.starts_with("```cairn\nStep.Jog(u32)\n```\n\na variant of `Step`"), "{shown}");
 }
+
+#[test]
+fn hover_inside_a_template_shows_its_first_instance() {
+    // A template's body is checked per instance; hover reads the first instance requested.
+    let program = "fn bigger[T:integer](a:T, b:T) -> T {\n  let m$0ost = max(a, b);\n  return most;\n}\nfn main() -> i32 {\n  let x = bigger(u16(3), u16(4));\n  let y = bigger(i8(1), i8(2));\n  return 0;\n}\n";
+    assert_eq!(hover(program), "`u16`, an immutable binding");
+}
+
+#[test]
+fn definition_of_a_trait_member_call_is_the_impl_s_method() {
+    let (text, cursor, _) = parse_fixture(
+        "trait Area { fn area(self:ro<Self>) -> u64; }\nstruct Sq { s:u32; }\nimpl Area for Sq { fn area(self:ro<Sq>) -> u64 = u64(self.s); }\nfn main() -> i32 {\n  let q = Sq(2);\n  let a = ar$0ea(q);\n  return 0;\n}\n",
+    );
+    let mut session = Session::new();
+    session.open(URI, &text);
+    let at = json!({"textDocument": {"uri": URI}, "position": position(&text, cursor.expect("a $0 cursor"))});
+    let found = session.request("textDocument/definition", at).expect("definition");
+    let line = found["range"]["start"]["line"].as_u64().or_else(|| found[0]["range"]["start"]["line"].as_u64());
+    assert_eq!(line, Some(2), "the method in the impl, on line 3: {found:#}");
+}

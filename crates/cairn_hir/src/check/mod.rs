@@ -210,6 +210,19 @@ pub fn instance_check<'db>(db: &'db dyn Db, instance: crate::instance::Instance<
     check_generic_instance(db, instance)
 }
 
+/// The check that tools show for a function's body: its own, or for a template the check of its
+/// first requested instance (hover, definition, sites and types read a body through it; a
+/// template nothing instantiates has an empty one).
+pub fn representative_check(db: &dyn Db, item: Item) -> &FnCheck {
+    if crate::generics::fn_generics(db, item).is_empty() {
+        return check_fn(db, item);
+    }
+    match crate::instance::instances_of(db, item).first() {
+        Some(&instance) => instance_check(db, instance),
+        None => check_fn(db, item),
+    }
+}
+
 /// The first refusal of a function's body: for a template, the first refusal among its
 /// instances in order of request, said with the instance it was met in.
 pub fn body_refusal(db: &dyn Db, item: Item) -> Option<Diag> {

@@ -46,7 +46,7 @@ impl Workspace {
             .iter()
             .filter(|e| is_function(e.key.kind))
             .map(|entry| {
-                let check = crate::check::check_fn(&self.db, entry.item);
+                let check = crate::check::representative_check(&self.db, entry.item);
                 FunctionFacts {
                     module: scope.module_of(entry.item),
                     name: entry.key.name.clone(),
@@ -75,7 +75,7 @@ impl Workspace {
             for entry in file.items.iter().filter(|i| is_function(i.key.kind)) {
                 let body = crate::body::fn_body(&self.db, entry.item);
                 let map = crate::body::fn_source_map(&self.db, entry.item);
-                let check = crate::check::check_fn(&self.db, entry.item);
+                let check = crate::check::representative_check(&self.db, entry.item);
                 for (stmt, range) in body.stmts.iter().zip(map.stmts.iter()) {
                     let crate::body::Stmt::Let { binder, init, .. } = stmt else { continue };
                     let Some(ty) = check.expr_types.get(init.0 as usize) else { continue };
@@ -249,8 +249,12 @@ impl Workspace {
 
     /// Where a declaration is listed: its file and its entry.
     pub fn entry_of(&self, item: Item) -> Option<(usize, &FileItem)> {
-        let &(file, index) = self.places.get(&item)?;
-        Some((file, &self.files[file].items[index]))
+        if let Some(&(file, index)) = self.places.get(&item) {
+            return Some((file, &self.files[file].items[index]));
+        }
+        // A member of a trait or an impl.
+        let &(file, index) = self.member_places.get(&item)?;
+        Some((file, &self.files[file].members[index]))
     }
 
     /// A declaration's full name (`module.name`).
@@ -260,7 +264,7 @@ impl Workspace {
 
     /// A function's guard sites by kind, in order of first occurrence.
     pub fn function_sites(&self, item: Item) -> Vec<(&'static str, u32)> {
-        crate::check::check_fn(&self.db, item).sites.iter().map(|(k, n)| (k.name(), *n)).collect()
+        crate::check::representative_check(&self.db, item).sites.iter().map(|(k, n)| (k.name(), *n)).collect()
     }
 
     /// The functions (and tests) that call `item`, each once, in declaration order: read from
@@ -272,6 +276,6 @@ impl Workspace {
 
     /// The declared functions a function calls, each once, in first-call order.
     pub fn callees(&self, item: Item) -> Vec<Item> {
-        crate::check::check_fn(&self.db, item).callees()
+        crate::check::representative_check(&self.db, item).callees()
     }
 }
