@@ -304,6 +304,22 @@ mod tests {
     }
 
     #[test]
+    fn a_state_shows_traits_impls_methods_and_templates() {
+        let state = state(
+            "trait Area { fn area(self:ro<Self>) -> u64; }\nstruct Sq { s:u32; }\nimpl Area for Sq { fn area(self:ro<Sq>) -> u64 = u64(self.s); }\nfn twice[T:integer](x:T) -> T = x + x;\nfn main() -> i32 {\n  let q = Sq(2);\n  if area(q) != 2 || twice(u8(2)) != 4 { return 1; }\n  return 0;\n}\n",
+        );
+        assert_eq!(
+            state["types"],
+            "struct Sq { s:u32; }\ntrait Area { fn area(self:ro<Self>) -> u64; }\nimpl Area for Sq"
+        );
+        assert_eq!(
+            state["modules"][""]["Area for Sq.area"],
+            json!(["fn area(self:ro<Sq>) -> u64", ["read:self", "trap"]])
+        );
+        assert_eq!(state["modules"][""]["twice"], json!(["fn twice[T:integer](x:T) -> T", ["trap"]]));
+    }
+
+    #[test]
     fn a_refused_state_keeps_written_signatures_with_unknown_rows() {
         let state = state(&PROGRAM.replace("return x + 1;", "return true;"));
         assert_eq!(state["status"], "rejected");

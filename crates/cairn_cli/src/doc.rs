@@ -90,7 +90,14 @@ fn chapter(view: &StateView, module: &str, library: bool) -> String {
     let heading = if module.is_empty() { "# root module".to_string() } else { format!("# {module}") };
     let shown = |d: &&DeclarationView| &*d.module == module && d.library == library && (module.is_empty() || d.public);
     let mut entries: Vec<Vec<String>> = Vec::new();
-    for kind in [DeclarationKind::Record, DeclarationKind::Sum, DeclarationKind::Enum, DeclarationKind::Const] {
+    for kind in [
+        DeclarationKind::Record,
+        DeclarationKind::Sum,
+        DeclarationKind::Enum,
+        DeclarationKind::Const,
+        DeclarationKind::Trait,
+        DeclarationKind::Impl,
+    ] {
         for declaration in view.types.iter().filter(shown).filter(|d| d.kind == kind) {
             let mut lines = comment_lines(declaration);
             lines.push(declaration.text.clone());

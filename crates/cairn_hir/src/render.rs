@@ -112,6 +112,17 @@ pub fn signature_text(db: &dyn Db, item: Item, checked: bool) -> String {
 pub fn declaration_text(db: &dyn Db, item: Item) -> Option<String> {
     let node = item.syntax(db).syntax_node();
     let public = if node.children().any(|c| c.kind() == cairn_syntax::SyntaxKind::VISIBILITY) { "pub " } else { "" };
+    if let Some(tr) = ast::Trait::cast(node.clone()) {
+        let name = tr.name().map(|n| n.text()).unwrap_or_default();
+        let members: Vec<String> = tr.members().map(|m| compact(m.syntax())).collect();
+        return Some(format!("{public}trait {name} {{ {} }}", members.join(" ")).replace("{  }", "{ }"));
+    }
+    if let Some(imp) = ast::Impl::cast(node.clone()) {
+        let generics = imp.generic_param_list().map(|g| compact(g.syntax())).unwrap_or_default();
+        let of = imp.trait_path().map(|p| p.text()).unwrap_or_default();
+        let ty = imp.self_ty().map(|t| compact(t.syntax())).unwrap_or_default();
+        return Some(format!("impl{generics} {of} for {ty}"));
+    }
     if let Some(record) = ast::Struct::cast(node.clone()) {
         let linear = if record.is_linear() { "linear " } else { "" };
         let name = record.name().map(|n| n.text()).unwrap_or_default();
@@ -205,4 +216,23 @@ fn expression_text(body: &crate::body::Body, map: &crate::body::BodySourceMap, t
 /// ([`cairn_syntax::comment_lines_above`]), joined by single spaces. Empty when there is none.
 pub fn comment_above(text: &str, start: usize) -> String {
     cairn_syntax::comment_lines_above(text, start).join(" ")
+}
+
+/// A node's text with its whitespace runs made single spaces (comments dropped).
+fn compact(node: &SyntaxNode) -> String {
+    let mut out = String::new();
+    for token in node.descendants_with_tokens().filter_map(|e| e.into_token()) {
+        let kind = token.kind();
+        if kind == cairn_syntax::SyntaxKind::COMMENT {
+            continue;
+        }
+        if kind == cairn_syntax::SyntaxKind::WHITESPACE {
+            if !out.ends_with(' ') && !out.is_empty() {
+                out.push(' ');
+            }
+            continue;
+        }
+        out.push_str(token.text());
+    }
+    out.trim().to_string()
 }

@@ -115,6 +115,10 @@ pub enum DeclarationKind {
     /// An enum with payloads.
     Sum,
     Const,
+    /// A trait: its members' signatures.
+    Trait,
+    /// An impl's head (`impl Area for Rect`); its methods are listed as functions.
+    Impl,
 }
 
 /// One declaration as the state and the documentation show it.
@@ -143,7 +147,14 @@ impl StateView {
         if !self.typed {
             return String::new();
         }
-        let order = [DeclarationKind::Record, DeclarationKind::Enum, DeclarationKind::Sum, DeclarationKind::Const];
+        let order = [
+            DeclarationKind::Record,
+            DeclarationKind::Enum,
+            DeclarationKind::Sum,
+            DeclarationKind::Const,
+            DeclarationKind::Trait,
+            DeclarationKind::Impl,
+        ];
         order
             .iter()
             .flat_map(|kind| self.types.iter().filter(move |t| t.kind == *kind && !t.library))
@@ -180,6 +191,8 @@ impl Workspace {
                     ItemKind::Enum if crate::decl::enum_def(&self.db, item).tag_only => DeclarationKind::Enum,
                     ItemKind::Enum => DeclarationKind::Sum,
                     ItemKind::Const => DeclarationKind::Const,
+                    ItemKind::Trait => DeclarationKind::Trait,
+                    ItemKind::Impl => DeclarationKind::Impl,
                     _ => continue,
                 };
                 let function = matches!(kind, DeclarationKind::Function | DeclarationKind::Test);
@@ -219,6 +232,29 @@ impl Workspace {
                 } else {
                     view.types.push(declaration);
                 }
+            }
+            // An impl's methods, named under it (`Area for Rect.area`).
+            for entry in file.members.iter().filter(|m| m.key.kind == ItemKind::Method) {
+                let item = entry.item;
+                let full = scope.full_name(item);
+                let module = scope.module_of(item);
+                let name = if module.is_empty() { full.to_string() } else { full[module.len() + 1..].to_string() };
+                view.functions.push(DeclarationView {
+                    kind: DeclarationKind::Function,
+                    module,
+                    name,
+                    text: crate::render::signature_text(&self.db, item, typed),
+                    row: rows
+                        .as_ref()
+                        .map(|rows| rows.row(item).map(|r| r.iter().cloned().collect()).unwrap_or_default()),
+                    comment: crate::render::comment_above(
+                        &file.text,
+                        usize::from(entry.start + first_token(&self.db, item)),
+                    ),
+                    public: true,
+                    library: file.library,
+                    file: file.name.clone(),
+                });
             }
         }
         view
