@@ -116,6 +116,8 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
             Operand::Const(Const::Bool(_)) => MTy::Bool,
             Operand::Const(Const::Str(_)) => MTy::View(Arc::new(MTy::Int(IntTy::U8))),
             Operand::Const(Const::Tag(_, n)) => MTy::Enum { name: Arc::from(""), variants: *n },
+            // A code pointer; its signature is the callee's, read where it is called.
+            Operand::Const(Const::Fn(_)) => MTy::Fn { params: Arc::from(Vec::new()), ret: Arc::new(MTy::Void) },
             Operand::Copy(place) => {
                 self.mir.place_ty(place).unwrap_or_else(|| unreachable!("the verifier rejects the place {place}"))
             }
@@ -139,6 +141,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
             Inst::Guard(guard) => self.guard(guard),
             Inst::Call { dst, callee, args } => self.call(dst.as_ref(), callee, args),
             Inst::Print { stream, newline, args } => self.print(*stream, *newline, args),
+            Inst::CallIndirect { dst, callee, args } => self.call_indirect(dst.as_ref(), callee, args),
         }
     }
 
@@ -183,6 +186,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
             Const::Float(bits, FloatTy::F64) => ctx.f64_type().const_float(f64::from_bits(*bits)).into(),
             Const::Bool(b) => ctx.bool_type().const_int(u64::from(*b), false).into(),
             Const::Tag(t, _) => ctx.i32_type().const_int(u64::from(*t), false).into(),
+            Const::Fn(symbol) => self.cx.functions[symbol].as_global_value().as_pointer_value().into(),
             Const::Str(bytes) => {
                 let data = self.cx.bytes(bytes);
                 let len = self.cx.index_type().const_int(bytes.len() as u64, false);

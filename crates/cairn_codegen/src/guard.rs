@@ -140,6 +140,11 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 let failed = self.cx.builder.build_int_compare(IntPredicate::NE, length, n, "wrong")?;
                 self.trap_if(failed, plain)
             }
+            Check::Callable(f) => {
+                let f = self.operand(f)?.into_pointer_value();
+                let failed = self.cx.builder.build_is_null(f, "null_fn")?;
+                self.trap_if(failed, plain)
+            }
             Check::Unreachable => {
                 self.trap(plain)?;
                 // The block's own terminator (unreachable) follows.

@@ -32,7 +32,7 @@ impl<'ctx> ModuleGen<'ctx, '_> {
             MTy::Enum { .. } => self.ctx.i32_type().into(),
             MTy::Sum { .. } => self.sum_type(ty).into(),
             MTy::View(_) => self.view_type().into(),
-            MTy::Ptr(_) => self.ptr().into(),
+            MTy::Ptr(_) | MTy::Fn { .. } => self.ptr().into(),
             MTy::Array(elem, n) => {
                 let elem = self.ty(elem).unwrap_or_else(|| self.ctx.i8_type().into());
                 elem.array_type(*n as u32).into()

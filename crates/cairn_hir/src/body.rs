@@ -35,9 +35,21 @@ pub struct ArmId(pub u32);
 /// A syntactic type written in a body (`let x: T`, `stack a: T[N]`), resolved by the checker.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum TypeRef {
-    Path { path: Arc<[Arc<str>]>, args: Arc<[TypeArg]> },
-    Borrow { rw: bool, inner: Arc<TypeRef>, extent: Option<ExtentRef>, place: Option<Arc<str>> },
-    Fn,
+    Path {
+        path: Arc<[Arc<str>]>,
+        args: Arc<[TypeArg]>,
+    },
+    Borrow {
+        rw: bool,
+        inner: Arc<TypeRef>,
+        extent: Option<ExtentRef>,
+        place: Option<Arc<str>>,
+    },
+    /// `fn(A, B) -> R` (the result `None` when omitted: void).
+    Fn {
+        params: Arc<[TypeRef]>,
+        ret: Option<Arc<TypeRef>>,
+    },
     Dyn,
     Missing,
 }
@@ -676,7 +688,10 @@ pub fn lower_type(ty: &ast::Type) -> TypeRef {
             let place = it.placement().and_then(|p| p.word()).map(|w| Arc::from(w.text()));
             TypeRef::Borrow { rw: it.is_rw(), inner: Arc::new(inner), extent, place }
         }
-        ast::Type::Fn(_) => TypeRef::Fn,
+        ast::Type::Fn(f) => TypeRef::Fn {
+            params: f.params().map(|p| p.types().map(|t| lower_type(&t)).collect()).unwrap_or_default(),
+            ret: f.ret_type().and_then(|r| r.ty()).map(|t| Arc::new(lower_type(&t))),
+        },
         ast::Type::Dyn(_) => TypeRef::Dyn,
     }
 }

@@ -47,8 +47,27 @@ pub struct TypeCtx<'a> {
 pub fn resolve_type(cx: TypeCtx<'_>, ty: &TypeRef) -> Result<Ty, TypeError> {
     match ty {
         TypeRef::Missing => Ok(Ty::Error),
-        TypeRef::Fn => {
-            Err(TypeError::new("E-UNSUPPORTED", "Function types are tier 1, which this checker does not check yet."))
+        TypeRef::Fn { params, ret } => {
+            let mut resolved = Vec::with_capacity(params.len());
+            for param in params.iter() {
+                let ty = resolve_type(cx, param)?;
+                // A function type carries values and single borrows, never views (language §21).
+                if matches!(ty, Ty::View(_) | Ty::Void) {
+                    return Err(TypeError::new(
+                        "E-FN-TYPE",
+                        format!("A function type takes values and single borrows, and {ty} is not one."),
+                    ));
+                }
+                resolved.push(ty);
+            }
+            let ret = match ret {
+                Some(ret) => resolve_type(cx, ret)?,
+                None => Ty::Void,
+            };
+            if matches!(ret, Ty::View(_) | Ty::Borrow(..)) {
+                return Err(TypeError::new("E-FN-TYPE", "A function type returns a value, never a borrow."));
+            }
+            Ok(Ty::Fn(Arc::new(crate::types::FnTy { params: Arc::from(resolved), ret })))
         }
         TypeRef::Dyn => {
             Err(TypeError::new("E-UNSUPPORTED", "`dyn` types are tier 1, which this checker does not check yet."))

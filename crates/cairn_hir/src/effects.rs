@@ -75,6 +75,8 @@ pub struct Summary {
     pub refused: bool,
     pub local_row: Row,
     pub calls: Arc<[crate::check::CallEdge]>,
+    /// The declared functions the body uses as values.
+    pub address_taken: Arc<[Item]>,
 }
 
 #[salsa::tracked(returns(ref))]
@@ -89,6 +91,7 @@ pub fn fn_summary(db: &dyn Db, item: Item) -> Summary {
         refused: fn_signature(db, item).error.is_some() || check.error.is_some(),
         local_row: check.local_row.clone(),
         calls: check.calls.clone(),
+        address_taken: check.address_taken.clone(),
     }
 }
 
@@ -96,13 +99,16 @@ pub fn fn_summary(db: &dyn Db, item: Item) -> Summary {
 pub fn joined_summary(db: &dyn Db, item: Item, instances: &[crate::instance::Instance<'_>]) -> Summary {
     let mut summary = Summary { refused: fn_signature(db, item).error.is_some(), ..Summary::default() };
     let mut calls: Vec<crate::check::CallEdge> = Vec::new();
+    let mut taken: Vec<Item> = Vec::new();
     for &instance in instances {
         let check = crate::check::instance_check(db, instance);
         summary.refused |= check.error.is_some();
         summary.local_row.extend(check.local_row.iter().cloned());
         calls.extend(check.calls.iter().cloned());
+        taken.extend(check.address_taken.iter().filter(|t| !taken.contains(t)).copied().collect::<Vec<_>>());
     }
     summary.calls = Arc::from(calls);
+    summary.address_taken = Arc::from(taken);
     summary
 }
 
@@ -116,23 +122,58 @@ pub fn effect_rows(db: &dyn Db, program: Program) -> Arc<Rows> {
     let functions: Vec<Item> = program.items(db).iter().filter(|e| is_function(e.key.kind)).map(|e| e.item).collect();
     let index: HashMap<Item, usize> = functions.iter().enumerate().map(|(i, f)| (*f, i)).collect();
     let checks: Vec<&Summary> = functions.iter().map(|f| fn_summary(db, *f)).collect();
-    let edges: Vec<Vec<usize>> = checks
+    let real = |c: &Summary| -> Vec<usize> {
+        let mut out: Vec<usize> = c.calls.iter().filter_map(|edge| index.get(&edge.callee).copied()).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    };
+    let real_edges: Vec<Vec<usize>> = checks.iter().map(|c| real(c)).collect();
+    let mut callers: Vec<Vec<u32>> = vec![Vec::new(); functions.len()];
+    for (caller, callees) in real_edges.iter().enumerate() {
+        for &callee in callees {
+            callers[callee].push(caller as u32);
+        }
+    }
+    let callees: Vec<Vec<u32>> = real_edges.iter().map(|e| e.iter().map(|&i| i as u32).collect()).collect();
+    // An indirect call may reach any function whose address is taken anywhere: for the rows,
+    // it calls each of them with every footprint dropped (language §21).
+    let mut taken: Vec<Item> = Vec::new();
+    for check in &checks {
+        for item in check.address_taken.iter() {
+            if !taken.contains(item) {
+                taken.push(*item);
+            }
+        }
+    }
+    let effective: Vec<Arc<[crate::check::CallEdge]>> = checks
         .iter()
         .map(|c| {
-            let mut out: Vec<usize> = c.calls.iter().filter_map(|edge| index.get(&edge.callee).copied()).collect();
+            if taken.is_empty() || !c.local_row.contains("indirect_call") {
+                return c.calls.clone();
+            }
+            let mut calls = c.calls.to_vec();
+            for &target in &taken {
+                let params = fn_signature(db, target).params.len();
+                calls.push(crate::check::CallEdge {
+                    callee: target,
+                    args: Arc::from(Vec::new()),
+                    mapping: Arc::from(vec![Mapped::Dropped; params]),
+                });
+            }
+            Arc::from(calls)
+        })
+        .collect();
+    let edges: Vec<Vec<usize>> = effective
+        .iter()
+        .map(|calls| {
+            let mut out: Vec<usize> = calls.iter().filter_map(|edge| index.get(&edge.callee).copied()).collect();
             out.sort_unstable();
             out.dedup();
             out
         })
         .collect();
-    let mut callers: Vec<Vec<u32>> = vec![Vec::new(); functions.len()];
-    for (caller, callees) in edges.iter().enumerate() {
-        for &callee in callees {
-            callers[callee].push(caller as u32);
-        }
-    }
     let components = tarjan(&edges);
-    let callees: Vec<Vec<u32>> = edges.iter().map(|e| e.iter().map(|&i| i as u32).collect()).collect();
     let mut rows: Vec<Option<Row>> = vec![None; functions.len()];
     // Tarjan yields components callees-first.
     for component in &components {
@@ -153,7 +194,7 @@ pub fn effect_rows(db: &dyn Db, program: Program) -> Arc<Rows> {
         loop {
             let mut changed = false;
             for (slot, &member) in component.iter().enumerate() {
-                for edge in checks[member].calls.iter() {
+                for edge in effective[member].iter() {
                     let Some(&callee) = index.get(&edge.callee) else { continue };
                     let callee_row = match component.iter().position(|&c| c == callee) {
                         Some(position) => current[position].clone(),
@@ -358,10 +399,11 @@ fn order_audit<'db>(
 ) -> Option<Diag> {
     // Only calls of declared functions that write, allocate or can be observed can break the
     // rules (builtins count as rowless here); most bodies make none, and need no walk.
-    let relevant = check.calls.iter().any(|edge| {
-        row_of(edge.callee)
-            .is_some_and(|row| row.iter().any(|e| e.starts_with("write:") || &**e == "alloc" || observable(e)))
-    });
+    let relevant = check.local_row.contains("indirect_call")
+        || check.calls.iter().any(|edge| {
+            row_of(edge.callee)
+                .is_some_and(|row| row.iter().any(|e| e.starts_with("write:") || &**e == "alloc" || observable(e)))
+        });
     if !relevant {
         return None;
     }
@@ -502,6 +544,8 @@ impl Audit<'_> {
         for &call in calls.iter().filter(|c| Some(**c) != root_call) {
             let row = match self.check.call_target(call) {
                 Some(CallTarget::Function(item, _)) => (self.row_of)(*item).unwrap_or_default(),
+                // A call through a function value is observable (`indirect_call`).
+                Some(CallTarget::Indirect) => Row::from([Arc::from("indirect_call")]),
                 _ => Row::new(),
             };
             // Rule 1: writing or allocating calls stand alone.
@@ -559,6 +603,7 @@ impl Audit<'_> {
         match self.check.call_target(call) {
             Some(CallTarget::Function(item, _)) => crate::scope::Resolver::new(self.db).full_name(*item).to_string(),
             Some(CallTarget::Builtin(builtin)) => builtin.name().to_string(),
+            Some(CallTarget::Indirect) => "the call through a function value".to_string(),
             _ => "this call".to_string(),
         }
     }

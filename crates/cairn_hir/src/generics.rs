@@ -266,6 +266,10 @@ pub fn substitute(ty: &Ty, generics: &[Generic], args: &[InstanceArg]) -> Ty {
             extent: substitute_extent(&view.extent, generics, args),
             ..view.clone()
         }),
+        Ty::Fn(fun) => Ty::Fn(Arc::new(crate::types::FnTy {
+            params: fun.params.iter().map(|p| substitute(p, generics, args)).collect(),
+            ret: substitute(&fun.ret, generics, args),
+        })),
         other => other.clone(),
     }
 }

@@ -46,7 +46,13 @@ pub fn type_ref_text(ty: &TypeRef) -> String {
                 None => format!("{mode}<{}>", type_ref_text(inner)),
             }
         }
-        TypeRef::Fn => "fn".to_string(),
+        TypeRef::Fn { params, ret } => {
+            let shown: Vec<String> = params.iter().map(type_ref_text).collect();
+            match ret {
+                Some(ret) => format!("fn({}) -> {}", shown.join(", "), type_ref_text(ret)),
+                None => format!("fn({})", shown.join(", ")),
+            }
+        }
         TypeRef::Dyn => "dyn".to_string(),
         TypeRef::Missing => "?".to_string(),
     }

@@ -155,6 +155,13 @@ pub struct ViewTy {
     pub place: Place,
 }
 
+/// A function type's parameters and result.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FnTy {
+    pub params: Arc<[Ty]>,
+    pub ret: Ty,
+}
+
 /// A CAIRN type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Ty {
@@ -170,6 +177,8 @@ pub enum Ty {
     View(ViewTy),
     /// The `i`-th generic parameter of the declaration being defined (substituted at use).
     Param(u32),
+    /// `fn(A, B) -> R`: a code pointer to a declared function of values (language §21).
+    Fn(Arc<FnTy>),
     /// Unknown because of an earlier refusal; matches anything.
     Error,
 }
@@ -269,6 +278,14 @@ impl fmt::Display for Ty {
                 write!(f, "{}<{}>[{}]@{}", view.mode.name(), view.elem, view.extent, view.place.name())
             }
             Ty::Param(i) => write!(f, "T{i}"),
+            Ty::Fn(fun) => {
+                let params: Vec<String> = fun.params.iter().map(ToString::to_string).collect();
+                write!(f, "fn({})", params.join(", "))?;
+                if fun.ret != Ty::Void {
+                    write!(f, " -> {}", fun.ret)?;
+                }
+                Ok(())
+            }
             Ty::Error => write!(f, "?"),
         }
     }
@@ -283,6 +300,10 @@ impl Ty {
             Ty::Enum(adt) => Ty::Enum(adt.substitute(args)),
             Ty::Borrow(mode, inner) => Ty::Borrow(*mode, Arc::new(inner.substitute(args))),
             Ty::View(view) => Ty::View(ViewTy { elem: Arc::new(view.elem.substitute(args)), ..view.clone() }),
+            Ty::Fn(fun) => Ty::Fn(Arc::new(FnTy {
+                params: fun.params.iter().map(|p| p.substitute(args)).collect(),
+                ret: fun.ret.substitute(args),
+            })),
             other => other.clone(),
         }
     }

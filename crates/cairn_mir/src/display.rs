@@ -19,6 +19,10 @@ impl Display for MTy {
             MTy::View(e) => write!(f, "view<{e}>"),
             MTy::Ptr(e) => write!(f, "ptr<{e}>"),
             MTy::Array(e, n) => write!(f, "{e}[{n}]"),
+            MTy::Fn { params, ret } => {
+                let shown: Vec<String> = params.iter().map(ToString::to_string).collect();
+                write!(f, "fn({}) -> {ret}", shown.join(", "))
+            }
         }
     }
 }
@@ -32,6 +36,7 @@ impl Display for Const {
             Const::Bool(b) => write!(f, "{b}"),
             Const::Str(bytes) => write!(f, "{:?}", String::from_utf8_lossy(bytes)),
             Const::Tag(t, _) => write!(f, "tag {t}"),
+            Const::Fn(symbol) => write!(f, "fn {symbol}"),
         }
     }
 }
@@ -138,6 +143,7 @@ impl Display for Check {
             Check::Unreachable => write!(f, "unreachable"),
             Check::Assert(c, _) => write!(f, "assert {c}"),
             Check::AssertEq(t, a, b, _) => write!(f, "assert_eq {t} {a}, {b}"),
+            Check::Callable(c) => write!(f, "callable {c}"),
         }
     }
 }
@@ -162,6 +168,10 @@ impl Display for Inst {
             Inst::Guard(g) => write!(f, "{g}"),
             Inst::Call { dst: Some(d), callee, args } => write!(f, "{d} = call {callee}({})", list(args)),
             Inst::Call { dst: None, callee, args } => write!(f, "call {callee}({})", list(args)),
+            Inst::CallIndirect { dst: Some(d), callee, args } => {
+                write!(f, "{d} = call_indirect {callee}({})", list(args))
+            }
+            Inst::CallIndirect { dst: None, callee, args } => write!(f, "call_indirect {callee}({})", list(args)),
             Inst::Print { stream, newline, args } => {
                 let name = match (stream, newline) {
                     (Stream::Stdout, false) => "print",

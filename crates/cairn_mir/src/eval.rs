@@ -41,6 +41,8 @@ pub enum Value {
         cell: usize,
         path: Vec<usize>,
     },
+    /// A function value: the symbol of its function (`None`: the zero value).
+    Fn(Option<Arc<str>>),
     Void,
 }
 
@@ -226,6 +228,23 @@ impl<'f> Machine<'f> {
                 }
                 Ok(())
             }
+            Inst::CallIndirect { dst, callee, args } => {
+                let Value::Fn(Some(symbol)) = self.operand(frame, callee)? else {
+                    return Err(Stop::Unsupported("a call through the zero function value past its guard".into()));
+                };
+                let function =
+                    *self.functions.get(&*symbol).ok_or_else(|| Stop::Unsupported(format!("no {symbol}")))?;
+                let mut values = Vec::with_capacity(args.len());
+                for arg in args {
+                    values.push(self.operand(frame, arg)?);
+                }
+                let result = self.call(function, values, depth + 1)?;
+                if let Some(dst) = dst {
+                    let (cell, path) = self.place(frame, dst)?;
+                    *self.at_mut(cell, &path)? = result;
+                }
+                Ok(())
+            }
             Inst::Print { stream, newline, args } => {
                 let mut text = Vec::new();
                 for arg in args {
@@ -348,6 +367,7 @@ impl<'f> Machine<'f> {
                 Const::Float(bits, FloatTy::F32) => Value::F32(f32::from_bits(*bits as u32)),
                 Const::Float(bits, FloatTy::F64) => Value::F64(f64::from_bits(*bits)),
                 Const::Bool(b) => Value::Bool(*b),
+                Const::Fn(symbol) => Value::Fn(Some(symbol.clone())),
                 Const::Tag(t, _) => Value::Tag(*t),
                 Const::Str(bytes) => {
                     // A string literal: bytes in a fresh cell, viewed whole.
@@ -441,6 +461,7 @@ impl<'f> Machine<'f> {
             other => unsupported(format!("an integer check on {other:?}")),
         };
         Ok(match check {
+            Check::Callable(f) => matches!(self.operand(frame, f)?, Value::Fn(Some(_))),
             Check::NoOverflow(op, ty, a, b) => {
                 let (a, b) = (int(self.operand(frame, a)?)?, int(self.operand(frame, b)?)?);
                 let exact = match op {
@@ -626,6 +647,7 @@ fn zero(ty: &MTy) -> Value {
         MTy::View(_) => Value::View { cell: 0, path: Vec::new(), start: 0, len: 0 },
         MTy::Ptr(_) => Value::Ptr { cell: 0, path: Vec::new() },
         MTy::Array(elem, n) => Value::Array((0..*n).map(|_| zero(elem)).collect()),
+        MTy::Fn { .. } => Value::Fn(None),
     }
 }
 

@@ -53,6 +53,11 @@ pub enum MTy {
     Ptr(Arc<MTy>),
     /// A fixed array (`stack` storage).
     Array(Arc<MTy>, u64),
+    /// A code pointer to a function of these parameters and result (the zero value is null).
+    Fn {
+        params: Arc<[MTy]>,
+        ret: Arc<MTy>,
+    },
 }
 
 impl MTy {
@@ -113,6 +118,8 @@ pub enum Const {
     Str(Arc<[u8]>),
     /// A tag-only enum value.
     Tag(u32, u32),
+    /// The address of a program function, by symbol.
+    Fn(Arc<str>),
 }
 
 /// Where a value lives: a local, then projections.
@@ -243,6 +250,8 @@ pub enum Check {
     Assert(Operand, Option<Arc<[u8]>>),
     /// `assert_eq(a, b)` of a scalar type, with its message.
     AssertEq(MTy, Operand, Operand, Option<Arc<[u8]>>),
+    /// A function value is not the zero value.
+    Callable(Operand),
 }
 
 /// One guard.
@@ -287,6 +296,12 @@ pub enum Inst {
         stream: Stream,
         newline: bool,
         args: Vec<PrintArg>,
+    },
+    /// A call through a function value (its `Callable` guard comes before).
+    CallIndirect {
+        dst: Option<Place>,
+        callee: Operand,
+        args: Vec<Operand>,
     },
 }
 

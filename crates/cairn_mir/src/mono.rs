@@ -29,8 +29,16 @@ pub fn collect<'db>(db: &'db dyn Db, roots: &[Instance<'db>]) -> Vec<Instance<'d
     while next < out.len() {
         let instance = out[next];
         next += 1;
-        for edge in instance_check(db, instance).calls.iter() {
+        let check = instance_check(db, instance);
+        for edge in check.calls.iter() {
             let reached = Instance::new(db, edge.callee, edge.args.clone());
+            if seen.insert(reached) {
+                out.push(reached);
+            }
+        }
+        // A function used as a value may be called through it.
+        for &item in check.address_taken.iter() {
+            let reached = Instance::monomorphic(db, item);
             if seen.insert(reached) {
                 out.push(reached);
             }

@@ -47,6 +47,15 @@ pub fn verify(function: &Function) -> Result<(), String> {
                         check_operand(function, &arg.value)?;
                     }
                 }
+                Inst::CallIndirect { dst, callee, args } => {
+                    if let Some(dst) = dst {
+                        check_place(function, dst)?;
+                    }
+                    check_operand(function, callee)?;
+                    for arg in args {
+                        check_operand(function, arg)?;
+                    }
+                }
             }
         }
         match &block.term {
@@ -78,7 +87,11 @@ fn check_operands(check: &Check) -> Vec<&Operand> {
     match check {
         Check::NoOverflow(_, _, a, b) | Check::Division(_, a, b) | Check::InBounds(a, b) => vec![a, b],
         Check::AssertEq(_, a, b, _) => vec![a, b],
-        Check::NegNoOverflow(_, a) | Check::Fits(_, _, a) | Check::ShiftCount(_, a) | Check::Assert(a, _) => vec![a],
+        Check::NegNoOverflow(_, a)
+        | Check::Fits(_, _, a)
+        | Check::ShiftCount(_, a)
+        | Check::Assert(a, _)
+        | Check::Callable(a) => vec![a],
         Check::PartInBounds(a, b, c) | Check::PartLength(a, b, c) => vec![a, b, c],
         Check::Unreachable => vec![],
     }

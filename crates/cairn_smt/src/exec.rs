@@ -329,6 +329,7 @@ impl<'f> Exec<'f> {
 
     fn inst(&mut self, frame: &Frame<'f>, inst: &Inst, mut state: State) -> R<Vec<State>> {
         match inst {
+            Inst::CallIndirect { .. } => unsupported("a call through a function value"),
             Inst::Assign(place, value) => {
                 let Some(ty) = frame.function.place_ty(place) else {
                     return unsupported("a place whose type does not match its path");
@@ -424,6 +425,7 @@ impl<'f> Exec<'f> {
                 Const::Float(bits, t) => SV::Float(from_bits(&BV::from_u64(*bits, float::bits_of(*t)), *t), *t),
                 Const::Bool(b) => SV::Bool(Bool::from_bool(*b)),
                 Const::Tag(t, _) => SV::Tag(bv_const(i128::from(*t), 32)),
+                Const::Fn(_) => return unsupported("a function value"),
                 Const::Str(bytes) => {
                     let items = bytes.iter().map(|b| SV::Int(bv_const(i128::from(*b), 8), IntTy::U8)).collect();
                     state.objs.push(SV::Fixed(items));
@@ -531,6 +533,7 @@ impl<'f> Exec<'f> {
 
     fn check(&mut self, frame: &Frame<'f>, state: &mut State, check: &Check) -> R<Bool> {
         Ok(match check {
+            Check::Callable(_) => return unsupported("a call through a function value"),
             Check::NoOverflow(op, ty, a, b) => {
                 let a = self.int(frame, state, a)?;
                 let b = self.int(frame, state, b)?;

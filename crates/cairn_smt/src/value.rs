@@ -319,6 +319,7 @@ pub fn zero(ty: &MTy, objs: &mut Vec<SV>) -> R<SV> {
             bv_const(0, 32),
             variants.iter().map(|v| v.as_ref().map(|t| zero(t, objs)).transpose()).collect::<R<_>>()?,
         ),
+        MTy::Fn { .. } => return unsupported("a function value"),
         MTy::Array(element, n) => {
             if *n > 4096 {
                 return unsupported(format!("a local array of {n} elements"));

@@ -166,6 +166,14 @@ impl Cx<'_> {
         generic: Generic<'_>,
     ) -> R<Ty> {
         let expected = generic.expected;
+        // A call through a function value or a borrowed callable held in a local.
+        if receiver.is_none()
+            && let Some(local) = self.local(name)
+            && let Ty::Fn(fun) = local.ty.value()
+        {
+            let fun = fun.clone();
+            return self.indirect_call(e, &fun, args);
+        }
         // `T(x)` inside an instance: a conversion to (or construction of) the instance's `T`.
         if receiver.is_none()
             && let Some(ty) = self.type_param(name)
@@ -895,5 +903,43 @@ fn view_accepts(wanted: &Ty, got: &Ty) -> bool {
         }
         (_, Ty::Error) | (Ty::Error, _) => true,
         _ => false,
+    }
+}
+
+impl Cx<'_> {
+    /// `f(args)` with `f` a `fn` value or a borrowed callable: each argument typed against the
+    /// function type's parameter; the call adds `indirect_call` and a `callable` guard (the zero
+    /// value cannot be called), and its row absorbs what every address-taken function does
+    /// (`crate::effects`).
+    pub(crate) fn indirect_call(&mut self, e: ExprId, fun: &crate::types::FnTy, args: &Arc<[ExprId]>) -> R<Ty> {
+        if args.len() != fun.params.len() {
+            return Err(Diag::new(
+                "E-ARITY",
+                format!(
+                    "This {} takes {} arguments; {} given.",
+                    Ty::Fn(Arc::new(fun.clone())),
+                    fun.params.len(),
+                    args.len()
+                ),
+                Anchor::Expr(e),
+            ));
+        }
+        for (param, &arg) in fun.params.iter().zip(args.iter()) {
+            match param {
+                Ty::Borrow(_, inner) => {
+                    let got = self.check(arg, None)?;
+                    if !same(&got, inner) {
+                        return Err(self.mismatch(arg, inner, &got));
+                    }
+                }
+                ty => {
+                    self.check(arg, Some(ty))?;
+                }
+            }
+        }
+        self.effect("indirect_call");
+        self.site(GuardKind::Callable);
+        self.target(e, CallTarget::Indirect);
+        Ok(fun.ret.clone())
     }
 }

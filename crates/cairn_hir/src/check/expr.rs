@@ -193,6 +193,11 @@ impl Cx<'_> {
             self.resolved(e, Resolution::Const(item));
             return Ok(ty.unwrap_or(Ty::Error));
         }
+        if let crate::scope::Lookup::Found(decl) =
+            self.scope.resolve_path(&self.module, std::slice::from_ref(name), |k| k == ItemKind::Fn)
+        {
+            return self.function_value(e, decl.item);
+        }
         Err(self.unbound(e, name, expected))
     }
 
@@ -788,4 +793,42 @@ fn similarity(a: &str, b: &str) -> f64 {
         }
     }
     2.0 * table[a.len()][b.len()] as f64 / (a.len() + b.len()) as f64
+}
+
+impl Cx<'_> {
+    /// A declared function used as a value: `fn(A) -> R`, when it is a plain host function of
+    /// values (language §21, `E-FN-TYPE` otherwise).
+    pub(crate) fn function_value(&mut self, e: ExprId, item: crate::input::Item) -> R<Ty> {
+        let name = self.scope.full_name(item);
+        if !self.scope.visible_from(item, &self.module) {
+            let owner = self.scope.module_of(item);
+            return Err(Diag::new("E-PRIVATE", format!("{name} is private to module {owner}."), Anchor::Expr(e)));
+        }
+        if !crate::generics::fn_generics(self.db, item).is_empty() {
+            return Err(Diag::new(
+                "E-FN-TYPE",
+                format!(
+                    "{name} is a template: a function value is a plain function (an instance written out, `{name}[u64]`, is not taken yet)."
+                ),
+                Anchor::Expr(e),
+            ));
+        }
+        let signature = crate::signature::fn_signature(self.db, item);
+        if signature.params.iter().any(|p| p.borrowed()) {
+            return Err(Diag::new(
+                "E-FN-TYPE",
+                format!("{name} takes a view or a borrow: only a function of values can be a `fn` value."),
+                Anchor::Expr(e),
+            ));
+        }
+        let fun = crate::types::FnTy {
+            params: signature.params.iter().map(|p| p.ty.clone()).collect(),
+            ret: signature.ret.clone(),
+        };
+        self.resolved(e, Resolution::Function(item));
+        if !self.address_taken.contains(&item) {
+            self.address_taken.push(item);
+        }
+        Ok(Ty::Fn(Arc::new(fun)))
+    }
 }

@@ -44,6 +44,8 @@ pub enum GuardKind {
     Shift,
     Tag,
     Assert,
+    /// A call through a function value: the value is not the zero value (language §21).
+    Callable,
 }
 
 impl GuardKind {
@@ -58,6 +60,7 @@ impl GuardKind {
             GuardKind::Shift => "shift",
             GuardKind::Tag => "tag",
             GuardKind::Assert => "assert",
+            GuardKind::Callable => "callable",
         }
     }
 }
@@ -92,6 +95,8 @@ pub enum CallTarget {
     Builtin(crate::builtins::Builtin),
     /// A record or variant constructor (never "beside" for the audit).
     Constructor,
+    /// A call through a function value or a borrowed callable (`indirect_call`).
+    Indirect,
 }
 
 /// What an expression names, as the body check resolved it. The checker is the only resolver
@@ -112,6 +117,8 @@ pub enum Resolution {
     Field { adt: Item, index: u32 },
     /// A natural parameter of the instance checked, with its value (a `usize` constant).
     Natural(u64),
+    /// A declared function used as a value (its address taken).
+    Function(Item),
 }
 
 /// The result of checking one body.
@@ -139,6 +146,8 @@ pub struct FnCheck {
     /// The variant (its index in the subject's type) each match arm names, once the match
     /// passed its coverage rules; sorted by arm.
     pub arm_variants: Arc<[(crate::body::ArmId, u32)]>,
+    /// The declared functions this body uses as values (their addresses taken), each once.
+    pub address_taken: Arc<[Item]>,
 }
 
 impl FnCheck {
@@ -310,6 +319,7 @@ fn run_check<'db>(
         call_targets: Vec::new(),
         arguments: Vec::new(),
         arm_variants: Vec::new(),
+        address_taken: Vec::new(),
         stack_bytes: 0,
     };
     let result = cx.run();
@@ -342,6 +352,7 @@ fn run_check<'db>(
         binder_types: Arc::from(cx.binder_types),
         arguments: Arc::from(cx.arguments),
         arm_variants: Arc::from(cx.arm_variants),
+        address_taken: Arc::from(cx.address_taken),
     }
 }
 
@@ -405,6 +416,8 @@ pub(crate) struct Cx<'db> {
     pub arguments: Vec<(ExprId, Ty)>,
     /// The variant each match arm names ([`FnCheck::arm_variants`]).
     pub arm_variants: Vec<(crate::body::ArmId, u32)>,
+    /// The declared functions used as values ([`FnCheck::address_taken`]).
+    pub address_taken: Vec<Item>,
     pub types: Vec<Ty>,
     pub stack_bytes: u64,
 }

@@ -49,6 +49,7 @@ impl Lower<'_> {
                     self.variant(e, index, payload)
                 }
             },
+            Some(CallTarget::Indirect) => self.call_indirect(e, callee_inner, &given),
             None => fail(format!("the checker recorded no target for the call of {name}")),
         }
     }
@@ -81,7 +82,11 @@ impl Lower<'_> {
                     view
                 }
                 Ty::Borrow(..) => {
-                    let place = self.place(arg)?;
+                    // A declared function lent as a callable is a value first.
+                    let place = match self.check.resolution(self.body.unparen(arg)) {
+                        Resolution::Function(_) => self.spill(arg)?,
+                        _ => self.place(arg)?,
+                    };
                     self.value(ty, Rvalue::Ref(place))
                 }
                 _ => self.expr(arg)?,
@@ -292,5 +297,43 @@ impl Lower<'_> {
             Expr::Literal(Literal::String(bytes)) => Some(bytes.clone()),
             _ => None,
         }
+    }
+}
+
+impl Lower<'_> {
+    /// A call through a `fn` value or a borrowed callable: the `callable` guard, then the call.
+    fn call_indirect(&mut self, e: ExprId, callee: ExprId, given: &[ExprId]) -> R<Operand> {
+        let Expr::Name(name) = self.body.expr(callee).clone() else {
+            return fail("an indirect callee that is no name");
+        };
+        let function = self.name(callee, &name)?;
+        let local = self.local_of(callee).ok_or_else(|| LowerError(format!("{name} has no local")))?;
+        let (params, ret) = match self.local_ty(local) {
+            MTy::Fn { params, ret } => (params.clone(), ret.clone()),
+            MTy::Ptr(inner) => match &**inner {
+                MTy::Fn { params, ret } => (params.clone(), ret.clone()),
+                other => return fail(format!("an indirect call of a {other}")),
+            },
+            other => return fail(format!("an indirect call of a {other}")),
+        };
+        let mut args = Vec::with_capacity(given.len());
+        for (param, &arg) in params.iter().zip(given) {
+            let value = match param {
+                MTy::Ptr(_) => {
+                    let place = self.place(arg)?;
+                    self.value(param.clone(), Rvalue::Ref(place))
+                }
+                _ => self.expr(arg)?,
+            };
+            args.push(value);
+        }
+        self.guard(GuardKind::Callable, Check::Callable(function.clone()), Some(e), false);
+        if *ret == MTy::Void {
+            self.emit(Inst::CallIndirect { dst: None, callee: function, args });
+            return Ok(Operand::Const(Const::Bool(false)));
+        }
+        let t = self.temp((*ret).clone());
+        self.emit(Inst::CallIndirect { dst: Some(Place::local(t)), callee: function, args });
+        Ok(copy(t))
     }
 }

@@ -161,6 +161,7 @@ impl Lower<'_> {
             }
             Resolution::Variant { index, .. } => self.variant(e, index, None),
             Resolution::Natural(value) => Ok(lit_usize(value)),
+            Resolution::Function(item) => Ok(Operand::Const(Const::Fn(symbol(self.db, item)))),
             _ => fail(format!("the checker recorded no meaning for {name}")),
         }
     }

@@ -135,6 +135,9 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
             }
         }
         Ty::View(view) => MTy::View(Arc::new(mty(db, &view.elem))),
+        Ty::Fn(fun) => {
+            MTy::Fn { params: fun.params.iter().map(|p| mty(db, p)).collect(), ret: Arc::new(mty(db, &fun.ret)) }
+        }
         Ty::Borrow(..) => unreachable!("handled above"),
     }
 }
