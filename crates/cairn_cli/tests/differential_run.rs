@@ -263,3 +263,37 @@ fn compare(program: fn(u64) -> String, seeds: std::ops::Range<u64>, flavour: &st
     assert!(trapped >= 20, "only {trapped} programs trapped: the traps are not being exercised");
     assert!(compared - trapped >= 20, "only {} programs ran to the end", compared - trapped);
 }
+
+/// The tier-1 run tests (instances, traits, function values, closures) under the evaluator: the
+/// same standard output and ending as the compiled program's expectations in their headers.
+#[test]
+fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/run");
+    let mut compared = 0;
+    for name in [
+        "920-generics-spec-example.cairn",
+        "921-generics-trap-in-instance.cairn",
+        "922-traits-static-dispatch.cairn",
+        "923-function-values.cairn",
+        "924-trap-zero-function-value.cairn",
+        "925-closures.cairn",
+    ] {
+        let text = std::fs::read_to_string(dir.join(name)).expect("a run test");
+        let expected: String =
+            text.lines().filter_map(|l| l.strip_prefix("// stdout: ")).map(|l| format!("{l}\n")).collect();
+        let exit: i32 = text.lines().find_map(|l| l.strip_prefix("// exit: ")).and_then(|c| c.parse().ok()).unwrap();
+        let mut workspace = Workspace::new(vec![SourceText { name: name.into(), text: text.clone() }]);
+        assert!(workspace.check().refusal.is_none(), "{name} is accepted");
+        let lowered = cairn_mir::program_mir(workspace.db());
+        assert!(lowered.errors.is_empty(), "{name}: {:?}", lowered.errors);
+        let outcome = run(&lowered.functions, "cairn.main", 10_000_000);
+        assert_eq!(String::from_utf8_lossy(&outcome.stdout), expected, "{name}: standard output");
+        match outcome.ending {
+            Ending::Exit(status) => assert_eq!(status, exit, "{name}: exit status"),
+            Ending::Trap(_) => assert_eq!(exit, 134, "{name}: a trap where the compiled program exits {exit}"),
+            other => panic!("{name}: the evaluator could not run it: {other:?}"),
+        }
+        compared += 1;
+    }
+    assert_eq!(compared, 6);
+}

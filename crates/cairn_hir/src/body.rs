@@ -189,7 +189,13 @@ pub enum Expr {
         rhs: ExprId,
     },
     Try(ExprId),
-    /// A construct of a later tier (closure, `spawn`, collector, …), by its syntax kind.
+    /// `|a:A, b:B| -> R { body }` (language §21): its parameters are binders of the body.
+    Closure {
+        params: Arc<[(BinderId, TypeRef)]>,
+        ret: Option<TypeRef>,
+        body: Block,
+    },
+    /// A construct of a later tier (`spawn`, collector, …), by its syntax kind.
     Unsupported(SyntaxKind),
 }
 
@@ -603,6 +609,22 @@ impl Lower {
                 }
             }
             ast::Expr::Try(it) => Expr::Try(self.expr_opt(it.operand(), &syntax)),
+            ast::Expr::Closure(it) => {
+                let params: Vec<(BinderId, TypeRef)> = it
+                    .param_list()
+                    .map(|list| {
+                        list.params()
+                            .map(|p| {
+                                let ty = p.ty().map(|t| lower_type(&t)).unwrap_or(TypeRef::Missing);
+                                (self.alloc_binder(p.name(), p.syntax()), ty)
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let ret = it.ret_type().and_then(|r| r.ty()).map(|t| lower_type(&t));
+                let body = self.block_opt(it.body());
+                Expr::Closure { params: Arc::from(params), ret, body }
+            }
             other => Expr::Unsupported(other.syntax().kind()),
         };
         self.alloc_expr(lowered, range)

@@ -57,6 +57,8 @@ pub enum BinderKind {
     Loop,
     /// A `match` arm's payload binder.
     Arm,
+    /// A closure's parameter.
+    ClosureParam,
 }
 
 /// The scopes of a body and what its names mean.
@@ -338,6 +340,15 @@ impl Walk<'_> {
                 self.expr(*lhs, scope);
                 self.expr(*rhs, scope);
             }
+            // A closure's parameters are visible in its body, which sees the enclosing scope.
+            Expr::Closure { params, body: block, .. } => {
+                let mut inner = scope;
+                for (binder, _) in params.iter() {
+                    self.binder_kinds[binder.0 as usize] = BinderKind::ClosureParam;
+                    inner = self.binder(inner, *binder);
+                }
+                self.block(block, inner);
+            }
         }
     }
 }
@@ -454,6 +465,7 @@ pub fn locals(db: &dyn Db, item: Item) -> Locals {
             BinderKind::Stack => BindingKind::Stack,
             BinderKind::Loop => BindingKind::LoopBinder,
             BinderKind::Arm => BindingKind::MatchBinder,
+            BinderKind::ClosureParam => BindingKind::Param,
         };
         push(&mut out, name, map.binders.get(i), kind, LocalRef::Binder(binder));
     }

@@ -66,7 +66,9 @@ pub fn site_facts(db: &dyn Db, item: Item, range: TextRange) -> Option<SiteFacts
                     // arm's payload binder's), as before the scopes served this.
                     BinderKind::Stack => (None, true),
                     BinderKind::Arm => (None, false),
-                    BinderKind::Loop => (check.binder_types.get(binder.0 as usize).and_then(shown), false),
+                    BinderKind::Loop | BinderKind::ClosureParam => {
+                        (check.binder_types.get(binder.0 as usize).and_then(shown), false)
+                    }
                 },
             };
             SiteBinding { name: name.to_string(), ty, mutable, constant: false }
@@ -88,6 +90,7 @@ fn tag(expr: &Expr) -> &'static str {
         Expr::Unary { .. } => "unary",
         Expr::Binary { .. } => "binary",
         Expr::Try(_) => "try",
+        Expr::Closure { .. } => "closure",
         Expr::Unsupported(_) => "other",
     }
 }
@@ -243,6 +246,7 @@ impl Walk<'_> {
                 self.expr(*rhs, expected);
             }
             Expr::Try(inner) => self.expr(*inner, None),
+            Expr::Closure { body, .. } => self.block(body),
             Expr::Missing | Expr::Literal(_) | Expr::Name(_) | Expr::Unsupported(_) => {}
         }
     }

@@ -478,6 +478,22 @@ impl Cx<'_> {
                     mapping.push(self.mapped(arg));
                     places.push((self.place_of(arg, true), want.mode == Mode::Rw));
                 }
+                Ty::Borrow(_, inner)
+                    if matches!(&**inner, Ty::Fn(_))
+                        && matches!(self.body.expr(self.body.unparen(arg)), Expr::Closure { .. }) =>
+                {
+                    // A closure written in place: it borrows what it captures for the call.
+                    let Ty::Fn(fun) = &**inner else { unreachable!("matched above") };
+                    let closure = self.body.unparen(arg);
+                    let mut captured = Vec::new();
+                    for (name, written) in self.closure(closure, fun)? {
+                        let view = matches!(self.body.expr(name), Expr::Name(n) if self.local(n).is_some_and(|l| matches!(l.ty, Ty::View(_))));
+                        places.push((self.place_of(name, view), written));
+                        captured.extend(self.scopes.resolve(name));
+                    }
+                    self.captures.push((closure, Arc::from(captured)));
+                    mapping.push(Mapped::Dropped);
+                }
                 Ty::Borrow(mode, inner) => {
                     if matches!(self.body.expr(self.body.unparen(arg)), Expr::Part { .. }) {
                         return Err(Diag::new(

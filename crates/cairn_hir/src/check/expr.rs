@@ -62,6 +62,11 @@ impl Cx<'_> {
             )),
             Expr::Call { callee, args } => self.call(e, *callee, args, expected),
             Expr::Try(operand) => self.try_expr(e, *operand),
+            Expr::Closure { .. } => Err(Diag::new(
+                "E-CLOSURE",
+                "A closure exists only as an argument to a `ro<fn(...)>` parameter: pass it to one, or declare a function.",
+                Anchor::Expr(e),
+            )),
             Expr::Unsupported(kind) => Err(Diag::new(
                 "E-UNSUPPORTED",
                 format!(
@@ -599,7 +604,7 @@ impl Cx<'_> {
                 Anchor::Expr(e),
             ));
         };
-        let ret = self.signature.ret.clone();
+        let ret = self.ret_ty();
         let carried = self.two_variants(&ret).map(|(_, f)| f);
         if carried.as_ref() != Some(&failure) && !ret.is_error() {
             return Err(Diag::new(

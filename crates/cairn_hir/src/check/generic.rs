@@ -161,7 +161,7 @@ impl Cx<'_> {
         let sites = self.sites.clone();
         let effects = self.effects.clone();
         let lengths = (self.calls.len(), self.call_targets.len(), self.arguments.len(), self.arm_variants.len());
-        let taken = self.address_taken.len();
+        let taken = (self.address_taken.len(), self.captures.len());
         let stack_bytes = self.stack_bytes;
         let result = if view { self.view_argument(arg) } else { self.check(arg, None) };
         self.sites = sites;
@@ -170,7 +170,8 @@ impl Cx<'_> {
         self.call_targets.truncate(lengths.1);
         self.arguments.truncate(lengths.2);
         self.arm_variants.truncate(lengths.3);
-        self.address_taken.truncate(taken);
+        self.address_taken.truncate(taken.0);
+        self.captures.truncate(taken.1);
         self.stack_bytes = stack_bytes;
         result.ok()
     }

@@ -14,6 +14,7 @@
 mod assign;
 mod builtin;
 pub(crate) mod call;
+mod closure;
 mod dispatch;
 mod expr;
 mod generic;
@@ -148,6 +149,9 @@ pub struct FnCheck {
     pub arm_variants: Arc<[(crate::body::ArmId, u32)]>,
     /// The declared functions this body uses as values (their addresses taken), each once.
     pub address_taken: Arc<[Item]>,
+    /// Each closure of the body with the outer bindings it captures, in first-use order;
+    /// sorted by closure.
+    pub captures: Arc<[(ExprId, Arc<[crate::scopes::LocalRef]>)]>,
 }
 
 impl FnCheck {
@@ -167,6 +171,14 @@ impl FnCheck {
     pub fn arm_variant(&self, arm: crate::body::ArmId) -> Option<u32> {
         let at = self.arm_variants.binary_search_by_key(&arm, |(a, _)| *a).ok()?;
         Some(self.arm_variants[at].1)
+    }
+
+    /// The outer bindings closure `id` captures.
+    pub fn captures_of(&self, id: ExprId) -> &[crate::scopes::LocalRef] {
+        match self.captures.binary_search_by_key(&id, |(e, _)| *e) {
+            Ok(at) => &self.captures[at].1,
+            Err(_) => &[],
+        }
     }
 
     pub fn call_target(&self, id: ExprId) -> Option<&CallTarget> {
@@ -320,6 +332,8 @@ fn run_check<'db>(
         arguments: Vec::new(),
         arm_variants: Vec::new(),
         address_taken: Vec::new(),
+        closure_rets: Vec::new(),
+        captures: Vec::new(),
         stack_bytes: 0,
     };
     let result = cx.run();
@@ -353,6 +367,12 @@ fn run_check<'db>(
         arguments: Arc::from(cx.arguments),
         arm_variants: Arc::from(cx.arm_variants),
         address_taken: Arc::from(cx.address_taken),
+        captures: {
+            let mut captures = cx.captures;
+            captures.sort_by_key(|(e, _)| *e);
+            captures.dedup_by_key(|(e, _)| *e);
+            Arc::from(captures)
+        },
     }
 }
 
@@ -418,6 +438,11 @@ pub(crate) struct Cx<'db> {
     pub arm_variants: Vec<(crate::body::ArmId, u32)>,
     /// The declared functions used as values ([`FnCheck::address_taken`]).
     pub address_taken: Vec<Item>,
+    /// The result types of the closures being checked, innermost last (`return` leaves the
+    /// innermost one).
+    pub closure_rets: Vec<Ty>,
+    /// The closures checked and what each captures ([`FnCheck::captures`]).
+    pub captures: Vec<(ExprId, Arc<[crate::scopes::LocalRef]>)>,
     pub types: Vec<Ty>,
     pub stack_bytes: u64,
 }
@@ -553,6 +578,12 @@ impl Cx<'_> {
         };
         let ty = resolve_type(cx, written)?;
         Ok(crate::generics::substitute(&ty, self.generics, self.args))
+    }
+
+    /// The result type a `return` or `try` answers to: the innermost closure's, else the
+    /// function's.
+    pub(crate) fn ret_ty(&self) -> Ty {
+        self.closure_rets.last().cloned().unwrap_or_else(|| self.signature.ret.clone())
     }
 
     /// What `Self` means in the body: the impl's type for a method.

@@ -186,7 +186,7 @@ impl Cx<'_> {
     }
 
     pub(crate) fn return_stmt(&mut self, id: StmtId, value: Option<ExprId>) -> R<()> {
-        let ret = self.signature.ret.clone();
+        let ret = self.ret_ty();
         match value {
             Some(value) => {
                 if ret == Ty::Void {

@@ -81,12 +81,12 @@ impl Lower<'_> {
                     parts[i] = part;
                     view
                 }
+                Ty::Borrow(_, inner) if matches!(&**inner, Ty::Fn(_)) => {
+                    let Ty::Fn(fun) = &**inner else { unreachable!("matched above") };
+                    self.callable_argument(arg, fun, &ty)?
+                }
                 Ty::Borrow(..) => {
-                    // A declared function lent as a callable is a value first.
-                    let place = match self.check.resolution(self.body.unparen(arg)) {
-                        Resolution::Function(_) => self.spill(arg)?,
-                        _ => self.place(arg)?,
-                    };
+                    let place = self.place(arg)?;
                     self.value(ty, Rvalue::Ref(place))
                 }
                 _ => self.expr(arg)?,
@@ -306,17 +306,19 @@ impl Lower<'_> {
         let Expr::Name(name) = self.body.expr(callee).clone() else {
             return fail("an indirect callee that is no name");
         };
-        let function = self.name(callee, &name)?;
         let local = self.local_of(callee).ok_or_else(|| LowerError(format!("{name} has no local")))?;
-        let (params, ret) = match self.local_ty(local) {
-            MTy::Fn { params, ret } => (params.clone(), ret.clone()),
-            MTy::Ptr(inner) => match &**inner {
-                MTy::Fn { params, ret } => (params.clone(), ret.clone()),
-                other => return fail(format!("an indirect call of a {other}")),
-            },
+        let held = self.local_ty(local).clone();
+        // A borrowed callable: its code takes its environment first.
+        let (function, params, ret, mut args) = match &held {
+            MTy::Record { fields, .. } if closure::is_callable(&held) => {
+                let MTy::Fn { params, ret } = &fields[0] else { return fail("a callable without code") };
+                let code = Operand::Copy(Place::local(local).project(Proj::Field(0)));
+                let env = Operand::Copy(Place::local(local).project(Proj::Field(1)));
+                (code, Arc::from(params[1..].to_vec()), ret.clone(), vec![env])
+            }
+            MTy::Fn { params, ret } => (self.name(callee, &name)?, params.clone(), ret.clone(), Vec::new()),
             other => return fail(format!("an indirect call of a {other}")),
         };
-        let mut args = Vec::with_capacity(given.len());
         for (param, &arg) in params.iter().zip(given) {
             let value = match param {
                 MTy::Ptr(_) => {

@@ -82,7 +82,9 @@ impl Lower<'_> {
     pub(super) fn expr(&mut self, e: ExprId) -> R<Operand> {
         let body = self.body.clone();
         match body.expr(e) {
-            Expr::Missing | Expr::Unsupported(_) => fail("an expression the lowering does not know"),
+            Expr::Missing | Expr::Unsupported(_) | Expr::Closure { .. } => {
+                fail("an expression the lowering does not know (a closure is lowered only where it is lent)")
+            }
             Expr::Literal(literal) => self.literal(e, literal, false),
             Expr::Paren(inner) => self.expr(*inner),
             Expr::Name(name) => self.name(e, name),

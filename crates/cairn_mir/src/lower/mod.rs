@@ -37,6 +37,7 @@ use cairn_hir::{fields_of, variants_of};
 
 mod call;
 mod cfg;
+mod closure;
 mod elide;
 mod expr;
 mod stmt;
@@ -57,7 +58,25 @@ fn fail<T>(message: impl Into<String>) -> R<T> {
 /// checker produces them (issue 13).
 #[salsa::tracked(returns(ref))]
 pub fn instance_mir<'db>(db: &'db dyn Db, instance: Instance<'db>) -> Result<Arc<Function>, LowerError> {
-    lower_function(db, instance).map(Arc::new)
+    instance_lowered(db, instance).clone().map(|(function, _)| function)
+}
+
+/// The functions lowering an instance made besides it: its closures and the adapters that lend
+/// declared functions and `fn` values as borrowed callables.
+pub fn instance_extra_mir<'db>(db: &'db dyn Db, instance: Instance<'db>) -> Arc<[Arc<Function>]> {
+    match instance_lowered(db, instance) {
+        Ok((_, extra)) => extra.clone(),
+        Err(_) => Arc::from(Vec::new()),
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+fn instance_lowered<'db>(
+    db: &'db dyn Db,
+    instance: Instance<'db>,
+) -> Result<(Arc<Function>, Arc<[Arc<Function>]>), LowerError> {
+    lower_function(db, instance)
+        .map(|(function, extra)| (Arc::new(function), extra.into_iter().map(Arc::new).collect()))
 }
 
 /// The MIR of one function or test (its monomorphic instance).
@@ -78,12 +97,21 @@ pub fn program_mir(db: &dyn Db) -> Program {
         .filter(|entry| cairn_hir::generics::fn_generics(db, entry.item).is_empty())
         .map(|entry| Instance::monomorphic(db, entry.item))
         .collect();
+    let mut made: std::collections::HashSet<Arc<str>> = std::collections::HashSet::new();
+    let mut extras: Vec<Arc<Function>> = Vec::new();
     for instance in crate::mono::collect(db, &roots) {
         match instance_mir(db, instance) {
             Ok(function) => program.functions.push(function.clone()),
             Err(error) => program.errors.push((Arc::from(instance.display(db)), error.clone())),
         }
+        // Closures and adapters, each once (two functions may lend the same one).
+        for extra in instance_extra_mir(db, instance).iter() {
+            if made.insert(extra.symbol.clone()) {
+                extras.push(extra.clone());
+            }
+        }
     }
+    program.functions.extend(extras);
     program
 }
 
@@ -109,6 +137,12 @@ pub fn symbol(db: &dyn Db, item: Item) -> Arc<str> {
 
 /// A checker type as MIR sees it.
 pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
+    // A borrowed callable travels as its code and environment (`closure.rs`).
+    if let Ty::Borrow(_, inner) = ty
+        && let Ty::Fn(fun) = &**inner
+    {
+        return closure::callable_ty(db, fun);
+    }
     if let Ty::Borrow(_, inner) = ty {
         return MTy::Ptr(Arc::new(mty(db, inner)));
     }
@@ -142,7 +176,7 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
     }
 }
 
-fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<Function> {
+fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function, Vec<Function>)> {
     let item = instance.item(db);
     let signature = cairn_hir::instance_signature(db, instance);
     if signature.error.is_some() {
@@ -176,6 +210,8 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<Function> 
         extents: Vec::new(),
         ret: ret.clone(),
         ret_ty: signature.ret.clone(),
+        symbol: instance_symbol(db, instance),
+        extra: Vec::new(),
     };
     // Every parameter is a local before anything else, in order (the ABI reads them so).
     let mut param_locals = Vec::with_capacity(signature.params.len());
@@ -222,8 +258,7 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<Function> 
         let term = if ret == MTy::Void { Terminator::Return(None) } else { Terminator::Unreachable };
         lower.terminate(term);
     }
-    let blocks = lower
-        .blocks
+    let blocks = std::mem::take(&mut lower.blocks)
         .into_iter()
         .map(|b| Block {
             insts: b.insts,
@@ -253,7 +288,7 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<Function> 
             }
         }
     }
-    Ok(Function {
+    let function = Function {
         symbol: instance_symbol(db, instance),
         name,
         kind,
@@ -262,7 +297,8 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<Function> 
         locals: lower.locals,
         blocks,
         extents,
-    })
+    };
+    Ok((function, lower.extra))
 }
 
 /// A block under construction.
@@ -299,6 +335,10 @@ struct Lower<'db> {
     ret_ty: Ty,
     /// The statement being lowered (what its instructions are attributed to).
     anchor: Option<Anchor>,
+    /// The symbol of the function being lowered (closures are named after it).
+    symbol: Arc<str>,
+    /// Functions made while lowering this one: its closures and the callable adapters it lends.
+    extra: Vec<Function>,
 }
 
 /// What a loop binder stays below.

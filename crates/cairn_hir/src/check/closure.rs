@@ -1,0 +1,219 @@
+//! Closures (language §21): `|a:A| -> R { … }` written in place as the argument of a
+//! `ro<fn(...)>` parameter. The closure's parameters and result must be the parameter's
+//! function type; its body is checked where it is written, in the enclosing scope, with `return`
+//! (and `try`) answering to the closure and loops of the enclosing body out of reach; its effects
+//! are the enclosing function's. What it captures — the outer bindings its body names — is
+//! returned, with whether it writes each, for the call's aliasing rule (`E-ALIAS`).
+
+use crate::body::{BinderId, Block, Body, Else, Expr, ExprId, Stmt};
+use crate::check::expr::same;
+use crate::check::{Cx, Local, LocalKind, R};
+use crate::diag::{Anchor, Diag};
+use crate::scopes::LocalRef;
+use crate::types::{FnTy, Ty};
+
+impl Cx<'_> {
+    /// Checks the closure `e` against the function type `want`; returns one name expression of
+    /// each outer binding it captures, and whether the closure assigns it.
+    pub(crate) fn closure(&mut self, e: ExprId, want: &FnTy) -> R<Vec<(ExprId, bool)>> {
+        let Expr::Closure { params, ret, body } = self.body.expr(e).clone() else {
+            return Err(Diag::new("E-CLOSURE", "Expected a closure here.", Anchor::Expr(e)));
+        };
+        let shown = Ty::Fn(std::sync::Arc::new(want.clone()));
+        if params.len() != want.params.len() {
+            return Err(Diag::new(
+                "E-TYPE-MISMATCH",
+                format!("This closure takes {} parameters, and the parameter wants a {shown}.", params.len()),
+                Anchor::Expr(e),
+            ));
+        }
+        for ((binder, written), wanted) in params.iter().zip(want.params.iter()) {
+            let ty = self
+                .resolve_written(written)
+                .map_err(|err| Diag::new(err.code, err.message, Anchor::Binder(*binder)))?;
+            if !same(&ty, wanted) {
+                return Err(Diag::new(
+                    "E-TYPE-MISMATCH",
+                    format!("This closure's parameter is {ty}, and the parameter wants a {shown}."),
+                    Anchor::Binder(*binder),
+                ));
+            }
+            self.fresh(*binder, |name| {
+                format!("The closure parameter {name} would shadow a binding of the same name: rename it.")
+            })?;
+            let name = self.body.binder(*binder).clone();
+            self.bind(*binder, Local { name, ty, mutable: false, kind: LocalKind::Let, literal: None });
+        }
+        let ret_ty = match &ret {
+            Some(written) => {
+                self.resolve_written(written).map_err(|err| Diag::new(err.code, err.message, Anchor::Expr(e)))?
+            }
+            None => Ty::Void,
+        };
+        if !same(&ret_ty, &want.ret) {
+            return Err(Diag::new(
+                "E-TYPE-MISMATCH",
+                format!("This closure returns {ret_ty}, and the parameter wants a {shown}."),
+                Anchor::Expr(e),
+            ));
+        }
+        let loops = std::mem::replace(&mut self.loops, 0);
+        self.closure_rets.push(ret_ty.clone());
+        let result = self.block(&body);
+        self.closure_rets.pop();
+        self.loops = loops;
+        let ends = result?;
+        if !ends && ret_ty != Ty::Void && !ret_ty.is_error() {
+            return Err(Diag::new(
+                "E-RETURN",
+                format!("Not all paths of this closure return: end every path with `return` of a {ret_ty}."),
+                Anchor::Expr(e),
+            ));
+        }
+        if let Some(slot) = self.types.get_mut(e.0 as usize) {
+            *slot = shown;
+        }
+        // What it captures: the names its body resolves to bindings declared outside it.
+        let mut inner: Vec<BinderId> = params.iter().map(|(b, _)| *b).collect();
+        let mut names: Vec<ExprId> = Vec::new();
+        let mut assigned: Vec<std::sync::Arc<str>> = Vec::new();
+        contents(&self.body, &body, &mut inner, &mut names, &mut assigned);
+        let mut seen: Vec<LocalRef> = Vec::new();
+        let mut captures = Vec::new();
+        for name in names {
+            let Some(local) = self.scopes.resolve(name) else { continue };
+            let outer = match local {
+                LocalRef::Param(_) => true,
+                LocalRef::Binder(b) => !inner.contains(&b),
+            };
+            if outer && !seen.contains(&local) {
+                seen.push(local);
+                let Expr::Name(text) = self.body.expr(name) else { continue };
+                captures.push((name, assigned.contains(text)));
+            }
+        }
+        Ok(captures)
+    }
+}
+
+/// The binders a block declares (nested closures' parameters included), the name expressions
+/// it holds, and the roots of the places it assigns.
+fn contents(
+    body: &Body,
+    block: &Block,
+    binders: &mut Vec<BinderId>,
+    names: &mut Vec<ExprId>,
+    assigned: &mut Vec<std::sync::Arc<str>>,
+) {
+    for &stmt in block.iter() {
+        match body.stmt(stmt) {
+            Stmt::Let { binder, init, .. } => {
+                binders.push(*binder);
+                expr(body, *init, binders, names, assigned);
+            }
+            Stmt::Stack { binder, capacity, .. } => {
+                binders.push(*binder);
+                expr(body, *capacity, binders, names, assigned);
+            }
+            Stmt::Assign { target, value, .. } => {
+                let mut root = body.unparen(*target);
+                loop {
+                    match body.expr(root) {
+                        Expr::Field { base, .. } | Expr::Index { base, .. } => root = body.unparen(*base),
+                        Expr::Name(name) => {
+                            assigned.push(name.clone());
+                            break;
+                        }
+                        _ => break,
+                    }
+                }
+                expr(body, *target, binders, names, assigned);
+                expr(body, *value, binders, names, assigned);
+            }
+            Stmt::Expr(e) | Stmt::Return(Some(e)) => expr(body, *e, binders, names, assigned),
+            Stmt::If { cond, then, els } => {
+                expr(body, *cond, binders, names, assigned);
+                contents(body, then, binders, names, assigned);
+                match els {
+                    Some(Else::Block(b)) => contents(body, b, binders, names, assigned),
+                    Some(Else::If(nested)) => {
+                        contents(body, &std::sync::Arc::from(vec![*nested]), binders, names, assigned)
+                    }
+                    None => {}
+                }
+            }
+            Stmt::While { cond, body: b } => {
+                expr(body, *cond, binders, names, assigned);
+                contents(body, b, binders, names, assigned);
+            }
+            Stmt::ForRange { binder, lo, hi, body: b } => {
+                binders.push(*binder);
+                expr(body, *lo, binders, names, assigned);
+                expr(body, *hi, binders, names, assigned);
+                contents(body, b, binders, names, assigned);
+            }
+            Stmt::ForEach { index, element, iterable, body: b } => {
+                binders.extend(index.iter().copied());
+                binders.push(*element);
+                expr(body, *iterable, binders, names, assigned);
+                contents(body, b, binders, names, assigned);
+            }
+            Stmt::Each { binder, count, body: b } => {
+                binders.push(*binder);
+                expr(body, *count, binders, names, assigned);
+                contents(body, b, binders, names, assigned);
+            }
+            Stmt::Match { subject, arms } => {
+                expr(body, *subject, binders, names, assigned);
+                for arm in arms.iter() {
+                    binders.extend(arm.binder.iter().copied());
+                    contents(body, &arm.body, binders, names, assigned);
+                }
+            }
+            Stmt::Block(b) => contents(body, b, binders, names, assigned),
+            Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Missing | Stmt::Unsupported(_) => {}
+        }
+    }
+}
+
+fn expr(
+    body: &Body,
+    e: ExprId,
+    binders: &mut Vec<BinderId>,
+    names: &mut Vec<ExprId>,
+    assigned: &mut Vec<std::sync::Arc<str>>,
+) {
+    match body.expr(e) {
+        Expr::Name(_) => names.push(e),
+        Expr::Paren(inner) | Expr::Try(inner) | Expr::Unary { operand: inner, .. } => {
+            expr(body, *inner, binders, names, assigned)
+        }
+        Expr::Call { callee, args } => {
+            expr(body, *callee, binders, names, assigned);
+            for &arg in args.iter() {
+                expr(body, arg, binders, names, assigned);
+            }
+        }
+        Expr::Field { base, .. } => expr(body, *base, binders, names, assigned),
+        Expr::Index { base, indices } => {
+            expr(body, *base, binders, names, assigned);
+            for &i in indices.iter() {
+                expr(body, i, binders, names, assigned);
+            }
+        }
+        Expr::Part { base, lo, hi } => {
+            for &x in [base, lo, hi] {
+                expr(body, x, binders, names, assigned);
+            }
+        }
+        Expr::Binary { lhs, rhs, .. } => {
+            expr(body, *lhs, binders, names, assigned);
+            expr(body, *rhs, binders, names, assigned);
+        }
+        Expr::Closure { params, body: b, .. } => {
+            binders.extend(params.iter().map(|(b, _)| *b));
+            contents(body, b, binders, names, assigned);
+        }
+        Expr::Missing | Expr::Literal(_) | Expr::Unsupported(_) => {}
+    }
+}
