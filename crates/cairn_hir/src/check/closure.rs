@@ -1,13 +1,16 @@
-//! Closures (language §21): `|a:A| -> R { … }` written in place as the argument of a
+//! Function values and closures (language §21): calls through a `fn` value or a borrowed
+//! callable ([`Cx::indirect_call`]), and closures: `|a:A| -> R { … }` written in place as the argument of a
 //! `ro<fn(...)>` parameter. The closure's parameters and result must be the parameter's
 //! function type; its body is checked where it is written, in the enclosing scope, with `return`
 //! (and `try`) answering to the closure and loops of the enclosing body out of reach; its effects
 //! are the enclosing function's. What it captures — the outer bindings its body names — is
 //! returned, with whether it writes each, for the call's aliasing rule (`E-ALIAS`).
 
+use std::sync::Arc;
+
 use crate::body::{BinderId, Block, Body, Else, Expr, ExprId, Stmt};
 use crate::check::expr::same;
-use crate::check::{Cx, Local, LocalKind, R};
+use crate::check::{CallTarget, Cx, GuardKind, Local, LocalKind, R};
 use crate::diag::{Anchor, Diag};
 use crate::scopes::LocalRef;
 use crate::types::{FnTy, Ty};
@@ -76,7 +79,7 @@ impl Cx<'_> {
         // What it captures: the names its body resolves to bindings declared outside it.
         let mut inner: Vec<BinderId> = params.iter().map(|(b, _)| *b).collect();
         let mut names: Vec<ExprId> = Vec::new();
-        let mut assigned: Vec<std::sync::Arc<str>> = Vec::new();
+        let mut assigned: Vec<Arc<str>> = Vec::new();
         contents(&self.body, &body, &mut inner, &mut names, &mut assigned);
         let mut seen: Vec<LocalRef> = Vec::new();
         let mut captures = Vec::new();
@@ -103,7 +106,7 @@ fn contents(
     block: &Block,
     binders: &mut Vec<BinderId>,
     names: &mut Vec<ExprId>,
-    assigned: &mut Vec<std::sync::Arc<str>>,
+    assigned: &mut Vec<Arc<str>>,
 ) {
     for &stmt in block.iter() {
         match body.stmt(stmt) {
@@ -176,13 +179,7 @@ fn contents(
     }
 }
 
-fn expr(
-    body: &Body,
-    e: ExprId,
-    binders: &mut Vec<BinderId>,
-    names: &mut Vec<ExprId>,
-    assigned: &mut Vec<std::sync::Arc<str>>,
-) {
+fn expr(body: &Body, e: ExprId, binders: &mut Vec<BinderId>, names: &mut Vec<ExprId>, assigned: &mut Vec<Arc<str>>) {
     match body.expr(e) {
         Expr::Name(_) => names.push(e),
         Expr::Paren(inner) | Expr::Try(inner) | Expr::Unary { operand: inner, .. } => {
@@ -215,5 +212,43 @@ fn expr(
             contents(body, b, binders, names, assigned);
         }
         Expr::Missing | Expr::Literal(_) | Expr::Unsupported(_) => {}
+    }
+}
+
+impl Cx<'_> {
+    /// `f(args)` with `f` a `fn` value or a borrowed callable: each argument typed against the
+    /// function type's parameter; the call adds `indirect_call` and a `callable` guard (the zero
+    /// value cannot be called), and its row absorbs what every address-taken function does
+    /// (`crate::effects`).
+    pub(crate) fn indirect_call(&mut self, e: ExprId, fun: &crate::types::FnTy, args: &Arc<[ExprId]>) -> R<Ty> {
+        if args.len() != fun.params.len() {
+            return Err(Diag::new(
+                "E-ARITY",
+                format!(
+                    "This {} takes {} arguments; {} given.",
+                    Ty::Fn(Arc::new(fun.clone())),
+                    fun.params.len(),
+                    args.len()
+                ),
+                Anchor::Expr(e),
+            ));
+        }
+        for (param, &arg) in fun.params.iter().zip(args.iter()) {
+            match param {
+                Ty::Borrow(_, inner) => {
+                    let got = self.check(arg, None)?;
+                    if !same(&got, inner) {
+                        return Err(self.mismatch(arg, inner, &got));
+                    }
+                }
+                ty => {
+                    self.check(arg, Some(ty))?;
+                }
+            }
+        }
+        self.effect("indirect_call");
+        self.site(GuardKind::Callable);
+        self.target(e, CallTarget::Indirect);
+        Ok(fun.ret.clone())
     }
 }

@@ -11,6 +11,7 @@
 //! assignments; `expr.rs` expressions; `call.rs` calls, records and variants; `builtin.rs` the
 //! builtins.
 
+mod alias;
 mod assign;
 mod builtin;
 pub(crate) mod call;
