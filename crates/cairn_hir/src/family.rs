@@ -142,15 +142,26 @@ pub fn families_refusal(db: &dyn Db) -> Option<(Item, Diag)> {
 /// The template and natural a family copy's name means where `module` writes it
 /// (`strided_4` → `stride`, 4), if it names one.
 pub fn family_copy(db: &dyn Db, module: &str, name: &str) -> Option<(Item, u64)> {
+    family_copy_at(db, module, &[], name)
+}
+
+/// [`family_copy`] for a copy named through a module path (`geo.step_2`: `prefix` is `geo`).
+pub fn family_copy_at(db: &dyn Db, module: &str, prefix: &[Arc<str>], name: &str) -> Option<(Item, u64)> {
     let (family, k) = name.rsplit_once('_')?;
     let k_value: u64 = k.parse().ok()?;
     if k_value.to_string() != k {
         return None;
     }
     let scope = Resolver::new(db);
-    let Lookup::Found(decl) = scope.resolve_path(module, &[Arc::from(family)], |kind| kind == ItemKind::Family) else {
+    let mut path: Vec<Arc<str>> = prefix.to_vec();
+    path.push(Arc::from(family));
+    let Lookup::Found(decl) = scope.resolve_path(module, &path, |kind| kind == ItemKind::Family) else {
         return None;
     };
+    // A family of another module is named only when it is `pub`.
+    if !scope.visible_from(decl.item, module) {
+        return None;
+    }
     let def = family_def(db, decl.item);
     def.naturals().contains(&k_value).then_some((def.template?, k_value))
 }

@@ -73,6 +73,16 @@ impl Cx<'_> {
                         Lookup::Found(decl) => return self.construct(e, decl.item, args, Generic::expecting(expected)),
                         Lookup::None => {}
                     }
+                    // `m.strided_4(…)`: a family's copy named through its module.
+                    if path.len() >= 2
+                        && self.local(&path[0]).is_none()
+                        && let Some((template, k)) =
+                            crate::family::family_copy_at(self.db, &self.module, &path[..path.len() - 1], &last)
+                    {
+                        let preset = [crate::instance::InstanceArg::Nat(k)];
+                        let generic = Generic { preset: Some(&preset), ..Generic::expecting(expected) };
+                        return self.call_function(e, template, &full, None, args, generic);
+                    }
                     // `Trait.member(x)`: the member of that trait.
                     if path.len() >= 2
                         && self.local(&path[0]).is_none()

@@ -370,7 +370,8 @@ impl Workspace {
                             item: member_item,
                             file: index as u32,
                             library: file.library,
-                            public: false,
+                            // An impl's members are always public (language §20).
+                            public: member.kind() == SyntaxKind::FN,
                         });
                     }
                 }
