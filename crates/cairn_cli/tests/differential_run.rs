@@ -277,6 +277,7 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         "923-function-values.cairn",
         "924-trap-zero-function-value.cairn",
         "925-closures.cairn",
+        "926-dyn-references.cairn",
     ] {
         let text = std::fs::read_to_string(dir.join(name)).expect("a run test");
         let expected: String =
@@ -295,5 +296,5 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         }
         compared += 1;
     }
-    assert_eq!(compared, 6);
+    assert_eq!(compared, 7);
 }

@@ -50,7 +50,8 @@ pub enum TypeRef {
         params: Arc<[TypeRef]>,
         ret: Option<Arc<TypeRef>>,
     },
-    Dyn,
+    /// `dyn Trait` (only under a single borrow: `ro<dyn Trait>`).
+    Dyn(Arc<[Arc<str>]>),
     Missing,
 }
 
@@ -714,7 +715,9 @@ pub fn lower_type(ty: &ast::Type) -> TypeRef {
             params: f.params().map(|p| p.types().map(|t| lower_type(&t)).collect()).unwrap_or_default(),
             ret: f.ret_type().and_then(|r| r.ty()).map(|t| Arc::new(lower_type(&t))),
         },
-        ast::Type::Dyn(_) => TypeRef::Dyn,
+        ast::Type::Dyn(d) => TypeRef::Dyn(
+            d.path().map(|p| p.segments().map(|s| ident(s.ident())).collect()).unwrap_or_else(|| Arc::from(Vec::new())),
+        ),
     }
 }
 

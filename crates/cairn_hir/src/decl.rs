@@ -69,8 +69,22 @@ pub fn resolve_type(cx: TypeCtx<'_>, ty: &TypeRef) -> Result<Ty, TypeError> {
             }
             Ok(Ty::Fn(Arc::new(crate::types::FnTy { params: Arc::from(resolved), ret })))
         }
-        TypeRef::Dyn => {
-            Err(TypeError::new("E-UNSUPPORTED", "`dyn` types are tier 1, which this checker does not check yet."))
+        TypeRef::Dyn(_) => Err(TypeError::new(
+            "E-DYN",
+            "`dyn Trait` is a borrowed reference: write `ro<dyn Trait>` or `rw<dyn Trait>` (a value or a view of dyn is refused).",
+        )),
+        TypeRef::Borrow { rw, inner, extent: None, .. } if matches!(&**inner, TypeRef::Dyn(_)) => {
+            let TypeRef::Dyn(path) = &**inner else { unreachable!("matched above") };
+            let mode = if *rw { Mode::Rw } else { Mode::Ro };
+            match cx.scope.resolve_path(cx.module, path, |k| k == ItemKind::Trait) {
+                Lookup::Found(decl) => {
+                    Ok(Ty::Borrow(mode, Arc::new(Ty::Dyn(decl.item, cx.scope.full_name(decl.item)))))
+                }
+                Lookup::None => {
+                    let written = path.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join(".");
+                    Err(TypeError::new("E-DYN", format!("dyn {written} names no trait visible here.")))
+                }
+            }
         }
         TypeRef::Borrow { rw, inner, extent, place } => {
             let mode = if *rw { Mode::Rw } else { Mode::Ro };

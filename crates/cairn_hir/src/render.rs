@@ -53,7 +53,7 @@ pub fn type_ref_text(ty: &TypeRef) -> String {
                 None => format!("fn({})", shown.join(", ")),
             }
         }
-        TypeRef::Dyn => "dyn".to_string(),
+        TypeRef::Dyn(path) => format!("dyn {}", path.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join(".")),
         TypeRef::Missing => "?".to_string(),
     }
 }

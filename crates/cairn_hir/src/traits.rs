@@ -376,3 +376,16 @@ pub fn coherence_refusal(db: &dyn Db) -> Option<(Item, Diag)> {
     }
     None
 }
+
+/// The members of a trait in the order of a `dyn` reference's table.
+pub fn table_members(db: &dyn Db, tr: Item) -> Vec<Item> {
+    trait_def(db, tr).members.iter().map(|(_, m)| *m).collect()
+}
+
+/// The methods of impl `imp` in its trait's table order (what a `dyn` reference lent from a
+/// value of its type calls).
+pub fn table_methods(db: &dyn Db, imp: Item) -> Vec<Item> {
+    let def = impl_def(db, imp);
+    let Some(tr) = def.trait_item else { return Vec::new() };
+    trait_def(db, tr).members.iter().filter_map(|(name, _)| def.method(name)).collect()
+}

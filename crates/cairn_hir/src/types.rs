@@ -179,6 +179,8 @@ pub enum Ty {
     Param(u32),
     /// `fn(A, B) -> R`: a code pointer to a declared function of values (language §21).
     Fn(Arc<FnTy>),
+    /// `dyn Trait` (the trait's declaration and full name): only behind a single borrow.
+    Dyn(Item, Arc<str>),
     /// Unknown because of an earlier refusal; matches anything.
     Error,
 }
@@ -286,6 +288,7 @@ impl fmt::Display for Ty {
                 }
                 Ok(())
             }
+            Ty::Dyn(_, name) => write!(f, "dyn {name}"),
             Ty::Error => write!(f, "?"),
         }
     }

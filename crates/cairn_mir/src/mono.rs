@@ -36,6 +36,15 @@ pub fn collect<'db>(db: &'db dyn Db, roots: &[Instance<'db>]) -> Vec<Instance<'d
                 out.push(reached);
             }
         }
+        // The methods of an impl lent as a `dyn` reference fill its table.
+        for &(_, imp) in check.dyn_lends.iter() {
+            for method in cairn_hir::table_methods(db, imp) {
+                let reached = Instance::monomorphic(db, method);
+                if seen.insert(reached) {
+                    out.push(reached);
+                }
+            }
+        }
         // A function used as a value may be called through it.
         for &item in check.address_taken.iter() {
             let reached = Instance::monomorphic(db, item);

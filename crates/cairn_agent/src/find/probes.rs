@@ -550,7 +550,7 @@ fn probe_type(db: &dyn cairn_hir::Db, ty: &Ty, extent: Option<&str>) -> Option<S
             };
             Some(format!("{}<{}>[{size}]@{}", view.mode.name(), probe_type(db, &view.elem, None)?, view.place.name()))
         }
-        Ty::Void | Ty::Param(_) | Ty::Fn(_) | Ty::Error => None,
+        Ty::Void | Ty::Param(_) | Ty::Fn(_) | Ty::Dyn(..) | Ty::Error => None,
     }
 }
 

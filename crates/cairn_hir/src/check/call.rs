@@ -505,6 +505,12 @@ impl Cx<'_> {
                     self.captures.push((closure, Arc::from(captured)));
                     mapping.push(Mapped::Dropped);
                 }
+                Ty::Borrow(mode, inner) if matches!(&**inner, Ty::Dyn(..)) => {
+                    let Ty::Dyn(tr, _) = &**inner else { unreachable!("matched above") };
+                    let mapped = self.dyn_argument(arg, *mode, *tr)?;
+                    mapping.push(mapped);
+                    places.push((self.place_of(arg, false), *mode == Mode::Rw));
+                }
                 Ty::Borrow(mode, inner) => {
                     if matches!(self.body.expr(self.body.unparen(arg)), Expr::Part { .. }) {
                         return Err(Diag::new(

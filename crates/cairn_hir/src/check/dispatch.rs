@@ -44,6 +44,13 @@ impl Cx<'_> {
             let Some(&arg) = given.get(at) else { continue };
             let Some(ty) = self.probe(arg, false) else { continue };
             let ty = ty.value().clone();
+            // Through a `dyn` reference of this trait: dispatched at run time.
+            if let Ty::Dyn(behind, _) = &ty
+                && *behind == tr
+                && at == 0
+            {
+                return self.dyn_call(e, tr, member, &given).map(Some);
+            }
             if let Some((imp, impl_args)) = crate::traits::find_impl(self.db, tr, &ty) {
                 found.push((tr, imp, impl_args));
             }

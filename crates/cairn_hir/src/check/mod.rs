@@ -17,6 +17,7 @@ mod builtin;
 pub(crate) mod call;
 mod closure;
 mod dispatch;
+mod dynamic;
 mod expr;
 mod generic;
 mod stmt;
@@ -99,6 +100,9 @@ pub enum CallTarget {
     Constructor,
     /// A call through a function value or a borrowed callable (`indirect_call`).
     Indirect,
+    /// A call of a trait's member through a `dyn` reference: the member, and its position in
+    /// the trait's table.
+    Dynamic { member: Item, index: u32 },
 }
 
 /// What an expression names, as the body check resolved it. The checker is the only resolver
@@ -153,6 +157,8 @@ pub struct FnCheck {
     /// Each closure of the body with the outer bindings it captures, in first-use order;
     /// sorted by closure.
     pub captures: Arc<[(ExprId, Arc<[crate::scopes::LocalRef]>)]>,
+    /// Each argument lent to a `dyn` parameter with the impl its table is made of; sorted.
+    pub dyn_lends: Arc<[(ExprId, Item)]>,
 }
 
 impl FnCheck {
@@ -172,6 +178,12 @@ impl FnCheck {
     pub fn arm_variant(&self, arm: crate::body::ArmId) -> Option<u32> {
         let at = self.arm_variants.binary_search_by_key(&arm, |(a, _)| *a).ok()?;
         Some(self.arm_variants[at].1)
+    }
+
+    /// The impl whose table argument `id` is lent to a `dyn` parameter with.
+    pub fn dyn_lend(&self, id: ExprId) -> Option<Item> {
+        let at = self.dyn_lends.binary_search_by_key(&id, |(e, _)| *e).ok()?;
+        Some(self.dyn_lends[at].1)
     }
 
     /// The outer bindings closure `id` captures.
@@ -335,6 +347,7 @@ fn run_check<'db>(
         address_taken: Vec::new(),
         closure_rets: Vec::new(),
         captures: Vec::new(),
+        dyn_lends: Vec::new(),
         stack_bytes: 0,
     };
     let result = cx.run();
@@ -368,6 +381,12 @@ fn run_check<'db>(
         arguments: Arc::from(cx.arguments),
         arm_variants: Arc::from(cx.arm_variants),
         address_taken: Arc::from(cx.address_taken),
+        dyn_lends: {
+            let mut lends = cx.dyn_lends;
+            lends.sort_by_key(|(e, _)| *e);
+            lends.dedup_by_key(|(e, _)| *e);
+            Arc::from(lends)
+        },
         captures: {
             let mut captures = cx.captures;
             captures.sort_by_key(|(e, _)| *e);
@@ -444,6 +463,8 @@ pub(crate) struct Cx<'db> {
     pub closure_rets: Vec<Ty>,
     /// The closures checked and what each captures ([`FnCheck::captures`]).
     pub captures: Vec<(ExprId, Arc<[crate::scopes::LocalRef]>)>,
+    /// Arguments lent to `dyn` parameters and their impls ([`FnCheck::dyn_lends`]).
+    pub dyn_lends: Vec<(ExprId, Item)>,
     pub types: Vec<Ty>,
     pub stack_bytes: u64,
 }

@@ -353,6 +353,7 @@ fn call_target_at(workspace: &Workspace, item: Item, range: TextRange) -> Option
     match check.call_target(cairn_hir::body::ExprId(id as u32))? {
         cairn_hir::check::CallTarget::Function(target, _) => Some(Meaning::Declaration(*target)),
         cairn_hir::check::CallTarget::Builtin(name) => Some(Meaning::Builtin(name.name().to_string())),
+        cairn_hir::check::CallTarget::Dynamic { member, .. } => Some(Meaning::Declaration(*member)),
         cairn_hir::check::CallTarget::Constructor | cairn_hir::check::CallTarget::Indirect => None,
     }
 }

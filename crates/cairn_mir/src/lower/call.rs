@@ -50,6 +50,7 @@ impl Lower<'_> {
                 }
             },
             Some(CallTarget::Indirect) => self.call_indirect(e, callee_inner, &given),
+            Some(CallTarget::Dynamic { index, .. }) => self.call_dynamic(index, &given),
             None => fail(format!("the checker recorded no target for the call of {name}")),
         }
     }
@@ -81,6 +82,7 @@ impl Lower<'_> {
                     parts[i] = part;
                     view
                 }
+                Ty::Borrow(_, inner) if matches!(&**inner, Ty::Dyn(..)) => self.dyn_argument(arg, &ty)?,
                 Ty::Borrow(_, inner) if matches!(&**inner, Ty::Fn(_)) => {
                     let Ty::Fn(fun) = &**inner else { unreachable!("matched above") };
                     self.callable_argument(arg, fun, &ty)?
@@ -336,6 +338,47 @@ impl Lower<'_> {
         }
         let t = self.temp((*ret).clone());
         self.emit(Inst::CallIndirect { dst: Some(Place::local(t)), callee: function, args });
+        Ok(copy(t))
+    }
+}
+
+impl Lower<'_> {
+    /// The `dyn` reference lent for argument `arg`: the object's address and the table of its
+    /// impl's methods (which take the receiver's address first), or a `dyn` reference passed on.
+    fn dyn_argument(&mut self, arg: ExprId, ty: &MTy) -> R<Operand> {
+        let arg = self.body.unparen(arg);
+        let place = self.place(arg)?;
+        let Some(imp) = self.check.dyn_lend(arg) else { return Ok(Operand::Copy(place)) };
+        let object = self.value(MTy::Ptr(Arc::new(MTy::Int(IntTy::U8))), Rvalue::Ref(place));
+        let mut fields = vec![object];
+        for method in cairn_hir::table_methods(self.db, imp) {
+            fields.push(Operand::Const(Const::Fn(symbol(self.db, method))));
+        }
+        Ok(self.value(ty.clone(), Rvalue::Record(ty.clone(), fields)))
+    }
+
+    /// A call of the member at `index` of the table of the `dyn` reference that is the first
+    /// argument.
+    fn call_dynamic(&mut self, index: u32, given: &[ExprId]) -> R<Operand> {
+        let receiver = *given.first().ok_or_else(|| LowerError("a dyn call without its receiver".into()))?;
+        let reference = self.place(receiver)?;
+        let held = self.place_ty(&reference)?;
+        let MTy::Record { fields, .. } = &held else { return fail("a dyn call through something else") };
+        let Some(MTy::Fn { ret, .. }) = fields.get(1 + index as usize) else {
+            return fail("a dyn table without the member");
+        };
+        let ret = (**ret).clone();
+        let code = Operand::Copy(reference.project(Proj::Field(1 + index)));
+        let mut args = vec![Operand::Copy(reference.project(Proj::Field(0)))];
+        for &arg in &given[1..] {
+            args.push(self.expr(arg)?);
+        }
+        if ret == MTy::Void {
+            self.emit(Inst::CallIndirect { dst: None, callee: code, args });
+            return Ok(Operand::Const(Const::Bool(false)));
+        }
+        let t = self.temp(ret);
+        self.emit(Inst::CallIndirect { dst: Some(Place::local(t)), callee: code, args });
         Ok(copy(t))
     }
 }

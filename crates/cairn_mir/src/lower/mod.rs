@@ -143,6 +143,20 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
     {
         return closure::callable_ty(db, fun);
     }
+    // A `dyn` reference travels as the object's address and its impl's table.
+    if let Ty::Borrow(_, inner) = ty
+        && let Ty::Dyn(tr, name) = &**inner
+    {
+        let byte = MTy::Ptr(Arc::new(MTy::Int(IntTy::U8)));
+        let mut fields = vec![byte.clone()];
+        for member in cairn_hir::table_members(db, *tr) {
+            let signature = cairn_hir::fn_signature(db, member);
+            let mut params = vec![byte.clone()];
+            params.extend(signature.params.iter().skip(1).map(|p| mty(db, &p.ty)));
+            fields.push(MTy::Fn { params: Arc::from(params), ret: Arc::new(mty(db, &signature.ret)) });
+        }
+        return MTy::Record { name: Arc::from(format!("dyn {name}")), fields: Arc::from(fields) };
+    }
     if let Ty::Borrow(_, inner) = ty {
         return MTy::Ptr(Arc::new(mty(db, inner)));
     }
@@ -150,7 +164,7 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
         Ty::Bool => MTy::Bool,
         Ty::Int(i) => MTy::Int(*i),
         Ty::Float(f) => MTy::Float(*f),
-        Ty::Void | Ty::Error | Ty::Param(_) => MTy::Void,
+        Ty::Void | Ty::Error | Ty::Param(_) | Ty::Dyn(..) => MTy::Void,
         Ty::Record(adt) => {
             // An instance of a generic record is named with its arguments (`Pair[u64]`), so two
             // instances are two types.

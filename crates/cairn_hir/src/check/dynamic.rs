@@ -1,0 +1,148 @@
+//! `ro<dyn Trait>` and `rw<dyn Trait>` (language §20): a borrowed reference to a value of any
+//! type implementing the trait, lent from a named place at a call, and calls of the trait's
+//! members through it, which add `dispatch` and may call every implementation of the member.
+//!
+//! A trait may stand behind `dyn` only when it is dyn-compatible (`E-DYN`), judged where a
+//! reference is formed or called through. This build also asks that each member's receiver is
+//! its first parameter and a borrow (`ro<Self>` / `rw<Self>`), that members take no generic
+//! parameters, and that the impl lent is not generic; anything else is `E-UNSUPPORTED`.
+
+use std::sync::Arc;
+
+use crate::body::ExprId;
+use crate::check::{CallEdge, CallTarget, Cx, Mapped, R};
+use crate::diag::{Anchor, Diag};
+use crate::input::{Item, Program};
+use crate::types::{Mode, Ty};
+
+fn mentions_self(ty: &Ty) -> bool {
+    match ty {
+        Ty::Param(0) => true,
+        Ty::Record(adt) | Ty::Enum(adt) => adt.args.iter().any(mentions_self),
+        Ty::Borrow(_, inner) => mentions_self(inner),
+        Ty::View(view) => mentions_self(&view.elem),
+        _ => false,
+    }
+}
+
+impl Cx<'_> {
+    /// `E-DYN` (or `E-UNSUPPORTED`) unless trait `tr` can stand behind `dyn`.
+    pub(crate) fn dyn_compatible(&self, e: ExprId, tr: Item) -> R<()> {
+        let name = self.scope.full_name(tr);
+        for (member, item) in crate::traits::trait_def(self.db, tr).members.iter() {
+            let signature = crate::signature::fn_signature(self.db, *item);
+            let fail = |why: String| {
+                Err(Diag::new("E-DYN", format!("{name} cannot stand behind dyn: {why}."), Anchor::Expr(e)))
+            };
+            let Some(receiver) = crate::traits::receiver_index(self.db, *item) else {
+                return fail(format!("its member {member} has no receiver"));
+            };
+            for (i, param) in signature.params.iter().enumerate() {
+                if i != receiver && (param.borrowed() || mentions_self(&param.ty)) {
+                    return fail(format!("{member} takes {} as {}", param.ty, param.name));
+                }
+            }
+            if mentions_self(&signature.ret) {
+                return fail(format!("{member} returns {}", signature.ret));
+            }
+            let borrowed_first = receiver == 0 && matches!(signature.params[0].ty, Ty::Borrow(..));
+            if !borrowed_first || crate::generics::fn_generics(self.db, *item).len() > 1 {
+                return Err(Diag::new(
+                    "E-UNSUPPORTED",
+                    format!(
+                        "dyn {name}: a member whose receiver is not its first parameter, a borrow ({member}), or that is generic is not built yet."
+                    ),
+                    Anchor::Expr(e),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// An argument lent to a `ro<dyn Tr>` / `rw<dyn Tr>` parameter: a named place of a type that
+    /// implements the trait (its table is recorded), or a `dyn` reference of that trait.
+    pub(crate) fn dyn_argument(&mut self, arg: ExprId, mode: Mode, tr: Item) -> R<Mapped> {
+        self.dyn_compatible(arg, tr)?;
+        let name = self.scope.full_name(tr);
+        if self.root_name(arg).is_none() {
+            return Err(Diag::new(
+                "E-WRITE-LEASE",
+                format!("A dyn {name} reference is made from a named place: bind the value to a name first."),
+                Anchor::Expr(arg),
+            ));
+        }
+        let got = self.check(arg, None)?;
+        let value = got.value().clone();
+        if mode == Mode::Rw && !self.writable_root(arg) {
+            return Err(Diag::new(
+                "E-WRITE-LEASE",
+                "A `rw<dyn …>` needs a mutable local or an rw borrow: declare the local `let mut`.",
+                Anchor::Expr(arg),
+            ));
+        }
+        match &value {
+            Ty::Dyn(other, _) if *other == tr => {}
+            Ty::Error => {}
+            _ => {
+                let Some((imp, _)) = crate::traits::find_impl(self.db, tr, &value) else {
+                    return Err(Diag::new(
+                        "E-TRAIT-IMPL",
+                        format!("{value} does not implement {name}, which the dyn {name} parameter needs."),
+                        Anchor::Expr(arg),
+                    ));
+                };
+                if !crate::traits::impl_def(self.db, imp).generics.is_empty() {
+                    return Err(Diag::new(
+                        "E-UNSUPPORTED",
+                        format!("dyn {name} over a generic impl is not built yet."),
+                        Anchor::Expr(arg),
+                    ));
+                }
+                self.dyn_lends.push((self.body.unparen(arg), imp));
+            }
+        }
+        if mode == Mode::Rw
+            && let Some(root) = self.root_name(arg)
+            && self.local(&root).is_some_and(|l| l.mutable && !matches!(l.ty, Ty::View(_)))
+        {
+            self.effect(format!("write:{root}"));
+        }
+        Ok(self.mapped(arg))
+    }
+
+    /// A call of member `member` (at `index` in the trait's table) through the `dyn` reference
+    /// that is the call's receiver: `dispatch`, and a possible call of every implementation.
+    pub(crate) fn dyn_call(&mut self, e: ExprId, tr: Item, member: Item, given: &[ExprId]) -> R<Ty> {
+        self.dyn_compatible(e, tr)?;
+        let signature = crate::signature::fn_signature(self.db, member);
+        if given.len() != signature.params.len() {
+            let name = self.scope.full_name(member);
+            return Err(Diag::new(
+                "E-ARITY",
+                format!("{name} takes {} arguments; {} given.", signature.params.len(), given.len()),
+                Anchor::Expr(e),
+            ));
+        }
+        let receiver = given[0];
+        self.check(receiver, None)?;
+        for (param, &arg) in signature.params.iter().zip(given).skip(1) {
+            self.check(arg, Some(&param.ty))?;
+        }
+        let mut mapping = vec![self.mapped(receiver)];
+        mapping.extend(std::iter::repeat_n(Mapped::Dropped, signature.params.len() - 1));
+        let mapping: Arc<[Mapped]> = Arc::from(mapping);
+        // Any implementation may run: each is a possible callee (rows, and what a build compiles).
+        let member_name = self.scope.info(member).map(|i| i.key.name.clone()).unwrap_or_default();
+        let impls = crate::traits::impl_table(self.db, Program::get(self.db)).get(&tr).cloned().unwrap_or_default();
+        for imp in impls {
+            let def = crate::traits::impl_def(self.db, imp);
+            if let (true, Some(method)) = (def.generics.is_empty(), def.method(&member_name)) {
+                self.calls.push(CallEdge { callee: method, args: Arc::from(Vec::new()), mapping: mapping.clone() });
+            }
+        }
+        let index = crate::traits::trait_def(self.db, tr).members.iter().position(|(_, m)| *m == member).unwrap_or(0);
+        self.effect("dispatch");
+        self.target(e, CallTarget::Dynamic { member, index: index as u32 });
+        Ok(signature.ret.clone())
+    }
+}
