@@ -301,15 +301,26 @@ pub fn natural(name: &str, generics: &[Generic], args: &[InstanceArg]) -> Option
     }
 }
 
+/// Calls `f` with the index of every type parameter `ty` mentions.
+pub fn visit_params(ty: &Ty, f: &mut dyn FnMut(u32)) {
+    match ty {
+        Ty::Param(i) => f(*i),
+        Ty::Record(adt) | Ty::Enum(adt) => adt.args.iter().for_each(|a| visit_params(a, f)),
+        Ty::Borrow(_, inner) => visit_params(inner, f),
+        Ty::View(view) => visit_params(&view.elem, f),
+        Ty::Fn(fun) => {
+            fun.params.iter().for_each(|p| visit_params(p, f));
+            visit_params(&fun.ret, f);
+        }
+        _ => {}
+    }
+}
+
 /// True when `ty` mentions a type parameter.
 pub fn mentions_param(ty: &Ty) -> bool {
-    match ty {
-        Ty::Param(_) => true,
-        Ty::Record(adt) | Ty::Enum(adt) => adt.args.iter().any(mentions_param),
-        Ty::Borrow(_, inner) => mentions_param(inner),
-        Ty::View(view) => mentions_param(&view.elem),
-        _ => false,
-    }
+    let mut any = false;
+    visit_params(ty, &mut |_| any = true);
+    any
 }
 
 /// Binds the parameters `pattern` mentions from `actual` (the inference of language §19):

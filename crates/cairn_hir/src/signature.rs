@@ -209,7 +209,7 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
 /// A natural parameter written where a type is wanted: `E-GENERIC-KIND` (language §19).
 fn natural_as_type(generics: &[crate::generics::Generic], ty: Ty, error: &mut Option<Diag>) -> Ty {
     let mut bad: Option<&crate::generics::Generic> = None;
-    visit_params(&ty, &mut |i| {
+    crate::generics::visit_params(&ty, &mut |i| {
         if let Some(g) = generics.get(i as usize).filter(|g| g.is_nat()) {
             bad.get_or_insert(g);
         }
@@ -229,16 +229,6 @@ fn natural_as_type(generics: &[crate::generics::Generic], ty: Ty, error: &mut Op
             Ty::Error
         }
         None => ty,
-    }
-}
-
-fn visit_params(ty: &Ty, f: &mut dyn FnMut(u32)) {
-    match ty {
-        Ty::Param(i) => f(*i),
-        Ty::Record(adt) | Ty::Enum(adt) => adt.args.iter().for_each(|a| visit_params(a, f)),
-        Ty::Borrow(_, inner) => visit_params(inner, f),
-        Ty::View(view) => visit_params(&view.elem, f),
-        _ => {}
     }
 }
 

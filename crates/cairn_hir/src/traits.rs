@@ -144,7 +144,7 @@ pub fn impl_def(db: &dyn Db, item: Item) -> ImplDef {
     }
     for (index, generic) in generics.iter().enumerate() {
         let mut used = false;
-        visit(&def.self_ty, &mut |i| used |= i as usize == index);
+        crate::generics::visit_params(&def.self_ty, &mut |i| used |= i as usize == index);
         if !used {
             let message = format!(
                 "The impl parameter {} does not appear in the implementing type {}: every parameter of an impl must.",
@@ -154,16 +154,6 @@ pub fn impl_def(db: &dyn Db, item: Item) -> ImplDef {
         }
     }
     def
-}
-
-fn visit(ty: &Ty, f: &mut dyn FnMut(u32)) {
-    match ty {
-        Ty::Param(i) => f(*i),
-        Ty::Record(adt) | Ty::Enum(adt) => adt.args.iter().for_each(|a| visit(a, f)),
-        Ty::Borrow(_, inner) => visit(inner, f),
-        Ty::View(view) => visit(&view.elem, f),
-        _ => {}
-    }
 }
 
 /// Every impl of each trait, in declaration order (program and library).

@@ -214,36 +214,12 @@ impl<'f> Machine<'f> {
                     Err(Stop::Trap(guard.kind))
                 }
             }
-            Inst::Call { dst, callee, args } => {
-                let function =
-                    *self.functions.get(&**callee).ok_or_else(|| Stop::Unsupported(format!("no {callee}")))?;
-                let mut values = Vec::with_capacity(args.len());
-                for arg in args {
-                    values.push(self.operand(frame, arg)?);
-                }
-                let result = self.call(function, values, depth + 1)?;
-                if let Some(dst) = dst {
-                    let (cell, path) = self.place(frame, dst)?;
-                    *self.at_mut(cell, &path)? = result;
-                }
-                Ok(())
-            }
+            Inst::Call { dst, callee, args } => self.call_into(frame, callee, args, dst.as_ref(), depth),
             Inst::CallIndirect { dst, callee, args } => {
                 let Value::Fn(Some(symbol)) = self.operand(frame, callee)? else {
                     return Err(Stop::Unsupported("a call through the zero function value past its guard".into()));
                 };
-                let function =
-                    *self.functions.get(&*symbol).ok_or_else(|| Stop::Unsupported(format!("no {symbol}")))?;
-                let mut values = Vec::with_capacity(args.len());
-                for arg in args {
-                    values.push(self.operand(frame, arg)?);
-                }
-                let result = self.call(function, values, depth + 1)?;
-                if let Some(dst) = dst {
-                    let (cell, path) = self.place(frame, dst)?;
-                    *self.at_mut(cell, &path)? = result;
-                }
-                Ok(())
+                self.call_into(frame, &symbol, args, dst.as_ref(), depth)
             }
             Inst::Print { stream, newline, args } => {
                 let mut text = Vec::new();
@@ -355,6 +331,28 @@ impl<'f> Machine<'f> {
     }
 
     // ----- values ----------------------------------------------------------------------------
+
+    /// Calls the function `symbol` with `args` and stores its result at `dst`.
+    fn call_into(
+        &mut self,
+        frame: &Frame<'f>,
+        symbol: &str,
+        args: &[Operand],
+        dst: Option<&Place>,
+        depth: usize,
+    ) -> E<()> {
+        let function = *self.functions.get(symbol).ok_or_else(|| Stop::Unsupported(format!("no {symbol}")))?;
+        let mut values = Vec::with_capacity(args.len());
+        for arg in args {
+            values.push(self.operand(frame, arg)?);
+        }
+        let result = self.call(function, values, depth + 1)?;
+        if let Some(dst) = dst {
+            let (cell, path) = self.place(frame, dst)?;
+            *self.at_mut(cell, &path)? = result;
+        }
+        Ok(())
+    }
 
     fn operand(&mut self, frame: &Frame<'f>, operand: &Operand) -> E<Value> {
         match operand {

@@ -15,14 +15,11 @@ use crate::diag::{Anchor, Diag};
 use crate::input::{Item, Program};
 use crate::types::{Mode, Ty};
 
+/// True when `ty` mentions `Self` (a trait member's first generic parameter).
 fn mentions_self(ty: &Ty) -> bool {
-    match ty {
-        Ty::Param(0) => true,
-        Ty::Record(adt) | Ty::Enum(adt) => adt.args.iter().any(mentions_self),
-        Ty::Borrow(_, inner) => mentions_self(inner),
-        Ty::View(view) => mentions_self(&view.elem),
-        _ => false,
-    }
+    let mut found = false;
+    crate::generics::visit_params(ty, &mut |i| found |= i == 0);
+    found
 }
 
 impl Cx<'_> {

@@ -130,16 +130,7 @@ impl Lower<'_> {
             let term = if ret == MTy::Void { Terminator::Return(None) } else { Terminator::Unreachable };
             inner.terminate(term);
         }
-        let mut blocks: Vec<Block> = std::mem::take(&mut inner.blocks)
-            .into_iter()
-            .map(|b| Block {
-                insts: b.insts,
-                anchors: b.anchors,
-                term: b.term.unwrap_or(Terminator::Unreachable),
-                term_anchor: b.term_anchor,
-            })
-            .collect();
-        cfg::if_convert(&mut blocks, &mut inner.locals);
+        let blocks = inner.finish_blocks();
         let function = Function {
             symbol: symbol.clone(),
             name: symbol.trim_start_matches("cairn.").into(),

@@ -272,17 +272,7 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function,
         let term = if ret == MTy::Void { Terminator::Return(None) } else { Terminator::Unreachable };
         lower.terminate(term);
     }
-    let blocks = std::mem::take(&mut lower.blocks)
-        .into_iter()
-        .map(|b| Block {
-            insts: b.insts,
-            anchors: b.anchors,
-            term: b.term.unwrap_or(Terminator::Unreachable),
-            term_anchor: b.term_anchor,
-        })
-        .collect();
-    let mut blocks: Vec<Block> = blocks;
-    cfg::if_convert(&mut blocks, &mut lower.locals);
+    let blocks = lower.finish_blocks();
     let name = match kind {
         FnKind::Test => Arc::from(format!("test${}", scope.full_name(item))),
         _ if !instance.is_monomorphic(db) => Arc::from(instance.display(db)),
@@ -374,6 +364,21 @@ fn copy(local: Local) -> Operand {
     Operand::Copy(Place::local(local))
 }
 impl Lower<'_> {
+    /// The blocks built, closed and if-converted (the function is complete).
+    fn finish_blocks(&mut self) -> Vec<Block> {
+        let mut blocks: Vec<Block> = std::mem::take(&mut self.blocks)
+            .into_iter()
+            .map(|b| Block {
+                insts: b.insts,
+                anchors: b.anchors,
+                term: b.term.unwrap_or(Terminator::Unreachable),
+                term_anchor: b.term_anchor,
+            })
+            .collect();
+        cfg::if_convert(&mut blocks, &mut self.locals);
+        blocks
+    }
+
     fn new_local(&mut self, name: Option<Arc<str>>, ty: MTy) -> Local {
         self.locals.push(LocalDecl { name, ty });
         Local(self.locals.len() as u32 - 1)
