@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::output::{Output, to_map};
 
-pub fn run(path: &Path, out: Output) -> u8 {
+pub fn run(path: &Path, generics: bool, out: Output) -> u8 {
     let program = match cairn_vfs::load(path) {
         Ok(program) => program,
         Err(error) => {
@@ -37,19 +37,28 @@ pub fn run(path: &Path, out: Output) -> u8 {
             1
         }
         None => {
+            // `--generics`: each own template's verdict at its witnesses (language §19.2).
+            let verdicts: Option<std::collections::BTreeMap<String, String>> =
+                generics.then(|| workspace.certify_generics().into_iter().collect());
+            let failed: Vec<(&String, &String)> =
+                verdicts.iter().flatten().filter(|(_, verdict)| verdict.as_str() != "ok").collect();
             let record = Typed {
                 status: "typed",
                 functions: outcome.functions,
                 library_functions: outcome.library_functions,
                 formal_status: "not-verified",
+                generics: verdicts.clone(),
             };
             let own = outcome.functions - outcome.library_functions;
             let mut detail = plural(own, "function");
             if outcome.library_functions > 0 {
                 detail.push_str(&format!(", and {} from the library", outcome.library_functions));
             }
-            out.summary(&to_map(&record), true, &detail);
-            0
+            for (name, verdict) in &failed {
+                detail.push_str(&format!("\n  {name}: {verdict}"));
+            }
+            out.summary(&to_map(&record), failed.is_empty(), &detail);
+            if failed.is_empty() { 0 } else { 1 }
         }
     };
     // The process ends here: tearing down every tree and memo would only cost time.
@@ -79,6 +88,9 @@ struct Typed {
     functions: usize,
     library_functions: usize,
     formal_status: &'static str,
+    /// With `--generics`: each own template's verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    generics: Option<std::collections::BTreeMap<String, String>>,
 }
 
 fn plural(n: usize, noun: &str) -> String {

@@ -42,6 +42,11 @@ enum Command {
         /// A .cairn file, a project directory (its cairn.toml), or a manifest.
         #[arg(default_value = ".")]
         path: PathBuf,
+        /// Also certify each generic function of the program's own modules at witness types
+        /// (every type of its scalar classes, the naturals of its families); a template whose
+        /// parameter has no scalar class gets `unknown` (opaque witnesses are not built yet).
+        #[arg(long)]
+        generics: bool,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -284,7 +289,7 @@ fn main() -> ExitCode {
 
 fn command(cli: Cli) -> u8 {
     match cli.command {
-        Command::Check { path, format } => check::run(&path, output::Output::choose(format)),
+        Command::Check { path, generics, format } => check::run(&path, generics, output::Output::choose(format)),
         Command::Build { path, keep_guards, out, debug, timeout, format } => {
             build::run(&path, &build::BuildFlags { keep_guards, out, debug, timeout }, output::Output::choose(format))
         }

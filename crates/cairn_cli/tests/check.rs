@@ -167,3 +167,35 @@ fn a_byte_order_mark_is_dropped_before_parsing() {
     let run = cairn(&["check", &file, "--format", "json"], &[]);
     assert_eq!(run.status, 0, "{}", run.stdout);
 }
+
+#[test]
+fn generics_certifies_each_template_at_its_witnesses() {
+    let scratch = Scratch::new("generics");
+    let all_ok = scratch.0.join("ok.cairn");
+    std::fs::write(
+        &all_ok,
+        "fn biggest[T:integer](a:T, b:T) -> T = max(a, b);\nfn stride[K:nat](i:usize) -> usize = i * K;\nfamily strided = stride[1..3];\nfn main() -> i32 { return 0; }\n",
+    )
+    .expect("write");
+    let run = cairn(&["check", "--generics", "--format", "json", all_ok.to_str().unwrap()], &[]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    let record: serde_json::Value = serde_json::from_str(&run.stdout).expect("a record");
+    assert_eq!(record["generics"], serde_json::json!({"biggest": "ok", "stride": "ok"}));
+    // A body that works only at some of its witnesses, and parameters without witnesses.
+    let failing = scratch.0.join("failing.cairn");
+    std::fs::write(
+        &failing,
+        "fn bits[T:numeric](x:T) -> T = x & x;\nfn width[N:nat]() -> usize = N;\nfn same[T:copy](x:T) -> T = x;\nfn main() -> i32 {\n  let a = bits(u8(3));\n  let w = width[4]();\n  return 0;\n}\n",
+    )
+    .expect("write");
+    let run = cairn(&["check", "--generics", "--format", "json", failing.to_str().unwrap()], &[]);
+    assert_eq!(run.status, 1, "{}", run.stdout);
+    let record: serde_json::Value = serde_json::from_str(&run.stdout).expect("a record");
+    assert!(record["generics"]["bits"].as_str().unwrap().starts_with("E-OPERATOR: "), "{record}");
+    assert!(record["generics"]["width"].as_str().unwrap().starts_with("unknown: no family"), "{record}");
+    assert!(record["generics"]["same"].as_str().unwrap().starts_with("unknown: "), "{record}");
+    // Without the flag the same program is simply typed.
+    let run = cairn(&["check", "--format", "json", failing.to_str().unwrap()], &[]);
+    assert_eq!(run.status, 0, "{}", run.stdout);
+    assert!(!run.stdout.contains("generics"), "{}", run.stdout);
+}

@@ -24,6 +24,7 @@ pub mod site;
 pub mod stack;
 pub mod types;
 
+mod certify;
 mod consts;
 mod db;
 mod decl;

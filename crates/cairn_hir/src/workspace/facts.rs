@@ -23,6 +23,27 @@ pub struct FunctionFacts {
 }
 
 impl Workspace {
+    /// `cairn check --generics`: each own template's verdict at its witnesses, by full name
+    /// (`crate::certify`); every verdict is `unknown` when the program does not check.
+    pub fn certify_generics(&mut self) -> Vec<(String, String)> {
+        let typed = self.check().refusal.is_none();
+        let scope = crate::scope::scope(&self.db);
+        self.program
+            .items(&self.db)
+            .iter()
+            .filter(|e| e.key.kind == ItemKind::Fn && !e.library)
+            .filter(|e| !crate::generics::fn_generics(&self.db, e.item).is_empty())
+            .map(|e| {
+                let verdict = if typed {
+                    crate::certify::certify(&self.db, e.item)
+                } else {
+                    "unknown: the program does not check".to_string()
+                };
+                (scope.full_name(e.item).to_string(), verdict)
+            })
+            .collect()
+    }
+
     /// The program's own templates that no call, family or other instance instantiates, by
     /// full name (the receipt's `uninstantiated_templates`, language §19).
     pub fn uninstantiated_templates(&self) -> Vec<String> {
