@@ -28,33 +28,35 @@ impl Workspace {
     pub fn certify_generics(&mut self) -> Vec<(String, String)> {
         let typed = self.check().refusal.is_none();
         let scope = crate::scope::scope(&self.db);
+        self.own_templates()
+            .map(|item| {
+                let verdict = if typed {
+                    crate::certify::certify(&self.db, item)
+                } else {
+                    "unknown: the program does not check".to_string()
+                };
+                (scope.full_name(item).to_string(), verdict)
+            })
+            .collect()
+    }
+
+    /// The program's own function templates, in declaration order.
+    fn own_templates(&self) -> impl Iterator<Item = Item> + '_ {
         self.program
             .items(&self.db)
             .iter()
             .filter(|e| e.key.kind == ItemKind::Fn && !e.library)
             .filter(|e| !crate::generics::fn_generics(&self.db, e.item).is_empty())
-            .map(|e| {
-                let verdict = if typed {
-                    crate::certify::certify(&self.db, e.item)
-                } else {
-                    "unknown: the program does not check".to_string()
-                };
-                (scope.full_name(e.item).to_string(), verdict)
-            })
-            .collect()
+            .map(|e| e.item)
     }
 
     /// The program's own templates that no call, family or other instance instantiates, by
     /// full name (the receipt's `uninstantiated_templates`, language §19).
     pub fn uninstantiated_templates(&self) -> Vec<String> {
         let scope = crate::scope::scope(&self.db);
-        self.program
-            .items(&self.db)
-            .iter()
-            .filter(|e| e.key.kind == ItemKind::Fn && !e.library)
-            .filter(|e| !crate::generics::fn_generics(&self.db, e.item).is_empty())
-            .filter(|e| crate::instance::instances_of(&self.db, e.item).is_empty())
-            .map(|e| scope.full_name(e.item).to_string())
+        self.own_templates()
+            .filter(|&item| crate::instance::instances_of(&self.db, item).is_empty())
+            .map(|item| scope.full_name(item).to_string())
             .collect()
     }
 

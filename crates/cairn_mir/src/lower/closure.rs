@@ -96,23 +96,7 @@ impl Lower<'_> {
         let env_ptr = self.value(MTy::Ptr(Arc::new(env_ty.clone())), Rvalue::Ref(Place::local(env)));
         // The closure's own function: the environment, its parameters, then its body.
         let ret = mty(self.db, &fun.ret);
-        let mut inner = Lower {
-            db: self.db,
-            body: self.body,
-            check: self.check,
-            locals: Vec::new(),
-            blocks: vec![Open::new()],
-            anchor: None,
-            current: BlockId(0),
-            bindings: HashMap::new(),
-            loops: Vec::new(),
-            facts: Vec::new(),
-            extents: Vec::new(),
-            ret: ret.clone(),
-            ret_ty: fun.ret.clone(),
-            symbol: symbol.clone(),
-            extra: Vec::new(),
-        };
+        let mut inner = Lower::new(self.db, self.body, self.check, ret.clone(), fun.ret.clone(), symbol.clone());
         let env_local = inner.new_local(Some(Arc::from("env")), MTy::Ptr(Arc::new(env_ty)));
         for ((binder, _), ty) in params.iter().zip(fun.params.iter()) {
             let name = self.body.binder(*binder).clone();

@@ -210,23 +210,7 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function,
         _ => FnKind::Function,
     };
     let ret = mty(db, &signature.ret);
-    let mut lower = Lower {
-        db,
-        body,
-        check,
-        locals: Vec::new(),
-        blocks: vec![Open::new()],
-        anchor: None,
-        current: BlockId(0),
-        bindings: HashMap::new(),
-        loops: Vec::new(),
-        facts: Vec::new(),
-        extents: Vec::new(),
-        ret: ret.clone(),
-        ret_ty: signature.ret.clone(),
-        symbol: instance_symbol(db, instance),
-        extra: Vec::new(),
-    };
+    let mut lower = Lower::new(db, body, check, ret.clone(), signature.ret.clone(), instance_symbol(db, instance));
     // Every parameter is a local before anything else, in order (the ABI reads them so).
     let mut param_locals = Vec::with_capacity(signature.params.len());
     for (i, param) in signature.params.iter().enumerate() {
@@ -316,6 +300,36 @@ struct Open {
 impl Open {
     fn new() -> Open {
         Open { insts: Vec::new(), anchors: Vec::new(), term: None, term_anchor: None }
+    }
+}
+
+impl<'db> Lower<'db> {
+    /// A lowering of one function of `body` (the function itself, or one of its closures).
+    fn new(
+        db: &'db dyn Db,
+        body: &'db Arc<Body>,
+        check: &'db FnCheck,
+        ret: MTy,
+        ret_ty: Ty,
+        symbol: Arc<str>,
+    ) -> Lower<'db> {
+        Lower {
+            db,
+            body,
+            check,
+            locals: Vec::new(),
+            blocks: vec![Open::new()],
+            anchor: None,
+            current: BlockId(0),
+            bindings: HashMap::new(),
+            loops: Vec::new(),
+            facts: Vec::new(),
+            extents: Vec::new(),
+            ret,
+            ret_ty,
+            symbol,
+            extra: Vec::new(),
+        }
     }
 }
 
