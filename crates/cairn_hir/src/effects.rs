@@ -490,6 +490,18 @@ impl Audit<'_> {
         if self.found.is_some() {
             return;
         }
+        // A closure's statements are audited as statements of the body that wrote it.
+        let mut inside = Vec::new();
+        self.descendants(e, &mut inside);
+        for node in inside {
+            if let Expr::Closure { body, .. } = self.body.expr(node) {
+                let body = body.clone();
+                self.block(&body);
+                if self.found.is_some() {
+                    return;
+                }
+            }
+        }
         let mut groups = Vec::new();
         self.split(e, &mut groups);
         let split = groups.len() > 1;
