@@ -274,8 +274,9 @@ pub fn site_of(
     function: &Function,
     at: Option<Anchor>,
 ) -> Site {
-    // An instance (`cairn.m.f[u64]`) sits where its template is written.
-    let template = function.symbol.split_once('[').map_or(&*function.symbol, |(name, _)| name);
+    // An instance (`cairn.m.f[u64]`) sits where its template is written, and a closure
+    // (`cairn.main$closure5`) in the function that wrote it.
+    let template = function.symbol.split(['[', '$']).next().unwrap_or(&function.symbol);
     let Some(&(item, library)) = items.get(template) else { return Site { file: None, line: 0, column: 0 } };
     if library {
         return Site { file: None, line: 0, column: 0 };
