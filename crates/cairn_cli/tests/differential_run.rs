@@ -264,8 +264,9 @@ fn compare(program: fn(u64) -> String, seeds: std::ops::Range<u64>, flavour: &st
     assert!(compared - trapped >= 20, "only {} programs ran to the end", compared - trapped);
 }
 
-/// The tier-1 run tests (instances, traits, function values, closures) under the evaluator: the
-/// same standard output and ending as the compiled program's expectations in their headers.
+/// The tier-1 run tests (instances, traits, function values, closures, owners) under the
+/// evaluator: the same standard output and ending as the compiled program's expectations in their
+/// headers, and no heap allocation left live by a program that ends normally.
 #[test]
 fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/run");
@@ -278,6 +279,9 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         "924-trap-zero-function-value.cairn",
         "925-closures.cairn",
         "926-dyn-references.cairn",
+        "930-owners-pool.cairn",
+        "931-owners-nested-and-exits.cairn",
+        "932-trap-buf-bounds.cairn",
     ] {
         let text = std::fs::read_to_string(dir.join(name)).expect("a run test");
         let expected: String =
@@ -290,11 +294,14 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         let outcome = run(&lowered.functions, "cairn.main", 10_000_000);
         assert_eq!(String::from_utf8_lossy(&outcome.stdout), expected, "{name}: standard output");
         match outcome.ending {
-            Ending::Exit(status) => assert_eq!(status, exit, "{name}: exit status"),
+            Ending::Exit(status) => {
+                assert_eq!(status, exit, "{name}: exit status");
+                assert_eq!(outcome.leaked, 0, "{name}: allocations left live");
+            }
             Ending::Trap(_) => assert_eq!(exit, 134, "{name}: a trap where the compiled program exits {exit}"),
             other => panic!("{name}: the evaluator could not run it: {other:?}"),
         }
         compared += 1;
     }
-    assert_eq!(compared, 7);
+    assert_eq!(compared, 10);
 }

@@ -7,6 +7,14 @@
 //! Programs under `tests/run/pending/` state the specification's answer where the compiler still
 //! disagrees; they are not run here. Every program is run (on two threads) and all mismatches are
 //! reported together at the end.
+//!
+//! Memory safety: every built program is run a second time under valgrind's memcheck (Debian's
+//! package, installed by the set-up), which must report no invalid access and, for a program that
+//! ends normally, no definitely or indirectly lost block — the evidence that generated code,
+//! owners and their drop glue included, is memory-safe and leak-free. A program that ends by a
+//! trap is held to the first rule only (an abort releases nothing, by design). A program whose
+//! header says `// memcheck: no` is not run under valgrind (the stack-overflow test: valgrind runs
+//! programs on a stack of its own).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,6 +27,8 @@ struct Expectation {
     stdout_lines: Vec<String>,
     final_newline: bool,
     stderr_contains: Vec<String>,
+    /// False when the header says `// memcheck: no`.
+    memcheck: bool,
 }
 
 impl Expectation {
@@ -33,8 +43,13 @@ impl Expectation {
 
 /// Reads the leading `//` block of a program.
 fn parse_header(source: &str) -> Result<Expectation, String> {
-    let mut expectation =
-        Expectation { exit: None, stdout_lines: Vec::new(), final_newline: true, stderr_contains: Vec::new() };
+    let mut expectation = Expectation {
+        exit: None,
+        stdout_lines: Vec::new(),
+        final_newline: true,
+        stderr_contains: Vec::new(),
+        memcheck: true,
+    };
     for line in source.lines() {
         let Some(comment) = line.strip_prefix("//") else { break };
         if let Some(value) = comment.strip_prefix(" exit:") {
@@ -46,6 +61,8 @@ fn parse_header(source: &str) -> Result<Expectation, String> {
         } else if let Some(text) = comment.strip_prefix(" stdout:") {
             // `// stdout: TEXT` gives TEXT exactly; `// stdout:` alone is an empty line.
             expectation.stdout_lines.push(text.strip_prefix(' ').unwrap_or(text).to_string());
+        } else if comment.trim_end() == " memcheck: no" {
+            expectation.memcheck = false;
         } else if comment.trim_end() == " stdout-no-final-newline" {
             expectation.final_newline = false;
         } else if let Some(text) = comment.strip_prefix(" stderr-contains:") {
@@ -145,6 +162,66 @@ fn check_program(path: &Path, out_dir: &Path) -> Vec<String> {
         if !got_stderr.contains(needle.as_str()) {
             problems.push(format!("stderr: expected to contain {}, got {}", shown(needle), shown(got_stderr)));
         }
+    }
+    if problems.is_empty() && expected.memcheck {
+        match executable_in(Path::new(record["build_directory"].as_str().unwrap_or_default())) {
+            Some(binary) => problems.extend(memcheck(&binary, &expected)),
+            None => problems.push("memcheck: no executable in the build directory".to_string()),
+        }
+    }
+    problems
+}
+
+/// The one executable a build directory holds (beside its object file and receipt).
+fn executable_in(dir: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.is_file() && p.metadata().is_ok_and(|m| m.permissions().mode() & 0o111 != 0))
+}
+
+/// Runs the built program under valgrind's memcheck: what it reports, and any difference from
+/// the plain run's output and ending.
+fn memcheck(binary: &Path, expected: &Expectation) -> Vec<String> {
+    let trapped = expected.exit == Some(134);
+    let leaks = if trapped { "--leak-check=no" } else { "--leak-check=full" };
+    let output = match Command::new("valgrind")
+        .args(["-q", "--error-exitcode=99", leaks, "--show-leak-kinds=definite,indirect"])
+        .args(["--errors-for-leak-kinds=definite,indirect"])
+        .arg(binary)
+        .output()
+    {
+        Ok(output) => output,
+        Err(error) => {
+            return vec![format!("cannot start valgrind ({error}): ./scripts/setup.sh installs it")];
+        }
+    };
+    let mut problems = Vec::new();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let ended_as_expected = if trapped {
+        use std::os::unix::process::ExitStatusExt;
+        output.status.signal() == Some(6) || output.status.code() == Some(134)
+    } else {
+        output.status.code().map(i64::from) == expected.exit
+    };
+    // memcheck's own lines are `==PID== …`; the program's standard error is passed through.
+    let reports: Vec<&str> = stderr
+        .lines()
+        .filter(|l| {
+            l.strip_prefix("==").and_then(|r| r.split_once("==")).is_some_and(|(pid, _)| pid.parse::<u32>().is_ok())
+        })
+        .collect();
+    if !ended_as_expected || !reports.is_empty() {
+        problems.push(format!(
+            "memcheck: status {:?}, reports:\n{}",
+            output.status,
+            reports.iter().take(40).copied().collect::<Vec<_>>().join("\n")
+        ));
+    }
+    if String::from_utf8_lossy(&output.stdout) != expected.stdout() {
+        problems.push("memcheck: standard output differs under valgrind".to_string());
     }
     problems
 }

@@ -82,7 +82,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                     let st = self.cx.basic(&ty).into_struct_type();
                     self.cx.builder.build_struct_gep(st, ptr, *i, "field")?
                 }
-                Proj::Index(index) if matches!(ty, MTy::View(_)) => {
+                Proj::Index(index) if matches!(ty, MTy::View(_) | MTy::Buf(_)) => {
                     let view = self.cx.builder.build_load(self.cx.view_type(), ptr, "view")?.into_struct_value();
                     let data = self.cx.builder.build_extract_value(view, 0, "data")?.into_pointer_value();
                     let i = self.operand(index)?.into_int_value();
@@ -139,6 +139,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
         match inst {
             Inst::Assign(place, value) => self.assign(place, value),
             Inst::Guard(guard) => self.guard(guard),
+            Inst::Drop(place) => self.drop_place(place),
             Inst::Call { dst, callee, args } => self.call(dst.as_ref(), callee, args),
             Inst::Print { stream, newline, args } => self.print(*stream, *newline, args),
             Inst::CallIndirect { dst, callee, args } => self.call_indirect(dst.as_ref(), callee, args),

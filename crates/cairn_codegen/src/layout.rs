@@ -1,6 +1,6 @@
 //! MIR types as LLVM types: `bool` is `i1`, integers `iN` (`usize` is `i64`), a record an LLVM
 //! struct of its fields, a tag-only enum its `i32` tag, a sum `{ i32 tag, [k x i64] payload }`,
-//! a view `{ ptr, i64 }`, a single borrow a `ptr`, `stack` storage an array. A view's pointer is
+//! a view `{ ptr, i64 }` (and a `Buf`, which owns what it points at), a single borrow a `ptr`, `stack` storage an array. A view's pointer is
 //! in the target's view address space and its length an index of the target's index width
 //! (`TargetInfo`): on the host, address space 0 and 64 bits.
 //!
@@ -31,7 +31,8 @@ impl<'ctx> ModuleGen<'ctx, '_> {
             }
             MTy::Enum { .. } => self.ctx.i32_type().into(),
             MTy::Sum { .. } => self.sum_type(ty).into(),
-            MTy::View(_) => self.view_type().into(),
+            // An owner of elements is laid out as the view of them it lends.
+            MTy::View(_) | MTy::Buf(_) => self.view_type().into(),
             MTy::Ptr(_) | MTy::Fn { .. } => self.ptr().into(),
             MTy::Array(elem, n) => {
                 let elem = self.ty(elem).unwrap_or_else(|| self.ctx.i8_type().into());

@@ -4,7 +4,7 @@
 //! `codegen_llvm` lines: `target` (triple, data layout, machine, emission), `module` (the
 //! module-level state), `layout` (MIR types as LLVM types), `function` (a body's allocas, blocks,
 //! places and operands), `rvalue` (assignments), `guard` (guards and traps), `call` (calls and
-//! the ABI), `print`, `entry` (the C `main`), `debug` (DWARF lines) and `runtime`.
+//! the ABI), `print`, `owner` (allocation and drop glue), `entry` (the C `main`), `debug` (DWARF lines) and `runtime`.
 //!
 //! The representation of each MIR type is `layout`'s, the guard discipline `guard`'s, and the
 //! float discipline (plain IEEE, no fast-math flags) `rvalue`'s.
@@ -18,6 +18,7 @@ mod function;
 mod guard;
 mod layout;
 mod module;
+mod owner;
 mod print;
 mod runtime;
 mod rvalue;

@@ -112,7 +112,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 let (ptr, ty) = self.place(place)?;
                 let (data, len, elem) = match &ty {
                     MTy::Array(elem, n) => (ptr, self.cx.index_type().const_int(*n, false), (**elem).clone()),
-                    MTy::View(elem) => {
+                    MTy::View(elem) | MTy::Buf(elem) => {
                         let view = self.cx.builder.build_load(self.cx.view_type(), ptr, "view")?.into_struct_value();
                         let data = self.cx.builder.build_extract_value(view, 0, "data")?.into_pointer_value();
                         let len = self.cx.builder.build_extract_value(view, 1, "len")?.into_int_value();
@@ -135,6 +135,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 Ok(view.as_basic_value_enum())
             }
             Rvalue::Ref(place) => Ok(self.place(place)?.0.into()),
+            Rvalue::Alloc(elem, count) => self.alloc(elem, count),
             Rvalue::Select(c, a, b) => {
                 let c = self.operand(c)?.into_int_value();
                 let a = self.operand(a)?;

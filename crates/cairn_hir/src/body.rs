@@ -275,6 +275,23 @@ pub enum Stmt {
         capacity: ExprId,
         placed: bool,
     },
+    /// `buffer name:T[n] = zeroed;` (language §22.1): heap storage released at the block's end,
+    /// bound as an `rw` view.
+    Buffer {
+        binder: BinderId,
+        element: TypeRef,
+        capacity: ExprId,
+        placed: bool,
+    },
+    /// `let Name(a, b) = value;` (language §22.2): the record taken apart, one binder per field.
+    Unpack {
+        record: Arc<[Arc<str>]>,
+        binders: Arc<[BinderId]>,
+        mutable: bool,
+        value: ExprId,
+    },
+    /// `defer call(args);` (language §22.4): the statement, run at every normal exit of the block.
+    Defer(StmtId),
     /// A statement of a later tier, by its syntax kind.
     Unsupported(SyntaxKind),
 }
@@ -530,6 +547,24 @@ impl Lower {
                 let capacity = self.expr_opt(it.capacity(), &syntax);
                 Stmt::Stack { binder, element, capacity, placed: it.placement().is_some() }
             }
+            ast::Stmt::Buffer(it) => {
+                // The capacity is lowered before the binder, as it is evaluated before it exists.
+                let element = it.element().map(|t| lower_type(&t)).unwrap_or(TypeRef::Missing);
+                let capacity = self.expr_opt(it.capacity(), &syntax);
+                let binder = self.alloc_binder(it.name(), &syntax);
+                Stmt::Buffer { binder, element, capacity, placed: it.placement().is_some() }
+            }
+            ast::Stmt::Unpack(it) => {
+                let record: Arc<[Arc<str>]> =
+                    it.record().map(|p| p.segments().map(|s| ident(s.ident())).collect()).unwrap_or_default();
+                let value = self.expr_opt(it.value(), &syntax);
+                let binders: Vec<BinderId> = it.names().map(|n| self.alloc_binder(Some(n), &syntax)).collect();
+                Stmt::Unpack { record, binders: Arc::from(binders), mutable: it.is_mut(), value }
+            }
+            ast::Stmt::Defer(it) => match it.stmt() {
+                Some(inner) => Stmt::Defer(self.stmt(&inner)),
+                None => Stmt::Missing,
+            },
             other => Stmt::Unsupported(other.syntax().kind()),
         };
         self.alloc_stmt(lowered, range)

@@ -102,7 +102,7 @@ builtins! {
     Bf16 "bf16" Hard false true;
     F8e4m3 "f8e4m3" Hard false true;
     F8e5m2 "f8e5m2" Hard false true;
-    Buf "Buf" Hard false true;
+    Buf "Buf" Hard false false;
     Array "Array" Hard false true;
     Group "Group" Hard false true;
     IoRing "IoRing" Hard false true;
@@ -126,8 +126,8 @@ builtins! {
     FromBits "from_bits" Soft false true;
     Quantize "quantize" Soft false true;
     QuantizeStochastic "quantize_stochastic" Soft false true;
-    Take "take" Soft false true;
-    Swap "swap" Soft false true;
+    Take "take" Soft false false;
+    Swap "swap" Soft false false;
     Transfer "transfer" Soft false true;
     Wait "wait" Soft false true;
     Collect "collect" Soft false true;
@@ -182,6 +182,12 @@ impl Builtin {
     /// A callable builtin: hard or soft (type names and later intrinsics are not).
     pub fn callable(self) -> bool {
         matches!(self.binding(), Binding::Hard | Binding::Soft)
+    }
+
+    /// A builtin whose arguments are places, not values (`take`, `swap`): it moves what a field,
+    /// element or local holds, so a search by the types of values never offers it.
+    pub fn on_places(self) -> bool {
+        matches!(self, Builtin::Take | Builtin::Swap)
     }
 
     /// The scalar type a conversion builtin converts to (`u8(x)`, `f64(x)`).

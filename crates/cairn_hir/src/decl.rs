@@ -139,6 +139,9 @@ fn resolve_path_type(cx: TypeCtx<'_>, path: &[Arc<str>], args: &[TypeArg]) -> Re
                 TypeError::new("E-TYPE", "Self names the implementing type: it is written only in a trait or an impl.")
             });
         }
+        if name == "Buf" {
+            return owner_type(cx, args);
+        }
         if let Some(ty) = Ty::scalar_named(name).or_else(|| (name == "void").then_some(Ty::Void)) {
             if !args.is_empty() {
                 return Err(TypeError::new("E-GENERIC-ARITY", format!("{name} takes 0 type arguments.")));
@@ -187,6 +190,49 @@ fn resolve_path_type(cx: TypeCtx<'_>, path: &[Arc<str>], args: &[TypeArg]) -> Re
     Ok(if decl.kind == ItemKind::Struct { Ty::Record(adt) } else { Ty::Enum(adt) })
 }
 
+/// `Buf[T]` (language §22.1): one element type, a value type that is not void and not declared
+/// `linear` (zeroed storage would forge linear values). A record holding a linear field is
+/// judged where the owner is made (`E-LINEAR-STORAGE`), which needs the record's layout.
+fn owner_type(cx: TypeCtx<'_>, args: &[TypeArg]) -> Result<Ty, TypeError> {
+    let [TypeArg::Type(written)] = args else {
+        return Err(TypeError::new(
+            "E-GENERIC-ARITY",
+            "Buf takes one element type: write Buf[u8], Buf[f64], Buf[Point].",
+        ));
+    };
+    let elem = resolve_type(cx, written)?;
+    element_rule(cx.db, &elem, "Buf")?;
+    Ok(Ty::Buf(Arc::new(elem)))
+}
+
+/// What an owner of elements (`Buf`, `buffer`, `Array`) may hold: `E-OWNER-ELEMENT` for void and
+/// borrows, `E-LINEAR-STORAGE` for a record declared `linear`.
+pub fn element_rule(db: &dyn Db, elem: &Ty, form: &str) -> Result<(), TypeError> {
+    match elem {
+        Ty::Void => Err(TypeError::new(
+            "E-OWNER-ELEMENT",
+            format!("{form} holds values, and void has none: give it an element type such as u8."),
+        )),
+        Ty::View(_) | Ty::Borrow(..) => Err(TypeError::new(
+            "E-OWNER-ELEMENT",
+            format!("{form} holds values, never borrows: store the values themselves."),
+        )),
+        Ty::Record(adt) if declared_linear(db, adt.item) => Err(TypeError::new(
+            "E-LINEAR-STORAGE",
+            format!(
+                "{form}[{elem}] would hold zeroed {elem} values, and a linear value cannot be forged: keep each {elem} in a local or a field."
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// True when the record's declaration says `linear struct` (read from its syntax, so it is safe
+/// to ask while the record itself is being laid out).
+pub fn declared_linear(db: &dyn Db, item: Item) -> bool {
+    ast::Struct::cast(item.syntax(db).syntax_node()).is_some_and(|s| s.is_linear())
+}
+
 /// The generic parameter names of a record or enum.
 pub fn generic_params(db: &dyn Db, item: Item) -> Arc<[Arc<str>]> {
     decl_generics(db, item).clone()
@@ -206,6 +252,8 @@ fn decl_generics(db: &dyn Db, item: Item) -> Arc<[Arc<str>]> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordDef {
     pub fields: Arc<[(Arc<str>, Ty)]>,
+    /// Declared `linear struct` (language §22.4).
+    pub linear: bool,
     /// The first refusal of the record's own rules.
     pub error: Option<Diag>,
 }
@@ -218,7 +266,7 @@ pub fn record_def(db: &dyn Db, item: Item) -> RecordDef {
     let cx = TypeCtx { db, scope, module: &module, generics: &generics, self_ty: None };
     let node = item.syntax(db).syntax_node();
     let Some(strukt) = ast::Struct::cast(node) else {
-        return RecordDef { fields: Arc::from(Vec::new()), error: None };
+        return RecordDef { fields: Arc::from(Vec::new()), linear: false, error: None };
     };
     let mut fields: Vec<(Arc<str>, Ty)> = Vec::new();
     let mut error = None;
@@ -298,7 +346,7 @@ pub fn record_def(db: &dyn Db, item: Item) -> RecordDef {
             Anchor::Item,
         ));
     }
-    RecordDef { fields: Arc::from(fields), error }
+    RecordDef { fields: Arc::from(fields), linear: strukt.is_linear(), error }
 }
 
 /// An enum or sum laid out: its variants with their payloads.

@@ -202,12 +202,16 @@ impl Kind {
     }
 }
 
-/// The kind of a value type. Every value type of the language as this checker knows it so far
-/// (scalars, tag-only enums, records and sums of them) is `copy`; owners (issue 14) add the
-/// others. A record or sum takes the greatest kind among its fields and payloads.
+/// The kind of a value type (language §22): scalars, tag-only enums, views, borrows and function
+/// values are `copy`; a `Buf` is `affine`; a `linear struct` is `linear`; any other record or sum
+/// takes the greatest kind among its fields and payloads.
 pub fn kind_of(db: &dyn Db, ty: &Ty) -> Kind {
     match ty {
+        Ty::Buf(_) => Kind::Affine,
         Ty::Record(adt) => {
+            if crate::decl::record_def(db, adt.item).linear {
+                return Kind::Linear;
+            }
             crate::decl::fields_of(db, adt).iter().map(|(_, t)| kind_of(db, t)).max().unwrap_or(Kind::Copy)
         }
         Ty::Enum(adt) => crate::decl::variants_of(db, adt)
@@ -270,6 +274,7 @@ pub fn substitute(ty: &Ty, generics: &[Generic], args: &[InstanceArg]) -> Ty {
             params: fun.params.iter().map(|p| substitute(p, generics, args)).collect(),
             ret: substitute(&fun.ret, generics, args),
         })),
+        Ty::Buf(elem) => Ty::Buf(Arc::new(substitute(elem, generics, args))),
         other => other.clone(),
     }
 }
@@ -308,6 +313,7 @@ pub fn visit_params(ty: &Ty, f: &mut dyn FnMut(u32)) {
         Ty::Record(adt) | Ty::Enum(adt) => adt.args.iter().for_each(|a| visit_params(a, f)),
         Ty::Borrow(_, inner) => visit_params(inner, f),
         Ty::View(view) => visit_params(&view.elem, f),
+        Ty::Buf(elem) => visit_params(elem, f),
         Ty::Fn(fun) => {
             fun.params.iter().for_each(|p| visit_params(p, f));
             visit_params(&fun.ret, f);
@@ -344,6 +350,9 @@ pub fn unify(pattern: &Ty, actual: &Ty, generics: &[Generic], slots: &mut [Optio
             }
         }
         (Ty::Borrow(_, p), a) => unify(p, a.value(), generics, slots),
+        (Ty::Buf(p), Ty::Buf(a)) => unify(p, a, generics, slots),
+        // An owner lent whole to a view parameter binds the view's element.
+        (Ty::View(p), Ty::Buf(a)) => unify(&p.elem, a, generics, slots),
         (Ty::View(p), Ty::View(a)) => {
             unify(&p.elem, &a.elem, generics, slots);
             if let (Extent::Name(name), Extent::Literal(n)) = (&p.extent, &a.extent)

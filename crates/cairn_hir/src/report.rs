@@ -492,10 +492,25 @@ impl Layout<'_> {
             return Some(error);
         }
         for member in members {
-            let target = match &member {
+            // An owner's elements count as contained: MIR lays types out by value, so a record
+            // that holds itself through a `Buf` has no layout yet.
+            let mut inner = &member;
+            let mut owned = false;
+            while let Ty::Buf(elem) = inner {
+                inner = elem;
+                owned = true;
+            }
+            let target = match inner {
                 Ty::Record(adt) | Ty::Enum(adt) => adt.item,
                 _ => continue,
             };
+            if self.active.contains(&target) && owned {
+                return Some(Diag::new(
+                    "E-UNSUPPORTED",
+                    "A type that holds itself through a Buf (a recursive owner such as a tree) is not supported yet: this compiler lays every type out by value.",
+                    Anchor::Item,
+                ));
+            }
             if self.active.contains(&target) {
                 let diag = if payloads {
                     Diag::new(

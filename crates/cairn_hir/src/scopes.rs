@@ -2,7 +2,7 @@
 //! rust-analyzer's `ExprScopes`), position-free, computed from the body alone.
 //!
 //! [`body_scopes`] walks the body once, in the language's scoping rules (language §7): a
-//! parameter is visible in the whole body; a `let` or `stack` binder from the statement after
+//! parameter is visible in the whole body; a `let`, `stack`, `buffer` or unpacking binder from the statement after
 //! it to the end of its block; a loop binder in the loop's body; a `match` arm's binder in that
 //! arm. Every `Expr::Name` that a local binding answers gets a [`LocalRef`]; the rest are names
 //! of declarations (constants, variants, functions), which the body check resolves and records
@@ -225,10 +225,23 @@ impl Walk<'_> {
                 self.binder_kinds[binder.0 as usize] = BinderKind::Let { mutable: *mutable };
                 self.binder(scope, *binder)
             }
-            Stmt::Stack { binder, capacity, .. } => {
+            Stmt::Stack { binder, capacity, .. } | Stmt::Buffer { binder, capacity, .. } => {
                 self.expr(*capacity, scope);
                 self.binder_kinds[binder.0 as usize] = BinderKind::Stack;
                 self.binder(scope, *binder)
+            }
+            Stmt::Unpack { binders, mutable, value, .. } => {
+                self.expr(*value, scope);
+                let mut scope = scope;
+                for binder in binders.iter() {
+                    self.binder_kinds[binder.0 as usize] = BinderKind::Let { mutable: *mutable };
+                    scope = self.binder(scope, *binder);
+                }
+                scope
+            }
+            Stmt::Defer(inner) => {
+                self.stmt(*inner, scope);
+                scope
             }
             Stmt::Assign { target, value, .. } => {
                 self.expr(*target, scope);

@@ -195,7 +195,9 @@ impl Walk<'_> {
             }
             Stmt::Return(Some(e)) => self.expr(*e, shown(self.ret)),
             Stmt::Block(block) => self.block(block),
-            Stmt::Stack { capacity, .. } => self.expr(*capacity, None),
+            Stmt::Stack { capacity, .. } | Stmt::Buffer { capacity, .. } => self.expr(*capacity, None),
+            Stmt::Unpack { value, .. } => self.expr(*value, None),
+            Stmt::Defer(inner) => self.stmt(*inner),
             Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Missing | Stmt::Unsupported(_) => {}
         }
     }

@@ -181,6 +181,9 @@ pub enum Ty {
     Fn(Arc<FnTy>),
     /// `dyn Trait` (the trait's declaration and full name): only behind a single borrow.
     Dyn(Item, Arc<str>),
+    /// `Buf[T]`: a heap owner of zeroed elements, affine (language §22.1); lent whole as a view
+    /// whose extent identity is `len(b)`.
+    Buf(Arc<Ty>),
     /// Unknown because of an earlier refusal; matches anything.
     Error,
 }
@@ -223,6 +226,14 @@ impl Ty {
         match self {
             Ty::Borrow(_, inner) => inner,
             other => other,
+        }
+    }
+
+    /// The element type of an owner of elements (`Buf[T]`).
+    pub fn owned_elements(&self) -> Option<&Ty> {
+        match self {
+            Ty::Buf(elem) => Some(elem),
+            _ => None,
         }
     }
 
@@ -289,6 +300,7 @@ impl fmt::Display for Ty {
                 Ok(())
             }
             Ty::Dyn(_, name) => write!(f, "dyn {name}"),
+            Ty::Buf(elem) => write!(f, "Buf[{elem}]"),
             Ty::Error => write!(f, "?"),
         }
     }
@@ -307,6 +319,7 @@ impl Ty {
                 params: fun.params.iter().map(|p| p.substitute(args)).collect(),
                 ret: fun.ret.substitute(args),
             })),
+            Ty::Buf(elem) => Ty::Buf(Arc::new(elem.substitute(args))),
             other => other.clone(),
         }
     }

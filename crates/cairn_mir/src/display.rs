@@ -19,6 +19,7 @@ impl Display for MTy {
             MTy::View(e) => write!(f, "view<{e}>"),
             MTy::Ptr(e) => write!(f, "ptr<{e}>"),
             MTy::Array(e, n) => write!(f, "{e}[{n}]"),
+            MTy::Buf(e) => write!(f, "buf<{e}>"),
             MTy::Fn { params, ret } => {
                 let shown: Vec<String> = params.iter().map(ToString::to_string).collect();
                 write!(f, "fn({}) -> {ret}", shown.join(", "))
@@ -120,6 +121,7 @@ impl Display for Rvalue {
             Rvalue::View(p, Some((lo, hi))) => write!(f, "view {p}[{lo}..{hi}]"),
             Rvalue::Ref(p) => write!(f, "ref {p}"),
             Rvalue::Zeroed => write!(f, "zeroed"),
+            Rvalue::Alloc(t, n) => write!(f, "alloc {t}[{n}]"),
             Rvalue::Select(c, a, b) => write!(f, "select {c}, {a}, {b}"),
         }
     }
@@ -166,6 +168,7 @@ impl Display for Inst {
         match self {
             Inst::Assign(p, r) => write!(f, "{p} = {r}"),
             Inst::Guard(g) => write!(f, "{g}"),
+            Inst::Drop(p) => write!(f, "drop {p}"),
             Inst::Call { dst: Some(d), callee, args } => write!(f, "{d} = call {callee}({})", list(args)),
             Inst::Call { dst: None, callee, args } => write!(f, "call {callee}({})", list(args)),
             Inst::CallIndirect { dst: Some(d), callee, args } => {

@@ -7,6 +7,12 @@
 //! operations; guards are evaluated from their `Check`, elided or not (an elided guard that fails
 //! would be a compiler bug, and the evaluator reports it as a trap all the same). Output bytes are
 //! collected per stream, formatted exactly as the runtime formats them.
+//!
+//! The heap is modelled too: `Buf[T](n)` makes a fresh cell holding its elements and counts it
+//! live; `drop` releases what a place owns (its drop glue, element by element) and zeroes it. A
+//! release of a cell that is not live — a double free, or a use of a moved-from owner the lowering
+//! failed to zero — stops the run as `Unsupported` (a compiler bug), and every allocation still
+//! live when `main` returns is counted in `Outcome::leaked`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -43,6 +49,12 @@ pub enum Value {
     },
     /// A function value: the symbol of its function (`None`: the zero value).
     Fn(Option<Arc<str>>),
+    /// An owner of `len` elements held in the heap cell `cell` (`None`: the zero value, which
+    /// owns nothing).
+    Buf {
+        cell: Option<usize>,
+        len: usize,
+    },
     Void,
 }
 
@@ -63,6 +75,10 @@ impl PartialEq for Value {
             (Value::Ptr { cell, path }, Value::Ptr { cell: other_cell, path: other_path }) => {
                 cell == other_cell && path == other_path
             }
+            (Value::Buf { cell, len }, Value::Buf { cell: other_cell, len: other_len }) => {
+                cell == other_cell && len == other_len
+            }
+            (Value::Fn(a), Value::Fn(b)) => a == b,
             (Value::Void, Value::Void) => true,
             _ => false,
         }
@@ -90,12 +106,22 @@ pub struct Outcome {
     pub ending: Ending,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
+    /// Heap allocations still live when the run ended normally (0 for a correct program; a trap
+    /// or an abort ends the process, and what it held is not counted).
+    pub leaked: usize,
 }
 
 /// Runs `entry` (a function of `functions` with no parameters) for at most `fuel` instructions.
 pub fn run(functions: &[Arc<Function>], entry: &str, fuel: u64) -> Outcome {
     let by_symbol: HashMap<&str, &Function> = functions.iter().map(|f| (&*f.symbol, &**f)).collect();
-    let mut machine = Machine { functions: by_symbol, cells: Vec::new(), stdout: Vec::new(), stderr: Vec::new(), fuel };
+    let mut machine = Machine {
+        functions: by_symbol,
+        cells: Vec::new(),
+        live: std::collections::HashSet::new(),
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+        fuel,
+    };
     let ending = match machine.functions.get(entry).copied() {
         None => Ending::Unsupported(format!("no function {entry}")),
         Some(function) => match machine.call(function, Vec::new(), 0) {
@@ -108,7 +134,8 @@ pub fn run(functions: &[Arc<Function>], entry: &str, fuel: u64) -> Outcome {
             },
         },
     };
-    Outcome { ending, stdout: machine.stdout, stderr: machine.stderr }
+    let leaked = if matches!(ending, Ending::Exit(_)) { machine.live.len() } else { 0 };
+    Outcome { ending, stdout: machine.stdout, stderr: machine.stderr, leaked }
 }
 
 enum Stop {
@@ -126,6 +153,8 @@ fn unsupported<T>(what: impl Into<String>) -> E<T> {
 struct Machine<'f> {
     functions: HashMap<&'f str, &'f Function>,
     cells: Vec<Value>,
+    /// The heap cells allocated and not yet released.
+    live: std::collections::HashSet<usize>,
     stdout: Vec<u8>,
     stderr: Vec<u8>,
     fuel: u64,
@@ -215,6 +244,16 @@ impl<'f> Machine<'f> {
                 }
             }
             Inst::Call { dst, callee, args } => self.call_into(frame, callee, args, dst.as_ref(), depth),
+            Inst::Drop(place) => {
+                let (cell, path) = self.place(frame, place)?;
+                let value = self.at(cell, &path)?.clone();
+                self.release(&value)?;
+                let Some(ty) = frame.function.place_ty(place) else {
+                    return unsupported("a place whose type does not match its path");
+                };
+                *self.at_mut(cell, &path)? = zero(&ty);
+                Ok(())
+            }
             Inst::CallIndirect { dst, callee, args } => {
                 let Value::Fn(Some(symbol)) = self.operand(frame, callee)? else {
                     return Err(Stop::Unsupported("a call through the zero function value past its guard".into()));
@@ -277,6 +316,16 @@ impl<'f> Machine<'f> {
                             path.push(start + i);
                         }
                         Value::Array(_) => path.push(i),
+                        Value::Buf { cell: Some(c), len } => {
+                            if i >= len {
+                                return unsupported("an element past a Buf's end");
+                            }
+                            if !self.live.contains(&c) {
+                                return unsupported("an element of a released Buf");
+                            }
+                            cell = c;
+                            path = vec![i];
+                        }
                         other => return unsupported(format!("indexing {other:?}")),
                     }
                 }
@@ -318,6 +367,22 @@ impl<'f> Machine<'f> {
             };
         }
         Ok(value)
+    }
+
+    /// Releases every heap cell `value` owns, innermost first.
+    fn release(&mut self, value: &Value) -> E<()> {
+        match value {
+            Value::Buf { cell: Some(cell), .. } => {
+                if !self.live.remove(cell) {
+                    return unsupported("a release of a Buf that was released before (a double free)");
+                }
+                let held = std::mem::replace(&mut self.cells[*cell], Value::Void);
+                self.release(&held)
+            }
+            Value::Record(items) | Value::Array(items) => items.iter().try_for_each(|v| self.release(v)),
+            Value::Sum(_, Some(payload)) => self.release(payload),
+            _ => Ok(()),
+        }
     }
 
     fn view_elements(&self, view: &Value) -> E<Vec<Value>> {
@@ -419,6 +484,7 @@ impl<'f> Machine<'f> {
                 match self.at(cell, &path)? {
                     Value::View { len, .. } => Ok(Value::Int(*len as i128, IntTy::Usize)),
                     Value::Array(items) => Ok(Value::Int(items.len() as i128, IntTy::Usize)),
+                    Value::Buf { len, .. } => Ok(Value::Int(*len as i128, IntTy::Usize)),
                     other => unsupported(format!("the length of {other:?}")),
                 }
             }
@@ -434,6 +500,9 @@ impl<'f> Machine<'f> {
                 let (cell, path, start, len) = match self.at(cell, &path)?.clone() {
                     Value::View { cell, path, start, len } => (cell, path, start, len),
                     Value::Array(items) => (cell, path, 0, items.len()),
+                    Value::Buf { cell: Some(c), len } => (c, Vec::new(), 0, len),
+                    // The zero value lends an empty view (its cell is never read).
+                    Value::Buf { cell: None, .. } => (cell, path, 0, 0),
                     other => return unsupported(format!("a view of {other:?}")),
                 };
                 Ok(match bounds {
@@ -446,6 +515,22 @@ impl<'f> Machine<'f> {
                 Ok(Value::Ptr { cell, path })
             }
             Rvalue::Zeroed => Ok(zero(ty)),
+            Rvalue::Alloc(elem, count) => {
+                let n = match self.operand(frame, count)? {
+                    Value::Int(n, _) => n,
+                    other => return unsupported(format!("a count {other:?}")),
+                };
+                if n > 1 << 24 {
+                    return unsupported("an allocation larger than the evaluator models");
+                }
+                if n == 0 {
+                    return Ok(Value::Buf { cell: None, len: 0 });
+                }
+                self.cells.push(Value::Array((0..n).map(|_| zero(elem)).collect()));
+                let cell = self.cells.len() - 1;
+                self.live.insert(cell);
+                Ok(Value::Buf { cell: Some(cell), len: n as usize })
+            }
             Rvalue::Select(c, a, b) => {
                 let c = self.operand(frame, c)?;
                 if c == Value::Bool(true) { self.operand(frame, a) } else { self.operand(frame, b) }
@@ -645,6 +730,7 @@ fn zero(ty: &MTy) -> Value {
         MTy::View(_) => Value::View { cell: 0, path: Vec::new(), start: 0, len: 0 },
         MTy::Ptr(_) => Value::Ptr { cell: 0, path: Vec::new() },
         MTy::Array(elem, n) => Value::Array((0..*n).map(|_| zero(elem)).collect()),
+        MTy::Buf(_) => Value::Buf { cell: None, len: 0 },
         MTy::Fn { .. } => Value::Fn(None),
     }
 }

@@ -58,6 +58,9 @@ pub enum MTy {
         params: Arc<[MTy]>,
         ret: Arc<MTy>,
     },
+    /// A heap owner of elements (`Buf[T]`): element pointer and length, as a view, but owning
+    /// its storage (the zero value owns none).
+    Buf(Arc<MTy>),
 }
 
 impl MTy {
@@ -68,8 +71,20 @@ impl MTy {
     /// The element type of a view or array.
     pub fn element(&self) -> Option<&MTy> {
         match self {
-            MTy::View(e) | MTy::Array(e, _) => Some(e),
+            MTy::View(e) | MTy::Array(e, _) | MTy::Buf(e) => Some(e),
             _ => None,
+        }
+    }
+
+    /// True when a value of this type owns heap storage, so releasing it does something
+    /// (`Inst::Drop`): a `Buf`, or a record, sum or array holding one.
+    pub fn needs_drop(&self) -> bool {
+        match self {
+            MTy::Buf(_) => true,
+            MTy::Record { fields, .. } => fields.iter().any(MTy::needs_drop),
+            MTy::Sum { variants, .. } => variants.iter().flatten().any(MTy::needs_drop),
+            MTy::Array(elem, _) => elem.needs_drop(),
+            _ => false,
         }
     }
 
@@ -80,7 +95,7 @@ impl MTy {
     pub fn project(&self, proj: &Proj) -> Option<MTy> {
         match (proj, self) {
             (Proj::Field(i), MTy::Record { fields, .. }) => fields.get(*i as usize).cloned(),
-            (Proj::Index(_), MTy::View(e) | MTy::Array(e, _)) => Some((**e).clone()),
+            (Proj::Index(_), MTy::View(e) | MTy::Array(e, _) | MTy::Buf(e)) => Some((**e).clone()),
             (Proj::Deref, MTy::Ptr(e)) => Some((**e).clone()),
             (Proj::Payload(v), MTy::Sum { variants, .. }) => {
                 variants.get(*v as usize).map(|payload| payload.clone().unwrap_or(MTy::Void))
@@ -221,6 +236,9 @@ pub enum Rvalue {
     Ref(Place),
     /// Zero-filled storage of the place's type.
     Zeroed,
+    /// A new owner of this many zeroed elements on the heap (`Buf[T](n)`); running out of
+    /// memory is a clean abort with a message, never undefined behaviour.
+    Alloc(MTy, Operand),
     /// `cond ? a : b`.
     Select(Operand, Operand, Operand),
 }
@@ -303,6 +321,9 @@ pub enum Inst {
         callee: Operand,
         args: Vec<Operand>,
     },
+    /// Releases every owner the place holds (its type's drop glue) and leaves the zero value in
+    /// it, so releasing a moved-from place (zeroed by the move) or releasing twice does nothing.
+    Drop(Place),
 }
 
 /// How a block ends.

@@ -29,6 +29,7 @@ pub fn verify(function: &Function) -> Result<(), String> {
                     check_place(function, place)?;
                     check_rvalue(function, value)?;
                 }
+                Inst::Drop(place) => check_place(function, place)?,
                 Inst::Guard(guard) => {
                     for operand in check_operands(&guard.check) {
                         check_operand(function, operand)?;
@@ -116,6 +117,7 @@ fn check_rvalue(function: &Function, value: &Rvalue) -> Result<(), String> {
             Ok(())
         }
         Rvalue::Zeroed => Ok(()),
+        Rvalue::Alloc(_, count) => check_operand(function, count),
         Rvalue::Select(c, a, b) => {
             check_operand(function, c)?;
             check_operand(function, a)?;

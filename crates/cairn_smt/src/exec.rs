@@ -330,6 +330,7 @@ impl<'f> Exec<'f> {
     fn inst(&mut self, frame: &Frame<'f>, inst: &Inst, mut state: State) -> R<Vec<State>> {
         match inst {
             Inst::CallIndirect { .. } => unsupported("a call through a function value"),
+            Inst::Drop(_) => unsupported("a heap owner (Buf) released"),
             Inst::Assign(place, value) => {
                 let Some(ty) = frame.function.place_ty(place) else {
                     return unsupported("a place whose type does not match its path");
@@ -449,6 +450,7 @@ impl<'f> Exec<'f> {
 
     fn rvalue(&mut self, frame: &Frame<'f>, state: &mut State, value: &Rvalue, ty: &MTy) -> R<SV> {
         match value {
+            Rvalue::Alloc(..) => unsupported("a heap owner (Buf) allocated"),
             Rvalue::Use(o) => self.operand(frame, state, o),
             Rvalue::Binary(op, a, b) => {
                 let a = self.operand(frame, state, a)?;

@@ -141,7 +141,14 @@ pub(super) fn short(text: &str) -> String {
 /// written, and what it does (its first sentence is what words match). A builtin's rule lives in
 /// the checker (`cairn_hir::check::call`); a type query judges each name by a probe like any other.
 pub(super) const BUILTINS: &[(&str, &str, &str)] = &[
-    ("len", "len(xs) -> usize", "The extent of a view, a local array or a string literal."),
+    ("len", "len(xs) -> usize", "The extent of a view, a Buf, a local array or a string literal."),
+    (
+        "Buf",
+        "Buf[T](n) -> Buf[T]",
+        "A heap owner of n zeroed elements, released when its holder's block ends; lent whole to a view parameter.",
+    ),
+    ("take", "take(place) -> T", "Moves an owner out of a field or element, leaving its zero value (an empty Buf)."),
+    ("swap", "swap(a, b)", "Exchanges what two places of one type hold, owners included."),
     (
         "println print eprintln eprint",
         "println(a, ...)",

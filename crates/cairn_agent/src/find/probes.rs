@@ -284,7 +284,10 @@ impl Index {
                             order.iter().filter_map(|&i| given.takes.get(i)).map(|v| v.argument.as_str()).collect();
                         let shown: Vec<String> =
                             order.iter().filter_map(|&i| given.takes.get(i)).map(|v| short(&v.written)).collect();
-                        for name in &entry.names {
+                        let of_values = |name: &&&str| {
+                            !cairn_hir::builtins::Builtin::from_name(name).is_some_and(|b| b.on_places())
+                        };
+                        for name in entry.names.iter().filter(of_values) {
                             let call = format!("{name}({})", args.join(", "));
                             let head = format!("{name}({})", shown.join(", "));
                             writer.add(index, &[], &call, (0, arrangement), None, &head)?;
@@ -550,6 +553,7 @@ fn probe_type(db: &dyn cairn_hir::Db, ty: &Ty, extent: Option<&str>) -> Option<S
             };
             Some(format!("{}<{}>[{size}]@{}", view.mode.name(), probe_type(db, &view.elem, None)?, view.place.name()))
         }
+        Ty::Buf(elem) => Some(format!("Buf[{}]", probe_type(db, elem, None)?)),
         Ty::Void | Ty::Param(_) | Ty::Fn(_) | Ty::Dyn(..) | Ty::Error => None,
     }
 }

@@ -66,6 +66,14 @@ impl<'ctx> ModuleGen<'ctx, '_> {
         self.runtime_noreturn("cairn_rt_assert_eq_f64", &[ptr, ptr, i64t, f64t, f64t]);
         self.runtime_noreturn("cairn_rt_assert_eq_f32", &[ptr, ptr, i64t, f32t, f32t]);
         self.runtime_noreturn("cairn_rt_assert_eq_bool", &[ptr, ptr, i64t, i32t, i32t]);
+        let alloc = self.ptr().fn_type(&[i64t, i64t], false);
+        let alloc = self.module.add_function("cairn_rt_alloc", alloc, Some(Linkage::External));
+        for attribute in ["nounwind", "noalias"] {
+            let kind = Attribute::get_named_enum_kind_id(attribute);
+            let loc = if attribute == "noalias" { AttributeLoc::Return } else { AttributeLoc::Function };
+            alloc.add_attribute(loc, self.ctx.create_enum_attribute(kind, 0));
+        }
+        self.runtime_fn("cairn_rt_free", &[ptr]);
         let index = self.ctx.i64_type().fn_type(&[i32t, ptr, i64t], false);
         self.module.add_function("cairn_rt_test_index", index, Some(Linkage::External));
     }

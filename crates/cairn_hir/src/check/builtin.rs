@@ -127,7 +127,7 @@ impl Cx<'_> {
                     ));
                 }
                 let ty = self.check(arg, None)?;
-                if !matches!(ty, Ty::View(_) | Ty::Error) {
+                if !matches!(ty, Ty::View(_) | Ty::Buf(_) | Ty::Error) {
                     return Err(Diag::new(
                         "E-LEN",
                         format!("len needs a view or an array, and this is a {ty}."),
@@ -177,6 +177,9 @@ impl Cx<'_> {
                 self.site(GuardKind::Assert);
                 Ok(Ty::Void)
             }
+            B::Buf => self.buf_new(e, None, args, expected),
+            B::Take => self.take(e, args),
+            B::Swap => self.swap(e, args),
             _ => Err(Diag::new("E-CALLEE", format!("Unknown callable {name}."), Anchor::Expr(e))),
         }
     }
@@ -233,7 +236,10 @@ impl Cx<'_> {
                 return Ok(());
             }
             Expr::Part { base, lo, hi } => self.part(inner, base, lo, hi)?,
-            _ => self.check(arg, None)?,
+            _ => {
+                let ty = self.check(arg, None)?;
+                self.lent(arg, ty)
+            }
         };
         match &ty {
             Ty::View(view) => {

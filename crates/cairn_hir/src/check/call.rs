@@ -109,6 +109,9 @@ impl Cx<'_> {
             Expr::Index { base, indices } => {
                 if let Some(path) = self.dotted_path(base) {
                     let full = path.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join(".");
+                    if full == "Buf" && self.local("Buf").is_none() {
+                        return self.buf_new(e, Some(&indices), args, expected);
+                    }
                     if Builtin::from_name(&full).is_some_and(Builtin::later) {
                         return Err(Diag::new(
                             "E-UNSUPPORTED",
@@ -457,6 +460,7 @@ impl Cx<'_> {
                         ));
                     }
                     let got = self.view_argument(arg)?;
+                    let got = self.lent(arg, got);
                     let is_part = matches!(self.body.expr(self.body.unparen(arg)), Expr::Part { .. });
                     let extent = if is_part {
                         // A part's length is checked by its guard: its extent argument may be any
@@ -588,7 +592,7 @@ impl Cx<'_> {
             Expr::Part { base: inner, lo: l, hi: h } => self.part(self.body.unparen(base), inner, l, h)?,
             _ => self.check(base, None)?,
         };
-        let view = match &base_ty {
+        let view = match &self.lent(base, base_ty.clone()) {
             Ty::View(view) => view.clone(),
             Ty::Error => return Ok(Ty::Error),
             other => {
@@ -695,8 +699,13 @@ impl Cx<'_> {
 
     /// The extent of a view argument as an identity.
     pub(crate) fn view_extent(&self, arg: ExprId) -> Extent {
-        match self.types.get(self.body.unparen(arg).0 as usize) {
+        let arg = self.body.unparen(arg);
+        match self.types.get(arg.0 as usize) {
             Some(Ty::View(view)) => view.extent.clone(),
+            Some(owner @ Ty::Buf(_)) => match self.lent(arg, owner.clone()) {
+                Ty::View(view) => view.extent,
+                _ => Extent::Unknown,
+            },
             _ => Extent::Unknown,
         }
     }

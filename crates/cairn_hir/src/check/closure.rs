@@ -114,10 +114,15 @@ fn contents(
                 binders.push(*binder);
                 expr(body, *init, binders, names, assigned);
             }
-            Stmt::Stack { binder, capacity, .. } => {
+            Stmt::Stack { binder, capacity, .. } | Stmt::Buffer { binder, capacity, .. } => {
                 binders.push(*binder);
                 expr(body, *capacity, binders, names, assigned);
             }
+            Stmt::Unpack { binders: bound, value, .. } => {
+                binders.extend(bound.iter().copied());
+                expr(body, *value, binders, names, assigned);
+            }
+            Stmt::Defer(inner) => contents(body, &Arc::from(vec![*inner]), binders, names, assigned),
             Stmt::Assign { target, value, .. } => {
                 let mut root = body.unparen(*target);
                 loop {

@@ -564,6 +564,7 @@ impl Cx<'_> {
                 }
                 (*view.elem).clone()
             }
+            Ty::Buf(elem) => (**elem).clone(),
             Ty::Error => Ty::Error,
             other => {
                 return Err(Diag::new(

@@ -20,6 +20,8 @@ mod dispatch;
 mod dynamic;
 mod expr;
 mod generic;
+mod moves;
+mod owner;
 mod stmt;
 
 use std::collections::{BTreeSet, HashMap};
@@ -350,7 +352,7 @@ fn run_check<'db>(
         dyn_lends: Vec::new(),
         stack_bytes: 0,
     };
-    let result = cx.run();
+    let mut result = cx.run();
     // A bare name that a local binding answers means that binding (the body's scopes say
     // which); the check resolved every other name where it met it.
     for (i, resolution) in cx.resolutions.iter_mut().enumerate() {
@@ -358,6 +360,14 @@ fn run_check<'db>(
             && let Some(local) = cx.scopes.resolve(ExprId(i as u32))
         {
             *resolution = Resolution::Local(local);
+        }
+    }
+    // Moves and releases, once every expression is typed and resolved.
+    if result.is_ok() {
+        match moves::walk(&cx) {
+            Ok(true) => cx.effect("free"),
+            Ok(false) => {}
+            Err(diag) => result = Err(diag),
         }
     }
     let local_row = cx.local_row();

@@ -109,6 +109,11 @@ impl Cx<'_> {
                 self.stack(*binder, element, *capacity, *placed)?;
                 Ok(false)
             }
+            Stmt::Buffer { .. } | Stmt::Unpack { .. } | Stmt::Defer(_) => Err(Diag::new(
+                "E-UNSUPPORTED",
+                "buffer statements, unpacking and defer are not checked yet.",
+                Anchor::Stmt(id),
+            )),
             Stmt::Unsupported(kind) => Err(Diag::new(
                 "E-UNSUPPORTED",
                 format!(
@@ -293,6 +298,7 @@ impl Cx<'_> {
                 ));
             }
             Ty::View(view) => (*view.elem).clone(),
+            Ty::Buf(elem) => (**elem).clone(),
             Ty::Error => Ty::Error,
             other => {
                 let tail = if *other == Ty::usize() { "; a count is a range, `for i in 0..n`" } else { "" };

@@ -262,7 +262,7 @@ impl Lower<'_> {
                     let char = matches!(self.body.expr(self.body.unparen(arg)), Expr::Literal(Literal::Char(_)));
                     // Bytes: a string, a u8 view, a part of one, or a u8 `stack` array.
                     let (ty, value) = match arg_ty {
-                        MTy::View(_) | MTy::Array(..) => {
+                        MTy::View(_) | MTy::Array(..) | MTy::Buf(_) => {
                             let view_ty = MTy::View(Arc::new(MTy::Int(IntTy::U8)));
                             let (value, _) = self.view_argument(arg, &view_ty)?;
                             (view_ty, value)
@@ -290,6 +290,9 @@ impl Lower<'_> {
                 self.guard(GuardKind::Assert, Check::AssertEq(operand_ty, a, b, message), Some(e), false);
                 Ok(Operand::Const(Const::Bool(false)))
             }
+            B::Buf => self.buf_new(e, args),
+            B::Take => self.take(args),
+            B::Swap => self.swap(args),
             other => fail(format!("the builtin {}", other.name())),
         }
     }

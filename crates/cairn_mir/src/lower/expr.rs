@@ -50,8 +50,12 @@ impl Lower<'_> {
     pub(super) fn spill(&mut self, e: ExprId) -> R<Place> {
         let ty = self.mty_of(e);
         let value = self.expr(e)?;
+        let owns = ty.needs_drop();
         let t = self.temp(ty);
         self.assign(Place::local(t), Rvalue::Use(value));
+        if owns {
+            self.temporaries.push(t);
+        }
         Ok(Place::local(t))
     }
 
@@ -75,11 +79,29 @@ impl Lower<'_> {
 
     /// Evaluates an expression whose value is not used (an expression statement).
     pub(super) fn expr_discard(&mut self, e: ExprId) -> R<()> {
-        let _ = self.expr(e)?;
+        let value = self.expr(e)?;
+        // A result nobody keeps: an owner is released at once.
+        let ty = self.mty_of(e);
+        if ty.needs_drop() {
+            let place = self.operand_place(value, &ty);
+            self.emit(Inst::Drop(place));
+        }
         Ok(())
     }
 
+    /// The value of `e` for a use that consumes it: a named owner (a local, a field, an
+    /// element) moves out of its place (`owner.rs`).
     pub(super) fn expr(&mut self, e: ExprId) -> R<Operand> {
+        let value = self.expr_value(e)?;
+        if let Operand::Copy(place) = &value
+            && matches!(self.body.expr(self.body.unparen(e)), Expr::Name(_) | Expr::Field { .. } | Expr::Index { .. })
+        {
+            return self.take_from(place.clone());
+        }
+        Ok(value)
+    }
+
+    fn expr_value(&mut self, e: ExprId) -> R<Operand> {
         let body = self.body.clone();
         match body.expr(e) {
             Expr::Missing | Expr::Unsupported(_) | Expr::Closure { .. } => {
@@ -291,6 +313,7 @@ impl Lower<'_> {
         let value = self.expr(operand)?;
         let held = self.temp(ty.clone());
         self.assign(Place::local(held), Rvalue::Use(value));
+        self.own(held);
         let Ty::Enum(adt) = self.ty(operand).value().clone() else { return fail("try on a non-sum") };
         let variants = variants_of(self.db, &adt);
         // By position (language §11.4): the first variant is success, the second failure.
@@ -309,20 +332,18 @@ impl Lower<'_> {
         }
         // The function's own failure variant: its second, by the same rule.
         let ret_index = failure as u32;
-        let payload = variants[failure]
-            .1
-            .as_ref()
-            .map(|_| Operand::Copy(Place::local(held).project(Proj::Payload(failure as u32))));
+        let payload = match variants[failure].1 {
+            Some(_) => Some(self.take_from(Place::local(held).project(Proj::Payload(failure as u32)))?),
+            None => None,
+        };
         let ret = self.ret.clone();
         let out = self.value(ret.clone(), Rvalue::Variant(ret, ret_index, payload));
-        self.terminate(Terminator::Return(Some(out)));
+        self.return_with(Some(out));
         self.switch_to(ok);
         let result_ty = self.mty_of(e);
         let result = self.temp(result_ty);
-        self.assign(
-            Place::local(result),
-            Rvalue::Use(Operand::Copy(Place::local(held).project(Proj::Payload(success as u32)))),
-        );
+        let value = self.take_from(Place::local(held).project(Proj::Payload(success as u32)))?;
+        self.assign(Place::local(result), Rvalue::Use(value));
         Ok(copy(result))
     }
 }

@@ -40,6 +40,7 @@ mod cfg;
 mod closure;
 mod elide;
 mod expr;
+mod owner;
 mod stmt;
 
 use crate::{
@@ -186,6 +187,7 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
         Ty::Fn(fun) => {
             MTy::Fn { params: fun.params.iter().map(|p| mty(db, p)).collect(), ret: Arc::new(mty(db, &fun.ret)) }
         }
+        Ty::Buf(elem) => MTy::Buf(Arc::new(mty(db, elem))),
         Ty::Borrow(..) => unreachable!("handled above"),
     }
 }
@@ -218,6 +220,13 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function,
         let local = lower.new_local(Some(param.name.clone()), ty);
         lower.bindings.insert(LocalRef::Param(i as u32), local);
         param_locals.push(local);
+    }
+    // By-value owner parameters are the function's to release.
+    lower.open_frame();
+    for (param, &local) in signature.params.iter().zip(&param_locals) {
+        if !param.borrowed() {
+            lower.own(local);
+        }
     }
     for (param, &local) in signature.params.iter().zip(&param_locals) {
         let ty = lower.local_ty(local).clone();
@@ -252,6 +261,7 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function,
     } else {
         lower.scoped_block(&root)?;
     }
+    lower.close_frame();
     if lower.open() {
         let term = if ret == MTy::Void { Terminator::Return(None) } else { Terminator::Unreachable };
         lower.terminate(term);
@@ -323,6 +333,9 @@ impl<'db> Lower<'db> {
             current: BlockId(0),
             bindings: HashMap::new(),
             loops: Vec::new(),
+            loop_frames: Vec::new(),
+            frames: Vec::new(),
+            temporaries: Vec::new(),
             facts: Vec::new(),
             extents: Vec::new(),
             ret,
@@ -345,6 +358,12 @@ struct Lower<'db> {
     bindings: HashMap<LocalRef, Local>,
     /// Enclosing loops: (continue target, break target).
     loops: Vec<(BlockId, BlockId)>,
+    /// Per enclosing loop, the index of its body's frame (what `break` and `continue` leave).
+    loop_frames: Vec<usize>,
+    /// The owner locals of each open block, innermost last (`owner.rs`).
+    frames: Vec<Vec<Local>>,
+    /// Temporaries owning storage that the statement being lowered made (released at its end).
+    temporaries: Vec<Local>,
     /// Facts for elision: `binder < bound` while the loop runs.
     facts: Vec<(Local, Bound)>,
     /// View parameters whose extent is a `usize` parameter: (view, extent).

@@ -7,7 +7,9 @@ use super::*;
 impl Lower<'_> {
     pub(super) fn scoped_block(&mut self, block: &HirBlock) -> R<()> {
         let mark = self.facts.len();
+        self.open_frame();
         let result = self.block(block);
+        self.close_frame();
         self.facts.truncate(mark);
         result
     }
@@ -21,7 +23,9 @@ impl Lower<'_> {
 
     pub(super) fn stmt(&mut self, id: StmtId) -> R<()> {
         let outer = self.anchor.replace(Anchor::Stmt(id));
+        let mark = self.temporaries.len();
         let result = self.stmt_inner(id);
+        self.release_temporaries(mark);
         self.anchor = outer;
         result
     }
@@ -35,11 +39,17 @@ impl Lower<'_> {
                 let ty = self.mty_of(*init);
                 let value = self.expr(*init)?;
                 if &*name == "_" {
+                    // Kept by nobody: an owner is released at once.
+                    if ty.needs_drop() {
+                        let place = self.operand_place(value, &ty);
+                        self.emit(Inst::Drop(place));
+                    }
                     return Ok(());
                 }
                 let local = self.new_local(Some(name.clone()), ty);
                 self.assign(Place::local(local), Rvalue::Use(value));
                 self.bind(*binder, local);
+                self.own(local);
                 let _ = mutable;
                 Ok(())
             }
@@ -55,12 +65,17 @@ impl Lower<'_> {
                 let exit = self.new_block();
                 self.terminate(Terminator::Goto(header));
                 self.switch_to(header);
+                let mark = self.temporaries.len();
                 let c = self.expr(*cond)?;
+                self.release_temporaries(mark);
                 self.terminate(Terminator::Branch(c, inside, exit));
                 self.switch_to(inside);
                 self.loops.push((header, exit));
-                self.scoped_block(block)?;
+                self.loop_frames.push(self.frames.len());
+                let result = self.scoped_block(block);
+                self.loop_frames.pop();
                 self.loops.pop();
+                result?;
                 self.terminate(Terminator::Goto(header));
                 self.switch_to(exit);
                 Ok(())
@@ -76,16 +91,20 @@ impl Lower<'_> {
                     Some(e) => Some(self.expr(*e)?),
                     None => None,
                 };
-                self.terminate(Terminator::Return(value));
+                self.return_with(value);
                 Ok(())
             }
             Stmt::Break => {
                 let (_, exit) = *self.loops.last().ok_or_else(|| LowerError("break outside a loop".into()))?;
+                let from = self.loop_frames.last().copied().unwrap_or(self.frames.len());
+                self.release_from(from);
                 self.terminate(Terminator::Goto(exit));
                 Ok(())
             }
             Stmt::Continue => {
                 let (next, _) = *self.loops.last().ok_or_else(|| LowerError("continue outside a loop".into()))?;
+                let from = self.loop_frames.last().copied().unwrap_or(self.frames.len());
+                self.release_from(from);
                 self.terminate(Terminator::Goto(next));
                 Ok(())
             }
@@ -107,11 +126,14 @@ impl Lower<'_> {
                 self.bind(*binder, local);
                 Ok(())
             }
+            Stmt::Buffer { .. } | Stmt::Unpack { .. } | Stmt::Defer(_) => fail("a statement the checker refuses"),
         }
     }
 
     pub(super) fn if_stmt(&mut self, cond: ExprId, then: &HirBlock, els: Option<&Else>) -> R<()> {
+        let mark = self.temporaries.len();
         let c = self.expr(cond)?;
+        self.release_temporaries(mark);
         let then_block = self.new_block();
         let else_block = self.new_block();
         let join = self.new_block();
@@ -231,7 +253,11 @@ impl Lower<'_> {
         (header, latch, exit): (BlockId, BlockId, BlockId),
     ) -> R<()> {
         self.loops.push((latch, exit));
+        self.loop_frames.push(self.frames.len());
+        self.open_frame();
         let result = self.block(block);
+        self.close_frame();
+        self.loop_frames.pop();
         self.loops.pop();
         self.facts.truncate(mark);
         result?;
@@ -248,6 +274,7 @@ impl Lower<'_> {
         let value = self.expr(subject)?;
         let held = self.temp(ty.clone());
         self.assign(Place::local(held), Rvalue::Use(value));
+        self.own(held);
         let tag = self.value(MTy::Int(IntTy::U32), Rvalue::Tag(Place::local(held)));
         let adt = match self.ty(subject).value() {
             Ty::Enum(adt) => adt.clone(),
@@ -270,6 +297,7 @@ impl Lower<'_> {
         self.terminate(Terminator::Switch(tag, cases, default));
         for (arm, index, block) in targets {
             self.switch_to(block);
+            self.open_frame();
             if let Some(binder) = arm.binder {
                 let name = self.body.binder(binder).clone();
                 if &*name != "_"
@@ -278,11 +306,15 @@ impl Lower<'_> {
                     let payload_ty = mty(self.db, &payload);
                     let local = self.new_local(Some(name.clone()), payload_ty);
                     let source = Place::local(held).project(Proj::Payload(index as u32));
-                    self.assign(Place::local(local), Rvalue::Use(Operand::Copy(source)));
+                    let value = self.take_from(source)?;
+                    self.assign(Place::local(local), Rvalue::Use(value));
                     self.bind(binder, local);
+                    self.own(local);
                 }
             }
-            self.scoped_block(&arm.body)?;
+            let result = self.scoped_block(&arm.body);
+            self.close_frame();
+            result?;
             self.terminate(Terminator::Goto(join));
         }
         self.switch_to(default);
@@ -297,7 +329,13 @@ impl Lower<'_> {
         let rhs = self.expr(value)?;
         let place = self.place(target)?;
         match op {
-            None => self.assign(place, Rvalue::Use(rhs)),
+            None => {
+                // What the place held is released first (an owner assigned over).
+                if self.place_ty(&place)?.needs_drop() {
+                    self.emit(Inst::Drop(place.clone()));
+                }
+                self.assign(place, Rvalue::Use(rhs))
+            }
             Some(op) => {
                 let current = Operand::Copy(place.clone());
                 let ty = self.place_ty(&place)?;

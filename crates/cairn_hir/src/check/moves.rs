@@ -1,0 +1,545 @@
+//! The ownership walk of one typed body (language §22.2): which uses move an owner, which
+//! names are dead after a move, and where an owner still held is released.
+//!
+//! It runs once the body check has typed every expression (it reads the check's types,
+//! resolutions, call targets and argument pairings; it resolves nothing). A value whose kind is
+//! `affine` or `linear` is an owner. Used *as a value* — bound, passed by value, returned, stored
+//! in a field, payload or element, matched — it moves; used as a *place* — indexed, measured,
+//! lent to a view or borrow parameter, printed, taken or swapped — it stays. The walk tracks, per
+//! owner local, whether it is held, moved, or moved on some paths only (after a branch), and
+//! refuses `E-MOVED`, `E-MOVE-BORROW`, `E-PARTIAL-MOVE` and `E-MOVE-IN-LOOP` at the use.
+//!
+//! Release: an owner still held (or held on some paths) where its block or arm ends, at a
+//! `return`, `break` or `continue` that leaves its scope, when a value is assigned over it, a
+//! by-value parameter nobody took, and a temporary owner nobody keeps: each adds `free` to the
+//! row. MIR releases at exactly these points (it zeroes what a move leaves, so releasing a
+//! moved-from place is a no-op); the walk is what decides the row.
+
+use std::collections::HashMap;
+
+use super::*;
+use crate::builtins::Builtin;
+use crate::generics::Kind;
+use crate::scopes::LocalRef;
+
+/// Whether an owner local holds its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    Held,
+    Moved,
+    /// Moved on some paths that reach here, held on others.
+    Maybe,
+}
+
+struct Walk<'a, 'db> {
+    cx: &'a Cx<'db>,
+    /// The owner locals in scope and what they hold.
+    state: HashMap<LocalRef, Held>,
+    /// The loop-or-closure depth each owner local was declared at.
+    depth_of: HashMap<LocalRef, u32>,
+    /// The current loop-or-closure depth.
+    depth: u32,
+    /// The owner locals each open scope declared, innermost last.
+    frames: Vec<Vec<LocalRef>>,
+    /// The frame depth at which each enclosing loop's body starts.
+    loops: Vec<usize>,
+    /// True once a release was met (`free` enters the row).
+    frees: bool,
+    kinds: HashMap<Ty, Kind>,
+}
+
+/// Walks the body `cx` checked: the first ownership refusal, and whether the body releases an
+/// owner (`free`).
+pub(crate) fn walk(cx: &Cx<'_>) -> Result<bool, Diag> {
+    let mut walk = Walk {
+        cx,
+        state: HashMap::new(),
+        depth_of: HashMap::new(),
+        depth: 0,
+        frames: vec![Vec::new()],
+        loops: Vec::new(),
+        frees: false,
+        kinds: HashMap::new(),
+    };
+    for (index, param) in cx.signature.params.iter().enumerate() {
+        if !param.borrowed() && walk.owner(&param.ty) {
+            walk.declare(LocalRef::Param(index as u32));
+        }
+    }
+    let body = cx.body.clone();
+    if !body.present {
+        return Ok(false);
+    }
+    let ends = walk.block(&body.root)?;
+    if !ends {
+        walk.release_frames(0);
+    }
+    Ok(walk.frees)
+}
+
+impl Walk<'_, '_> {
+    fn owner(&mut self, ty: &Ty) -> bool {
+        if let Some(kind) = self.kinds.get(ty) {
+            return *kind != Kind::Copy;
+        }
+        let kind = crate::generics::kind_of(self.cx.db, ty);
+        self.kinds.insert(ty.clone(), kind);
+        kind != Kind::Copy
+    }
+
+    fn ty(&self, e: ExprId) -> Ty {
+        self.cx.types.get(e.0 as usize).cloned().unwrap_or(Ty::Error)
+    }
+
+    fn owner_expr(&mut self, e: ExprId) -> bool {
+        let ty = self.ty(e);
+        self.owner(&ty)
+    }
+
+    fn local_of(&self, e: ExprId) -> Option<LocalRef> {
+        match self.cx.resolutions.get(e.0 as usize) {
+            Some(Resolution::Local(local)) => Some(*local),
+            _ => None,
+        }
+    }
+
+    fn name_of(&self, local: LocalRef) -> Arc<str> {
+        match local {
+            LocalRef::Param(i) => self.cx.signature.params.get(i as usize).map(|p| p.name.clone()).unwrap_or_default(),
+            LocalRef::Binder(b) => self.cx.body.binder(b).clone(),
+        }
+    }
+
+    fn declare(&mut self, local: LocalRef) {
+        self.state.insert(local, Held::Held);
+        self.depth_of.insert(local, self.depth);
+        if let Some(frame) = self.frames.last_mut() {
+            frame.push(local);
+        }
+    }
+
+    /// Releases what the frames from `from` on still hold (their scopes are left).
+    fn release_frames(&mut self, from: usize) {
+        let held = self.frames[from..].iter().flatten().any(|l| self.state.get(l).is_some_and(|h| *h != Held::Moved));
+        if held {
+            self.frees = true;
+        }
+    }
+
+    // ----- statements ----------------------------------------------------------------------
+
+    fn block(&mut self, block: &Block) -> R<bool> {
+        self.frames.push(Vec::new());
+        let mut ends = false;
+        for &stmt in block.iter() {
+            ends = self.stmt(stmt)?;
+        }
+        let frame = self.frames.pop().unwrap_or_default();
+        if !ends && frame.iter().any(|l| self.state.get(l).is_some_and(|h| *h != Held::Moved)) {
+            self.frees = true;
+        }
+        for local in frame {
+            self.state.remove(&local);
+        }
+        Ok(ends)
+    }
+
+    fn stmt(&mut self, id: StmtId) -> R<bool> {
+        let body = self.cx.body.clone();
+        match body.stmt(id) {
+            Stmt::Missing | Stmt::Unsupported(_) | Stmt::Buffer { .. } | Stmt::Unpack { .. } | Stmt::Defer(_) => {
+                Ok(false)
+            }
+            Stmt::Let { binder, init, .. } => {
+                self.value(*init)?;
+                let ty = self.cx.binder_types.get(binder.0 as usize).cloned().unwrap_or(Ty::Error);
+                if &**body.binder(*binder) == "_" {
+                    // `let _ = v;` keeps nothing: the owner is released at once.
+                    if self.owner_expr(*init) {
+                        self.frees = true;
+                    }
+                } else if self.owner(&ty) {
+                    self.declare(LocalRef::Binder(*binder));
+                }
+                Ok(false)
+            }
+            Stmt::Assign { target, op, value } => {
+                self.value(*value)?;
+                self.assigned(*target, op.is_some())?;
+                Ok(false)
+            }
+            Stmt::Expr(e) => {
+                self.value(*e)?;
+                if self.owner_expr(*e) {
+                    self.frees = true;
+                }
+                Ok(false)
+            }
+            Stmt::If { cond, then, els } => {
+                self.value(*cond)?;
+                let before = self.state.clone();
+                let then_ends = self.block(then)?;
+                let after_then = std::mem::replace(&mut self.state, before);
+                let else_ends = match els {
+                    None => false,
+                    Some(Else::Block(block)) => self.block(block)?,
+                    Some(Else::If(nested)) => self.stmt(*nested)?,
+                };
+                let after_else = std::mem::take(&mut self.state);
+                self.state = merge(vec![(after_then, then_ends), (after_else, else_ends)]);
+                Ok(then_ends && else_ends)
+            }
+            Stmt::While { cond, body: block } => {
+                self.in_loop(|walk| {
+                    walk.value(*cond)?;
+                    walk.block(block)
+                })?;
+                Ok(false)
+            }
+            Stmt::ForRange { lo, hi, body: block, .. } => {
+                self.value(*lo)?;
+                self.value(*hi)?;
+                self.in_loop(|walk| walk.block(block))?;
+                Ok(false)
+            }
+            Stmt::Each { count, body: block, .. } => {
+                self.value(*count)?;
+                self.in_loop(|walk| walk.block(block))?;
+                Ok(false)
+            }
+            Stmt::ForEach { element, iterable, body: block, .. } => {
+                self.place(*iterable)?;
+                let elem = self.cx.binder_types.get(element.0 as usize).cloned().unwrap_or(Ty::Error);
+                if self.owner(&elem) {
+                    return Err(Diag::new(
+                        "E-PARTIAL-MOVE",
+                        format!(
+                            "The elements are owners ({elem}), and an element loop would copy each one out of its place: index them instead (`for i in 0..len(xs) {{ … xs[i] … }}`)."
+                        ),
+                        Anchor::Expr(*iterable),
+                    ));
+                }
+                self.in_loop(|walk| walk.block(block))?;
+                Ok(false)
+            }
+            Stmt::Match { subject, arms } => self.match_stmt(*subject, arms),
+            Stmt::Return(value) => {
+                if let Some(value) = value {
+                    self.value(*value)?;
+                }
+                self.release_frames(0);
+                Ok(true)
+            }
+            Stmt::Break | Stmt::Continue => {
+                if let Some(&from) = self.loops.last() {
+                    self.release_frames(from);
+                }
+                Ok(true)
+            }
+            Stmt::Block(block) => self.block(block),
+            Stmt::Stack { capacity, .. } => {
+                self.value(*capacity)?;
+                Ok(false)
+            }
+        }
+    }
+
+    fn in_loop(&mut self, inside: impl FnOnce(&mut Self) -> R<bool>) -> R<()> {
+        let before = self.state.clone();
+        self.depth += 1;
+        self.loops.push(self.frames.len());
+        let result = inside(self);
+        self.loops.pop();
+        self.depth -= 1;
+        result?;
+        // The body may run no time at all.
+        let after = std::mem::take(&mut self.state);
+        self.state = merge(vec![(before, false), (after, false)]);
+        Ok(())
+    }
+
+    fn match_stmt(&mut self, subject: ExprId, arms: &Arc<[Arm]>) -> R<bool> {
+        let owned = self.owner_expr(subject);
+        if owned {
+            // The arms take the subject apart: what an arm does not bind is released there.
+            self.value(subject)?;
+            self.frees = true;
+        } else {
+            self.place(subject)?;
+        }
+        let before = self.state.clone();
+        let mut outcomes = Vec::new();
+        let mut all_end = true;
+        for arm in arms.iter() {
+            self.state = before.clone();
+            self.frames.push(Vec::new());
+            if let Some(binder) = arm.binder {
+                let ty = self.cx.binder_types.get(binder.0 as usize).cloned().unwrap_or(Ty::Error);
+                if &**self.cx.body.binder(binder) != "_" && self.owner(&ty) {
+                    self.declare(LocalRef::Binder(binder));
+                }
+            }
+            let ends = self.block(&arm.body);
+            let frame = self.frames.pop().unwrap_or_default();
+            let ends = ends?;
+            if !ends && frame.iter().any(|l| self.state.get(l).is_some_and(|h| *h != Held::Moved)) {
+                self.frees = true;
+            }
+            for local in frame {
+                self.state.remove(&local);
+            }
+            all_end &= ends;
+            outcomes.push((std::mem::take(&mut self.state), ends));
+        }
+        self.state = if outcomes.is_empty() { before } else { merge(outcomes) };
+        Ok(all_end && !arms.is_empty())
+    }
+
+    /// The target of an assignment, after its value: a whole owner local assigned is held
+    /// again, and what it or an owner place held before is released.
+    fn assigned(&mut self, target: ExprId, compound: bool) -> R<()> {
+        let target = self.cx.body.unparen(target);
+        if compound {
+            return self.place(target);
+        }
+        match self.cx.body.expr(target) {
+            Expr::Name(_) => {
+                if let Some(local) = self.local_of(target)
+                    && self.owner_expr(target)
+                {
+                    match self.state.get(&local).copied() {
+                        Some(Held::Moved) => {}
+                        // Held (or a borrowed parameter written through): the old value goes.
+                        _ => self.frees = true,
+                    }
+                    if self.state.contains_key(&local) {
+                        self.state.insert(local, Held::Held);
+                    }
+                }
+                Ok(())
+            }
+            _ => {
+                self.place(target)?;
+                if self.owner_expr(target) {
+                    self.frees = true;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    // ----- expressions ---------------------------------------------------------------------
+
+    /// `e` used as a value: an owner it names moves.
+    fn value(&mut self, e: ExprId) -> R<()> {
+        let e = self.cx.body.unparen(e);
+        let body = self.cx.body.clone();
+        match body.expr(e) {
+            Expr::Name(_) => {
+                if let Some(local) = self.local_of(e) {
+                    self.used(local, e)?;
+                    if self.owner_expr(e) {
+                        self.moved(local, e)?;
+                    }
+                }
+                Ok(())
+            }
+            Expr::Field { .. } | Expr::Index { .. } => {
+                self.place(e)?;
+                if self.owner_expr(e) && self.local_root(e) {
+                    let path = self.cx.dotted_path(e).map(|p| p.join(".")).unwrap_or_else(|| "this place".into());
+                    return Err(Diag::new(
+                        "E-PARTIAL-MOVE",
+                        format!(
+                            "{path} is an owner inside a place, and moving it out would leave the place half empty: write take({path}) (it leaves the zero value behind) or swap it with another place."
+                        ),
+                        Anchor::Expr(e),
+                    ));
+                }
+                Ok(())
+            }
+            Expr::Part { .. } => self.place(e),
+            Expr::Call { callee, args } => self.call(e, *callee, args),
+            Expr::Unary { operand, .. } | Expr::Try(operand) => self.value(*operand),
+            Expr::Binary { lhs, rhs, .. } => {
+                self.value(*lhs)?;
+                self.value(*rhs)
+            }
+            Expr::Closure { body: block, .. } => {
+                self.depth += 1;
+                let loops = std::mem::take(&mut self.loops);
+                let result = self.block(block);
+                self.loops = loops;
+                self.depth -= 1;
+                result.map(|_| ())
+            }
+            Expr::Paren(_) | Expr::Literal(_) | Expr::Missing | Expr::Unsupported(_) => Ok(()),
+        }
+    }
+
+    /// True when the place `e` is rooted in a local (a field of a call's result is a
+    /// temporary's, and taking it apart loses nothing).
+    fn local_root(&self, e: ExprId) -> bool {
+        match self.cx.body.expr(self.cx.body.unparen(e)) {
+            Expr::Name(_) => self.local_of(self.cx.body.unparen(e)).is_some(),
+            Expr::Field { base, .. } | Expr::Index { base, .. } => self.local_root(*base),
+            _ => false,
+        }
+    }
+
+    /// `e` used as a place: read, measured, lent, written; nothing moves.
+    fn place(&mut self, e: ExprId) -> R<()> {
+        let e = self.cx.body.unparen(e);
+        let body = self.cx.body.clone();
+        match body.expr(e) {
+            Expr::Name(_) => match self.local_of(e) {
+                Some(local) => self.used(local, e),
+                None => Ok(()),
+            },
+            Expr::Field { base, .. } => self.place(*base),
+            Expr::Index { base, indices } => {
+                self.place(*base)?;
+                for &index in indices.iter() {
+                    self.value(index)?;
+                }
+                Ok(())
+            }
+            Expr::Part { base, lo, hi } => {
+                self.place(*base)?;
+                self.value(*lo)?;
+                self.value(*hi)
+            }
+            _ => {
+                // A temporary used in place: released once used.
+                self.value(e)?;
+                if self.owner_expr(e) {
+                    self.frees = true;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn call(&mut self, e: ExprId, callee: ExprId, args: &Arc<[ExprId]>) -> R<()> {
+        let target = self.cx.call_target_of(e).cloned();
+        match target {
+            Some(CallTarget::Builtin(builtin)) => {
+                let in_place = matches!(
+                    builtin,
+                    Builtin::Len
+                        | Builtin::Print
+                        | Builtin::Println
+                        | Builtin::Eprint
+                        | Builtin::Eprintln
+                        | Builtin::Take
+                        | Builtin::Swap
+                );
+                // Method syntax puts the first argument in the callee (`b.len()`).
+                let mut all: Vec<ExprId> = Vec::new();
+                if let Expr::Field { base, .. } = self.cx.body.expr(self.cx.body.unparen(callee)) {
+                    all.push(*base);
+                }
+                all.extend(args.iter().copied());
+                for arg in all {
+                    if in_place { self.place(arg)? } else { self.value(arg)? }
+                }
+                Ok(())
+            }
+            Some(CallTarget::Constructor) => {
+                for &arg in args.iter() {
+                    self.value(arg)?;
+                }
+                Ok(())
+            }
+            _ => {
+                let callee = self.cx.body.unparen(callee);
+                let mut all: Vec<ExprId> = Vec::new();
+                match self.cx.body.expr(callee) {
+                    // A method's receiver is its first argument.
+                    Expr::Field { base, .. } if self.argument_type(*base).is_some() => all.push(*base),
+                    Expr::Name(_) => self.place(callee)?,
+                    _ => {}
+                }
+                all.extend(args.iter().copied());
+                for arg in all {
+                    match self.argument_type(arg) {
+                        Some(Ty::View(_) | Ty::Borrow(..)) => self.place(arg)?,
+                        _ => self.value(arg)?,
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn argument_type(&self, arg: ExprId) -> Option<Ty> {
+        let at = self.cx.arguments.binary_search_by_key(&arg, |(e, _)| *e).ok()?;
+        Some(self.cx.arguments[at].1.clone())
+    }
+
+    /// A use of `local` at `e`: refused once it moved.
+    fn used(&self, local: LocalRef, e: ExprId) -> R<()> {
+        let name = self.name_of(local);
+        match self.state.get(&local) {
+            Some(Held::Moved) => Err(Diag::new(
+                "E-MOVED",
+                format!(
+                    "{name} was moved before this use (bound, passed by value, returned or stored), so it holds nothing here: use it before the move, or lend it (a view or borrow parameter) instead of moving it."
+                ),
+                Anchor::Expr(e),
+            )),
+            Some(Held::Maybe) => Err(Diag::new(
+                "E-MOVED",
+                format!(
+                    "{name} was moved on some path that reaches this use, so it may hold nothing here: move it on every path or on none, or assign it a new value first."
+                ),
+                Anchor::Expr(e),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// `local` moves at `e`.
+    fn moved(&mut self, local: LocalRef, e: ExprId) -> R<()> {
+        let name = self.name_of(local);
+        if let LocalRef::Param(i) = local
+            && self.cx.signature.params.get(i as usize).is_some_and(|p| p.borrowed())
+        {
+            return Err(Diag::new(
+                "E-MOVE-BORROW",
+                format!(
+                    "{name} is borrowed, so its value is not this function's to move: take(…) or swap(…) its contents through an rw borrow, or take the parameter by value."
+                ),
+                Anchor::Expr(e),
+            ));
+        }
+        if self.depth_of.get(&local).is_some_and(|d| *d < self.depth) {
+            return Err(Diag::new(
+                "E-MOVE-IN-LOOP",
+                format!(
+                    "{name} is declared outside this loop or closure, so moving it here would move it again on the next pass: move it after the loop, declare it inside, or take(…) it from a place."
+                ),
+                Anchor::Expr(e),
+            ));
+        }
+        if self.state.contains_key(&local) {
+            self.state.insert(local, Held::Moved);
+        }
+        Ok(())
+    }
+}
+
+/// The state after paths join: a local is held or moved where every path that reaches the join
+/// agrees, else moved on some paths only. Paths that left (`return`, `break`) do not reach it.
+fn merge(paths: Vec<(HashMap<LocalRef, Held>, bool)>) -> HashMap<LocalRef, Held> {
+    let reaching: Vec<&HashMap<LocalRef, Held>> = paths.iter().filter(|(_, ends)| !ends).map(|(s, _)| s).collect();
+    let Some(first) = reaching.first() else {
+        return paths.into_iter().next().map(|(s, _)| s).unwrap_or_default();
+    };
+    let mut out = HashMap::new();
+    for (local, held) in first.iter() {
+        let agree = reaching.iter().all(|s| s.get(local) == Some(held));
+        out.insert(*local, if agree { *held } else { Held::Maybe });
+    }
+    out
+}

@@ -1,0 +1,153 @@
+//! Owners of heap storage in a body (language §22.1): `Buf[T](n)` (and `Buf(n)` where the
+//! expected type names the element), `take(place)` and `swap(a, b)`, and an owner lent whole
+//! where a view is expected. Which uses move an owner, and where one is released, is the
+//! ownership walk's (`moves.rs`), run once this check has typed the body.
+
+use super::*;
+use crate::types::{Mode, ViewTy};
+
+impl Cx<'_> {
+    /// `Buf[T](n)` / `Buf(n)`: `n` zeroed elements on the heap. `explicit` holds the written
+    /// type arguments, if any.
+    pub(crate) fn buf_new(
+        &mut self,
+        e: ExprId,
+        explicit: Option<&[ExprId]>,
+        args: &[ExprId],
+        expected: Option<&Ty>,
+    ) -> R<Ty> {
+        self.target(e, CallTarget::Builtin(crate::builtins::Builtin::Buf));
+        let elem = match explicit {
+            Some([one]) => {
+                let elem = self.type_of_expr(*one)?;
+                if let Err(err) = crate::decl::element_rule(self.db, &elem, "Buf") {
+                    return Err(Diag::new(err.code, err.message, Anchor::Expr(e)));
+                }
+                elem
+            }
+            Some(_) => {
+                return Err(Diag::new(
+                    "E-GENERIC-ARITY",
+                    "Buf takes one element type: write Buf[u8](n).",
+                    Anchor::Expr(e),
+                ));
+            }
+            None => match expected.and_then(Ty::owned_elements) {
+                Some(elem) => elem.clone(),
+                None => {
+                    return Err(Diag::new(
+                        "E-INFER",
+                        "Nothing here says what this Buf holds: write Buf[T](n), or give the binding a type (`let b:Buf[u8] = Buf(n);`).",
+                        Anchor::Expr(e),
+                    ));
+                }
+            },
+        };
+        if crate::generics::kind_of(self.db, &elem) == crate::generics::Kind::Linear {
+            return Err(Diag::new(
+                "E-LINEAR-STORAGE",
+                format!(
+                    "Buf[{elem}] would hold zeroed {elem} values, and {elem} is linear, which zeroed storage cannot forge: keep each one in a local or a field."
+                ),
+                Anchor::Expr(e),
+            ));
+        }
+        if args.len() != 1 {
+            return Err(Diag::new("E-ARITY", "Buf[T](n) takes one argument, the element count.", Anchor::Expr(e)));
+        }
+        if let Expr::Literal(crate::body::Literal::Int { value: Some(v), .. }) =
+            self.body.expr(self.body.unparen(args[0]))
+            && *v > i64::MAX as u128
+        {
+            return Err(Diag::new(
+                "E-OWNER-EXTENT",
+                format!("A capacity of {v} is above 2^63-1, more than any heap can hold."),
+                Anchor::Expr(args[0]),
+            ));
+        }
+        self.check(args[0], Some(&Ty::usize()))?;
+        for effect in ["alloc", "zero_init", "trap"] {
+            self.effect(effect);
+        }
+        Ok(Ty::Buf(Arc::new(elem)))
+    }
+
+    /// `take(place)`: the owner moves out, the place keeps the zero value.
+    pub(crate) fn take(&mut self, e: ExprId, args: &[ExprId]) -> R<Ty> {
+        if args.len() != 1 {
+            return Err(Diag::new("E-ARITY", "take takes one place: `take(r.field)`.", Anchor::Expr(e)));
+        }
+        let ty = self.owner_place(args[0], "take")?;
+        if crate::generics::kind_of(self.db, &ty) == crate::generics::Kind::Linear {
+            return Err(Diag::new(
+                "E-LINEAR-STORAGE",
+                format!("take would leave a zeroed {ty} behind, and a linear value cannot be forged: use swap(a, b)."),
+                Anchor::Expr(e),
+            ));
+        }
+        Ok(ty)
+    }
+
+    /// `swap(a, b)`: two places of one type exchange what they hold.
+    pub(crate) fn swap(&mut self, e: ExprId, args: &[ExprId]) -> R<Ty> {
+        if args.len() != 2 {
+            return Err(Diag::new("E-ARITY", "swap takes two places of one type: `swap(a, b)`.", Anchor::Expr(e)));
+        }
+        let first = self.owner_place(args[0], "swap")?;
+        let second = self.owner_place(args[1], "swap")?;
+        if !crate::check::expr::same(&first, &second) {
+            return Err(self.mismatch(args[1], &first, &second));
+        }
+        let places = [(self.place_of(args[0], false), true), (self.place_of(args[1], false), true)];
+        self.alias_check(e, &places)?;
+        Ok(Ty::Void)
+    }
+
+    /// A place that `take` or `swap` writes: a mutable local, a field or element reached
+    /// through one, or through an `rw` borrow.
+    fn owner_place(&mut self, arg: ExprId, what: &str) -> R<Ty> {
+        if !matches!(self.body.expr(self.body.unparen(arg)), Expr::Name(_) | Expr::Field { .. } | Expr::Index { .. }) {
+            return Err(Diag::new(
+                "E-LVALUE",
+                format!("{what} works on places: a mutable local, or a field or element of one."),
+                Anchor::Expr(arg),
+            ));
+        }
+        if self.root_name(arg).is_none() {
+            let ty = self.check(arg, None)?;
+            return Ok(ty);
+        }
+        let ty = self.place(arg)?;
+        let root = self.root_name(arg).unwrap_or_default();
+        self.effect(format!("write:{root}"));
+        self.effect(format!("read:{root}"));
+        Ok(ty)
+    }
+
+    /// An owner of elements written where a view is expected means its elements, lent whole:
+    /// an `rw` view when its holder may be written, else `ro`, whose extent identity is
+    /// `len(path)` (language §22.1). Any other type is returned as it is.
+    pub(crate) fn lent(&self, arg: ExprId, ty: Ty) -> Ty {
+        let Ty::Buf(elem) = &ty else { return ty };
+        let mode = if self.elements_writable(arg) { Mode::Rw } else { Mode::Ro };
+        let path = self.dotted_path(arg).map(|p| p.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join("."));
+        let extent = match path {
+            Some(path) => Extent::Len(Arc::from(path)),
+            None => Extent::Unknown,
+        };
+        Ty::View(ViewTy { mode, elem: elem.clone(), extent, place: crate::types::Place::Host })
+    }
+
+    /// True when the elements of the owner at `arg` may be written: its root is a `let mut`
+    /// local or an `rw` borrow.
+    pub(crate) fn elements_writable(&self, arg: ExprId) -> bool {
+        let Some(root) = self.root_name(arg) else { return false };
+        match self.local(&root) {
+            Some(local) => match &local.ty {
+                Ty::Borrow(mode, _) => *mode == Mode::Rw,
+                _ => local.mutable,
+            },
+            None => false,
+        }
+    }
+}
