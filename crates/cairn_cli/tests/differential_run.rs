@@ -282,6 +282,8 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         "930-owners-pool.cairn",
         "931-owners-nested-and-exits.cairn",
         "932-trap-buf-bounds.cairn",
+        "934-defer-linear-buffer.cairn",
+        "935-abort-runs-no-defer.cairn",
     ] {
         let text = std::fs::read_to_string(dir.join(name)).expect("a run test");
         let expected: String =
@@ -303,5 +305,5 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         }
         compared += 1;
     }
-    assert_eq!(compared, 10);
+    assert_eq!(compared, 12);
 }

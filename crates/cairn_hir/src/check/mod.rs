@@ -20,6 +20,7 @@ mod dispatch;
 mod dynamic;
 mod expr;
 mod generic;
+mod linear;
 mod moves;
 mod owner;
 mod stmt;

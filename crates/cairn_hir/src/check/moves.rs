@@ -14,6 +14,12 @@
 //! by-value parameter nobody took, and a temporary owner nobody keeps: each adds `free` to the
 //! row. MIR releases at exactly these points (it zeroes what a move leaves, so releasing a
 //! moved-from place is a no-op); the walk is what decides the row.
+//!
+//! Linear values (language §22.4) are never released: where an affine owner would be, a linear
+//! one still held is `E-LINEAR-LEAK`, and one held on some paths only `E-LINEAR-BRANCH`. A
+//! `defer`'s call consumes what it moves when the walk meets it (using such a local afterwards is
+//! `E-MOVED`, "scheduled for cleanup"), and *leases* every other local it names until its block
+//! ends: moving a leased local is `E-LEASED`.
 
 use std::collections::HashMap;
 
@@ -27,8 +33,17 @@ use crate::scopes::LocalRef;
 enum Held {
     Held,
     Moved,
+    /// Consumed by a `defer` written before here (its call runs when the block ends).
+    Deferred,
     /// Moved on some paths that reach here, held on others.
     Maybe,
+}
+
+impl Held {
+    /// True when the local holds nothing here on any path (moved, or scheduled for cleanup).
+    fn consumed(self) -> bool {
+        matches!(self, Held::Moved | Held::Deferred)
+    }
 }
 
 struct Walk<'a, 'db> {
@@ -41,6 +56,10 @@ struct Walk<'a, 'db> {
     depth: u32,
     /// The owner locals each open scope declared, innermost last.
     frames: Vec<Vec<LocalRef>>,
+    /// Per open scope, the locals its `defer`s lease until it ends.
+    leases: Vec<Vec<LocalRef>>,
+    /// True while the walk is inside a `defer`'s call.
+    deferring: bool,
     /// The frame depth at which each enclosing loop's body starts.
     loops: Vec<usize>,
     /// True once a release was met (`free` enters the row).
@@ -57,6 +76,8 @@ pub(crate) fn walk(cx: &Cx<'_>) -> Result<bool, Diag> {
         depth_of: HashMap::new(),
         depth: 0,
         frames: vec![Vec::new()],
+        leases: vec![Vec::new()],
+        deferring: false,
         loops: Vec::new(),
         frees: false,
         kinds: HashMap::new(),
@@ -72,7 +93,7 @@ pub(crate) fn walk(cx: &Cx<'_>) -> Result<bool, Diag> {
     }
     let ends = walk.block(&body.root)?;
     if !ends {
-        walk.release_frames(0);
+        walk.leave_frames(0, None)?;
     }
     Ok(walk.frees)
 }
@@ -118,48 +139,149 @@ impl Walk<'_, '_> {
         }
     }
 
-    /// Releases what the frames from `from` on still hold (their scopes are left).
-    fn release_frames(&mut self, from: usize) {
-        let held = self.frames[from..].iter().flatten().any(|l| self.state.get(l).is_some_and(|h| *h != Held::Moved));
-        if held {
+    fn linear(&self, local: LocalRef) -> bool {
+        let ty = match local {
+            LocalRef::Param(i) => self.cx.signature.params.get(i as usize).map(|p| p.ty.clone()),
+            LocalRef::Binder(b) => self.cx.binder_types.get(b.0 as usize).cloned(),
+        };
+        ty.is_some_and(|t| crate::generics::kind_of(self.cx.db, &t) == Kind::Linear)
+    }
+
+    /// Leaves the frames from `from` on: what they still hold is released (`free`), except a
+    /// linear value, which is refused — at `exit` (a `return`, `break`, `continue` or `try`), or
+    /// at its declaration where its block simply ends.
+    fn leave_frames(&mut self, from: usize, exit: Option<Anchor>) -> R<()> {
+        let locals: Vec<LocalRef> = self.frames[from..].iter().flatten().copied().collect();
+        for local in locals {
+            let held = self.state.get(&local).copied().unwrap_or(Held::Moved);
+            if held.consumed() {
+                continue;
+            }
+            if self.linear(local) {
+                return Err(self.leak(local, held, exit.clone()));
+            }
             self.frees = true;
+        }
+        Ok(())
+    }
+
+    /// The refusal of a linear local still held (or held on some paths) where its scope is left.
+    fn leak(&self, local: LocalRef, held: Held, exit: Option<Anchor>) -> Diag {
+        let name = self.name_of(local);
+        let anchor = exit.clone().unwrap_or(match local {
+            LocalRef::Binder(b) => Anchor::Binder(b),
+            LocalRef::Param(_) => Anchor::Item,
+        });
+        let at = if exit.is_some() { "this exit" } else { "the end of its block" };
+        if held == Held::Maybe {
+            return Diag::new(
+                "E-LINEAR-BRANCH",
+                format!(
+                    "{name} is linear and consumed on some paths only, so it may still be held at {at}: consume it on every path (pass it on, return it, or take it apart with `let`), or on none."
+                ),
+                anchor,
+            );
+        }
+        Diag::new(
+            "E-LINEAR-LEAK",
+            format!(
+                "{name} is linear and still held at {at}: consume it exactly once first — pass it to the function that ends it, return it, or `defer` that call right after it is made."
+            ),
+            anchor,
+        )
+    }
+
+    /// A value of type `ty` that nobody keeps is released at `at`: refused when it is linear.
+    fn discarded(&mut self, ty: &Ty, at: Anchor) -> R<()> {
+        match crate::generics::kind_of(self.cx.db, ty) {
+            Kind::Copy => Ok(()),
+            Kind::Affine => {
+                self.frees = true;
+                Ok(())
+            }
+            Kind::Linear => Err(Diag::new(
+                "E-LINEAR-LEAK",
+                format!(
+                    "This {ty} is linear, and here nobody keeps it: bind it (`let v = …;`) and consume it exactly once, or pass it straight to the call that ends it."
+                ),
+                at,
+            )),
         }
     }
 
     // ----- statements ----------------------------------------------------------------------
 
     fn block(&mut self, block: &Block) -> R<bool> {
-        self.frames.push(Vec::new());
+        self.open();
         let mut ends = false;
         for &stmt in block.iter() {
             ends = self.stmt(stmt)?;
         }
-        let frame = self.frames.pop().unwrap_or_default();
-        if !ends && frame.iter().any(|l| self.state.get(l).is_some_and(|h| *h != Held::Moved)) {
-            self.frees = true;
+        if !ends {
+            self.leave_frames(self.frames.len() - 1, None)?;
         }
+        self.close();
+        Ok(ends)
+    }
+
+    fn open(&mut self) {
+        self.frames.push(Vec::new());
+        self.leases.push(Vec::new());
+    }
+
+    /// Closes the innermost scope: its locals and its leases end.
+    fn close(&mut self) {
+        let frame = self.frames.pop().unwrap_or_default();
+        self.leases.pop();
         for local in frame {
             self.state.remove(&local);
         }
-        Ok(ends)
     }
 
     fn stmt(&mut self, id: StmtId) -> R<bool> {
         let body = self.cx.body.clone();
         match body.stmt(id) {
-            Stmt::Missing | Stmt::Unsupported(_) | Stmt::Buffer { .. } | Stmt::Unpack { .. } | Stmt::Defer(_) => {
-                Ok(false)
-            }
+            Stmt::Missing | Stmt::Unsupported(_) => Ok(false),
             Stmt::Let { binder, init, .. } => {
                 self.value(*init)?;
                 let ty = self.cx.binder_types.get(binder.0 as usize).cloned().unwrap_or(Ty::Error);
                 if &**body.binder(*binder) == "_" {
                     // `let _ = v;` keeps nothing: the owner is released at once.
-                    if self.owner_expr(*init) {
-                        self.frees = true;
-                    }
+                    let ty = self.ty(*init);
+                    self.discarded(&ty, Anchor::Stmt(id))?;
                 } else if self.owner(&ty) {
                     self.declare(LocalRef::Binder(*binder));
+                }
+                Ok(false)
+            }
+            Stmt::Unpack { binders, value, .. } => {
+                self.value(*value)?;
+                for &binder in binders.iter() {
+                    let ty = self.cx.binder_types.get(binder.0 as usize).cloned().unwrap_or(Ty::Error);
+                    if &**body.binder(binder) == "_" {
+                        self.discarded(&ty, Anchor::Binder(binder))?;
+                    } else if self.owner(&ty) {
+                        self.declare(LocalRef::Binder(binder));
+                    }
+                }
+                Ok(false)
+            }
+            Stmt::Buffer { capacity, .. } => {
+                // The storage is the block's own, released where it ends (MIR); the row says
+                // `free` already.
+                self.value(*capacity)?;
+                Ok(false)
+            }
+            Stmt::Defer(inner) => {
+                self.deferring = true;
+                let result = self.stmt(*inner);
+                self.deferring = false;
+                result?;
+                // What the call moved is consumed, not leased.
+                let consumed: Vec<LocalRef> =
+                    self.state.iter().filter(|(_, h)| **h == Held::Deferred).map(|(l, _)| *l).collect();
+                if let Some(leases) = self.leases.last_mut() {
+                    leases.retain(|l| !consumed.contains(l));
                 }
                 Ok(false)
             }
@@ -170,9 +292,8 @@ impl Walk<'_, '_> {
             }
             Stmt::Expr(e) => {
                 self.value(*e)?;
-                if self.owner_expr(*e) {
-                    self.frees = true;
-                }
+                let ty = self.ty(*e);
+                self.discarded(&ty, Anchor::Expr(*e))?;
                 Ok(false)
             }
             Stmt::If { cond, then, els } => {
@@ -227,12 +348,12 @@ impl Walk<'_, '_> {
                 if let Some(value) = value {
                     self.value(*value)?;
                 }
-                self.release_frames(0);
+                self.leave_frames(0, Some(Anchor::Stmt(id)))?;
                 Ok(true)
             }
             Stmt::Break | Stmt::Continue => {
                 if let Some(&from) = self.loops.last() {
-                    self.release_frames(from);
+                    self.leave_frames(from, Some(Anchor::Stmt(id)))?;
                 }
                 Ok(true)
             }
@@ -267,27 +388,34 @@ impl Walk<'_, '_> {
         } else {
             self.place(subject)?;
         }
+        // A payload of a linear type dropped by `Variant(_)` is lost.
+        for arm in arms.iter() {
+            if let Some(binder) = arm.binder
+                && &**self.cx.body.binder(binder) == "_"
+            {
+                let ty = self.cx.binder_types.get(binder.0 as usize).cloned().unwrap_or(Ty::Error);
+                if crate::generics::kind_of(self.cx.db, &ty) == Kind::Linear {
+                    self.discarded(&ty, Anchor::Binder(binder))?;
+                }
+            }
+        }
         let before = self.state.clone();
         let mut outcomes = Vec::new();
         let mut all_end = true;
         for arm in arms.iter() {
             self.state = before.clone();
-            self.frames.push(Vec::new());
+            self.open();
             if let Some(binder) = arm.binder {
                 let ty = self.cx.binder_types.get(binder.0 as usize).cloned().unwrap_or(Ty::Error);
                 if &**self.cx.body.binder(binder) != "_" && self.owner(&ty) {
                     self.declare(LocalRef::Binder(binder));
                 }
             }
-            let ends = self.block(&arm.body);
-            let frame = self.frames.pop().unwrap_or_default();
-            let ends = ends?;
-            if !ends && frame.iter().any(|l| self.state.get(l).is_some_and(|h| *h != Held::Moved)) {
-                self.frees = true;
+            let ends = self.block(&arm.body)?;
+            if !ends {
+                self.leave_frames(self.frames.len() - 1, None)?;
             }
-            for local in frame {
-                self.state.remove(&local);
-            }
+            self.close();
             all_end &= ends;
             outcomes.push((std::mem::take(&mut self.state), ends));
         }
@@ -307,10 +435,14 @@ impl Walk<'_, '_> {
                 if let Some(local) = self.local_of(target)
                     && self.owner_expr(target)
                 {
-                    match self.state.get(&local).copied() {
-                        Some(Held::Moved) => {}
+                    let held = self.state.get(&local).copied();
+                    if !held.is_some_and(Held::consumed) {
                         // Held (or a borrowed parameter written through): the old value goes.
-                        _ => self.frees = true,
+                        if self.linear(local) {
+                            let held = held.unwrap_or(Held::Held);
+                            return Err(self.leak(local, held, Some(Anchor::Expr(target))));
+                        }
+                        self.frees = true;
                     }
                     if self.state.contains_key(&local) {
                         self.state.insert(local, Held::Held);
@@ -320,10 +452,8 @@ impl Walk<'_, '_> {
             }
             _ => {
                 self.place(target)?;
-                if self.owner_expr(target) {
-                    self.frees = true;
-                }
-                Ok(())
+                let ty = self.ty(target);
+                self.discarded(&ty, Anchor::Expr(target))
             }
         }
     }
@@ -360,7 +490,17 @@ impl Walk<'_, '_> {
             }
             Expr::Part { .. } => self.place(e),
             Expr::Call { callee, args } => self.call(e, *callee, args),
-            Expr::Unary { operand, .. } | Expr::Try(operand) => self.value(*operand),
+            Expr::Unary { operand, .. } => self.value(*operand),
+            Expr::Try(operand) => {
+                self.value(*operand)?;
+                // A failure leaves the function from here.
+                let from_scratch = self.state.clone();
+                let frees = self.frees;
+                self.leave_frames(0, Some(Anchor::Expr(e)))?;
+                self.state = from_scratch;
+                self.frees = frees || self.frees;
+                Ok(())
+            }
             Expr::Binary { lhs, rhs, .. } => {
                 self.value(*lhs)?;
                 self.value(*rhs)
@@ -412,10 +552,8 @@ impl Walk<'_, '_> {
             _ => {
                 // A temporary used in place: released once used.
                 self.value(e)?;
-                if self.owner_expr(e) {
-                    self.frees = true;
-                }
-                Ok(())
+                let ty = self.ty(e);
+                self.discarded(&ty, Anchor::Expr(e))
             }
         }
     }
@@ -477,10 +615,24 @@ impl Walk<'_, '_> {
         Some(self.cx.arguments[at].1.clone())
     }
 
-    /// A use of `local` at `e`: refused once it moved.
-    fn used(&self, local: LocalRef, e: ExprId) -> R<()> {
+    /// A use of `local` at `e`: refused once it moved. Inside a `defer`'s call, the local is
+    /// leased to the defer until its block ends.
+    fn used(&mut self, local: LocalRef, e: ExprId) -> R<()> {
         let name = self.name_of(local);
+        if self.deferring
+            && let Some(leases) = self.leases.last_mut()
+            && !leases.contains(&local)
+        {
+            leases.push(local);
+        }
         match self.state.get(&local) {
+            Some(Held::Deferred) => Err(Diag::new(
+                "E-MOVED",
+                format!(
+                    "{name} is scheduled for cleanup: the defer above consumes it when the block ends, so it holds nothing for this use. Use it before the defer, or defer a call that lends it instead."
+                ),
+                Anchor::Expr(e),
+            )),
             Some(Held::Moved) => Err(Diag::new(
                 "E-MOVED",
                 format!(
@@ -522,8 +674,17 @@ impl Walk<'_, '_> {
                 Anchor::Expr(e),
             ));
         }
+        if !self.deferring && self.leases.iter().flatten().any(|l| *l == local) {
+            return Err(Diag::new(
+                "E-LEASED",
+                format!(
+                    "{name} is held by a defer of this block, whose call reads it when the block ends: it cannot move before then. Assign it, take(…) or swap(…) its contents instead, or move it after the block."
+                ),
+                Anchor::Expr(e),
+            ));
+        }
         if self.state.contains_key(&local) {
-            self.state.insert(local, Held::Moved);
+            self.state.insert(local, if self.deferring { Held::Deferred } else { Held::Moved });
         }
         Ok(())
     }
@@ -538,8 +699,15 @@ fn merge(paths: Vec<(HashMap<LocalRef, Held>, bool)>) -> HashMap<LocalRef, Held>
     };
     let mut out = HashMap::new();
     for (local, held) in first.iter() {
-        let agree = reaching.iter().all(|s| s.get(local) == Some(held));
-        out.insert(*local, if agree { *held } else { Held::Maybe });
+        let all: Vec<Held> = reaching.iter().filter_map(|s| s.get(local).copied()).collect();
+        let merged = if all.iter().all(|h| h == held) {
+            *held
+        } else if all.iter().all(|h| h.consumed()) {
+            Held::Moved
+        } else {
+            Held::Maybe
+        };
+        out.insert(*local, merged);
     }
     out
 }

@@ -151,3 +151,89 @@ impl Cx<'_> {
         }
     }
 }
+
+impl Cx<'_> {
+    /// `buffer name:T[n] = zeroed;` (language §22.1): `n` zeroed elements on the heap, released
+    /// where the block ends, bound as an `rw` view whose extent identity is `n`.
+    pub(crate) fn buffer(
+        &mut self,
+        binder: BinderId,
+        element: &crate::body::TypeRef,
+        capacity: ExprId,
+        placed: bool,
+    ) -> R<()> {
+        self.fresh(binder, |n| format!("The storage name {n} is already bound; pick a fresh name."))?;
+        let elem = self.resolve_written(element).map_err(|e| Diag::new(e.code, e.message, Anchor::Binder(binder)))?;
+        if let Err(err) = crate::decl::element_rule(self.db, &elem, "A buffer") {
+            return Err(Diag::new(err.code, err.message, Anchor::Binder(binder)));
+        }
+        if crate::generics::kind_of(self.db, &elem) == crate::generics::Kind::Linear {
+            return Err(Diag::new(
+                "E-LINEAR-STORAGE",
+                format!(
+                    "A buffer of {elem} would hold zeroed {elem} values, and {elem} is linear: keep each one in a local or a field."
+                ),
+                Anchor::Binder(binder),
+            ));
+        }
+        if placed {
+            return Err(Diag::new(
+                "E-UNSUPPORTED",
+                "A placed buffer (`@device`, `@pinned`, `@unified`) is device storage, which this compiler does not build yet: leave the placement out for host memory.",
+                Anchor::Binder(binder),
+            ));
+        }
+        self.check(capacity, Some(&Ty::usize()))?;
+        let extent = self.owner_extent(capacity)?;
+        for effect in ["alloc", "free", "zero_init", "trap"] {
+            self.effect(effect);
+        }
+        let name = self.body.binder(binder).clone();
+        let view = Ty::View(ViewTy { mode: Mode::Rw, elem: Arc::new(elem), extent, place: crate::types::Place::Host });
+        self.bind(binder, Local { name, ty: view, mutable: false, kind: LocalKind::Stack, literal: None });
+        Ok(())
+    }
+
+    /// The extent identity of a `buffer`'s capacity: a literal, a constant's value, or an
+    /// immutable `usize` local's name; anything computed must be bound first (`E-OWNER-EXTENT`).
+    fn owner_extent(&self, capacity: ExprId) -> R<Extent> {
+        let cap = self.body.unparen(capacity);
+        let too_big = || {
+            Diag::new(
+                "E-OWNER-EXTENT",
+                "A capacity above 2^63-1 is more than any heap can hold.",
+                Anchor::Expr(capacity),
+            )
+        };
+        match self.body.expr(cap) {
+            Expr::Literal(crate::body::Literal::Int { value, .. }) => match value {
+                Some(v) if *v < (1u128 << 63) => Ok(Extent::Literal(*v as u64)),
+                _ => Err(too_big()),
+            },
+            Expr::Name(name) => {
+                if let Some(local) = self.local(name) {
+                    if local.mutable {
+                        return Err(Diag::new(
+                            "E-OWNER-EXTENT",
+                            format!(
+                                "A buffer's capacity is its extent identity and must not change: {name} is mutable. Bind the count to an immutable `let` first."
+                            ),
+                            Anchor::Expr(capacity),
+                        ));
+                    }
+                    return Ok(Extent::Name(name.clone()));
+                }
+                match crate::consts::integer_constant(self.db, &self.module, name) {
+                    Some(v) if v < (1u64 << 63) => Ok(Extent::Literal(v)),
+                    Some(_) => Err(too_big()),
+                    None => Ok(Extent::Unknown),
+                }
+            }
+            _ => Err(Diag::new(
+                "E-OWNER-EXTENT",
+                "A buffer's capacity is its extent identity: a literal, a constant or an immutable usize name. Bind a computed count first (`let n = …;`).",
+                Anchor::Expr(capacity),
+            )),
+        }
+    }
+}

@@ -109,11 +109,18 @@ impl Cx<'_> {
                 self.stack(*binder, element, *capacity, *placed)?;
                 Ok(false)
             }
-            Stmt::Buffer { .. } | Stmt::Unpack { .. } | Stmt::Defer(_) => Err(Diag::new(
-                "E-UNSUPPORTED",
-                "buffer statements, unpacking and defer are not checked yet.",
-                Anchor::Stmt(id),
-            )),
+            Stmt::Buffer { binder, element, capacity, placed } => {
+                self.buffer(*binder, element, *capacity, *placed)?;
+                Ok(false)
+            }
+            Stmt::Unpack { record, binders, mutable, value } => {
+                self.unpack(id, record, binders, *mutable, *value)?;
+                Ok(false)
+            }
+            Stmt::Defer(inner) => {
+                self.defer(id, *inner)?;
+                Ok(false)
+            }
             Stmt::Unsupported(kind) => Err(Diag::new(
                 "E-UNSUPPORTED",
                 format!(

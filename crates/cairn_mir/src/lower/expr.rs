@@ -338,7 +338,7 @@ impl Lower<'_> {
         };
         let ret = self.ret.clone();
         let out = self.value(ret.clone(), Rvalue::Variant(ret, ret_index, payload));
-        self.return_with(Some(out));
+        self.return_with(Some(out))?;
         self.switch_to(ok);
         let result_ty = self.mty_of(e);
         let result = self.temp(result_ty);

@@ -261,7 +261,7 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function,
     } else {
         lower.scoped_block(&root)?;
     }
-    lower.close_frame();
+    lower.close_frame()?;
     if lower.open() {
         let term = if ret == MTy::Void { Terminator::Return(None) } else { Terminator::Unreachable };
         lower.terminate(term);
@@ -360,8 +360,9 @@ struct Lower<'db> {
     loops: Vec<(BlockId, BlockId)>,
     /// Per enclosing loop, the index of its body's frame (what `break` and `continue` leave).
     loop_frames: Vec<usize>,
-    /// The owner locals of each open block, innermost last (`owner.rs`).
-    frames: Vec<Vec<Local>>,
+    /// What each open block must do wherever it is left — release an owner local, run a deferred
+    /// call — in the order written, innermost block last (`owner.rs`).
+    frames: Vec<Vec<owner::Release>>,
     /// Temporaries owning storage that the statement being lowered made (released at its end).
     temporaries: Vec<Local>,
     /// Facts for elision: `binder < bound` while the loop runs.

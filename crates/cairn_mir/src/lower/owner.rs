@@ -1,15 +1,27 @@
-//! Lowering owners (language §22): moves, releases, `Buf[T](n)`, `take` and `swap`.
+//! Lowering owners (language §22): moves, releases, `Buf[T](n)`, `buffer`, `take`, `swap`,
+//! unpacking, and `defer`.
 //!
 //! A move copies the owner's words and leaves the zero value in the place it left, so a
 //! moved-from place owns nothing. Every owner local (a binding, a by-value parameter, a
-//! temporary the lowering made) belongs to the *frame* of the block that declared it, and is
-//! released (`Inst::Drop`, which also zeroes it) wherever that block is left: at its end, at a
-//! `return`, at a `break` or `continue` out of it — in reverse order of declaration. Releasing a
-//! moved-from place does nothing, which is why the lowering needs no drop flags: which places
-//! hold a value on which path is the checker's ownership walk's to judge (`E-MOVED`), and what
-//! it proves here is that no place is used after its value moved.
+//! temporary the lowering made) belongs to the *frame* of the block that declared it, and so does
+//! every `defer` written in it. Wherever a block is left — its end, a `return` (or `try`), a
+//! `break` or `continue` out of it — its frame is unwound in reverse order of writing: a deferred
+//! call is lowered again at that exit, and an owner is released (`Inst::Drop`, which also zeroes
+//! it). Releasing a moved-from place does nothing, which is why the lowering needs no drop flags:
+//! which places hold a value on which path is the checker's ownership walk's to judge
+//! (`E-MOVED`, `E-LINEAR-*`), and what it proves here is that no place is used after its value
+//! moved.
 
 use super::*;
+
+/// What leaving a block does, entry by entry.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Release {
+    /// Release the owner this local holds.
+    Drop(Local),
+    /// Run the deferred call statement (`defer`'s inner statement).
+    Defer(StmtId),
+}
 
 impl Lower<'_> {
     /// Opens the frame of a block.
@@ -17,50 +29,80 @@ impl Lower<'_> {
         self.frames.push(Vec::new());
     }
 
-    /// Closes the innermost frame: its owners are released where the block falls through.
-    pub(super) fn close_frame(&mut self) {
+    /// Closes the innermost frame, unwinding it where the block falls through.
+    pub(super) fn close_frame(&mut self) -> R<()> {
         let frame = self.frames.pop().unwrap_or_default();
         if self.open() {
-            for &local in frame.iter().rev() {
-                self.emit(Inst::Drop(Place::local(local)));
-            }
+            self.unwind(&frame)?;
         }
+        Ok(())
     }
 
-    /// Releases the owners of the frames from `from` on (innermost first), for a jump that
-    /// leaves them.
-    pub(super) fn release_from(&mut self, from: usize) {
-        let locals: Vec<Local> =
-            self.frames[from.min(self.frames.len())..].iter().rev().flat_map(|f| f.iter().rev().copied()).collect();
-        for local in locals {
-            self.emit(Inst::Drop(Place::local(local)));
+    /// Unwinds the frames from `from` on (innermost first), for a jump that leaves them.
+    pub(super) fn release_from(&mut self, from: usize) -> R<()> {
+        let frames: Vec<Vec<Release>> = self.frames[from.min(self.frames.len())..].to_vec();
+        for frame in frames.iter().rev() {
+            self.unwind(frame)?;
         }
+        Ok(())
     }
 
-    /// `return value`: the value is computed (and moved) already; every frame is released.
-    pub(super) fn return_with(&mut self, value: Option<Operand>) {
-        // The value must not be read from a place a release is about to clear.
-        let value = match value {
-            Some(Operand::Copy(place))
-                if !self.frames.iter().flatten().all(|l| l.0 == u32::MAX) || !self.temporaries.is_empty() =>
-            {
-                match crate::place_ty(&self.locals, &place) {
-                    Some(ty) => {
-                        let t = self.temp(ty);
-                        self.assign(Place::local(t), Rvalue::Use(Operand::Copy(place)));
-                        Some(copy(t))
-                    }
-                    None => Some(Operand::Copy(place)),
+    /// One frame's entries, last written first. A deferred call is lowered with the frames
+    /// outside its own (what it names was declared before it).
+    fn unwind(&mut self, frame: &[Release]) -> R<()> {
+        for entry in frame.iter().rev() {
+            match *entry {
+                Release::Drop(local) => self.emit(Inst::Drop(Place::local(local))),
+                Release::Defer(stmt) => {
+                    let mark = self.temporaries.len();
+                    let result = self.deferred(stmt);
+                    self.release_temporaries(mark);
+                    result?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// The call a `defer` scheduled, as a statement (its result, if any, is discarded).
+    fn deferred(&mut self, stmt: StmtId) -> R<()> {
+        let body = self.body.clone();
+        match body.stmt(stmt) {
+            Stmt::Expr(e) => self.expr_discard(*e),
+            _ => fail("a defer of something other than a call"),
+        }
+    }
+
+    /// `defer call(args);`: recorded in the innermost frame, lowered where the block is left.
+    pub(super) fn defer(&mut self, inner: StmtId) {
+        if let Some(frame) = self.frames.last_mut() {
+            frame.push(Release::Defer(inner));
+        }
+    }
+
+    /// `return value`: the value is computed (and moved) already; every frame is unwound.
+    pub(super) fn return_with(&mut self, value: Option<Operand>) -> R<()> {
+        let unwinds = !self.temporaries.is_empty() || self.frames.iter().any(|f| !f.is_empty());
+        // A deferred call or a release must not change the value being returned: a value read
+        // from a place is copied out first.
+        let value = match value {
+            Some(Operand::Copy(place)) if unwinds => match crate::place_ty(&self.locals, &place) {
+                Some(ty) => {
+                    let t = self.temp(ty);
+                    self.assign(Place::local(t), Rvalue::Use(Operand::Copy(place)));
+                    Some(copy(t))
+                }
+                None => Some(Operand::Copy(place)),
+            },
             other => other,
         };
         let pending: Vec<Local> = self.temporaries.clone();
         for local in pending.into_iter().rev() {
             self.emit(Inst::Drop(Place::local(local)));
         }
-        self.release_from(0);
+        self.release_from(0)?;
         self.terminate(Terminator::Return(value));
+        Ok(())
     }
 
     /// Makes `local` an owner of the innermost frame when its type owns heap storage.
@@ -68,7 +110,7 @@ impl Lower<'_> {
         if self.local_ty(local).needs_drop()
             && let Some(frame) = self.frames.last_mut()
         {
-            frame.push(local);
+            frame.push(Release::Drop(local));
         }
     }
 
@@ -123,5 +165,50 @@ impl Lower<'_> {
                 self.emit(Inst::Drop(Place::local(local)));
             }
         }
+    }
+}
+
+impl Lower<'_> {
+    /// `buffer name:T[n] = zeroed;`: a hidden `Buf` owned by the block's frame, and the binder
+    /// as the `rw` view of it the checker typed.
+    pub(super) fn buffer(&mut self, binder: cairn_hir::body::BinderId, capacity: ExprId) -> R<()> {
+        let Some(Ty::View(view)) = self.check.binder_types.get(binder.0 as usize).cloned() else {
+            return fail("a buffer the check did not type");
+        };
+        let elem = mty(self.db, &view.elem);
+        let count = self.expr(capacity)?;
+        let storage = self.new_local(None, MTy::Buf(Arc::new(elem.clone())));
+        self.assign(Place::local(storage), Rvalue::Alloc(elem.clone(), count));
+        self.own(storage);
+        let name = self.body.binder(binder).clone();
+        let local = self.new_local(Some(name), MTy::View(Arc::new(elem)));
+        self.assign(Place::local(local), Rvalue::View(Place::local(storage), None));
+        self.bind(binder, local);
+        Ok(())
+    }
+
+    /// `let Name(a, b) = value;`: the record moves into a temporary and each field moves out of
+    /// it into its binder; a field bound to `_` is released at once.
+    pub(super) fn unpack(&mut self, binders: &[cairn_hir::body::BinderId], value: ExprId) -> R<()> {
+        let ty = self.mty_of(value);
+        let whole = self.expr(value)?;
+        let whole = self.operand_place(whole, &ty);
+        for (index, &binder) in binders.iter().enumerate() {
+            let field = whole.clone().project(Proj::Field(index as u32));
+            let name = self.body.binder(binder).clone();
+            if &*name == "_" {
+                if self.place_ty(&field)?.needs_drop() {
+                    self.emit(Inst::Drop(field));
+                }
+                continue;
+            }
+            let field_ty = self.place_ty(&field)?;
+            let moved = self.take_from(field)?;
+            let local = self.new_local(Some(name), field_ty);
+            self.assign(Place::local(local), Rvalue::Use(moved));
+            self.bind(binder, local);
+            self.own(local);
+        }
+        Ok(())
     }
 }

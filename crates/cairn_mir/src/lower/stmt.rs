@@ -8,8 +8,7 @@ impl Lower<'_> {
     pub(super) fn scoped_block(&mut self, block: &HirBlock) -> R<()> {
         let mark = self.facts.len();
         self.open_frame();
-        let result = self.block(block);
-        self.close_frame();
+        let result = self.block(block).and_then(|()| self.close_frame());
         self.facts.truncate(mark);
         result
     }
@@ -91,20 +90,20 @@ impl Lower<'_> {
                     Some(e) => Some(self.expr(*e)?),
                     None => None,
                 };
-                self.return_with(value);
+                self.return_with(value)?;
                 Ok(())
             }
             Stmt::Break => {
                 let (_, exit) = *self.loops.last().ok_or_else(|| LowerError("break outside a loop".into()))?;
                 let from = self.loop_frames.last().copied().unwrap_or(self.frames.len());
-                self.release_from(from);
+                self.release_from(from)?;
                 self.terminate(Terminator::Goto(exit));
                 Ok(())
             }
             Stmt::Continue => {
                 let (next, _) = *self.loops.last().ok_or_else(|| LowerError("continue outside a loop".into()))?;
                 let from = self.loop_frames.last().copied().unwrap_or(self.frames.len());
-                self.release_from(from);
+                self.release_from(from)?;
                 self.terminate(Terminator::Goto(next));
                 Ok(())
             }
@@ -126,7 +125,12 @@ impl Lower<'_> {
                 self.bind(*binder, local);
                 Ok(())
             }
-            Stmt::Buffer { .. } | Stmt::Unpack { .. } | Stmt::Defer(_) => fail("a statement the checker refuses"),
+            Stmt::Buffer { binder, capacity, .. } => self.buffer(*binder, *capacity),
+            Stmt::Unpack { binders, value, .. } => self.unpack(binders, *value),
+            Stmt::Defer(inner) => {
+                self.defer(*inner);
+                Ok(())
+            }
         }
     }
 
@@ -255,8 +259,7 @@ impl Lower<'_> {
         self.loops.push((latch, exit));
         self.loop_frames.push(self.frames.len());
         self.open_frame();
-        let result = self.block(block);
-        self.close_frame();
+        let result = self.block(block).and_then(|()| self.close_frame());
         self.loop_frames.pop();
         self.loops.pop();
         self.facts.truncate(mark);
@@ -312,9 +315,8 @@ impl Lower<'_> {
                     self.own(local);
                 }
             }
-            let result = self.scoped_block(&arm.body);
-            self.close_frame();
-            result?;
+            self.scoped_block(&arm.body)?;
+            self.close_frame()?;
             self.terminate(Terminator::Goto(join));
         }
         self.switch_to(default);
