@@ -397,17 +397,21 @@ fn order_audit<'db>(
     item: Item,
     check: &'db FnCheck,
 ) -> Option<Diag> {
-    // Only calls of declared functions that write, allocate or can be observed can break the
-    // rules (builtins count as rowless here); most bodies make none, and need no walk.
+    // Only calls of declared functions that write, allocate or can be observed, `take` and
+    // `swap`, and a `try` in a body that handles owners can break the rules; most bodies make
+    // none of them, and need no walk.
+    let body = fn_body(db, item);
     let relevant = check.local_row.contains("indirect_call")
         || check.calls.iter().any(|edge| {
             row_of(edge.callee)
                 .is_some_and(|row| row.iter().any(|e| e.starts_with("write:") || &**e == "alloc" || observable(e)))
-        });
+        })
+        || check.call_targets.iter().any(|(_, t)| matches!(t, CallTarget::Builtin(b) if b.on_places()))
+        || (body.exprs.iter().any(|e| matches!(e, Expr::Try(_)))
+            && check.expr_types.iter().any(|t| crate::generics::kind_of(db, t) != crate::generics::Kind::Copy));
     if !relevant {
         return None;
     }
-    let body = fn_body(db, item);
     let mut audit = Audit { db, row_of, body, check, found: None };
     audit.block(&audit.body.root.clone());
     audit.found
@@ -480,7 +484,10 @@ impl Audit<'_> {
                 }
             }
             Stmt::Block(block) => self.block(block),
-            Stmt::Stack { capacity, .. } => self.root(*capacity, true),
+            Stmt::Stack { capacity, .. } | Stmt::Buffer { capacity, .. } => self.root(*capacity, true),
+            Stmt::Unpack { value, .. } => self.root(*value, true),
+            // The deferred call is judged where it is written, as the statement it is.
+            Stmt::Defer(inner) => self.stmt(*inner),
             _ => {}
         }
     }
@@ -558,6 +565,8 @@ impl Audit<'_> {
                 Some(CallTarget::Function(item, _)) => (self.row_of)(*item).unwrap_or_default(),
                 // A call through a function value is observable (`indirect_call`).
                 Some(CallTarget::Indirect) => Row::from([Arc::from("indirect_call")]),
+                // `take` and `swap` change the places they name: their own footprint.
+                Some(CallTarget::Builtin(builtin)) if builtin.on_places() => self.places_written(call),
                 _ => Row::new(),
             };
             // Rule 1: writing or allocating calls stand alone.
@@ -599,6 +608,99 @@ impl Audit<'_> {
                     ));
                     return;
                 }
+            }
+        }
+        self.try_beside_owner(tops, root_call);
+    }
+
+    /// The footprint of a builtin that works on places: `write:` each place's root.
+    fn places_written(&self, call: ExprId) -> Row {
+        let Expr::Call { args, .. } = self.body.expr(call) else { return Row::new() };
+        let mut row = Row::new();
+        for &arg in args.iter() {
+            let mut node = self.body.unparen(arg);
+            loop {
+                match self.body.expr(node) {
+                    Expr::Field { base, .. } | Expr::Index { base, .. } => node = self.body.unparen(*base),
+                    Expr::Name(name) => {
+                        row.insert(Arc::from(format!("write:{name}")));
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        row
+    }
+
+    /// Rule 4: a nested `try` may not sit beside an operand that already holds an owner (a call
+    /// or `try` producing a value that is not `copy`, or a name moved as a value), which leaving
+    /// there would lose.
+    fn try_beside_owner(&mut self, tops: &[ExprId], root_call: Option<ExprId>) {
+        let mut all = Vec::new();
+        for &top in tops {
+            self.descendants(top, &mut all);
+        }
+        // The root chain (transparent wrappers down to the root call) is not nested.
+        let mut chain = Vec::new();
+        if let Some(root) = root_call {
+            for &top in tops {
+                let mut node = self.body.unparen(top);
+                while node != root {
+                    chain.push(node);
+                    match self.body.expr(node) {
+                        Expr::Try(inner) | Expr::Unary { operand: inner, .. } | Expr::Paren(inner) => {
+                            node = self.body.unparen(*inner)
+                        }
+                        Expr::Call { args, .. } if args.len() == 1 => node = self.body.unparen(args[0]),
+                        _ => break,
+                    }
+                }
+            }
+        }
+        // Names passed by value (to a constructor, or a by-value parameter) are moved.
+        let mut moved_names = Vec::new();
+        for &node in &all {
+            let Expr::Call { args, .. } = self.body.expr(node) else { continue };
+            let by_value = |arg: ExprId| match self.check.call_target(node) {
+                Some(CallTarget::Constructor) => true,
+                Some(CallTarget::Function(..)) => !matches!(
+                    self.check.argument_type(arg),
+                    Some(crate::types::Ty::View(_) | crate::types::Ty::Borrow(..)) | None
+                ),
+                _ => false,
+            };
+            for &arg in args.iter() {
+                let arg = self.body.unparen(arg);
+                if matches!(self.body.expr(arg), Expr::Name(_)) && by_value(arg) {
+                    moved_names.push(arg);
+                }
+            }
+        }
+        for &node in &all {
+            if !matches!(self.body.expr(node), Expr::Try(_)) || chain.contains(&node) {
+                continue;
+            }
+            let mine = self.inside(node);
+            let owner = all.iter().find(|&&other| {
+                other != node
+                    && !mine.contains(&other)
+                    && !self.inside(other).contains(&node)
+                    && (matches!(self.body.expr(other), Expr::Call { .. } | Expr::Try(_))
+                        || moved_names.contains(&other))
+                    && self
+                        .check
+                        .expr_types
+                        .get(other.0 as usize)
+                        .is_some_and(|ty| crate::generics::kind_of(self.db, ty) != crate::generics::Kind::Copy)
+            });
+            if owner.is_some() {
+                self.found = Some(Diag::new(
+                    "E-EFFECT-ORDER",
+                    "This try could leave the function while an operand beside it already holds an owner, which would be lost: bind that operand, or the try, to its own statement first.",
+                    Anchor::Expr(node),
+                ));
+                return;
             }
         }
     }
