@@ -284,6 +284,7 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         "932-trap-buf-bounds.cairn",
         "934-defer-linear-buffer.cairn",
         "935-abort-runs-no-defer.cairn",
+        "936-arrays.cairn",
     ] {
         let text = std::fs::read_to_string(dir.join(name)).expect("a run test");
         let expected: String =
@@ -305,5 +306,5 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         }
         compared += 1;
     }
-    assert_eq!(compared, 12);
+    assert_eq!(compared, 13);
 }

@@ -103,7 +103,7 @@ builtins! {
     F8e4m3 "f8e4m3" Hard false true;
     F8e5m2 "f8e5m2" Hard false true;
     Buf "Buf" Hard false false;
-    Array "Array" Hard false true;
+    Array "Array" Hard false false;
     Group "Group" Hard false true;
     IoRing "IoRing" Hard false true;
     Atomic "Atomic" Hard false true;

@@ -142,6 +142,9 @@ fn resolve_path_type(cx: TypeCtx<'_>, path: &[Arc<str>], args: &[TypeArg]) -> Re
         if name == "Buf" {
             return owner_type(cx, args);
         }
+        if name == "Array" {
+            return array_type(cx, args);
+        }
         if let Some(ty) = Ty::scalar_named(name).or_else(|| (name == "void").then_some(Ty::Void)) {
             if !args.is_empty() {
                 return Err(TypeError::new("E-GENERIC-ARITY", format!("{name} takes 0 type arguments.")));
@@ -203,6 +206,43 @@ fn owner_type(cx: TypeCtx<'_>, args: &[TypeArg]) -> Result<Ty, TypeError> {
     let elem = resolve_type(cx, written)?;
     element_rule(cx.db, &elem, "Buf")?;
     Ok(Ty::Buf(Arc::new(elem)))
+}
+
+/// `Array[T, N]` (language §22.1): an element type and a natural length — a literal or a
+/// constant — at most 2^63-1 (`E-OWNER-EXTENT`).
+fn array_type(cx: TypeCtx<'_>, args: &[TypeArg]) -> Result<Ty, TypeError> {
+    let [TypeArg::Type(written), length] = args else {
+        return Err(TypeError::new(
+            "E-GENERIC-ARITY",
+            "Array takes an element type and a length: write Array[u8, 16].",
+        ));
+    };
+    let elem = resolve_type(cx, written)?;
+    element_rule(cx.db, &elem, "Array")?;
+    let text: Arc<str> = match length {
+        TypeArg::Nat(n) => n.clone(),
+        TypeArg::Type(TypeRef::Path { path, args }) if path.len() == 1 && args.is_empty() => path[0].clone(),
+        TypeArg::Type(_) => {
+            return Err(TypeError::new(
+                "E-GENERIC-KIND",
+                "Array's second argument is its length, a natural: Array[u8, 16].",
+            ));
+        }
+    };
+    let n = match text.parse::<u128>() {
+        Ok(n) => Some(n),
+        Err(_) => crate::consts::integer_constant(cx.db, cx.module, &text).map(u128::from),
+    };
+    match n {
+        Some(n) if n < (1u128 << 63) => Ok(Ty::Array(Arc::new(elem), n as u64)),
+        Some(_) => {
+            Err(TypeError::new("E-OWNER-EXTENT", "An Array longer than 2^63-1 elements is more than any memory holds."))
+        }
+        None => Err(TypeError::new(
+            "E-GENERIC-KIND",
+            format!("{text} is no natural here: an Array's length is a literal or a usize constant."),
+        )),
+    }
 }
 
 /// What an owner of elements (`Buf`, `buffer`, `Array`) may hold: `E-OWNER-ELEMENT` for void and

@@ -208,6 +208,7 @@ impl Kind {
 pub fn kind_of(db: &dyn Db, ty: &Ty) -> Kind {
     match ty {
         Ty::Buf(_) => Kind::Affine,
+        Ty::Array(elem, _) => kind_of(db, elem),
         Ty::Record(adt) => {
             if crate::decl::record_def(db, adt.item).linear {
                 return Kind::Linear;
@@ -275,6 +276,7 @@ pub fn substitute(ty: &Ty, generics: &[Generic], args: &[InstanceArg]) -> Ty {
             ret: substitute(&fun.ret, generics, args),
         })),
         Ty::Buf(elem) => Ty::Buf(Arc::new(substitute(elem, generics, args))),
+        Ty::Array(elem, n) => Ty::Array(Arc::new(substitute(elem, generics, args)), *n),
         other => other.clone(),
     }
 }
@@ -313,7 +315,7 @@ pub fn visit_params(ty: &Ty, f: &mut dyn FnMut(u32)) {
         Ty::Record(adt) | Ty::Enum(adt) => adt.args.iter().for_each(|a| visit_params(a, f)),
         Ty::Borrow(_, inner) => visit_params(inner, f),
         Ty::View(view) => visit_params(&view.elem, f),
-        Ty::Buf(elem) => visit_params(elem, f),
+        Ty::Buf(elem) | Ty::Array(elem, _) => visit_params(elem, f),
         Ty::Fn(fun) => {
             fun.params.iter().for_each(|p| visit_params(p, f));
             visit_params(&fun.ret, f);
@@ -351,6 +353,8 @@ pub fn unify(pattern: &Ty, actual: &Ty, generics: &[Generic], slots: &mut [Optio
         }
         (Ty::Borrow(_, p), a) => unify(p, a.value(), generics, slots),
         (Ty::Buf(p), Ty::Buf(a)) => unify(p, a, generics, slots),
+        (Ty::Array(p, _), Ty::Array(a, _)) => unify(p, a, generics, slots),
+        (Ty::View(p), Ty::Array(a, _)) => unify(&p.elem, a, generics, slots),
         // An owner lent whole to a view parameter binds the view's element.
         (Ty::View(p), Ty::Buf(a)) => unify(&p.elem, a, generics, slots),
         (Ty::View(p), Ty::View(a)) => {

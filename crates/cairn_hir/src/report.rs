@@ -496,9 +496,16 @@ impl Layout<'_> {
             // that holds itself through a `Buf` has no layout yet.
             let mut inner = &member;
             let mut owned = false;
-            while let Ty::Buf(elem) = inner {
-                inner = elem;
-                owned = true;
+            // An Array holds its elements inline: one of itself is as recursive as a field.
+            loop {
+                match inner {
+                    Ty::Buf(elem) => {
+                        inner = elem;
+                        owned = true;
+                    }
+                    Ty::Array(elem, _) => inner = elem,
+                    _ => break,
+                }
             }
             let target = match inner {
                 Ty::Record(adt) | Ty::Enum(adt) => adt.item,

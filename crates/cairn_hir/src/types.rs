@@ -184,6 +184,9 @@ pub enum Ty {
     /// `Buf[T]`: a heap owner of zeroed elements, affine (language §22.1); lent whole as a view
     /// whose extent identity is `len(b)`.
     Buf(Arc<Ty>),
+    /// `Array[T, N]`: `N` elements held inline, of `T`'s kind (language §22.1); lent whole as a
+    /// view of extent `N`.
+    Array(Arc<Ty>, u64),
     /// Unknown because of an earlier refusal; matches anything.
     Error,
 }
@@ -229,10 +232,10 @@ impl Ty {
         }
     }
 
-    /// The element type of an owner of elements (`Buf[T]`).
+    /// The element type of an owner of elements (`Buf[T]`, `Array[T, N]`).
     pub fn owned_elements(&self) -> Option<&Ty> {
         match self {
-            Ty::Buf(elem) => Some(elem),
+            Ty::Buf(elem) | Ty::Array(elem, _) => Some(elem),
             _ => None,
         }
     }
@@ -301,6 +304,7 @@ impl fmt::Display for Ty {
             }
             Ty::Dyn(_, name) => write!(f, "dyn {name}"),
             Ty::Buf(elem) => write!(f, "Buf[{elem}]"),
+            Ty::Array(elem, n) => write!(f, "Array[{elem}, {n}]"),
             Ty::Error => write!(f, "?"),
         }
     }
@@ -320,6 +324,7 @@ impl Ty {
                 ret: fun.ret.substitute(args),
             })),
             Ty::Buf(elem) => Ty::Buf(Arc::new(elem.substitute(args))),
+            Ty::Array(elem, n) => Ty::Array(Arc::new(elem.substitute(args)), *n),
             other => other.clone(),
         }
     }

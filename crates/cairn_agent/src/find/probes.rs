@@ -554,6 +554,7 @@ fn probe_type(db: &dyn cairn_hir::Db, ty: &Ty, extent: Option<&str>) -> Option<S
             Some(format!("{}<{}>[{size}]@{}", view.mode.name(), probe_type(db, &view.elem, None)?, view.place.name()))
         }
         Ty::Buf(elem) => Some(format!("Buf[{}]", probe_type(db, elem, None)?)),
+        Ty::Array(elem, n) => Some(format!("Array[{}, {n}]", probe_type(db, elem, None)?)),
         Ty::Void | Ty::Param(_) | Ty::Fn(_) | Ty::Dyn(..) | Ty::Error => None,
     }
 }

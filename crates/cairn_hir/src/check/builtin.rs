@@ -127,7 +127,7 @@ impl Cx<'_> {
                     ));
                 }
                 let ty = self.check(arg, None)?;
-                if !matches!(ty, Ty::View(_) | Ty::Buf(_) | Ty::Error) {
+                if !matches!(ty, Ty::View(_) | Ty::Buf(_) | Ty::Array(..) | Ty::Error) {
                     return Err(Diag::new(
                         "E-LEN",
                         format!("len needs a view or an array, and this is a {ty}."),
@@ -178,6 +178,7 @@ impl Cx<'_> {
                 Ok(Ty::Void)
             }
             B::Buf => self.buf_new(e, None, args, expected),
+            B::Array => self.array_new(e, None, args, expected),
             B::Take => self.take(e, args),
             B::Swap => self.swap(e, args),
             _ => Err(Diag::new("E-CALLEE", format!("Unknown callable {name}."), Anchor::Expr(e))),

@@ -112,6 +112,9 @@ impl Cx<'_> {
                     if full == "Buf" && self.local("Buf").is_none() {
                         return self.buf_new(e, Some(&indices), args, expected);
                     }
+                    if full == "Array" && self.local("Array").is_none() {
+                        return self.array_new(e, Some(&indices), args, expected);
+                    }
                     if Builtin::from_name(&full).is_some_and(Builtin::later) {
                         return Err(Diag::new(
                             "E-UNSUPPORTED",
@@ -702,7 +705,7 @@ impl Cx<'_> {
         let arg = self.body.unparen(arg);
         match self.types.get(arg.0 as usize) {
             Some(Ty::View(view)) => view.extent.clone(),
-            Some(owner @ Ty::Buf(_)) => match self.lent(arg, owner.clone()) {
+            Some(owner @ (Ty::Buf(_) | Ty::Array(..))) => match self.lent(arg, owner.clone()) {
                 Ty::View(view) => view.extent,
                 _ => Extent::Unknown,
             },

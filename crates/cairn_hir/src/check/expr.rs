@@ -564,7 +564,7 @@ impl Cx<'_> {
                 }
                 (*view.elem).clone()
             }
-            Ty::Buf(elem) => (**elem).clone(),
+            Ty::Buf(elem) | Ty::Array(elem, _) => (**elem).clone(),
             Ty::Error => Ty::Error,
             other => {
                 return Err(Diag::new(
@@ -684,12 +684,20 @@ impl Cx<'_> {
         self.resolve_written(&written).map_err(|err| Diag::new(err.code, err.message, Anchor::Expr(e)))
     }
 
-    fn expr_as_type(&self, e: ExprId) -> Option<crate::body::TypeRef> {
+    pub(crate) fn expr_as_type(&self, e: ExprId) -> Option<crate::body::TypeRef> {
         match self.body.expr(self.body.unparen(e)) {
             Expr::Index { base, indices } => {
                 let path = self.dotted_path(*base)?;
-                let args: Option<Vec<crate::body::TypeArg>> =
-                    indices.iter().map(|i| self.expr_as_type(*i).map(crate::body::TypeArg::Type)).collect();
+                let args: Option<Vec<crate::body::TypeArg>> = indices
+                    .iter()
+                    .map(|i| match self.body.expr(self.body.unparen(*i)) {
+                        // A natural argument (`Array[u8, 16]`).
+                        Expr::Literal(crate::body::Literal::Int { text, .. }) => {
+                            Some(crate::body::TypeArg::Nat(text.clone()))
+                        }
+                        _ => self.expr_as_type(*i).map(crate::body::TypeArg::Type),
+                    })
+                    .collect();
                 Some(crate::body::TypeRef::Path { path: Arc::from(path), args: Arc::from(args?) })
             }
             _ => {

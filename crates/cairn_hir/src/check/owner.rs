@@ -72,6 +72,56 @@ impl Cx<'_> {
         Ok(Ty::Buf(Arc::new(elem)))
     }
 
+    /// `Array[T, N]()` / `Array()`: `N` zeroed elements held inline. `explicit` holds the written
+    /// arguments, if any.
+    pub(crate) fn array_new(
+        &mut self,
+        e: ExprId,
+        explicit: Option<&[ExprId]>,
+        args: &[ExprId],
+        expected: Option<&Ty>,
+    ) -> R<Ty> {
+        self.target(e, CallTarget::Builtin(crate::builtins::Builtin::Array));
+        let ty = match explicit {
+            Some(written) => {
+                let mut parts = Vec::new();
+                for &arg in written {
+                    parts.push(match self.body.expr(self.body.unparen(arg)) {
+                        Expr::Literal(crate::body::Literal::Int { text, .. }) => {
+                            crate::body::TypeArg::Nat(text.clone())
+                        }
+                        _ => match self.expr_as_type(arg) {
+                            Some(t) => crate::body::TypeArg::Type(t),
+                            None => return Err(Diag::new("E-TYPE", "Expected a type argument.", Anchor::Expr(arg))),
+                        },
+                    });
+                }
+                let written =
+                    crate::body::TypeRef::Path { path: Arc::from(vec![Arc::from("Array")]), args: Arc::from(parts) };
+                self.resolve_written(&written).map_err(|err| Diag::new(err.code, err.message, Anchor::Expr(e)))?
+            }
+            None => match expected {
+                Some(ty @ Ty::Array(..)) => ty.clone(),
+                _ => {
+                    return Err(Diag::new(
+                        "E-INFER",
+                        "Nothing here says what this Array holds or how long it is: write Array[T, N](), or give the binding a type (`let a:Array[u8, 4] = Array();`).",
+                        Anchor::Expr(e),
+                    ));
+                }
+            },
+        };
+        if !args.is_empty() {
+            return Err(Diag::new(
+                "E-ARITY",
+                "Array[T, N]() takes no arguments: its elements start zeroed.",
+                Anchor::Expr(e),
+            ));
+        }
+        self.effect("zero_init");
+        Ok(ty)
+    }
+
     /// `take(place)`: the owner moves out, the place keeps the zero value.
     pub(crate) fn take(&mut self, e: ExprId, args: &[ExprId]) -> R<Ty> {
         if args.len() != 1 {
@@ -128,12 +178,17 @@ impl Cx<'_> {
     /// an `rw` view when its holder may be written, else `ro`, whose extent identity is
     /// `len(path)` (language §22.1). Any other type is returned as it is.
     pub(crate) fn lent(&self, arg: ExprId, ty: Ty) -> Ty {
-        let Ty::Buf(elem) = &ty else { return ty };
+        let (elem, fixed) = match &ty {
+            Ty::Buf(elem) => (elem, None),
+            Ty::Array(elem, n) => (elem, Some(*n)),
+            _ => return ty,
+        };
         let mode = if self.elements_writable(arg) { Mode::Rw } else { Mode::Ro };
         let path = self.dotted_path(arg).map(|p| p.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join("."));
-        let extent = match path {
-            Some(path) => Extent::Len(Arc::from(path)),
-            None => Extent::Unknown,
+        let extent = match (fixed, path) {
+            (Some(n), _) => Extent::Literal(n),
+            (None, Some(path)) => Extent::Len(Arc::from(path)),
+            (None, None) => Extent::Unknown,
         };
         Ty::View(ViewTy { mode, elem: elem.clone(), extent, place: crate::types::Place::Host })
     }

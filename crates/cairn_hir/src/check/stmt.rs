@@ -305,7 +305,7 @@ impl Cx<'_> {
                 ));
             }
             Ty::View(view) => (*view.elem).clone(),
-            Ty::Buf(elem) => (**elem).clone(),
+            Ty::Buf(elem) | Ty::Array(elem, _) => (**elem).clone(),
             Ty::Error => Ty::Error,
             other => {
                 let tail = if *other == Ty::usize() { "; a count is a range, `for i in 0..n`" } else { "" };
@@ -631,6 +631,9 @@ impl Cx<'_> {
                     .sum();
                 at_least(8 + payloads)
             }
+            // An Array counts its elements; a Buf is two words.
+            Ty::Array(elem, n) => n.saturating_mul(self.size_of(elem)),
+            Ty::Buf(_) => 16,
             _ => 8,
         }
     }

@@ -291,6 +291,7 @@ impl Lower<'_> {
                 Ok(Operand::Const(Const::Bool(false)))
             }
             B::Buf => self.buf_new(e, args),
+            B::Array => Ok(self.value(ty, Rvalue::Zeroed)),
             B::Take => self.take(args),
             B::Swap => self.swap(args),
             other => fail(format!("the builtin {}", other.name())),

@@ -188,6 +188,7 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
             MTy::Fn { params: fun.params.iter().map(|p| mty(db, p)).collect(), ret: Arc::new(mty(db, &fun.ret)) }
         }
         Ty::Buf(elem) => MTy::Buf(Arc::new(mty(db, elem))),
+        Ty::Array(elem, n) => MTy::Array(Arc::new(mty(db, elem)), *n),
         Ty::Borrow(..) => unreachable!("handled above"),
     }
 }
