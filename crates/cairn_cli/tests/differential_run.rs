@@ -285,6 +285,8 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         "934-defer-linear-buffer.cairn",
         "935-abort-runs-no-defer.cairn",
         "936-arrays.cairn",
+        "937-lends.cairn",
+        "938-trap-lent-part.cairn",
     ] {
         let text = std::fs::read_to_string(dir.join(name)).expect("a run test");
         let expected: String =
@@ -306,5 +308,5 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         }
         compared += 1;
     }
-    assert_eq!(compared, 13);
+    assert_eq!(compared, 15);
 }

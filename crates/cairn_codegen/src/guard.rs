@@ -145,6 +145,18 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 let failed = self.cx.builder.build_is_null(f, "null_fn")?;
                 self.trap_if(failed, plain)
             }
+            Check::Allocated(buf) => {
+                // The runtime answers null for a block it could not make; a Buf of no
+                // elements owns none by design.
+                let buf = self.operand(buf)?.into_struct_value();
+                let data = self.cx.builder.build_extract_value(buf, 0, "data")?.into_pointer_value();
+                let len = self.cx.builder.build_extract_value(buf, 1, "len")?.into_int_value();
+                let null = self.cx.builder.build_is_null(data, "null")?;
+                let some =
+                    self.cx.builder.build_int_compare(IntPredicate::NE, len, len.get_type().const_zero(), "some")?;
+                let failed = self.cx.builder.build_and(null, some, "no_room")?;
+                self.trap_if(failed, plain)
+            }
             Check::Unreachable => {
                 self.trap(plain)?;
                 // The block's own terminator (unreachable) follows.

@@ -22,8 +22,8 @@ use crate::function::FnGen;
 use crate::module::{G, ModuleGen};
 
 impl<'ctx> FnGen<'_, 'ctx, '_> {
-    /// `Buf[T](n)`: `n` zeroed elements of `elem` (null for none); an allocation the machine
-    /// cannot make is a clean abort with a message in the runtime.
+    /// `Buf[T](n)`: `n` zeroed elements of `elem` (null for none, and null when the machine has
+    /// no room: the allocation guard that follows reports it).
     pub(crate) fn alloc(&mut self, elem: &MTy, count: &Operand) -> G<BasicValueEnum<'ctx>> {
         let count = self.operand(count)?.into_int_value();
         let size = self.cx.basic(elem).size_of().expect("a sized element");

@@ -294,8 +294,74 @@ pub struct RecordDef {
     pub fields: Arc<[(Arc<str>, Ty)]>,
     /// Declared `linear struct` (language §22.4).
     pub linear: bool,
+    /// The view the record lends (`lends store[0..len];`, language §22.3).
+    pub lends: Option<Lends>,
     /// The first refusal of the record's own rules.
     pub error: Option<Diag>,
+}
+
+/// `lends carrier[lo..hi]`: the part of a `Buf` field a record means where a view is expected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Lends {
+    /// The `Buf` field lent, by position.
+    pub carrier: u32,
+    pub lo: LendBound,
+    pub hi: LendBound,
+}
+
+/// A bound of a lent part: a literal, or a `usize` field of the record (by position).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LendBound {
+    Literal(u64),
+    Field(u32),
+}
+
+/// The view a record lends, if it declares one.
+pub fn record_lends(db: &dyn Db, item: Item) -> Option<Lends> {
+    record_def(db, item).lends
+}
+
+/// Reads and judges a record's `lends` clause (`E-LENDS`).
+fn lends_of(clause: &ast::LendsClause, fields: &[(Arc<str>, Ty)]) -> Result<Lends, Diag> {
+    let at = range_of(clause.syntax());
+    let refuse = |message: String| Diag::new("E-LENDS", message, at.clone());
+    let carrier_name = clause.carrier().map(|n| n.text()).unwrap_or_default();
+    let Some(carrier) = fields.iter().position(|(n, _)| **n == *carrier_name) else {
+        return Err(refuse(format!("The record has no field {carrier_name} to lend.")));
+    };
+    if !matches!(fields[carrier].1, Ty::Buf(_) | Ty::Error) {
+        return Err(refuse(format!(
+            "{carrier_name} is a {}, and a record lends part of a Buf field: `lends store[0..len];` over `store:Buf[T]`.",
+            fields[carrier].1
+        )));
+    }
+    let mut bounds = Vec::new();
+    for node in clause.bounds() {
+        let text = node.text().to_string();
+        let bound = match text.parse::<u64>() {
+            Ok(n) => LendBound::Literal(n),
+            Err(_) => match fields.iter().position(|(n, _)| **n == *text) {
+                Some(i) if matches!(fields[i].1, Ty::Int(crate::types::IntTy::Usize) | Ty::Error) => {
+                    LendBound::Field(i as u32)
+                }
+                _ => {
+                    return Err(refuse(format!(
+                        "{text} is no usize field of this record: a lent part's bounds are literals or usize fields."
+                    )));
+                }
+            },
+        };
+        bounds.push(bound);
+    }
+    let [lo, hi] = bounds[..] else {
+        return Err(refuse("A lent part has two bounds: `lends store[0..len];`.".to_string()));
+    };
+    if let (LendBound::Literal(a), LendBound::Literal(b)) = (lo, hi)
+        && a > b
+    {
+        return Err(refuse(format!("The lent part {a}..{b} ends before it starts.")));
+    }
+    Ok(Lends { carrier: carrier as u32, lo, hi })
 }
 
 #[salsa::tracked(returns(ref))]
@@ -306,7 +372,7 @@ pub fn record_def(db: &dyn Db, item: Item) -> RecordDef {
     let cx = TypeCtx { db, scope, module: &module, generics: &generics, self_ty: None };
     let node = item.syntax(db).syntax_node();
     let Some(strukt) = ast::Struct::cast(node) else {
-        return RecordDef { fields: Arc::from(Vec::new()), linear: false, error: None };
+        return RecordDef { fields: Arc::from(Vec::new()), linear: false, lends: None, error: None };
     };
     let mut fields: Vec<(Arc<str>, Ty)> = Vec::new();
     let mut error = None;
@@ -369,15 +435,16 @@ pub fn record_def(db: &dyn Db, item: Item) -> RecordDef {
         }
         fields.push((name, ty));
     }
-    if let Some(field_list) = strukt.field_list()
-        && field_list.lends_clauses().next().is_some()
-        && error.is_none()
-    {
-        error = Some(Diag::new(
-            "E-UNSUPPORTED",
-            "A record that lends a view (tier 1) is not checked by this checker yet.",
-            Anchor::Item,
-        ));
+    let mut lends = None;
+    if let Some(clause) = strukt.field_list().and_then(|l| l.lends_clauses().next()) {
+        match lends_of(&clause, &fields) {
+            Ok(found) => lends = Some(found),
+            Err(diag) => {
+                if error.is_none() {
+                    error = Some(diag);
+                }
+            }
+        }
     }
     if (strukt.is_packed() || strukt.align_clause().is_some()) && error.is_none() {
         error = Some(Diag::new(
@@ -386,7 +453,7 @@ pub fn record_def(db: &dyn Db, item: Item) -> RecordDef {
             Anchor::Item,
         ));
     }
-    RecordDef { fields: Arc::from(fields), linear: strukt.is_linear(), error }
+    RecordDef { fields: Arc::from(fields), linear: strukt.is_linear(), lends, error }
 }
 
 /// An enum or sum laid out: its variants with their payloads.

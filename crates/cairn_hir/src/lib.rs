@@ -40,7 +40,7 @@ mod workspace;
 
 pub use consts::{ConstValue, Value, constant_value};
 pub use db::{Db, RootDatabase};
-pub use decl::{EnumDef, enum_def, fields_of, variants_of};
+pub use decl::{EnumDef, LendBound, Lends, enum_def, fields_of, record_lends, variants_of};
 pub use diag::Anchor;
 pub use effects::{Row, Rows};
 pub use input::{Item, ItemEntry, ItemKey, ItemKind, Library, Program};

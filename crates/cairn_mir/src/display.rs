@@ -146,6 +146,7 @@ impl Display for Check {
             Check::Assert(c, _) => write!(f, "assert {c}"),
             Check::AssertEq(t, a, b, _) => write!(f, "assert_eq {t} {a}, {b}"),
             Check::Callable(c) => write!(f, "callable {c}"),
+            Check::Allocated(b) => write!(f, "allocated {b}"),
         }
     }
 }

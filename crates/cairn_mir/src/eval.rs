@@ -545,6 +545,8 @@ impl<'f> Machine<'f> {
         };
         Ok(match check {
             Check::Callable(f) => matches!(self.operand(frame, f)?, Value::Fn(Some(_))),
+            // The evaluator's heap never runs out (it refuses what it cannot model).
+            Check::Allocated(_) => true,
             Check::NoOverflow(op, ty, a, b) => {
                 let (a, b) = (int(self.operand(frame, a)?)?, int(self.operand(frame, b)?)?);
                 let exact = match op {

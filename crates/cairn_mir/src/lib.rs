@@ -270,6 +270,9 @@ pub enum Check {
     AssertEq(MTy, Operand, Operand, Option<Arc<[u8]>>),
     /// A function value is not the zero value.
     Callable(Operand),
+    /// A `Buf` just made holds storage for its elements (or has none to hold): the allocation
+    /// did not fail.
+    Allocated(Operand),
 }
 
 /// One guard.

@@ -92,7 +92,8 @@ fn check_operands(check: &Check) -> Vec<&Operand> {
         | Check::Fits(_, _, a)
         | Check::ShiftCount(_, a)
         | Check::Assert(a, _)
-        | Check::Callable(a) => vec![a],
+        | Check::Callable(a)
+        | Check::Allocated(a) => vec![a],
         Check::PartInBounds(a, b, c) | Check::PartLength(a, b, c) => vec![a, b, c],
         Check::Unreachable => vec![],
     }

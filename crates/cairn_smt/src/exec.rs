@@ -536,6 +536,7 @@ impl<'f> Exec<'f> {
     fn check(&mut self, frame: &Frame<'f>, state: &mut State, check: &Check) -> R<Bool> {
         Ok(match check {
             Check::Callable(_) => return unsupported("a call through a function value"),
+            Check::Allocated(_) => return unsupported("a heap owner (Buf) allocated"),
             Check::NoOverflow(op, ty, a, b) => {
                 let a = self.int(frame, state, a)?;
                 let b = self.int(frame, state, b)?;

@@ -147,6 +147,11 @@ pub(super) const BUILTINS: &[(&str, &str, &str)] = &[
         "Buf[T](n) -> Buf[T]",
         "A heap owner of n zeroed elements, released when its holder's block ends; lent whole to a view parameter.",
     ),
+    (
+        "Array",
+        "Array[T, N]() -> Array[T, N]",
+        "An inline value of N zeroed elements (a fixed-length array), copied or moved as its elements are; lent whole to a view parameter.",
+    ),
     ("take", "take(place) -> T", "Moves an owner out of a field or element, leaving its zero value (an empty Buf)."),
     ("swap", "swap(a, b)", "Exchanges what two places of one type hold, owners included."),
     (

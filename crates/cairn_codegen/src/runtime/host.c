@@ -8,8 +8,8 @@
  * the message and, for assert_eq, both values. A stack overflow is caught on an alternate stack
  * and reported as `stack overflow in <function>` (the function read from the executable's own
  * symbol table), then aborts like a failed guard (status 134). Nothing here allocates but the
- * owners' storage: `cairn_rt_alloc` hands out zeroed blocks (calloc) and aborts with a message
- * when the machine has no room, and `cairn_rt_free` gives them back. */
+ * owners' storage: `cairn_rt_alloc` hands out zeroed blocks (calloc), or NULL when the machine
+ * has no room (the program's allocation guard reports it), and `cairn_rt_free` gives them back. */
 
 #define _GNU_SOURCE
 #include <elf.h>
@@ -180,22 +180,13 @@ void cairn_rt_put_f32(float value) {
 }
 
 /* A heap owner's storage (language §22.1): `count` zeroed elements of `size` bytes, NULL for
- * none. A request the machine cannot meet (the product overflows, or calloc has no room) is a
- * clean abort with one line on standard error, never a null pointer handed to the program. */
+ * none. NULL also answers a request the machine cannot meet (the byte count overflows, or calloc
+ * has no room): the caller's allocation guard then stops the program with its place. */
 void *cairn_rt_alloc(uint64_t count, uint64_t size) {
     if (count == 0) return NULL;
     if (size == 0) size = 1; /* elements of no size still get distinct addresses */
-    void *block = NULL;
-    if (count <= (uint64_t)INT64_MAX / size) block = calloc((size_t)count, (size_t)size);
-    if (block == NULL) {
-        char line[160];
-        int n = snprintf(line, sizeof line,
-                         "out of memory: a Buf of %llu elements of %llu bytes cannot be allocated\n",
-                         (unsigned long long)count, (unsigned long long)size);
-        cairn_write_all(2, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
-        abort();
-    }
-    return block;
+    if (count > (uint64_t)INT64_MAX / size) return NULL;
+    return calloc((size_t)count, (size_t)size);
 }
 
 void cairn_rt_free(void *block) {

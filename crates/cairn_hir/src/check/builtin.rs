@@ -127,6 +127,22 @@ impl Cx<'_> {
                     ));
                 }
                 let ty = self.check(arg, None)?;
+                if let Ty::Record(adt) = &ty
+                    && let Some(lends) = crate::decl::record_lends(self.db, adt.item)
+                {
+                    let field = match lends.hi {
+                        crate::decl::LendBound::Field(i) => crate::decl::fields_of(self.db, adt)
+                            .get(i as usize)
+                            .map(|(n, _)| format!("its field {n}"))
+                            .unwrap_or_else(|| "a field".into()),
+                        crate::decl::LendBound::Literal(_) => "fixed".into(),
+                    };
+                    return Err(Diag::new(
+                        "E-LEN",
+                        format!("{} lends a part whose length is {field}: read the field instead of len(…).", adt.name),
+                        Anchor::Expr(e),
+                    ));
+                }
                 if !matches!(ty, Ty::View(_) | Ty::Buf(_) | Ty::Array(..) | Ty::Error) {
                     return Err(Diag::new(
                         "E-LEN",
@@ -239,7 +255,7 @@ impl Cx<'_> {
             Expr::Part { base, lo, hi } => self.part(inner, base, lo, hi)?,
             _ => {
                 let ty = self.check(arg, None)?;
-                self.lent(arg, ty)
+                self.lend(arg, ty)
             }
         };
         match &ty {

@@ -463,7 +463,7 @@ impl Cx<'_> {
                         ));
                     }
                     let got = self.view_argument(arg)?;
-                    let got = self.lent(arg, got);
+                    let got = self.lend(arg, got);
                     let is_part = matches!(self.body.expr(self.body.unparen(arg)), Expr::Part { .. });
                     let extent = if is_part {
                         // A part's length is checked by its guard: its extent argument may be any
@@ -595,7 +595,7 @@ impl Cx<'_> {
             Expr::Part { base: inner, lo: l, hi: h } => self.part(self.body.unparen(base), inner, l, h)?,
             _ => self.check(base, None)?,
         };
-        let view = match &self.lent(base, base_ty.clone()) {
+        let view = match &self.lend(base, base_ty.clone()) {
             Ty::View(view) => view.clone(),
             Ty::Error => return Ok(Ty::Error),
             other => {

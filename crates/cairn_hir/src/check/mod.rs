@@ -52,6 +52,8 @@ pub enum GuardKind {
     Assert,
     /// A call through a function value: the value is not the zero value (language §21).
     Callable,
+    /// Heap storage made (`Buf(n)`, `buffer`): the machine had room (language §15, §22.1).
+    Allocation,
 }
 
 impl GuardKind {
@@ -67,6 +69,7 @@ impl GuardKind {
             GuardKind::Tag => "tag",
             GuardKind::Assert => "assert",
             GuardKind::Callable => "callable",
+            GuardKind::Allocation => "allocation",
         }
     }
 }

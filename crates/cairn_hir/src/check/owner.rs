@@ -69,6 +69,7 @@ impl Cx<'_> {
         for effect in ["alloc", "zero_init", "trap"] {
             self.effect(effect);
         }
+        self.site(GuardKind::Allocation);
         Ok(Ty::Buf(Arc::new(elem)))
     }
 
@@ -181,6 +182,15 @@ impl Cx<'_> {
         let (elem, fixed) = match &ty {
             Ty::Buf(elem) => (elem, None),
             Ty::Array(elem, n) => (elem, Some(*n)),
+            // A record that lends a part of a Buf field means that part (language §22.3).
+            Ty::Record(adt) => {
+                let Some(lends) = crate::decl::record_lends(self.db, adt.item) else { return ty };
+                let fields = crate::decl::fields_of(self.db, adt);
+                let Some((_, Ty::Buf(elem))) = fields.get(lends.carrier as usize) else { return ty };
+                let mode = if self.elements_writable(arg) { Mode::Rw } else { Mode::Ro };
+                let elem = elem.clone();
+                return Ty::View(ViewTy { mode, elem, extent: Extent::Unknown, place: crate::types::Place::Host });
+            }
             _ => return ty,
         };
         let mode = if self.elements_writable(arg) { Mode::Rw } else { Mode::Ro };
@@ -191,6 +201,16 @@ impl Cx<'_> {
             (None, None) => Extent::Unknown,
         };
         Ty::View(ViewTy { mode, elem: elem.clone(), extent, place: crate::types::Place::Host })
+    }
+
+    /// `lent`, where the lending happens: a record's lent part is checked there (a bounds site).
+    pub(crate) fn lend(&mut self, arg: ExprId, ty: Ty) -> Ty {
+        let part = matches!(ty, Ty::Record(_));
+        let lent = self.lent(arg, ty);
+        if part && lent.as_view().is_some() {
+            self.site(GuardKind::Bounds);
+        }
+        lent
     }
 
     /// True when the elements of the owner at `arg` may be written: its root is a `let mut`
@@ -243,6 +263,7 @@ impl Cx<'_> {
         for effect in ["alloc", "free", "zero_init", "trap"] {
             self.effect(effect);
         }
+        self.site(GuardKind::Allocation);
         let name = self.body.binder(binder).clone();
         let view = Ty::View(ViewTy { mode: Mode::Rw, elem: Arc::new(elem), extent, place: crate::types::Place::Host });
         self.bind(binder, Local { name, ty: view, mutable: false, kind: LocalKind::Stack, literal: None });

@@ -306,6 +306,9 @@ impl Cx<'_> {
             }
             Ty::View(view) => (*view.elem).clone(),
             Ty::Buf(elem) | Ty::Array(elem, _) => (**elem).clone(),
+            Ty::Record(_) if self.lent(iterable, ty.clone()).as_view().is_some() => {
+                self.lend(iterable, ty.clone()).as_view().map(|v| (*v.elem).clone()).unwrap_or(Ty::Error)
+            }
             Ty::Error => Ty::Error,
             other => {
                 let tail = if *other == Ty::usize() { "; a count is a range, `for i in 0..n`" } else { "" };

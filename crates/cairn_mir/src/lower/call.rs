@@ -187,6 +187,9 @@ impl Lower<'_> {
             Expr::Literal(Literal::String(bytes)) => Ok((Operand::Const(Const::Str(bytes)), None)),
             _ => {
                 let place = self.place(inner)?;
+                if let Some(part) = self.lent_part(inner, &place)? {
+                    return Ok((Operand::Copy(part), None));
+                }
                 match self.place_ty(&place)? {
                     MTy::View(_) => Ok((Operand::Copy(place), None)),
                     _ => Ok((self.value(ty.clone(), Rvalue::View(place, None)), None)),
@@ -260,8 +263,18 @@ impl Lower<'_> {
                 for &arg in args {
                     let arg_ty = self.mty_of(arg);
                     let char = matches!(self.body.expr(self.body.unparen(arg)), Expr::Literal(Literal::Char(_)));
-                    // Bytes: a string, a u8 view, a part of one, or a u8 `stack` array.
+                    // Bytes: a string, a u8 view, a part of one, a u8 `stack` array or owner, or a record
+                    // that lends u8s.
+                    let lends = match self.ty(arg).value() {
+                        Ty::Record(adt) => cairn_hir::record_lends(self.db, adt.item).is_some(),
+                        _ => false,
+                    };
                     let (ty, value) = match arg_ty {
+                        _ if lends => {
+                            let view_ty = MTy::View(Arc::new(MTy::Int(IntTy::U8)));
+                            let (value, _) = self.view_argument(arg, &view_ty)?;
+                            (view_ty, value)
+                        }
                         MTy::View(_) | MTy::Array(..) | MTy::Buf(_) => {
                             let view_ty = MTy::View(Arc::new(MTy::Int(IntTy::U8)));
                             let (value, _) = self.view_argument(arg, &view_ty)?;

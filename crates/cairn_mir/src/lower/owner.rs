@@ -132,7 +132,9 @@ impl Lower<'_> {
         let ty = self.mty_of(e);
         let MTy::Buf(elem) = &ty else { return fail(format!("Buf(…) of type {ty}")) };
         let count = self.expr(args[0])?;
-        Ok(self.value(ty.clone(), Rvalue::Alloc((**elem).clone(), count)))
+        let buf = self.value(ty.clone(), Rvalue::Alloc((**elem).clone(), count));
+        self.guard(GuardKind::Allocation, Check::Allocated(buf.clone()), Some(e), false);
+        Ok(buf)
     }
 
     /// `take(place)`: the place's value, the zero value left behind.
@@ -179,6 +181,7 @@ impl Lower<'_> {
         let count = self.expr(capacity)?;
         let storage = self.new_local(None, MTy::Buf(Arc::new(elem.clone())));
         self.assign(Place::local(storage), Rvalue::Alloc(elem.clone(), count));
+        self.guard(GuardKind::Allocation, Check::Allocated(copy(storage)), Some(capacity), false);
         self.own(storage);
         let name = self.body.binder(binder).clone();
         let local = self.new_local(Some(name), MTy::View(Arc::new(elem)));
@@ -210,5 +213,28 @@ impl Lower<'_> {
             self.own(local);
         }
         Ok(())
+    }
+}
+
+impl Lower<'_> {
+    /// Where a view is expected, a record that lends (language §22.3) means the part
+    /// `carrier[lo..hi]` of its `Buf` field, with the part's guard, its bounds read now: a view in
+    /// a temporary. `None` when the expression at `e` is not such a record.
+    pub(super) fn lent_part(&mut self, e: ExprId, place: &Place) -> R<Option<Place>> {
+        let Ty::Record(adt) = self.ty(e).value().clone() else { return Ok(None) };
+        let Some(lends) = cairn_hir::record_lends(self.db, adt.item) else { return Ok(None) };
+        let carrier = place.clone().project(Proj::Field(lends.carrier));
+        let bound = |b: cairn_hir::LendBound| match b {
+            cairn_hir::LendBound::Literal(n) => lit_usize(n),
+            cairn_hir::LendBound::Field(i) => Operand::Copy(place.clone().project(Proj::Field(i))),
+        };
+        let (lo, hi) = (bound(lends.lo), bound(lends.hi));
+        let len = self.len_of(&carrier)?;
+        self.guard(GuardKind::Bounds, Check::PartInBounds(lo.clone(), hi.clone(), len), Some(e), false);
+        let elem = self.place_ty(&carrier)?.element().cloned().unwrap_or(MTy::Void);
+        let view_ty = MTy::View(Arc::new(elem));
+        let view = self.temp(view_ty);
+        self.assign(Place::local(view), Rvalue::View(carrier, Some((lo, hi))));
+        Ok(Some(Place::local(view)))
     }
 }

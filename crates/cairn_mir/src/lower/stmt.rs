@@ -214,6 +214,7 @@ impl Lower<'_> {
         block: &HirBlock,
     ) -> R<()> {
         let place = self.place(iterable)?;
+        let place = self.lent_part(iterable, &place)?.unwrap_or(place);
         let elem_ty = self.place_ty(&place)?.element().cloned().unwrap_or(MTy::Void);
         let len = self.temp(MTy::usize());
         let length = self.len_of(&place)?;
