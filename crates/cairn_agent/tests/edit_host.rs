@@ -867,3 +867,24 @@ fn every_answer_equals_a_full_check_of_the_spliced_program() {
     }
     assert!(admitted > 20 && refused > 20, "both outcomes were exercised: {admitted} admitted, {refused} refused");
 }
+
+#[test]
+fn an_edit_that_leaks_a_linear_value_is_refused_with_the_owners_card_and_the_call_to_add() {
+    let text = "linear struct Permit { id:u32; }\n\nfn grant(id:u32) -> Permit = Permit(id);\nfn end(p:Permit) { let Permit(_) = p; }\n\nfn work(k:u32) -> u32 {\n  let p = grant(k);\n  end(p);\n  return k;\n}\n\nfn main() -> i32 {\n  let r = work(2);\n  if r != 2 { return 1; }\n  return 0;\n}\n";
+    let mut host = EditHost::new();
+    let record = open(&mut host, Sources::single("permit.cairn", text.to_string()), "work");
+    let handle = record["handle"].as_str().expect("a handle").to_string();
+    // Consumed on one path only, then on none: each refused with its own code.
+    let branch = host.request(&body(&handle, "{\n  let p = grant(k);\n  if k > 1 { end(p); }\n  return k;\n}"));
+    assert!(branch.refused);
+    assert_eq!(code(&branch.record), "E-LINEAR-BRANCH", "{}", Value::Object(branch.record.clone()));
+    let leak = host.request(&body(&handle, "{\n  let p = grant(k);\n  return k;\n}"));
+    assert!(leak.refused);
+    assert_eq!(code(&leak.record), "E-LINEAR-LEAK", "{}", Value::Object(leak.record.clone()));
+    assert_eq!(leak.record["card"], "owners", "{}", Value::Object(leak.record.clone()));
+    let hint = leak.record["repair_hint"].as_str().expect("a hint");
+    assert!(hint.contains("defer") && hint.contains("call that ends it"), "{hint}");
+    // The fix the hint names is admitted.
+    let fixed = host.request(&body(&handle, "{\n  let p = grant(k);\n  defer end(p);\n  return k;\n}"));
+    assert!(!fixed.refused, "{}", Value::Object(fixed.record.clone()));
+}

@@ -287,6 +287,8 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         "936-arrays.cairn",
         "937-lends.cairn",
         "938-trap-lent-part.cairn",
+        "939-trap-empty-dyn.cairn",
+        "940-dyn-owners.cairn",
     ] {
         let text = std::fs::read_to_string(dir.join(name)).expect("a run test");
         let expected: String =
@@ -308,5 +310,5 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         }
         compared += 1;
     }
-    assert_eq!(compared, 15);
+    assert_eq!(compared, 17);
 }

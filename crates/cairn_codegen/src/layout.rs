@@ -33,6 +33,8 @@ impl<'ctx> ModuleGen<'ctx, '_> {
             MTy::Sum { .. } => self.sum_type(ty).into(),
             // An owner of elements is laid out as the view of them it lends.
             MTy::View(_) | MTy::Buf(_) => self.view_type().into(),
+            // A Dyn is laid out as the dyn reference it lends.
+            MTy::DynBox(reference) => return self.ty(reference),
             MTy::Ptr(_) | MTy::Fn { .. } => self.ptr().into(),
             MTy::Array(elem, n) => {
                 let elem = self.ty(elem).unwrap_or_else(|| self.ctx.i8_type().into());

@@ -4,7 +4,8 @@
 //! A `Buf` is laid out as a view (`{ ptr, i64 }`); its zero value (pointer null, length 0) owns
 //! nothing. The drop glue of a type is one private function per type, `cairn.drop.<n>`, made the
 //! first time a release of that type is met: for a `Buf` it releases each element that owns
-//! storage, frees the block and stores the zero value back; for a record, sum or array it
+//! storage, frees the block and stores the zero value back; for a `Dyn` it frees the object's block;
+//! for a record, sum or array it
 //! releases the parts that own storage. Releasing a zeroed owner does nothing, so a moved-from
 //! place (the lowering zeroes what a move leaves) or a second release is harmless.
 //!
@@ -97,6 +98,14 @@ impl<'ctx> ModuleGen<'ctx, '_> {
                     builder.build_address_space_cast(data, self.ctx.ptr_type(AddressSpace::default()), "data")?;
                 builder.build_call(self.rt("cairn_rt_free"), &[data.into()], "")?;
                 builder.build_store(this, view_ty.const_zero())?;
+            }
+            MTy::DynBox(reference) => {
+                // The object's block, whose value owns nothing (a Dyn of an owner is refused).
+                let st = self.basic(reference).into_struct_type();
+                let object_ptr = builder.build_struct_gep(st, this, 0, "object")?;
+                let object = builder.build_load(self.ptr(), object_ptr, "object")?.into_pointer_value();
+                builder.build_call(self.rt("cairn_rt_free"), &[object.into()], "")?;
+                builder.build_store(this, st.const_zero())?;
             }
             MTy::Record { fields, .. } => {
                 let st = self.basic(ty).into_struct_type();

@@ -25,7 +25,24 @@ pub fn static_hint(code: &str) -> Option<&'static str> {
             "Write CAIRN's grammar, not Rust's or Python's: braces around every block, `;` after statements, conversions as calls like u64(x)."
         }
         "E-MOVED" => "Use the value before it moves, move it only once, or lend it instead.",
-        "E-LEASED" => "Touch the place after the wait, or lend disjoint parts.",
+        "E-LEASED" => {
+            "Touch the place after what holds it lets go (the wait, or the end of the block whose defer names it), or lend disjoint parts."
+        }
+        "E-LINEAR-LEAK" => {
+            "Consume the value exactly once before this point: pass it to the call that ends it, return it, or write `defer end(v);` right after it is made."
+        }
+        "E-LINEAR-BRANCH" => {
+            "Consume the value on every path (add the consuming call to the other branch), or on none."
+        }
+        "E-DEFER" => "Defer exactly one call statement: `defer close(f);`.",
+        "E-PARTIAL-MOVE" => "Move the owner out with take(place), or exchange it with swap(a, b).",
+        "E-MOVE-BORROW" => "take(…) or swap(…) the contents through the rw borrow, or take the parameter by value.",
+        "E-MOVE-IN-LOOP" => "Move the owner after the loop, declare it inside, or take(…) it from a place.",
+        "E-UNPACK" => {
+            "Unpack a record by value with its own name and one binder (or `_`) per field, in declaration order."
+        }
+        "E-LINEAR-STORAGE" => "Keep each linear value in a local or a field; get one out of a place with swap(a, b).",
+        "E-OWNER-EXTENT" => "Use a literal, a constant, or an immutable usize local bound first (`let n = …;`).",
         "E-ALIAS" => "Lend parts that meet at one visible boundary, or read through `ro`.",
         "E-COOP-GLOBAL" | "E-COOP-BARRIER" | "E-STAGE-UNREADY" => {
             "Keep the barrier and stage discipline of the cooperative card (`cairn rules cooperative`)."

@@ -108,7 +108,7 @@ builtins! {
     IoRing "IoRing" Hard false true;
     Atomic "Atomic" Hard false true;
     Mutex "Mutex" Hard false true;
-    Dyn "Dyn" Hard false true;
+    Dyn "Dyn" Hard false false;
     // Soft: printing, assertions, float helpers, and later-tier operations.
     Print "print" Soft false false;
     Println "println" Soft false false;

@@ -145,6 +145,9 @@ fn resolve_path_type(cx: TypeCtx<'_>, path: &[Arc<str>], args: &[TypeArg]) -> Re
         if name == "Array" {
             return array_type(cx, args);
         }
+        if name == "Dyn" {
+            return dyn_owner_type(cx, args);
+        }
         if let Some(ty) = Ty::scalar_named(name).or_else(|| (name == "void").then_some(Ty::Void)) {
             if !args.is_empty() {
                 return Err(TypeError::new("E-GENERIC-ARITY", format!("{name} takes 0 type arguments.")));
@@ -206,6 +209,24 @@ fn owner_type(cx: TypeCtx<'_>, args: &[TypeArg]) -> Result<Ty, TypeError> {
     let elem = resolve_type(cx, written)?;
     element_rule(cx.db, &elem, "Buf")?;
     Ok(Ty::Buf(Arc::new(elem)))
+}
+
+/// `Dyn[Trait]` (language §20): the trait a heap-held value implements. Whether the trait can
+/// stand behind `dyn` is judged where a `Dyn` is made or called through.
+fn dyn_owner_type(cx: TypeCtx<'_>, args: &[TypeArg]) -> Result<Ty, TypeError> {
+    let [TypeArg::Type(TypeRef::Path { path, args: inner })] = args else {
+        return Err(TypeError::new("E-GENERIC-ARITY", "Dyn takes one trait: write Dyn[Shape]."));
+    };
+    if !inner.is_empty() {
+        return Err(TypeError::new("E-DYN", "Dyn takes a trait by its name, with no arguments: Dyn[Shape]."));
+    }
+    match cx.scope.resolve_path(cx.module, path, |k| k == ItemKind::Trait) {
+        Lookup::Found(decl) => Ok(Ty::DynBox(decl.item, cx.scope.full_name(decl.item))),
+        Lookup::None => {
+            let written = path.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join(".");
+            Err(TypeError::new("E-DYN", format!("Dyn[{written}] names no trait visible here.")))
+        }
+    }
 }
 
 /// `Array[T, N]` (language §22.1): an element type and a natural length — a literal or a

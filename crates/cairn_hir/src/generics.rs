@@ -207,7 +207,7 @@ impl Kind {
 /// takes the greatest kind among its fields and payloads.
 pub fn kind_of(db: &dyn Db, ty: &Ty) -> Kind {
     match ty {
-        Ty::Buf(_) => Kind::Affine,
+        Ty::Buf(_) | Ty::DynBox(..) => Kind::Affine,
         Ty::Array(elem, _) => kind_of(db, elem),
         Ty::Record(adt) => {
             if crate::decl::record_def(db, adt.item).linear {

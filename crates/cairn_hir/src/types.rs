@@ -184,6 +184,9 @@ pub enum Ty {
     /// `Buf[T]`: a heap owner of zeroed elements, affine (language §22.1); lent whole as a view
     /// whose extent identity is `len(b)`.
     Buf(Arc<Ty>),
+    /// `Dyn[Trait]`: a value of any type implementing the trait, moved to the heap; an affine
+    /// owner whose members dispatch (language §20). The trait's declaration and full name.
+    DynBox(Item, Arc<str>),
     /// `Array[T, N]`: `N` elements held inline, of `T`'s kind (language §22.1); lent whole as a
     /// view of extent `N`.
     Array(Arc<Ty>, u64),
@@ -305,6 +308,7 @@ impl fmt::Display for Ty {
             Ty::Dyn(_, name) => write!(f, "dyn {name}"),
             Ty::Buf(elem) => write!(f, "Buf[{elem}]"),
             Ty::Array(elem, n) => write!(f, "Array[{elem}, {n}]"),
+            Ty::DynBox(_, name) => write!(f, "Dyn[{name}]"),
             Ty::Error => write!(f, "?"),
         }
     }

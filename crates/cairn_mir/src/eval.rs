@@ -8,8 +8,9 @@
 //! would be a compiler bug, and the evaluator reports it as a trap all the same). Output bytes are
 //! collected per stream, formatted exactly as the runtime formats them.
 //!
-//! The heap is modelled too: `Buf[T](n)` makes a fresh cell holding its elements and counts it
-//! live; `drop` releases what a place owns (its drop glue, element by element) and zeroes it. A
+//! The heap is modelled too: `Buf[T](n)` (and a `Dyn`'s block) makes a fresh cell and counts it
+//! live; `drop` releases what a place owns, led by its type (its drop glue, element by element),
+//! and zeroes it. A
 //! release of a cell that is not live — a double free, or a use of a moved-from owner the lowering
 //! failed to zero — stops the run as `Unsupported` (a compiler bug), and every allocation still
 //! live when `main` returns is counted in `Outcome::leaked`.
@@ -247,10 +248,10 @@ impl<'f> Machine<'f> {
             Inst::Drop(place) => {
                 let (cell, path) = self.place(frame, place)?;
                 let value = self.at(cell, &path)?.clone();
-                self.release(&value)?;
                 let Some(ty) = frame.function.place_ty(place) else {
                     return unsupported("a place whose type does not match its path");
                 };
+                self.release(&value, &ty)?;
                 *self.at_mut(cell, &path)? = zero(&ty);
                 Ok(())
             }
@@ -369,18 +370,43 @@ impl<'f> Machine<'f> {
         Ok(value)
     }
 
-    /// Releases every heap cell `value` owns, innermost first.
-    fn release(&mut self, value: &Value) -> E<()> {
-        match value {
-            Value::Buf { cell: Some(cell), .. } => {
+    /// Releases every heap cell `value` (of type `ty`) owns, innermost first.
+    fn release(&mut self, value: &Value, ty: &MTy) -> E<()> {
+        match (ty, value) {
+            (MTy::Buf(elem), Value::Buf { cell: Some(cell), .. }) => {
                 if !self.live.remove(cell) {
                     return unsupported("a release of a Buf that was released before (a double free)");
                 }
                 let held = std::mem::replace(&mut self.cells[*cell], Value::Void);
-                self.release(&held)
+                if let Value::Array(items) = &held {
+                    for item in items {
+                        self.release(item, elem)?;
+                    }
+                }
+                Ok(())
             }
-            Value::Record(items) | Value::Array(items) => items.iter().try_for_each(|v| self.release(v)),
-            Value::Sum(_, Some(payload)) => self.release(payload),
+            // A Dyn owns the block its first word points into; the zero value's table is empty.
+            (MTy::DynBox(_), Value::Record(words)) => {
+                let held = !matches!(words.get(1), Some(Value::Fn(None)));
+                if let Some(Value::Ptr { cell, .. }) = words.first() {
+                    let freed = self.live.remove(cell);
+                    if held && !freed {
+                        return unsupported("a release of a Dyn that was released before (a double free)");
+                    }
+                    if freed {
+                        self.cells[*cell] = Value::Void;
+                    }
+                }
+                Ok(())
+            }
+            (MTy::Record { fields, .. }, Value::Record(items)) => {
+                fields.iter().zip(items).try_for_each(|(t, v)| self.release(v, t))
+            }
+            (MTy::Array(elem, _), Value::Array(items)) => items.iter().try_for_each(|v| self.release(v, elem)),
+            (MTy::Sum { variants, .. }, Value::Sum(v, Some(payload))) => match variants.get(*v as usize) {
+                Some(Some(t)) => self.release(payload, t),
+                _ => Ok(()),
+            },
             _ => Ok(()),
         }
     }
@@ -733,6 +759,7 @@ fn zero(ty: &MTy) -> Value {
         MTy::Ptr(_) => Value::Ptr { cell: 0, path: Vec::new() },
         MTy::Array(elem, n) => Value::Array((0..*n).map(|_| zero(elem)).collect()),
         MTy::Buf(_) => Value::Buf { cell: None, len: 0 },
+        MTy::DynBox(reference) => zero(reference),
         MTy::Fn { .. } => Value::Fn(None),
     }
 }

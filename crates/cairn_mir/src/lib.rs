@@ -61,6 +61,9 @@ pub enum MTy {
     /// A heap owner of elements (`Buf[T]`): element pointer and length, as a view, but owning
     /// its storage (the zero value owns none).
     Buf(Arc<MTy>),
+    /// `Dyn[Trait]`: laid out as the `dyn` reference record it lends (the object's address, then
+    /// its impl's table), but owning the object's heap block (the zero value owns none).
+    DynBox(Arc<MTy>),
 }
 
 impl MTy {
@@ -80,7 +83,7 @@ impl MTy {
     /// (`Inst::Drop`): a `Buf`, or a record, sum or array holding one.
     pub fn needs_drop(&self) -> bool {
         match self {
-            MTy::Buf(_) => true,
+            MTy::Buf(_) | MTy::DynBox(_) => true,
             MTy::Record { fields, .. } => fields.iter().any(MTy::needs_drop),
             MTy::Sum { variants, .. } => variants.iter().flatten().any(MTy::needs_drop),
             MTy::Array(elem, _) => elem.needs_drop(),
@@ -95,6 +98,7 @@ impl MTy {
     pub fn project(&self, proj: &Proj) -> Option<MTy> {
         match (proj, self) {
             (Proj::Field(i), MTy::Record { fields, .. }) => fields.get(*i as usize).cloned(),
+            (Proj::Field(_), MTy::DynBox(reference)) => reference.project(proj),
             (Proj::Index(_), MTy::View(e) | MTy::Array(e, _) | MTy::Buf(e)) => Some((**e).clone()),
             (Proj::Deref, MTy::Ptr(e)) => Some((**e).clone()),
             (Proj::Payload(v), MTy::Sum { variants, .. }) => {

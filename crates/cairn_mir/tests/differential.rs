@@ -241,3 +241,22 @@ fn generated_generic_programs_are_accepted() {
         assert!(text.contains("[T:integer]"), "seed {seed} made no template");
     }
 }
+
+#[test]
+fn programs_with_owners_agree_too() {
+    // Buf makers that swap, move and return early, linear values consumed by defer: edits move
+    // moves and releases, and the rows' alloc and free with them.
+    let (incremental, total) = run_on(cairn_testgen::program_with_owners, 9090, 30, 25, 24);
+    assert!(incremental >= 60, "only {incremental} of {total} checks were incremental");
+}
+
+#[test]
+fn generated_owner_programs_are_accepted() {
+    for seed in 0..20 {
+        let text = cairn_testgen::program_with_owners(Config { seed, functions: 60, expression_depth: 2 });
+        let mut workspace = fresh(&text);
+        let outcome = workspace.check();
+        assert!(outcome.refusal.is_none(), "seed {seed}: {:?}\n{text}", outcome.refusal.map(|r| r.first));
+        assert!(text.contains("Buf[u64]") && text.contains("defer settle"), "seed {seed} made no owner");
+    }
+}

@@ -13,6 +13,10 @@
 //! random integer types, a natural template called with explicit naturals, and a template
 //! bounded by the trait — so that every instance is made on demand from the calls.
 //!
+//! [`program_with_owners`] mixes in tier-1 owners: functions that make, fill, swap and move
+//! `Buf`s and return early while holding them, and functions that make a linear value and
+//! `defer` the call that consumes it.
+//!
 //! Invariant: the output depends only on the [`Config`] (and the flavour); no clock, no
 //! environment; [`program`]'s output is the same as before the generic flavour existed.
 
@@ -87,9 +91,15 @@ enum Shape {
     Stride,
     /// `fn heft_k[W:Weigh](r:ro<W>) -> u64` (generic flavour)
     Heft,
+    /// `fn hold_k(n:usize, seed:u64) -> u64` over `Buf`s (owners flavour)
+    Hold,
+    /// `fn grant_k(x:u64) -> u64` with a linear value and a `defer` (owners flavour)
+    Grant,
 }
 
 const SHAPES: [Shape; 5] = [Shape::Calc, Shape::Scan, Shape::Pick, Shape::Check, Shape::Fill];
+const OWNER_SHAPES: [Shape; 7] =
+    [Shape::Calc, Shape::Scan, Shape::Pick, Shape::Check, Shape::Fill, Shape::Hold, Shape::Grant];
 const GENERIC_SHAPES: [Shape; 8] =
     [Shape::Calc, Shape::Scan, Shape::Pick, Shape::Check, Shape::Fill, Shape::Template, Shape::Stride, Shape::Heft];
 
@@ -105,6 +115,7 @@ struct Generator {
     types: usize,
     consts: usize,
     generics: bool,
+    owners: bool,
     /// Natural templates without a family, which `main` calls.
     unfamilied: Vec<String>,
 }
@@ -119,7 +130,16 @@ pub fn program_with_generics(config: Config) -> String {
     generate(config, true)
 }
 
+/// Generates a program with owners, linear values and `defer`; see the module comment.
+pub fn program_with_owners(config: Config) -> String {
+    generate_with(config, false, true)
+}
+
 fn generate(config: Config, generics: bool) -> String {
+    generate_with(config, generics, false)
+}
+
+fn generate_with(config: Config, generics: bool, owners: bool) -> String {
     let mut g = Generator {
         rng: Rng::new(config.seed),
         config,
@@ -128,6 +148,7 @@ fn generate(config: Config, generics: bool) -> String {
         types: 0,
         consts: 0,
         generics,
+        owners,
         unfamilied: Vec::new(),
     };
     g.header();
@@ -135,7 +156,13 @@ fn generate(config: Config, generics: bool) -> String {
         if k % 16 == 0 {
             g.declarations();
         }
-        let shape = if generics { *g.rng.pick(&GENERIC_SHAPES) } else { *g.rng.pick(&SHAPES) };
+        let shape = if generics {
+            *g.rng.pick(&GENERIC_SHAPES)
+        } else if owners {
+            *g.rng.pick(&OWNER_SHAPES)
+        } else {
+            *g.rng.pick(&SHAPES)
+        };
         g.function(k, shape);
     }
     g.main();
@@ -149,6 +176,11 @@ impl Generator {
         self.out.push_str("enum Fault { Empty; TooBig(u64); Negative(i64); }\n\n");
         if self.generics {
             self.out.push_str("trait Weigh { fn weigh(self:ro<Self>) -> u64; }\n\n");
+        }
+        if self.owners {
+            self.out.push_str("linear struct Grant { id:u64; }\n\n");
+            self.out
+                .push_str("fn settle(g:Grant, log:rw<u64>) {\n  let Grant(id) = g;\n  log = add_wrap(log, id);\n}\n\n");
         }
     }
 
@@ -202,6 +234,8 @@ impl Generator {
             Shape::Template => format!("tmpl_{k}"),
             Shape::Stride => format!("stride_{k}"),
             Shape::Heft => format!("heft_{k}"),
+            Shape::Hold => format!("hold_{k}"),
+            Shape::Grant => format!("grant_{k}"),
         };
         if self.rng.chance(1, 3) {
             let _ = writeln!(self.out, "// {name}: generated {shape:?} function.");
@@ -309,6 +343,33 @@ impl Generator {
                     self.unfamilied.push(name.clone());
                 }
             }
+            Shape::Hold => {
+                let (a, b) = (self.rng.below(8) + 1, self.rng.below(5) + 2);
+                let _ = writeln!(self.out, "fn {name}(n:usize, seed:u64) -> u64 {{");
+                let _ = writeln!(self.out, "  let mut b = Buf[u64](n % {a} + 1);");
+                let _ = writeln!(self.out, "  let mut t:u64 = seed;");
+                let _ = writeln!(self.out, "  for i in 0..len(b) {{");
+                let _ = writeln!(self.out, "    b[i] = add_wrap(t, u64(i));");
+                let _ = writeln!(self.out, "    t = add_wrap(t, b[i]);");
+                let _ = writeln!(self.out, "  }}");
+                let _ = writeln!(self.out, "  let mut c = Buf[u64]({b});");
+                let _ = writeln!(self.out, "  swap(b, c);");
+                let _ = writeln!(self.out, "  if t % {b} == 0 {{ return t; }}");
+                let _ = writeln!(self.out, "  let d = c;");
+                let _ = writeln!(self.out, "  return add_wrap(t, u64(len(d)));");
+                let _ = writeln!(self.out, "}}\n");
+            }
+            Shape::Grant => {
+                let (a, b) = (self.rng.below(9) + 2, self.rng.below(100));
+                let _ = writeln!(self.out, "fn {name}(x:u64) -> u64 {{");
+                let _ = writeln!(self.out, "  let mut log:u64 = {b};");
+                let _ = writeln!(self.out, "  let g = Grant(x % 100);");
+                let _ = writeln!(self.out, "  defer settle(g, log);");
+                let _ = writeln!(self.out, "  if x % {a} == 0 {{ return log; }}");
+                let _ = writeln!(self.out, "  log = add_wrap(log, x);");
+                let _ = writeln!(self.out, "  return log;");
+                let _ = writeln!(self.out, "}}\n");
+            }
             Shape::Heft => {
                 let c = self.rng.below(1000);
                 let _ = writeln!(self.out, "fn {name}[W:Weigh](r:ro<W>) -> u64 {{");
@@ -339,6 +400,13 @@ impl Generator {
             self.out.push_str("    Ok(v) => { acc = add_wrap(acc, v); }\n");
             self.out.push_str("    Err(_) => { acc = acc ^ 1; }\n");
             self.out.push_str("  }\n");
+        }
+        if let Some(hold) = self.earlier(Shape::Hold) {
+            let _ = writeln!(self.out, "  let held = {hold}(usize(acc % 16), acc);");
+            self.out.push_str("  acc = add_wrap(acc, held);\n");
+        }
+        if let Some(grant) = self.earlier(Shape::Grant) {
+            let _ = writeln!(self.out, "  acc = add_wrap(acc, {grant}(acc));");
         }
         for stride in self.unfamilied.clone() {
             let _ = writeln!(self.out, "  acc = add_wrap(acc, {stride}[2](acc));");

@@ -152,6 +152,11 @@ pub(super) const BUILTINS: &[(&str, &str, &str)] = &[
         "Array[T, N]() -> Array[T, N]",
         "An inline value of N zeroed elements (a fixed-length array), copied or moved as its elements are; lent whole to a view parameter.",
     ),
+    (
+        "Dyn",
+        "Dyn[Trait](value) -> Dyn[Trait]",
+        "A heap owner of one value of any type implementing the trait; its members dispatch, and it lends itself as a dyn reference.",
+    ),
     ("take", "take(place) -> T", "Moves an owner out of a field or element, leaving its zero value (an empty Buf)."),
     ("swap", "swap(a, b)", "Exchanges what two places of one type hold, owners included."),
     (

@@ -195,6 +195,7 @@ impl Cx<'_> {
             }
             B::Buf => self.buf_new(e, None, args, expected),
             B::Array => self.array_new(e, None, args, expected),
+            B::Dyn => self.dyn_new(e, None, args, expected),
             B::Take => self.take(e, args),
             B::Swap => self.swap(e, args),
             _ => Err(Diag::new("E-CALLEE", format!("Unknown callable {name}."), Anchor::Expr(e))),

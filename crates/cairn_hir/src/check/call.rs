@@ -115,6 +115,9 @@ impl Cx<'_> {
                     if full == "Array" && self.local("Array").is_none() {
                         return self.array_new(e, Some(&indices), args, expected);
                     }
+                    if full == "Dyn" && self.local("Dyn").is_none() {
+                        return self.dyn_new(e, Some(&indices), args, expected);
+                    }
                     if Builtin::from_name(&full).is_some_and(Builtin::later) {
                         return Err(Diag::new(
                             "E-UNSUPPORTED",

@@ -45,7 +45,7 @@ impl Cx<'_> {
             let Some(ty) = self.probe(arg, false) else { continue };
             let ty = ty.value().clone();
             // Through a `dyn` reference of this trait: dispatched at run time.
-            if let Ty::Dyn(behind, _) = &ty
+            if let Ty::Dyn(behind, _) | Ty::DynBox(behind, _) = &ty
                 && *behind == tr
                 && at == 0
             {

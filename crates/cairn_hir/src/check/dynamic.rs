@@ -79,6 +79,8 @@ impl Cx<'_> {
         }
         match &value {
             Ty::Dyn(other, _) if *other == tr => {}
+            // A `Dyn` lends itself: it must hold a value (a guard).
+            Ty::DynBox(other, _) if *other == tr => self.site(crate::check::GuardKind::DynLent),
             Ty::Error => {}
             _ => {
                 let Some((imp, _)) = crate::traits::find_impl(self.db, tr, &value) else {
@@ -107,6 +109,100 @@ impl Cx<'_> {
         Ok(self.mapped(arg))
     }
 
+    /// `Dyn[Trait](value)` / `Dyn(value)`: the value moves to the heap behind the trait's table
+    /// (`alloc`, an allocation site). Not a linear value (`E-LINEAR-STORAGE`); in this build not
+    /// one that owns storage, nor one whose impl is generic (`E-UNSUPPORTED`).
+    pub(crate) fn dyn_new(
+        &mut self,
+        e: ExprId,
+        explicit: Option<&[ExprId]>,
+        args: &[ExprId],
+        expected: Option<&Ty>,
+    ) -> R<Ty> {
+        self.target(e, CallTarget::Builtin(crate::builtins::Builtin::Dyn));
+        let owner = match explicit {
+            Some([one]) => {
+                let Some(written) = self.expr_as_type(*one) else {
+                    return Err(Diag::new("E-DYN", "Dyn takes one trait: write Dyn[Shape](value).", Anchor::Expr(e)));
+                };
+                let written = crate::body::TypeRef::Path {
+                    path: Arc::from(vec![Arc::from("Dyn")]),
+                    args: Arc::from(vec![crate::body::TypeArg::Type(written)]),
+                };
+                self.resolve_written(&written).map_err(|err| Diag::new(err.code, err.message, Anchor::Expr(e)))?
+            }
+            Some(_) => {
+                return Err(Diag::new(
+                    "E-GENERIC-ARITY",
+                    "Dyn takes one trait: write Dyn[Shape](value).",
+                    Anchor::Expr(e),
+                ));
+            }
+            None => match expected {
+                Some(ty @ Ty::DynBox(..)) => ty.clone(),
+                _ => {
+                    return Err(Diag::new(
+                        "E-INFER",
+                        "Nothing here says which trait this Dyn stands for: write Dyn[Trait](value), or give the binding a type.",
+                        Anchor::Expr(e),
+                    ));
+                }
+            },
+        };
+        let Ty::DynBox(tr, name) = owner.clone() else { return Ok(owner) };
+        self.dyn_compatible(e, tr)?;
+        let [value] = args else {
+            return Err(Diag::new(
+                "E-ARITY",
+                format!("Dyn[{name}](value) takes the one value it holds."),
+                Anchor::Expr(e),
+            ));
+        };
+        let ty = self.check(*value, None)?.value().clone();
+        if ty == Ty::Error {
+            return Ok(owner);
+        }
+        match crate::generics::kind_of(self.db, &ty) {
+            crate::generics::Kind::Linear => {
+                return Err(Diag::new(
+                    "E-LINEAR-STORAGE",
+                    format!(
+                        "A Dyn may be released without a call that consumes it, so it cannot hold the linear {ty}."
+                    ),
+                    Anchor::Expr(*value),
+                ));
+            }
+            crate::generics::Kind::Affine => {
+                return Err(Diag::new(
+                    "E-UNSUPPORTED",
+                    format!("A Dyn of a value that owns storage ({ty}) is not built yet: its drop entry is missing."),
+                    Anchor::Expr(*value),
+                ));
+            }
+            crate::generics::Kind::Copy => {}
+        }
+        let Some((imp, _)) = crate::traits::find_impl(self.db, tr, &ty) else {
+            return Err(Diag::new(
+                "E-TRAIT-IMPL",
+                format!("{ty} does not implement {name}, so a Dyn[{name}] cannot hold it: add `impl {name} for {ty}`."),
+                Anchor::Expr(*value),
+            ));
+        };
+        if !crate::traits::impl_def(self.db, imp).generics.is_empty() {
+            return Err(Diag::new(
+                "E-UNSUPPORTED",
+                format!("Dyn[{name}] over a generic impl is not built yet."),
+                Anchor::Expr(e),
+            ));
+        }
+        self.dyn_lends.push((e, imp));
+        for effect in ["alloc", "trap"] {
+            self.effect(effect);
+        }
+        self.site(crate::check::GuardKind::Allocation);
+        Ok(owner)
+    }
+
     /// A call of member `member` (at `index` in the trait's table) through the `dyn` reference
     /// that is the call's receiver: `dispatch`, and a possible call of every implementation.
     pub(crate) fn dyn_call(&mut self, e: ExprId, tr: Item, member: Item, given: &[ExprId]) -> R<Ty> {
@@ -121,7 +217,9 @@ impl Cx<'_> {
             ));
         }
         let receiver = given[0];
-        self.check(receiver, None)?;
+        if matches!(self.check(receiver, None)?.value(), Ty::DynBox(..)) {
+            self.site(crate::check::GuardKind::DynLent);
+        }
         for (param, &arg) in signature.params.iter().zip(given).skip(1) {
             self.check(arg, Some(&param.ty))?;
         }

@@ -52,8 +52,11 @@ pub enum GuardKind {
     Assert,
     /// A call through a function value: the value is not the zero value (language §21).
     Callable,
-    /// Heap storage made (`Buf(n)`, `buffer`): the machine had room (language §15, §22.1).
+    /// Heap storage made (`Buf(n)`, `buffer`, `Dyn(v)`): the machine had room (language §15,
+    /// §22.1).
     Allocation,
+    /// A `Dyn` lent or called through holds a value (not moved-from or zeroed; language §20).
+    DynLent,
 }
 
 impl GuardKind {
@@ -70,6 +73,7 @@ impl GuardKind {
             GuardKind::Assert => "assert",
             GuardKind::Callable => "callable",
             GuardKind::Allocation => "allocation",
+            GuardKind::DynLent => "dyn",
         }
     }
 }

@@ -589,6 +589,18 @@ impl Walk<'_, '_> {
                 }
                 Ok(())
             }
+            Some(CallTarget::Dynamic { .. }) => {
+                // The receiver (first) is lent to the call; the rest are values.
+                let mut all: Vec<ExprId> = Vec::new();
+                if let Expr::Field { base, .. } = self.cx.body.expr(self.cx.body.unparen(callee)) {
+                    all.push(*base);
+                }
+                all.extend(args.iter().copied());
+                for (i, arg) in all.into_iter().enumerate() {
+                    if i == 0 { self.place(arg)? } else { self.value(arg)? }
+                }
+                Ok(())
+            }
             _ => {
                 let callee = self.cx.body.unparen(callee);
                 let mut all: Vec<ExprId> = Vec::new();

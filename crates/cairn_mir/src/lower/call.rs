@@ -305,6 +305,7 @@ impl Lower<'_> {
             }
             B::Buf => self.buf_new(e, args),
             B::Array => Ok(self.value(ty, Rvalue::Zeroed)),
+            B::Dyn => self.dyn_new(e, args),
             B::Take => self.take(args),
             B::Swap => self.swap(args),
             other => fail(format!("the builtin {}", other.name())),
@@ -365,6 +366,9 @@ impl Lower<'_> {
     fn dyn_argument(&mut self, arg: ExprId, ty: &MTy) -> R<Operand> {
         let arg = self.body.unparen(arg);
         let place = self.place(arg)?;
+        if let MTy::DynBox(reference) = self.place_ty(&place)? {
+            return self.dyn_owner_lent(arg, &place, &reference);
+        }
         let Some(imp) = self.check.dyn_lend(arg) else { return Ok(Operand::Copy(place)) };
         let object = self.value(MTy::Ptr(Arc::new(MTy::Int(IntTy::U8))), Rvalue::Ref(place));
         let mut fields = vec![object];
@@ -379,7 +383,12 @@ impl Lower<'_> {
     fn call_dynamic(&mut self, index: u32, given: &[ExprId]) -> R<Operand> {
         let receiver = *given.first().ok_or_else(|| LowerError("a dyn call without its receiver".into()))?;
         let reference = self.place(receiver)?;
-        let held = self.place_ty(&reference)?;
+        let mut held = self.place_ty(&reference)?;
+        if let MTy::DynBox(inner) = held {
+            // A Dyn called through must hold a value.
+            self.dyn_held(receiver, &reference, &inner);
+            held = (*inner).clone();
+        }
         let MTy::Record { fields, .. } = &held else { return fail("a dyn call through something else") };
         let Some(MTy::Fn { ret, .. }) = fields.get(1 + index as usize) else {
             return fail("a dyn table without the member");

@@ -137,6 +137,20 @@ pub fn symbol(db: &dyn Db, item: Item) -> Arc<str> {
 }
 
 /// A checker type as MIR sees it.
+/// A `dyn` reference of trait `tr`: the object's address, then one code pointer per member of
+/// the trait's table, each taking the object's address first.
+fn dyn_reference_ty(db: &dyn Db, tr: cairn_hir::Item, name: &str) -> MTy {
+    let byte = MTy::Ptr(Arc::new(MTy::Int(IntTy::U8)));
+    let mut fields = vec![byte.clone()];
+    for member in cairn_hir::table_members(db, tr) {
+        let signature = cairn_hir::fn_signature(db, member);
+        let mut params = vec![byte.clone()];
+        params.extend(signature.params.iter().skip(1).map(|p| mty(db, &p.ty)));
+        fields.push(MTy::Fn { params: Arc::from(params), ret: Arc::new(mty(db, &signature.ret)) });
+    }
+    MTy::Record { name: Arc::from(format!("dyn {name}")), fields: Arc::from(fields) }
+}
+
 pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
     // A borrowed callable travels as its code and environment (`closure.rs`).
     if let Ty::Borrow(_, inner) = ty
@@ -148,15 +162,7 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
     if let Ty::Borrow(_, inner) = ty
         && let Ty::Dyn(tr, name) = &**inner
     {
-        let byte = MTy::Ptr(Arc::new(MTy::Int(IntTy::U8)));
-        let mut fields = vec![byte.clone()];
-        for member in cairn_hir::table_members(db, *tr) {
-            let signature = cairn_hir::fn_signature(db, member);
-            let mut params = vec![byte.clone()];
-            params.extend(signature.params.iter().skip(1).map(|p| mty(db, &p.ty)));
-            fields.push(MTy::Fn { params: Arc::from(params), ret: Arc::new(mty(db, &signature.ret)) });
-        }
-        return MTy::Record { name: Arc::from(format!("dyn {name}")), fields: Arc::from(fields) };
+        return dyn_reference_ty(db, *tr, name);
     }
     if let Ty::Borrow(_, inner) = ty {
         return MTy::Ptr(Arc::new(mty(db, inner)));
@@ -189,6 +195,7 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
         }
         Ty::Buf(elem) => MTy::Buf(Arc::new(mty(db, elem))),
         Ty::Array(elem, n) => MTy::Array(Arc::new(mty(db, elem)), *n),
+        Ty::DynBox(tr, name) => MTy::DynBox(Arc::new(dyn_reference_ty(db, *tr, name))),
         Ty::Borrow(..) => unreachable!("handled above"),
     }
 }

@@ -238,3 +238,46 @@ impl Lower<'_> {
         Ok(Some(Place::local(view)))
     }
 }
+
+impl Lower<'_> {
+    /// `Dyn[Trait](value)`: the value moves into a heap block of its own (an allocation guard),
+    /// and the Dyn is that block's address with the table of the value's impl.
+    pub(super) fn dyn_new(&mut self, e: ExprId, args: &[ExprId]) -> R<Operand> {
+        let ty = self.mty_of(e);
+        let Some(imp) = self.check.dyn_lend(e) else { return fail("a Dyn whose impl the check did not record") };
+        let value_ty = self.mty_of(args[0]);
+        let value = self.expr(args[0])?;
+        let block_ty = MTy::Buf(Arc::new(value_ty.clone()));
+        let block = self.temp(block_ty);
+        self.assign(Place::local(block), Rvalue::Alloc(value_ty, lit_usize(1)));
+        self.guard(GuardKind::Allocation, Check::Allocated(copy(block)), Some(e), false);
+        let slot = Place::local(block).project(Proj::Index(lit_usize(0)));
+        self.assign(slot.clone(), Rvalue::Use(value));
+        let object = self.value(MTy::Ptr(Arc::new(MTy::Int(IntTy::U8))), Rvalue::Ref(slot));
+        let mut fields = vec![object];
+        for method in cairn_hir::table_methods(self.db, imp) {
+            fields.push(Operand::Const(Const::Fn(symbol(self.db, method))));
+        }
+        Ok(self.value(ty.clone(), Rvalue::Record(ty, fields)))
+    }
+
+    /// The `dyn` reference a Dyn lends: its own words, once the guard says it holds a value.
+    pub(super) fn dyn_owner_lent(&mut self, arg: ExprId, place: &Place, reference: &MTy) -> R<Operand> {
+        self.dyn_held(arg, place, reference);
+        let MTy::Record { fields, .. } = reference else { return fail("a Dyn of something else") };
+        let words: Vec<Operand> =
+            (0..fields.len()).map(|i| Operand::Copy(place.clone().project(Proj::Field(i as u32)))).collect();
+        Ok(self.value(reference.clone(), Rvalue::Record(reference.clone(), words)))
+    }
+
+    /// The guard that a Dyn lent or called through holds a value: its table's first entry is
+    /// set (a trait without members has nothing to call, and no guard).
+    pub(super) fn dyn_held(&mut self, at: ExprId, place: &Place, reference: &MTy) {
+        if let MTy::Record { fields, .. } = reference
+            && fields.len() > 1
+        {
+            let code = Operand::Copy(place.clone().project(Proj::Field(1)));
+            self.guard(GuardKind::DynLent, Check::Callable(code), Some(at), false);
+        }
+    }
+}
