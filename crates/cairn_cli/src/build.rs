@@ -124,7 +124,7 @@ pub fn build(path: &Path, purpose: Purpose, flags: &BuildFlags, out: Output) -> 
         Stopped(2)
     })?;
     let artifact = directory.join(&name);
-    let linked = cairn_codegen::link(&compiled.compiled.object, &artifact, &directory);
+    let linked = cairn_codegen::link(&compiled.compiled.object, &artifact, &directory, &program.build.libraries);
     let mut command = "cairn-rs llvm-19 x86-64 -O2 + cc".to_string();
     if flags.keep_guards {
         command.push_str(" --keep-guards");

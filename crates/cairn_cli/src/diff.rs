@@ -178,7 +178,7 @@ pub fn native_replay(functions: &[Arc<Function>], target: &Function, inputs: &[W
         return Observed::NotRun(format!("cannot create {}: {why}", work.display()));
     }
     let exe = work.join("replay");
-    if let Err(why) = cairn_codegen::link(&compiled.object, &exe, work) {
+    if let Err(why) = cairn_codegen::link(&compiled.object, &exe, work, &[]) {
         return Observed::NotRun(format!("the replay did not link: {why}"));
     }
     let mut child = match Command::new(&exe).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn() {

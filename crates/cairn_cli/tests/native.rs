@@ -189,3 +189,27 @@ fn every_example_builds_and_runs_to_a_zero_exit() {
     }
     assert!(ran >= 4, "only {ran} examples found");
 }
+
+#[test]
+fn a_project_s_foreign_functions_link_the_system_libraries_its_manifest_names() {
+    // zlib's adler32_z(uLong adler, const Bytef *buf, z_size_t len): resolved only when `-lz`
+    // is linked.
+    let program = "extern \"adler32_z\" fn zlib_adler(adler:u64, bytes:ro<u8>[n], n:usize) -> u64 effects(pure);\n\nfn adler(n:usize, bytes:ro<u8>[n]) -> u64 {\n  unsafe { return zlib_adler(1, bytes, n); }\n}\n\nfn main() -> i32 {\n  println(adler(\"hello\"));\n  return 0;\n}\n";
+    let with = Scratch::new("libraries");
+    with.write("main.cairn", program);
+    let manifest = with.write(
+        "cairn.toml",
+        "[project]\nname = \"adler\"\nsources = [\"main.cairn\"]\n\n[build]\nkind = \"exe\"\nlibraries = [\"z\"]\n",
+    );
+    let (status, record, stdout) = cairn(&["run", &manifest, "--format", "json", "--out", &with.out()]);
+    assert_eq!(status, 0, "{stdout}");
+    assert_eq!(record["stdout"], "103547413\n", "adler32 of \"hello\"");
+    // Without the library the C symbol is not found, and the build says so.
+    let without = Scratch::new("no-libraries");
+    without.write("main.cairn", program);
+    let manifest = without
+        .write("cairn.toml", "[project]\nname = \"adler\"\nsources = [\"main.cairn\"]\n\n[build]\nkind = \"exe\"\n");
+    let (status, _, stdout) = cairn(&["run", &manifest, "--format", "json", "--out", &without.out()]);
+    assert_ne!(status, 0, "{stdout}");
+    assert!(stdout.contains("adler32_z"), "the link failure names the symbol: {stdout}");
+}

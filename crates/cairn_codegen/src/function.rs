@@ -36,6 +36,10 @@ pub(crate) struct FnGen<'m, 'ctx, 'a> {
 impl ModuleGen<'_, '_> {
     /// Defines a function declared before (`declare`).
     pub(crate) fn define(&mut self, mir: &Function) -> G<()> {
+        // A foreign function's body is C's: the linker brings it.
+        if mir.kind == cairn_mir::FnKind::Foreign {
+            return Ok(());
+        }
         let function = self.functions[&mir.symbol];
         let scope = self.debug_function(mir, function);
         let entry = self.ctx.append_basic_block(function, "entry");

@@ -69,6 +69,8 @@ pub(crate) struct ModuleGen<'ctx, 'a> {
     /// The program's functions by symbol: all declared before any is defined.
     pub(crate) functions: HashMap<Arc<str>, FunctionValue<'ctx>>,
     strings: HashMap<Vec<u8>, PointerValue<'ctx>>,
+    /// The symbols of the foreign (C) functions declared (`call.rs`).
+    pub(crate) foreign: std::collections::HashSet<Arc<str>>,
     /// The drop glue made so far, by the type it releases (`owner.rs`).
     pub(crate) glue: HashMap<String, FunctionValue<'ctx>>,
     pub(crate) guards_emitted: usize,
@@ -97,6 +99,7 @@ impl<'ctx, 'a> ModuleGen<'ctx, 'a> {
             functions: HashMap::new(),
             strings: HashMap::new(),
             glue: HashMap::new(),
+            foreign: std::collections::HashSet::new(),
             guards_emitted: 0,
             guards_elided: 0,
             debug: None,

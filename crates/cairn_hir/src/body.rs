@@ -292,6 +292,8 @@ pub enum Stmt {
     },
     /// `defer call(args);` (language §22.4): the statement, run at every normal exit of the block.
     Defer(StmtId),
+    /// `unsafe { … }` (language §45): a block in which foreign functions may be called.
+    Unsafe(Block),
     /// A statement of a later tier, by its syntax kind.
     Unsupported(SyntaxKind),
 }
@@ -561,6 +563,7 @@ impl Lower {
                 let binders: Vec<BinderId> = it.names().map(|n| self.alloc_binder(Some(n), &syntax)).collect();
                 Stmt::Unpack { record, binders: Arc::from(binders), mutable: it.is_mut(), value }
             }
+            ast::Stmt::Unsafe(it) => Stmt::Unsafe(self.block_opt(it.body())),
             ast::Stmt::Defer(it) => match it.stmt() {
                 Some(inner) => Stmt::Defer(self.stmt(&inner)),
                 None => Stmt::Missing,

@@ -483,7 +483,7 @@ impl Audit<'_> {
                     self.block(&arm.body);
                 }
             }
-            Stmt::Block(block) => self.block(block),
+            Stmt::Block(block) | Stmt::Unsafe(block) => self.block(block),
             Stmt::Stack { capacity, .. } | Stmt::Buffer { capacity, .. } => self.root(*capacity, true),
             Stmt::Unpack { value, .. } => self.root(*value, true),
             // The deferred call is judged where it is written, as the statement it is.

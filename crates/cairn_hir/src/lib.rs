@@ -31,6 +31,7 @@ mod decl;
 mod diag;
 mod effects;
 mod family;
+pub mod foreign;
 mod input;
 mod report;
 mod scope;

@@ -62,6 +62,27 @@ fn written(ty: Option<ast::Type>) -> String {
     ty.map(|t| type_ref_text(&lower_type(&t))).unwrap_or_else(|| "?".to_string())
 }
 
+/// A foreign function as written: `extern "csym" fn name(params) -> T effects(...)`.
+fn extern_text(db: &dyn Db, item: Item, foreign: &ast::ExternFn) -> String {
+    let name = foreign.name().map(|n| n.text()).unwrap_or_default();
+    let signature = fn_signature(db, item);
+    let params: Vec<String> = signature.params.iter().map(|p| format!("{}:{}", p.name, p.ty)).collect();
+    let mut out = String::from("extern ");
+    if let Some(link) = foreign.link_name() {
+        out.push_str(link.text());
+        out.push(' ');
+    }
+    out.push_str(&format!("fn {name}({})", params.join(", ")));
+    if signature.ret != crate::types::Ty::Void {
+        out.push_str(&format!(" -> {}", signature.ret));
+    }
+    if let Some(ceiling) = foreign.ceiling() {
+        let effects: Vec<String> = ceiling.effects().map(|e| e.text()).collect();
+        out.push_str(&format!(" effects({})", effects.join(", ")));
+    }
+    out
+}
+
 /// The signature of a function or test. `checked` renders the checked parameter and result
 /// types (for an accepted program); otherwise the types as written.
 pub fn signature_text(db: &dyn Db, item: Item, checked: bool) -> String {
@@ -69,6 +90,9 @@ pub fn signature_text(db: &dyn Db, item: Item, checked: bool) -> String {
     if let Some(test) = ast::Test::cast(node.clone()) {
         let name = test.name().map(|n| n.text()).unwrap_or_default();
         return format!("fn test${name}()");
+    }
+    if let Some(foreign) = ast::ExternFn::cast(node.clone()) {
+        return extern_text(db, item, &foreign);
     }
     let Some(function) = ast::Fn::cast(node) else { return String::new() };
     let name = function.name().map(|n| n.text()).unwrap_or_default();

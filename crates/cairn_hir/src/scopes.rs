@@ -305,7 +305,7 @@ impl Walk<'_> {
                 }
                 scope
             }
-            Stmt::Block(block) => {
+            Stmt::Block(block) | Stmt::Unsafe(block) => {
                 self.block(block, scope);
                 scope
             }

@@ -90,8 +90,11 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
     let (function, param_list, ret_type, ceiling_node) = if let Some(f) = ast::Fn::cast(node.clone()) {
         let parts = (f.param_list(), f.ret_type(), f.ceiling());
         (Some(f), parts.0, parts.1, parts.2)
-    } else if let Some(m) = ast::TraitMember::cast(node) {
+    } else if let Some(m) = ast::TraitMember::cast(node.clone()) {
         (None, m.param_list(), m.ret_type(), m.ceiling())
+    } else if let Some(x) = ast::ExternFn::cast(node) {
+        // A foreign function's `effects(...)` is its row, not a ceiling (`foreign.rs`).
+        (None, x.param_list(), x.ret_type(), None)
     } else {
         return signature;
     };
@@ -129,6 +132,7 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
     }
     let mut params: Vec<Param> = Vec::new();
     let mut extent_params: Vec<usize> = Vec::new();
+    let foreign = crate::foreign::is_extern(db, item);
     for param in param_list.map(|l| l.params().collect::<Vec<_>>()).unwrap_or_default() {
         let name: Arc<str> = Arc::from(param.name().map(|n| n.text()).unwrap_or_default());
         let written = param.ty().map(|t| lower_type(&t)).unwrap_or(TypeRef::Missing);
@@ -153,6 +157,9 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
                 }
                 // A natural parameter is a static extent, bound where the instance is made.
                 Extent::Name(extent) if generics.iter().any(|g| g.is_nat() && g.name == *extent) => {}
+                // A foreign function's extent may name a later parameter (C's pointer, then
+                // length); callers pass it themselves.
+                Extent::Name(extent) if foreign && !params.iter().any(|p| p.name == *extent) => {}
                 Extent::Name(extent) => match params.iter().position(|p| p.name == *extent) {
                     Some(index) if params[index].ty == Ty::usize() => {
                         if !extent_params.contains(&index) {

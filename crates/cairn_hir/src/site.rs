@@ -194,7 +194,7 @@ impl Walk<'_> {
                 }
             }
             Stmt::Return(Some(e)) => self.expr(*e, shown(self.ret)),
-            Stmt::Block(block) => self.block(block),
+            Stmt::Block(block) | Stmt::Unsafe(block) => self.block(block),
             Stmt::Stack { capacity, .. } | Stmt::Buffer { capacity, .. } => self.expr(*capacity, None),
             Stmt::Unpack { value, .. } => self.expr(*value, None),
             Stmt::Defer(inner) => self.stmt(*inner),

@@ -81,6 +81,14 @@ fn annotation<'a>(line: &'a str, key: &str) -> Option<&'a str> {
 /// The name declared by a `fn` or `test` line.
 fn declared_name(line: &str) -> Option<String> {
     let rest = line.trim_start().trim_start_matches("pub ");
+    // A foreign function: `extern ["csym"] fn name`.
+    let rest = match rest.strip_prefix("extern ") {
+        Some(after) => match after.strip_prefix('"') {
+            Some(quoted) => quoted.split_once('"').map_or(after, |(_, tail)| tail.trim_start()),
+            None => after,
+        },
+        None => rest,
+    };
     let rest = rest.strip_prefix("fn ").or_else(|| rest.strip_prefix("test "))?;
     let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
     Some(rest[..end].to_string())

@@ -172,6 +172,9 @@ impl<'f> Machine<'f> {
         if depth > 10_000 {
             return unsupported("recursion deeper than the evaluator follows");
         }
+        if function.kind == crate::FnKind::Foreign {
+            return unsupported(format!("a call of the foreign function {}", function.symbol));
+        }
         let mut cells = Vec::with_capacity(function.locals.len());
         for (i, local) in function.locals.iter().enumerate() {
             let value = if i < function.params as usize { args[i].clone() } else { zero(&local.ty) };

@@ -360,6 +360,9 @@ pub enum FnKind {
     Function,
     Main,
     Test,
+    /// A foreign (C) function (language §45): its parameters only, no blocks; the symbol is
+    /// the C one, and a view argument travels to it as its data pointer.
+    Foreign,
 }
 
 /// One function in MIR.

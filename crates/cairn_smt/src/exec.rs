@@ -164,6 +164,9 @@ impl<'f> Exec<'f> {
         if self.stack.len() > 64 {
             return unsupported("calls nested deeper than 64");
         }
+        if function.kind == cairn_mir::FnKind::Foreign {
+            return unsupported(format!("a call of the foreign function {}", function.symbol));
+        }
         self.stack.push(&function.symbol);
         let mut locals = Vec::with_capacity(function.locals.len());
         let mut args = args.into_iter();

@@ -23,8 +23,10 @@ use crate::module::ModuleGen;
 pub const RUNTIME_C: &str = include_str!("host.c");
 
 /// Links `object` with the runtime into the executable `output`, using `work` for the object
-/// file. Errors carry the linker's message.
-pub fn link(object: &[u8], output: &Path, work: &Path) -> Result<(), String> {
+/// file, and with the system `libraries` a project's foreign functions name (rows of the
+/// manifest's closed table, checked where the manifest is read). Errors carry the linker's
+/// message.
+pub fn link(object: &[u8], output: &Path, work: &Path, libraries: &[String]) -> Result<(), String> {
     let program = work.join("program.o");
     std::fs::write(&program, object).map_err(|e| format!("cannot write {}: {e}", program.display()))?;
     let runtime = runtime_object(work)?;
@@ -33,6 +35,7 @@ pub fn link(object: &[u8], output: &Path, work: &Path) -> Result<(), String> {
         .arg(output)
         .arg(&program)
         .arg(&runtime)
+        .args(libraries.iter().map(|l| format!("-l{l}")))
         .arg("-lm")
         .output()
         .map_err(|e| format!("cannot run the system linker `cc`: {e}"))?;

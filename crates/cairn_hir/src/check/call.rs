@@ -382,6 +382,16 @@ impl Cx<'_> {
             let full = self.scope.full_name(item);
             return Err(Diag::new("E-PRIVATE", format!("{full} is private to module {owner}."), Anchor::Expr(e)));
         }
+        if self.unsafe_depth == 0 && crate::foreign::is_extern(self.db, item) {
+            let full = self.scope.full_name(item);
+            return Err(Diag::new(
+                "E-UNSAFE",
+                format!(
+                    "{full} is a foreign (C) function, whose code no checker has seen: call it inside `unsafe {{ … }}`, ideally in one small wrapper function."
+                ),
+                Anchor::Expr(e),
+            ));
+        }
         let mut given: Vec<ExprId> = receiver.into_iter().collect();
         given.extend(args.iter().copied());
         let params = signature.params.clone();

@@ -178,7 +178,7 @@ fn contents(
                     contents(body, &arm.body, binders, names, assigned);
                 }
             }
-            Stmt::Block(b) => contents(body, b, binders, names, assigned),
+            Stmt::Block(b) | Stmt::Unsafe(b) => contents(body, b, binders, names, assigned),
             Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Missing | Stmt::Unsupported(_) => {}
         }
     }

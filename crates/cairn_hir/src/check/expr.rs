@@ -827,6 +827,15 @@ impl Cx<'_> {
                 Anchor::Expr(e),
             ));
         }
+        if crate::foreign::is_extern(self.db, item) {
+            return Err(Diag::new(
+                "E-FN-TYPE",
+                format!(
+                    "{name} is a foreign (C) function: wrap the call in a CAIRN function and use that as the value."
+                ),
+                Anchor::Expr(e),
+            ));
+        }
         let signature = crate::signature::fn_signature(self.db, item);
         if signature.params.iter().any(|p| p.borrowed()) {
             return Err(Diag::new(

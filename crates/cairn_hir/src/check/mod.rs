@@ -241,6 +241,9 @@ pub fn check_fn(db: &dyn Db, item: Item) -> FnCheck {
     if !crate::generics::fn_generics(db, item).is_empty() {
         return FnCheck::default();
     }
+    if crate::foreign::is_extern(db, item) {
+        return crate::foreign::extern_check(db, item, fn_signature(db, item));
+    }
     run_check(db, item, fn_signature(db, item), &[])
 }
 
@@ -348,6 +351,7 @@ fn run_check<'db>(
         locals: HashMap::new(),
         at: crate::scopes::ScopeId(0),
         loops: 0,
+        unsafe_depth: 0,
         effects: BTreeSet::new(),
         sites: Vec::new(),
         calls: Vec::new(),
@@ -465,6 +469,8 @@ pub(crate) struct Cx<'db> {
     /// The scope of the statement or expression being checked.
     pub at: crate::scopes::ScopeId,
     pub loops: u32,
+    /// How many `unsafe` blocks enclose the statement being checked (language §45).
+    pub unsafe_depth: u32,
     /// Raw effects: `read:X`/`write:X` name roots; made `local_*` at the end.
     pub effects: BTreeSet<String>,
     pub sites: Vec<(GuardKind, u32)>,

@@ -357,7 +357,7 @@ impl Walk<'_, '_> {
                 }
                 Ok(true)
             }
-            Stmt::Block(block) => self.block(block),
+            Stmt::Block(block) | Stmt::Unsafe(block) => self.block(block),
             Stmt::Stack { capacity, .. } => {
                 self.value(*capacity)?;
                 Ok(false)

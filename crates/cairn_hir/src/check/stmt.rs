@@ -105,6 +105,12 @@ impl Cx<'_> {
                 Ok(true)
             }
             Stmt::Block(block) => self.block(block),
+            Stmt::Unsafe(block) => {
+                self.unsafe_depth += 1;
+                let ends = self.block(block);
+                self.unsafe_depth -= 1;
+                ends
+            }
             Stmt::Stack { binder, element, capacity, placed } => {
                 self.stack(*binder, element, *capacity, *placed)?;
                 Ok(false)

@@ -454,7 +454,8 @@ fn first_token(db: &RootDatabase, item: Item) -> TextSize {
 fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
     use SyntaxKind::*;
     let kind = match node.kind() {
-        FN => ItemKind::Fn,
+        // A foreign function is a function whose body is C's (`foreign.rs`).
+        FN | EXTERN_FN => ItemKind::Fn,
         CONST => ItemKind::Const,
         STRUCT => ItemKind::Struct,
         ENUM => ItemKind::Enum,
@@ -463,7 +464,7 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
         FAMILY => ItemKind::Family,
         TRAIT => ItemKind::Trait,
         IMPL => ItemKind::Impl,
-        EXTERN_FN | RECIPE | DERIVE | PLAN | LAYOUT => ItemKind::Unsupported(node.kind()),
+        RECIPE | DERIVE | PLAN | LAYOUT => ItemKind::Unsupported(node.kind()),
         _ => return None,
     };
     let name: String = match kind {

@@ -127,6 +127,11 @@ pub fn instance_symbol(db: &dyn Db, instance: Instance<'_>) -> Arc<str> {
 
 /// The symbol a function is emitted under: `cairn.<module>.<name>` (tests `cairn.test.…`).
 pub fn symbol(db: &dyn Db, item: Item) -> Arc<str> {
+    if let Some(c) =
+        cairn_hir::foreign::is_extern(db, item).then(|| cairn_hir::foreign::extern_symbol(db, item)).flatten()
+    {
+        return c;
+    }
     let full = Resolver::new(db).full_name(item);
     let kind = Resolver::new(db).info(item).map(|i| i.key.kind);
     if kind == Some(ItemKind::Test) {
@@ -210,8 +215,26 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function,
     if check.error.is_some() {
         return fail("the body was refused");
     }
-    let body = fn_body(db, item);
     let scope = Resolver::new(db);
+    if cairn_hir::foreign::is_extern(db, item) {
+        let Some(symbol) = cairn_hir::foreign::extern_symbol(db, item) else {
+            return fail("a foreign function without a name");
+        };
+        let locals =
+            signature.params.iter().map(|p| LocalDecl { name: Some(p.name.clone()), ty: mty(db, &p.ty) }).collect();
+        let function = Function {
+            symbol,
+            name: scope.full_name(item),
+            kind: FnKind::Foreign,
+            params: signature.params.len() as u32,
+            ret: mty(db, &signature.ret),
+            locals,
+            blocks: Vec::new(),
+            extents: Vec::new(),
+        };
+        return Ok((function, Vec::new()));
+    }
+    let body = fn_body(db, item);
     let info = scope.info(item).ok_or_else(|| LowerError("no such declaration".into()))?;
     let kind = match info.key.kind {
         ItemKind::Test => FnKind::Test,

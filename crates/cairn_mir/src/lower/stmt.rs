@@ -107,7 +107,7 @@ impl Lower<'_> {
                 self.terminate(Terminator::Goto(next));
                 Ok(())
             }
-            Stmt::Block(block) => self.scoped_block(block),
+            Stmt::Block(block) | Stmt::Unsafe(block) => self.scoped_block(block),
             Stmt::Stack { binder, .. } => {
                 // The checker typed the binder as an `rw` view of the element over the capacity
                 // it folded: the array is that.
