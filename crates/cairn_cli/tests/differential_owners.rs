@@ -10,6 +10,8 @@
 //! ends normally. `CAIRN_OWNER_PROGRAMS` sets how many programs are drawn (60 by default; the
 //! seeds are fixed, so a failure names the seed that reproduces it).
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -308,19 +310,8 @@ fn owner_programs_agree_and_are_memory_safe() {
             continue;
         }
         let binary = PathBuf::from(record["build_directory"].as_str().unwrap_or_default()).join(format!("o{seed}"));
-        let leaks = if code == 134 { "--leak-check=no" } else { "--leak-check=full" };
-        let checked = Command::new("valgrind")
-            .args(["-q", "--error-exitcode=99", leaks, "--errors-for-leak-kinds=definite,indirect"])
-            .arg(&binary)
-            .output()
-            .expect("run valgrind");
-        let reports: Vec<String> = String::from_utf8_lossy(&checked.stderr)
-            .lines()
-            .filter(|l| {
-                l.strip_prefix("==").and_then(|r| r.split_once("==")).is_some_and(|(p, _)| p.parse::<u32>().is_ok())
-            })
-            .map(str::to_string)
-            .collect();
+        let checked = common::memcheck(&binary, code == 134).expect("valgrind runs");
+        let reports = checked.reports;
         if checked.status.code() == Some(99) || !reports.is_empty() {
             failures.push(format!("seed {seed}: memcheck:\n{}\n{text}", reports.join("\n")));
         }

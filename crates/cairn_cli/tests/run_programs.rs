@@ -16,6 +16,8 @@
 //! header says `// memcheck: no` is not run under valgrind (the stack-overflow test: valgrind runs
 //! programs on a stack of its own).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -186,41 +188,25 @@ fn executable_in(dir: &Path) -> Option<PathBuf> {
 /// the plain run's output and ending.
 fn memcheck(binary: &Path, expected: &Expectation) -> Vec<String> {
     let trapped = expected.exit == Some(134);
-    let leaks = if trapped { "--leak-check=no" } else { "--leak-check=full" };
-    let output = match Command::new("valgrind")
-        .args(["-q", "--error-exitcode=99", leaks, "--show-leak-kinds=definite,indirect"])
-        .args(["--errors-for-leak-kinds=definite,indirect"])
-        .arg(binary)
-        .output()
-    {
-        Ok(output) => output,
-        Err(error) => {
-            return vec![format!("cannot start valgrind ({error}): ./scripts/setup.sh installs it")];
-        }
+    let checked = match common::memcheck(binary, trapped) {
+        Ok(checked) => checked,
+        Err(problem) => return vec![problem],
     };
-    let mut problems = Vec::new();
-    let stderr = String::from_utf8_lossy(&output.stderr);
     let ended_as_expected = if trapped {
         use std::os::unix::process::ExitStatusExt;
-        output.status.signal() == Some(6) || output.status.code() == Some(134)
+        checked.status.signal() == Some(6) || checked.status.code() == Some(134)
     } else {
-        output.status.code().map(i64::from) == expected.exit
+        checked.status.code().map(i64::from) == expected.exit
     };
-    // memcheck's own lines are `==PID== …`; the program's standard error is passed through.
-    let reports: Vec<&str> = stderr
-        .lines()
-        .filter(|l| {
-            l.strip_prefix("==").and_then(|r| r.split_once("==")).is_some_and(|(pid, _)| pid.parse::<u32>().is_ok())
-        })
-        .collect();
-    if !ended_as_expected || !reports.is_empty() {
+    let mut problems = Vec::new();
+    if !ended_as_expected || !checked.reports.is_empty() {
         problems.push(format!(
             "memcheck: status {:?}, reports:\n{}",
-            output.status,
-            reports.iter().take(40).copied().collect::<Vec<_>>().join("\n")
+            checked.status,
+            checked.reports.iter().take(40).cloned().collect::<Vec<_>>().join("\n")
         ));
     }
-    if String::from_utf8_lossy(&output.stdout) != expected.stdout() {
+    if checked.stdout != expected.stdout() {
         problems.push("memcheck: standard output differs under valgrind".to_string());
     }
     problems

@@ -289,8 +289,14 @@ pub fn element_rule(db: &dyn Db, elem: &Ty, form: &str) -> Result<(), TypeError>
 }
 
 /// True when the record's declaration says `linear struct` (read from its syntax, so it is safe
-/// to ask while the record itself is being laid out).
+/// to ask while the record itself is being laid out). A query of its own, so that the checks that
+/// ask it do not depend on the record's text.
 pub fn declared_linear(db: &dyn Db, item: Item) -> bool {
+    *linear_declaration(db, item)
+}
+
+#[salsa::tracked(returns(ref))]
+fn linear_declaration(db: &dyn Db, item: Item) -> bool {
     ast::Struct::cast(item.syntax(db).syntax_node()).is_some_and(|s| s.is_linear())
 }
 

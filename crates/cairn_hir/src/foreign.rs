@@ -20,8 +20,15 @@ use crate::input::Item;
 use crate::signature::Signature;
 use crate::types::{Mode, Ty};
 
-/// True for a foreign function's declaration.
+/// True for a foreign function's declaration. A query of its own, so that what asks it (every
+/// body's check) does not read the declaration's text: an edit of a body leaves the answer equal
+/// and the asker's memo valid.
 pub fn is_extern(db: &dyn Db, item: Item) -> bool {
+    *extern_declaration(db, item)
+}
+
+#[salsa::tracked(returns(ref))]
+fn extern_declaration(db: &dyn Db, item: Item) -> bool {
     item.syntax(db).syntax_node().kind() == SyntaxKind::EXTERN_FN
 }
 

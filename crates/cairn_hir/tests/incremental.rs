@@ -466,3 +466,44 @@ fn an_edit_inside_an_uninstantiated_template_keeps_its_refusal() {
     edit(&mut workspace, "fn width", "N + 1", "N + 2");
     assert_eq!(workspace.check().refusal.expect("still refused").first.code, "E-UNINSTANTIATED");
 }
+
+const OWNERS: &str = "linear struct Permit { id:u32; }
+extern \"getppid\" fn parent_pid() -> i32 effects(io);
+
+fn grant(id:u32) -> Permit = Permit(id);
+fn end(p:Permit) { let Permit(_) = p; }
+fn parent() -> i32 { unsafe { return parent_pid(); } }
+
+fn work(k:u32) -> u32 {
+  let p = grant(k);
+  defer end(p);
+  let b = Buf[u32](4);
+  return k + u32(len(b));
+}
+
+fn main() -> i32 {
+  let r = work(2);
+  let q = parent();
+  if r != 6 || q < 0 { return 1; }
+  return 0;
+}
+";
+
+#[test]
+fn owner_and_foreign_facts_do_not_tie_a_body_s_check_to_other_declarations_text() {
+    let mut workspace = workspace(OWNERS);
+    // A comment in a body: no check re-runs (whether a callee is foreign, or a record linear,
+    // is a query of its own, unchanged by the edit).
+    let log = executed(&mut workspace, |w| edit(w, "fn work(", "  defer end(p);", "  // settle it\n  defer end(p);"));
+    assert!(!ran_any(&log, "check_fn"), "{log:?}");
+    // An edit of the foreign declaration's effects re-checks the declaration (its row is its
+    // check) and moves the rows, but re-checks no body that calls it.
+    let extern_id = id(&workspace, "parent_pid");
+    let log = executed(&mut workspace, |w| edit(w, "extern", "effects(io)", "effects(io, alloc)"));
+    assert!(ran(&log, "check_fn", &extern_id), "{log:?}");
+    assert_eq!(log.iter().filter(|e| e.starts_with("check_fn(")).count(), 1, "{log:?}");
+    let facts = workspace.function_facts();
+    let row = |name: &str| facts.iter().find(|f| &*f.name == name).and_then(|f| f.row.clone()).expect("a row");
+    assert!(row("main").iter().any(|e| &**e == "alloc"), "the declared effect reaches main: {:?}", row("main"));
+    assert!(row("main").iter().any(|e| &**e == "ffi:getppid"), "{:?}", row("main"));
+}

@@ -120,35 +120,8 @@ impl Cx<'_> {
         expected: Option<&Ty>,
     ) -> R<Ty> {
         self.target(e, CallTarget::Builtin(crate::builtins::Builtin::Dyn));
-        let owner = match explicit {
-            Some([one]) => {
-                let Some(written) = self.expr_as_type(*one) else {
-                    return Err(Diag::new("E-DYN", "Dyn takes one trait: write Dyn[Shape](value).", Anchor::Expr(e)));
-                };
-                let written = crate::body::TypeRef::Path {
-                    path: Arc::from(vec![Arc::from("Dyn")]),
-                    args: Arc::from(vec![crate::body::TypeArg::Type(written)]),
-                };
-                self.resolve_written(&written).map_err(|err| Diag::new(err.code, err.message, Anchor::Expr(e)))?
-            }
-            Some(_) => {
-                return Err(Diag::new(
-                    "E-GENERIC-ARITY",
-                    "Dyn takes one trait: write Dyn[Shape](value).",
-                    Anchor::Expr(e),
-                ));
-            }
-            None => match expected {
-                Some(ty @ Ty::DynBox(..)) => ty.clone(),
-                _ => {
-                    return Err(Diag::new(
-                        "E-INFER",
-                        "Nothing here says which trait this Dyn stands for: write Dyn[Trait](value), or give the binding a type.",
-                        Anchor::Expr(e),
-                    ));
-                }
-            },
-        };
+        let owner =
+            self.constructed_type(e, "Dyn", explicit, expected, |t| matches!(t, Ty::DynBox(..)), "Dyn[Trait](value)")?;
         let Ty::DynBox(tr, name) = owner.clone() else { return Ok(owner) };
         self.dyn_compatible(e, tr)?;
         let [value] = args else {

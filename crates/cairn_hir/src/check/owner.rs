@@ -17,32 +17,9 @@ impl Cx<'_> {
         expected: Option<&Ty>,
     ) -> R<Ty> {
         self.target(e, CallTarget::Builtin(crate::builtins::Builtin::Buf));
-        let elem = match explicit {
-            Some([one]) => {
-                let elem = self.type_of_expr(*one)?;
-                if let Err(err) = crate::decl::element_rule(self.db, &elem, "Buf") {
-                    return Err(Diag::new(err.code, err.message, Anchor::Expr(e)));
-                }
-                elem
-            }
-            Some(_) => {
-                return Err(Diag::new(
-                    "E-GENERIC-ARITY",
-                    "Buf takes one element type: write Buf[u8](n).",
-                    Anchor::Expr(e),
-                ));
-            }
-            None => match expected.and_then(Ty::owned_elements) {
-                Some(elem) => elem.clone(),
-                None => {
-                    return Err(Diag::new(
-                        "E-INFER",
-                        "Nothing here says what this Buf holds: write Buf[T](n), or give the binding a type (`let b:Buf[u8] = Buf(n);`).",
-                        Anchor::Expr(e),
-                    ));
-                }
-            },
-        };
+        let ty = self.constructed_type(e, "Buf", explicit, expected, |t| matches!(t, Ty::Buf(_)), "Buf[T](n)")?;
+        let Ty::Buf(elem) = &ty else { return Ok(ty) };
+        let elem = (**elem).clone();
         if crate::generics::kind_of(self.db, &elem) == crate::generics::Kind::Linear {
             return Err(Diag::new(
                 "E-LINEAR-STORAGE",
@@ -83,35 +60,8 @@ impl Cx<'_> {
         expected: Option<&Ty>,
     ) -> R<Ty> {
         self.target(e, CallTarget::Builtin(crate::builtins::Builtin::Array));
-        let ty = match explicit {
-            Some(written) => {
-                let mut parts = Vec::new();
-                for &arg in written {
-                    parts.push(match self.body.expr(self.body.unparen(arg)) {
-                        Expr::Literal(crate::body::Literal::Int { text, .. }) => {
-                            crate::body::TypeArg::Nat(text.clone())
-                        }
-                        _ => match self.expr_as_type(arg) {
-                            Some(t) => crate::body::TypeArg::Type(t),
-                            None => return Err(Diag::new("E-TYPE", "Expected a type argument.", Anchor::Expr(arg))),
-                        },
-                    });
-                }
-                let written =
-                    crate::body::TypeRef::Path { path: Arc::from(vec![Arc::from("Array")]), args: Arc::from(parts) };
-                self.resolve_written(&written).map_err(|err| Diag::new(err.code, err.message, Anchor::Expr(e)))?
-            }
-            None => match expected {
-                Some(ty @ Ty::Array(..)) => ty.clone(),
-                _ => {
-                    return Err(Diag::new(
-                        "E-INFER",
-                        "Nothing here says what this Array holds or how long it is: write Array[T, N](), or give the binding a type (`let a:Array[u8, 4] = Array();`).",
-                        Anchor::Expr(e),
-                    ));
-                }
-            },
-        };
+        let ty =
+            self.constructed_type(e, "Array", explicit, expected, |t| matches!(t, Ty::Array(..)), "Array[T, N]()")?;
         if !args.is_empty() {
             return Err(Diag::new(
                 "E-ARITY",
@@ -121,6 +71,45 @@ impl Cx<'_> {
         }
         self.effect("zero_init");
         Ok(ty)
+    }
+
+    /// The type an owner's constructor makes: `Form[args](…)` resolved as the type written
+    /// (`Buf[u8]`, `Array[u8, 4]`, `Dyn[Shape]`), or, with the brackets left out, the expected type
+    /// when it is of that form (`E-INFER` otherwise).
+    pub(crate) fn constructed_type(
+        &mut self,
+        e: ExprId,
+        form: &str,
+        explicit: Option<&[ExprId]>,
+        expected: Option<&Ty>,
+        of_form: fn(&Ty) -> bool,
+        example: &str,
+    ) -> R<Ty> {
+        let Some(written) = explicit else {
+            return match expected {
+                Some(ty) if of_form(ty) => Ok(ty.clone()),
+                _ => Err(Diag::new(
+                    "E-INFER",
+                    format!(
+                        "Nothing here says what this {form} is: write {example}, or give the binding its type (`let x:{form}[…] = {form}(…);`)."
+                    ),
+                    Anchor::Expr(e),
+                )),
+            };
+        };
+        let mut parts = Vec::new();
+        for &arg in written {
+            parts.push(match self.body.expr(self.body.unparen(arg)) {
+                // A natural argument (`Array[u8, 16]`).
+                Expr::Literal(crate::body::Literal::Int { text, .. }) => crate::body::TypeArg::Nat(text.clone()),
+                _ => match self.expr_as_type(arg) {
+                    Some(t) => crate::body::TypeArg::Type(t),
+                    None => return Err(Diag::new("E-TYPE", "Expected a type argument.", Anchor::Expr(arg))),
+                },
+            });
+        }
+        let written = crate::body::TypeRef::Path { path: Arc::from(vec![Arc::from(form)]), args: Arc::from(parts) };
+        self.resolve_written(&written).map_err(|err| Diag::new(err.code, err.message, Anchor::Expr(e)))
     }
 
     /// `take(place)`: the owner moves out, the place keeps the zero value.

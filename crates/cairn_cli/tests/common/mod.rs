@@ -1,0 +1,34 @@
+//! What the cli crate's tests share: running a built program under valgrind's memcheck (the
+//! memory-safety evidence of `run_programs.rs` and `differential_owners.rs`).
+
+use std::path::Path;
+use std::process::{Command, ExitStatus};
+
+/// One memcheck run of a built program.
+pub struct Memcheck {
+    pub status: ExitStatus,
+    pub stdout: String,
+    /// memcheck's own report lines (`==PID== …`); the program's standard error is left out.
+    pub reports: Vec<String>,
+}
+
+/// Runs `binary` under memcheck: invalid accesses always reported; lost blocks (definitely or
+/// indirectly) reported unless the program is expected to trap (an abort releases nothing).
+pub fn memcheck(binary: &Path, trapped: bool) -> Result<Memcheck, String> {
+    let leaks = if trapped { "--leak-check=no" } else { "--leak-check=full" };
+    let output = Command::new("valgrind")
+        .args(["-q", "--error-exitcode=99", leaks, "--show-leak-kinds=definite,indirect"])
+        .args(["--errors-for-leak-kinds=definite,indirect"])
+        .arg(binary)
+        .output()
+        .map_err(|error| format!("cannot start valgrind ({error}): ./scripts/setup.sh installs it"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let reports = stderr
+        .lines()
+        .filter(|l| {
+            l.strip_prefix("==").and_then(|r| r.split_once("==")).is_some_and(|(pid, _)| pid.parse::<u32>().is_ok())
+        })
+        .map(str::to_string)
+        .collect();
+    Ok(Memcheck { status: output.status, stdout: String::from_utf8_lossy(&output.stdout).to_string(), reports })
+}
