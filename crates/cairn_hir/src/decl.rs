@@ -323,6 +323,9 @@ pub struct RecordDef {
     pub linear: bool,
     /// The view the record lends (`lends store[0..len];`, language §22.3).
     pub lends: Option<Lends>,
+    /// Per field: the earlier `usize` field a `Buf` field names as its extent
+    /// (`values:Buf[f64][n]`, language §22.3), by position.
+    pub extents: Arc<[Option<u32>]>,
     /// The first refusal of the record's own rules.
     pub error: Option<Diag>,
 }
@@ -341,6 +344,18 @@ pub struct Lends {
 pub enum LendBound {
     Literal(u64),
     Field(u32),
+}
+
+/// The field a record's field `index` names as its extent (`values:Buf[f64][n]`), if any.
+pub fn field_extent(db: &dyn Db, item: Item, index: u32) -> Option<u32> {
+    record_def(db, item).extents.get(index as usize).copied().flatten()
+}
+
+/// True when field `index` of the record is half of an extent pair: a `Buf` with a declared
+/// extent field, or that extent field.
+pub fn in_extent_pair(db: &dyn Db, item: Item, index: u32) -> bool {
+    let extents = &record_def(db, item).extents;
+    extents.get(index as usize).copied().flatten().is_some() || extents.iter().any(|e| *e == Some(index))
 }
 
 /// The view a record lends, if it declares one.
@@ -399,7 +414,13 @@ pub fn record_def(db: &dyn Db, item: Item) -> RecordDef {
     let cx = TypeCtx { db, scope, module: &module, generics: &generics, self_ty: None };
     let node = item.syntax(db).syntax_node();
     let Some(strukt) = ast::Struct::cast(node) else {
-        return RecordDef { fields: Arc::from(Vec::new()), linear: false, lends: None, error: None };
+        return RecordDef {
+            fields: Arc::from(Vec::new()),
+            linear: false,
+            lends: None,
+            extents: Arc::from(Vec::new()),
+            error: None,
+        };
     };
     let mut fields: Vec<(Arc<str>, Ty)> = Vec::new();
     let mut error = None;
@@ -407,6 +428,7 @@ pub fn record_def(db: &dyn Db, item: Item) -> RecordDef {
     if list.is_empty() {
         error = Some(Diag::new("E-RECORD", "A record needs at least one field.", Anchor::Item));
     }
+    let mut extents: Vec<Option<u32>> = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for field in &list {
         let name = field.name().map(|n| n.text()).unwrap_or_default();
@@ -453,13 +475,32 @@ pub fn record_def(db: &dyn Db, item: Item) -> RecordDef {
                 }
             }
         };
-        if field.extent().is_some() && error.is_none() {
-            error = Some(Diag::new(
-                "E-UNSUPPORTED",
-                "Field extents belong to records with Buf fields (tier 1), which this checker does not check yet.",
-                range_of(field.syntax()),
-            ));
+        let mut extent = None;
+        if let Some(written) = field.extent() {
+            let extent_name = written.name_ref().map(|n| n.text()).unwrap_or_default();
+            match fields.iter().position(|(n, _)| **n == *extent_name) {
+                Some(at) if matches!(fields[at].1, Ty::Int(crate::types::IntTy::Usize)) && matches!(ty, Ty::Buf(_)) => {
+                    extent = Some(at as u32);
+                }
+                found => {
+                    if error.is_none() {
+                        let why = if !matches!(ty, Ty::Buf(_)) {
+                            format!("{name} is a {ty}: only a Buf field takes an extent field")
+                        } else if found.is_none() {
+                            format!("{extent_name} is no earlier field of this record")
+                        } else {
+                            format!("{extent_name} is no usize field")
+                        };
+                        error = Some(Diag::new(
+                            "E-EXTENT",
+                            format!("{why}: write `n:usize; values:Buf[T][n];` with the extent field first."),
+                            range_of(field.syntax()),
+                        ));
+                    }
+                }
+            }
         }
+        extents.push(extent);
         fields.push((name, ty));
     }
     let mut lends = None;
@@ -480,7 +521,7 @@ pub fn record_def(db: &dyn Db, item: Item) -> RecordDef {
             Anchor::Item,
         ));
     }
-    RecordDef { fields: Arc::from(fields), linear: strukt.is_linear(), lends, error }
+    RecordDef { fields: Arc::from(fields), linear: strukt.is_linear(), lends, extents: Arc::from(extents), error }
 }
 
 /// An enum or sum laid out: its variants with their payloads.

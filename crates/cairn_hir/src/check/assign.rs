@@ -8,6 +8,7 @@ impl Cx<'_> {
 
     pub(crate) fn assign(&mut self, target: ExprId, op: Option<crate::body::BinaryOp>, value: ExprId) -> R<()> {
         let place_ty = self.place(target)?;
+        self.keep_extent_pair(target, "assigning")?;
         match op {
             None => {
                 self.check(value, Some(&place_ty))?;

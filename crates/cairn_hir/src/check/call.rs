@@ -362,6 +362,7 @@ impl Cx<'_> {
         for ((_, ty), arg) in fields.iter().zip(args.iter()) {
             self.check(*arg, Some(ty))?;
         }
+        self.constructed_extents(item, args)?;
         self.target(e, CallTarget::Constructor);
         Ok(Ty::Record(adt))
     }
@@ -561,6 +562,9 @@ impl Cx<'_> {
                     }
                     if !same(&got, inner) {
                         return Err(self.mismatch(arg, inner, &got));
+                    }
+                    if *mode == Mode::Rw {
+                        self.keep_extent_pair(arg, "lending rw")?;
                     }
                     if *mode == Mode::Rw
                         && let Some(root) = self.root_name(arg)

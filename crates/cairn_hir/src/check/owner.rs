@@ -146,6 +146,12 @@ impl Cx<'_> {
     /// A place that `take` or `swap` writes: a mutable local, a field or element reached
     /// through one, or through an `rw` borrow.
     fn owner_place(&mut self, arg: ExprId, what: &str) -> R<Ty> {
+        let checked = self.owner_place_inner(arg, what)?;
+        self.keep_extent_pair(arg, if what == "take" { "taking" } else { "swapping" })?;
+        Ok(checked)
+    }
+
+    fn owner_place_inner(&mut self, arg: ExprId, what: &str) -> R<Ty> {
         if !matches!(self.body.expr(self.body.unparen(arg)), Expr::Name(_) | Expr::Field { .. } | Expr::Index { .. }) {
             return Err(Diag::new(
                 "E-LVALUE",
@@ -183,6 +189,19 @@ impl Cx<'_> {
             _ => return ty,
         };
         let mode = if self.elements_writable(arg) { Mode::Rw } else { Mode::Ro };
+        // A Buf field with a declared extent has that field's identity (`s.values` has `s.n`).
+        if let (Some((adt, index)), Expr::Field { base, .. }) =
+            (self.extent_pair_field(arg), self.body.expr(self.body.unparen(arg)))
+            && let Some(extent) = crate::decl::field_extent(self.db, adt, index)
+            && let Some(base_path) = self.dotted_path(*base)
+        {
+            let fields = &crate::decl::record_def(self.db, adt).fields;
+            let extent_name = fields.get(extent as usize).map(|(n, _)| n.clone()).unwrap_or_default();
+            let mut path: Vec<&str> = base_path.iter().map(|s| s.as_ref()).collect();
+            path.push(&extent_name);
+            let extent = Extent::Name(Arc::from(path.join(".")));
+            return Ty::View(ViewTy { mode, elem: elem.clone(), extent, place: crate::types::Place::Host });
+        }
         let path = self.dotted_path(arg).map(|p| p.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join("."));
         let extent = match (fixed, path) {
             (Some(n), _) => Extent::Literal(n),
@@ -299,6 +318,88 @@ impl Cx<'_> {
                 "A buffer's capacity is its extent identity: a literal, a constant or an immutable usize name. Bind a computed count first (`let n = …;`).",
                 Anchor::Expr(capacity),
             )),
+        }
+    }
+}
+
+/// Record field extents (language §22.3): `struct Series { n:usize; values:Buf[f64][n]; }`. The
+/// pair's invariant, `len(s.values) == s.n`, is kept statically, so neither half may change on
+/// its own (`E-EXTENT-FIELD`); the record as a whole moves, is taken and swapped freely.
+impl Cx<'_> {
+    /// The field `e` reaches when it is half of an extent pair (its record and position).
+    pub(crate) fn extent_pair_field(&self, e: ExprId) -> Option<(crate::input::Item, u32)> {
+        let e = self.body.unparen(e);
+        if !matches!(self.body.expr(e), Expr::Field { .. }) {
+            return None;
+        }
+        match self.resolutions.get(e.0 as usize) {
+            Some(Resolution::Field { adt, index }) if crate::decl::in_extent_pair(self.db, *adt, *index) => {
+                Some((*adt, *index))
+            }
+            _ => None,
+        }
+    }
+
+    /// `E-EXTENT-FIELD` when `e` is half of an extent pair that `what` would change alone.
+    pub(crate) fn keep_extent_pair(&self, e: ExprId, what: &str) -> R<()> {
+        let Some((adt, index)) = self.extent_pair_field(e) else { return Ok(()) };
+        let fields = &crate::decl::record_def(self.db, adt).fields;
+        let name = fields.get(index as usize).map(|(n, _)| n.clone()).unwrap_or_default();
+        Err(Diag::new(
+            "E-EXTENT-FIELD",
+            format!(
+                "{name} is half of the record's extent pair (a Buf field and the usize field holding its length), and {what} it alone would break `len == extent`: replace, take or swap the whole record instead."
+            ),
+            Anchor::Expr(e),
+        ))
+    }
+
+    /// A constructor of a record with extent pairs writes each carrier inline as `Buf[T](e)`
+    /// with the same expression `e` it gives the extent field.
+    pub(crate) fn constructed_extents(&self, item: crate::input::Item, args: &[ExprId]) -> R<()> {
+        let extents = crate::decl::record_def(self.db, item).extents.clone();
+        for (index, extent) in extents.iter().enumerate() {
+            let Some(extent) = extent else { continue };
+            let (Some(&carrier), Some(&length)) = (args.get(index), args.get(*extent as usize)) else { continue };
+            let inline = match self.body.expr(self.body.unparen(carrier)) {
+                Expr::Call { args: count, .. } => {
+                    matches!(
+                        self.call_targets.iter().find(|(c, _)| *c == self.body.unparen(carrier)),
+                        Some((_, CallTarget::Builtin(crate::builtins::Builtin::Buf)))
+                    ) && count.len() == 1
+                        && self.same_expr(count[0], length)
+                }
+                _ => false,
+            };
+            if !inline {
+                return Err(Diag::new(
+                    "E-EXTENT-FIELD",
+                    "A record with a field extent is made with its Buf written inline on the very expression given to the extent field: `Series(n, Buf[f64](n))`.",
+                    Anchor::Expr(carrier),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// True when two expressions are written the same (names, literals, fields, operators and
+    /// calls, through parentheses).
+    fn same_expr(&self, a: ExprId, b: ExprId) -> bool {
+        let (a, b) = (self.body.unparen(a), self.body.unparen(b));
+        match (self.body.expr(a), self.body.expr(b)) {
+            (Expr::Name(x), Expr::Name(y)) => x == y,
+            (Expr::Literal(x), Expr::Literal(y)) => x == y,
+            (Expr::Field { base: p, name: x }, Expr::Field { base: q, name: y }) => x == y && self.same_expr(*p, *q),
+            (Expr::Unary { op: o, operand: x }, Expr::Unary { op: p, operand: y }) => o == p && self.same_expr(*x, *y),
+            (Expr::Binary { op: o, lhs: a1, rhs: b1 }, Expr::Binary { op: p, lhs: a2, rhs: b2 }) => {
+                o == p && self.same_expr(*a1, *a2) && self.same_expr(*b1, *b2)
+            }
+            (Expr::Call { callee: f, args: x }, Expr::Call { callee: g, args: y }) => {
+                self.same_expr(*f, *g)
+                    && x.len() == y.len()
+                    && x.iter().zip(y.iter()).all(|(p, q)| self.same_expr(*p, *q))
+            }
+            _ => false,
         }
     }
 }
