@@ -290,6 +290,7 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         "939-trap-empty-dyn.cairn",
         "940-dyn-owners.cairn",
         "942-field-extents.cairn",
+        "943-generic-owners.cairn",
     ] {
         let text = std::fs::read_to_string(dir.join(name)).expect("a run test");
         let expected: String =
@@ -311,5 +312,5 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         }
         compared += 1;
     }
-    assert_eq!(compared, 18);
+    assert_eq!(compared, 19);
 }

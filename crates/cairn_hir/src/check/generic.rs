@@ -69,6 +69,11 @@ impl Cx<'_> {
                     continue;
                 }
                 if let Some(actual) = self.probe(arg, matches!(pattern, Ty::View(_))) {
+                    // A record that lends is its lent part where a view is expected.
+                    let actual = match (pattern, actual.value()) {
+                        (Ty::View(_), Ty::Record(_)) => self.lent(arg, actual.value().clone()),
+                        _ => actual,
+                    };
                     unify(pattern, &actual, generics, &mut slots);
                 }
             }
