@@ -1,7 +1,7 @@
 //! Random owner programs (language §22), compiled and evaluated side by side and run under
 //! valgrind: `Buf`s made, filled, lent, moved into calls and back, swapped, taken out of records,
 //! assigned over, nested in `Buf`s and sums, released on every way out of a block (`break`,
-//! `continue`, early `return`s), unpacked, and linear tokens consumed by `defer`. Indices are drawn
+//! `continue`, early `return`s), unpacked, held behind `Dyn`s, and linear tokens consumed by `defer`. Indices are drawn
 //! past the end now and then, so some programs trap.
 //!
 //! Each accepted program must print the same bytes and end the same way compiled and under the
@@ -56,6 +56,9 @@ fn maybe(n:usize) -> Maybe {
   let b = make(n, 7);
   return Some(b);
 }
+trait Weighed { fn weight(self:ro<Self>) -> u64; }
+impl Weighed for Bag { fn weight(self:ro<Bag>) -> u64 = add_wrap(total(self.data), self.tag); }
+
 fn early(n:usize, cut:usize) -> u64 {
   let a = make(n, 1);
   let b = make(n, 2);
@@ -105,7 +108,7 @@ impl Gen {
     fn statement(&mut self) -> bool {
         let n = self.size();
         let s = self.rng.below(100);
-        match self.rng.below(15) {
+        match self.rng.below(16) {
             0 | 1 => {
                 let name = self.fresh("b");
                 line(&mut self.out, 1, &format!("let mut {name} = make({n}, {s});"));
@@ -197,6 +200,19 @@ impl Gen {
                 line(&mut self.out, 1, &format!("println(\"nested \", total({e}));"));
                 if self.rng.chance(1, 2) {
                     line(&mut self.out, 1, &format!("{name}[{j}] = {e};"));
+                }
+            }
+            14 => {
+                // A Dyn holding a record that owns a Buf: called through, moved, released.
+                let g = self.fresh("g");
+                let d = self.fresh("d");
+                line(&mut self.out, 1, &format!("let {g} = bag({n}, {s});"));
+                line(&mut self.out, 1, &format!("let {d} = Dyn[Weighed]({g});"));
+                line(&mut self.out, 1, &format!("println(\"dyn \", weight({d}));"));
+                if self.rng.chance(1, 2) {
+                    let e = self.fresh("d");
+                    line(&mut self.out, 1, &format!("let {e} = {d};"));
+                    line(&mut self.out, 1, &format!("println(\"moved \", {e}.weight());"));
                 }
             }
             13 => {

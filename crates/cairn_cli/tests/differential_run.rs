@@ -291,6 +291,7 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         "940-dyn-owners.cairn",
         "942-field-extents.cairn",
         "943-generic-owners.cairn",
+        "944-dyn-of-owners.cairn",
     ] {
         let text = std::fs::read_to_string(dir.join(name)).expect("a run test");
         let expected: String =
@@ -312,5 +313,5 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         }
         compared += 1;
     }
-    assert_eq!(compared, 19);
+    assert_eq!(compared, 20);
 }

@@ -4,7 +4,8 @@
 //! A `Buf` is laid out as a view (`{ ptr, i64 }`); its zero value (pointer null, length 0) owns
 //! nothing. The drop glue of a type is one private function per type, `cairn.drop.<n>`, made the
 //! first time a release of that type is met: for a `Buf` it releases each element that owns
-//! storage, frees the block and stores the zero value back; for a `Dyn` it frees the object's block;
+//! storage, frees the block and stores the zero value back; for a `Dyn` it calls the object's drop
+//! entry (when its type owns anything) and frees the object's block;
 //! for a record, sum or array it
 //! releases the parts that own storage. Releasing a zeroed owner does nothing, so a moved-from
 //! place (the lowering zeroes what a move leaves) or a second release is harmless.
@@ -99,11 +100,24 @@ impl<'ctx> ModuleGen<'ctx, '_> {
                 builder.build_call(self.rt("cairn_rt_free"), &[data.into()], "")?;
                 builder.build_store(this, view_ty.const_zero())?;
             }
-            MTy::DynBox(reference) => {
-                // The object's block, whose value owns nothing (a Dyn of an owner is refused).
-                let st = self.basic(reference).into_struct_type();
+            MTy::DynBox(owner) => {
+                // The object's drop entry (its last word) releases what the object owns, when it
+                // owns anything; then the object's block is freed.
+                let st = self.basic(owner).into_struct_type();
+                let last = st.count_fields() - 1;
                 let object_ptr = builder.build_struct_gep(st, this, 0, "object")?;
                 let object = builder.build_load(self.ptr(), object_ptr, "object")?.into_pointer_value();
+                let entry_ptr = builder.build_struct_gep(st, this, last, "drop_entry")?;
+                let entry = builder.build_load(self.ptr(), entry_ptr, "drop_entry")?.into_pointer_value();
+                let release = self.ctx.append_basic_block(glue, "release");
+                let free = self.ctx.append_basic_block(glue, "free");
+                let none = builder.build_is_null(entry, "no_entry")?;
+                builder.build_conditional_branch(none, free, release)?;
+                builder.position_at_end(release);
+                let entry_ty = self.ctx.void_type().fn_type(&[self.ptr().into()], false);
+                builder.build_indirect_call(entry_ty, entry, &[object.into()], "")?;
+                builder.build_unconditional_branch(free)?;
+                builder.position_at_end(free);
                 builder.build_call(self.rt("cairn_rt_free"), &[object.into()], "")?;
                 builder.build_store(this, st.const_zero())?;
             }

@@ -388,18 +388,24 @@ impl<'f> Machine<'f> {
                 }
                 Ok(())
             }
-            // A Dyn owns the block its first word points into; the zero value's table is empty.
+            // A Dyn owns the block its first word points into, and its last word is the drop entry
+            // of what the block holds; the zero value's words are all empty.
             (MTy::DynBox(_), Value::Record(words)) => {
-                let held = !matches!(words.get(1), Some(Value::Fn(None)));
-                if let Some(Value::Ptr { cell, .. }) = words.first() {
-                    let freed = self.live.remove(cell);
-                    if held && !freed {
+                let held = words.iter().skip(1).any(|w| matches!(w, Value::Fn(Some(_))));
+                let Some(object @ Value::Ptr { cell, .. }) = words.first().cloned() else { return Ok(()) };
+                if !self.live.contains(&cell) {
+                    if held {
                         return unsupported("a release of a Dyn that was released before (a double free)");
                     }
-                    if freed {
-                        self.cells[*cell] = Value::Void;
-                    }
+                    return Ok(());
                 }
+                if let Some(Value::Fn(Some(entry))) = words.last() {
+                    let function =
+                        *self.functions.get(&**entry).ok_or_else(|| Stop::Unsupported(format!("no {entry}")))?;
+                    self.call(function, vec![object], 0)?;
+                }
+                self.live.remove(&cell);
+                self.cells[cell] = Value::Void;
                 Ok(())
             }
             (MTy::Record { fields, .. }, Value::Record(items)) => {

@@ -111,7 +111,7 @@ impl Cx<'_> {
 
     /// `Dyn[Trait](value)` / `Dyn(value)`: the value moves to the heap behind the trait's table
     /// (`alloc`, an allocation site). Not a linear value (`E-LINEAR-STORAGE`); in this build not
-    /// one that owns storage, nor one whose impl is generic (`E-UNSUPPORTED`).
+    /// one whose impl is generic (`E-UNSUPPORTED`).
     pub(crate) fn dyn_new(
         &mut self,
         e: ExprId,
@@ -145,14 +145,7 @@ impl Cx<'_> {
                     Anchor::Expr(*value),
                 ));
             }
-            crate::generics::Kind::Affine => {
-                return Err(Diag::new(
-                    "E-UNSUPPORTED",
-                    format!("A Dyn of a value that owns storage ({ty}) is not built yet: its drop entry is missing."),
-                    Anchor::Expr(*value),
-                ));
-            }
-            crate::generics::Kind::Copy => {}
+            crate::generics::Kind::Affine | crate::generics::Kind::Copy => {}
         }
         let Some((imp, _)) = crate::traits::find_impl(self.db, tr, &ty) else {
             return Err(Diag::new(

@@ -366,8 +366,8 @@ impl Lower<'_> {
     fn dyn_argument(&mut self, arg: ExprId, ty: &MTy) -> R<Operand> {
         let arg = self.body.unparen(arg);
         let place = self.place(arg)?;
-        if let MTy::DynBox(reference) = self.place_ty(&place)? {
-            return self.dyn_owner_lent(arg, &place, &reference);
+        if let MTy::DynBox(_) = self.place_ty(&place)? {
+            return self.dyn_owner_lent(arg, &place, ty);
         }
         let Some(imp) = self.check.dyn_lend(arg) else { return Ok(Operand::Copy(place)) };
         let object = self.value(MTy::Ptr(Arc::new(MTy::Int(IntTy::U8))), Rvalue::Ref(place));
@@ -386,7 +386,7 @@ impl Lower<'_> {
         let mut held = self.place_ty(&reference)?;
         if let MTy::DynBox(inner) = held {
             // A Dyn called through must hold a value.
-            self.dyn_held(receiver, &reference, &inner);
+            self.dyn_held(receiver, &reference);
             held = (*inner).clone();
         }
         let MTy::Record { fields, .. } = &held else { return fail("a dyn call through something else") };

@@ -156,6 +156,18 @@ fn dyn_reference_ty(db: &dyn Db, tr: cairn_hir::Item, name: &str) -> MTy {
     MTy::Record { name: Arc::from(format!("dyn {name}")), fields: Arc::from(fields) }
 }
 
+/// A `Dyn[Trait]`: the `dyn` reference it lends (the object's address, the table), then the
+/// drop entry of the object's type (the zero function when the object owns nothing).
+fn dyn_owner_ty(db: &dyn Db, tr: cairn_hir::Item, name: &str) -> MTy {
+    let MTy::Record { fields, .. } = dyn_reference_ty(db, tr, name) else {
+        unreachable!("a dyn reference is a record")
+    };
+    let mut fields = fields.to_vec();
+    let byte = MTy::Ptr(Arc::new(MTy::Int(IntTy::U8)));
+    fields.push(MTy::Fn { params: Arc::from(vec![byte]), ret: Arc::new(MTy::Void) });
+    MTy::Record { name: Arc::from(format!("Dyn {name}")), fields: Arc::from(fields) }
+}
+
 pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
     // A borrowed callable travels as its code and environment (`closure.rs`).
     if let Ty::Borrow(_, inner) = ty
@@ -200,7 +212,7 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
         }
         Ty::Buf(elem) => MTy::Buf(Arc::new(mty(db, elem))),
         Ty::Array(elem, n) => MTy::Array(Arc::new(mty(db, elem)), *n),
-        Ty::DynBox(tr, name) => MTy::DynBox(Arc::new(dyn_reference_ty(db, *tr, name))),
+        Ty::DynBox(tr, name) => MTy::DynBox(Arc::new(dyn_owner_ty(db, *tr, name))),
         Ty::Borrow(..) => unreachable!("handled above"),
     }
 }

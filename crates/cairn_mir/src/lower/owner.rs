@@ -241,7 +241,8 @@ impl Lower<'_> {
 
 impl Lower<'_> {
     /// `Dyn[Trait](value)`: the value moves into a heap block of its own (an allocation guard),
-    /// and the Dyn is that block's address with the table of the value's impl.
+    /// and the Dyn is that block's address, the table of the value's impl, and the drop entry of
+    /// the value's type (the zero function when it owns nothing).
     pub(super) fn dyn_new(&mut self, e: ExprId, args: &[ExprId]) -> R<Operand> {
         let ty = self.mty_of(e);
         let Some(imp) = self.check.dyn_lend(e) else { return fail("a Dyn whose impl the check did not record") };
@@ -249,7 +250,7 @@ impl Lower<'_> {
         let value = self.expr(args[0])?;
         let block_ty = MTy::Buf(Arc::new(value_ty.clone()));
         let block = self.temp(block_ty);
-        self.assign(Place::local(block), Rvalue::Alloc(value_ty, lit_usize(1)));
+        self.assign(Place::local(block), Rvalue::Alloc(value_ty.clone(), lit_usize(1)));
         self.guard(GuardKind::Allocation, Check::Allocated(copy(block)), Some(e), false);
         let slot = Place::local(block).project(Proj::Index(lit_usize(0)));
         self.assign(slot.clone(), Rvalue::Use(value));
@@ -258,13 +259,49 @@ impl Lower<'_> {
         for method in cairn_hir::table_methods(self.db, imp) {
             fields.push(Operand::Const(Const::Fn(symbol(self.db, method))));
         }
+        let drop_ty =
+            MTy::Fn { params: Arc::from(vec![MTy::Ptr(Arc::new(MTy::Int(IntTy::U8)))]), ret: Arc::new(MTy::Void) };
+        let entry = if value_ty.needs_drop() {
+            Operand::Const(Const::Fn(self.drop_entry(&value_ty)))
+        } else {
+            self.value(drop_ty, Rvalue::Zeroed)
+        };
+        fields.push(entry);
         Ok(self.value(ty.clone(), Rvalue::Record(ty, fields)))
     }
 
-    /// The `dyn` reference a Dyn lends: its own words, once the guard says it holds a value.
+    /// The drop entry of a type a `Dyn` may hold: a function of the object's address that
+    /// releases what the object owns (its block is freed by the Dyn's own glue). Made once per
+    /// type and program (the symbol names the type).
+    fn drop_entry(&mut self, ty: &MTy) -> Arc<str> {
+        let key = format!("{ty:?}");
+        let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+        let symbol: Arc<str> = Arc::from(format!("cairn.dyn_drop.{hash:016x}"));
+        let object = LocalDecl { name: Some(Arc::from("object")), ty: MTy::Ptr(Arc::new(ty.clone())) };
+        let release = Inst::Drop(Place::local(Local(0)).project(Proj::Deref));
+        self.extra.push(Function {
+            name: symbol.trim_start_matches("cairn.").into(),
+            symbol: symbol.clone(),
+            kind: FnKind::Function,
+            params: 1,
+            ret: MTy::Void,
+            locals: vec![object],
+            blocks: vec![Block {
+                insts: vec![release],
+                anchors: vec![None],
+                term: Terminator::Return(None),
+                term_anchor: None,
+            }],
+            extents: Vec::new(),
+        });
+        symbol
+    }
+
+    /// The `dyn` reference a Dyn lends (`reference`, the parameter's type): its leading words,
+    /// once the guard says it holds a value.
     pub(super) fn dyn_owner_lent(&mut self, arg: ExprId, place: &Place, reference: &MTy) -> R<Operand> {
-        self.dyn_held(arg, place, reference);
-        let MTy::Record { fields, .. } = reference else { return fail("a Dyn of something else") };
+        self.dyn_held(arg, place);
+        let MTy::Record { fields, .. } = reference else { return fail("a dyn reference of something else") };
         let words: Vec<Operand> =
             (0..fields.len()).map(|i| Operand::Copy(place.clone().project(Proj::Field(i as u32)))).collect();
         Ok(self.value(reference.clone(), Rvalue::Record(reference.clone(), words)))
@@ -272,9 +309,11 @@ impl Lower<'_> {
 
     /// The guard that a Dyn lent or called through holds a value: its table's first entry is
     /// set (a trait without members has nothing to call, and no guard).
-    pub(super) fn dyn_held(&mut self, at: ExprId, place: &Place, reference: &MTy) {
-        if let MTy::Record { fields, .. } = reference
-            && fields.len() > 1
+    pub(super) fn dyn_held(&mut self, at: ExprId, place: &Place) {
+        let Ok(MTy::DynBox(owner)) = self.place_ty(place) else { return };
+        // The object's address, the members, the drop entry: members when more than two words.
+        if let MTy::Record { fields, .. } = &*owner
+            && fields.len() > 2
         {
             let code = Operand::Copy(place.clone().project(Proj::Field(1)));
             self.guard(GuardKind::DynLent, Check::Callable(code), Some(at), false);
