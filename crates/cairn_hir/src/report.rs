@@ -9,7 +9,7 @@
 //! are independent ones (one per declaration), and functions left without a verdict are counted.
 //! Positions are anchors here; the workspace turns them into files, lines and columns.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::consts::{ConstValue, constants};
@@ -206,6 +206,30 @@ pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
         && let Some((item, diag)) = crate::family::families_refusal(db)
     {
         push(&mut result.early, item, diag, &mut refused_items);
+    }
+    // One declaration per C symbol (language §45): two could give one symbol two signatures.
+    if result.early.is_empty() {
+        let mut symbols: HashMap<Arc<str>, Item> = HashMap::new();
+        for entry in entries.iter().filter(|e| e.key.kind == ItemKind::Fn) {
+            let Some(symbol) = crate::foreign::is_extern(db, entry.item)
+                .then(|| crate::foreign::extern_symbol(db, entry.item))
+                .flatten()
+            else {
+                continue;
+            };
+            if let Some(first) = symbols.insert(symbol.clone(), entry.item) {
+                let first = crate::scope::Resolver::new(db).full_name(first);
+                let diag = Diag::new(
+                    "E-DUPLICATE",
+                    format!(
+                        "The C symbol {symbol} is declared again (first as {first}): declare each C function once and call that declaration."
+                    ),
+                    Anchor::Item,
+                );
+                push(&mut result.early, entry.item, diag, &mut refused_items);
+                break;
+            }
+        }
     }
     // Impls against their traits, then coherence (language §20).
     if result.early.is_empty() {
