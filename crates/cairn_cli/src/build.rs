@@ -364,6 +364,13 @@ struct FunctionReceipt {
     syntactic_check_sites: Named<u32>,
     /// Guard sites the compiler proved unable to fail, by kind (sorted).
     discharged_check_sites: BTreeMap<&'static str, u32>,
+    /// The `unsafe` blocks the body writes (language §45), when it writes any.
+    #[serde(skip_serializing_if = "is_zero")]
+    unsafe_blocks: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The program's name, its files with their digests, and the combined source's digest.
@@ -407,6 +414,7 @@ fn frontend(workspace: &Workspace, functions: &[Arc<Function>]) -> Frontend {
             effects: fact.row.iter().flatten().map(|e| e.to_string()).collect(),
             syntactic_check_sites: fact.sites.iter().map(|(kind, count)| ((*kind).to_string(), *count)).collect(),
             discharged_check_sites: discharged,
+            unsafe_blocks: fact.unsafe_blocks,
         };
         out.insert(name, entry);
     }

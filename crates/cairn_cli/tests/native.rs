@@ -213,3 +213,19 @@ fn a_project_s_foreign_functions_link_the_system_libraries_its_manifest_names() 
     assert_ne!(status, 0, "{stdout}");
     assert!(stdout.contains("adler32_z"), "the link failure names the symbol: {stdout}");
 }
+
+#[test]
+fn the_receipt_counts_each_function_s_unsafe_blocks() {
+    let scratch = Scratch::new("unsafe");
+    let (status, record, _) =
+        cairn(&["build", &repo("tests/run/941-foreign-calls.cairn"), "--format", "json", "--out", &scratch.out()]);
+    assert_eq!(status, 0, "{record}");
+    let receipt: Value =
+        serde_json::from_str(&std::fs::read_to_string(record["receipt"].as_str().expect("a receipt")).expect("read"))
+            .expect("json");
+    let functions = &receipt["frontend"]["functions"];
+    assert_eq!(functions["parent"]["unsafe_blocks"], 1, "{functions}");
+    assert_eq!(functions["main"]["unsafe_blocks"], 1, "{functions}");
+    assert!(functions["c_abs"].get("unsafe_blocks").is_none(), "a function without one says nothing: {functions}");
+    assert!(functions["c_abs"]["effects"].as_array().is_some_and(|e| e.iter().any(|x| x == "ffi:abs")));
+}

@@ -20,6 +20,8 @@ pub struct FunctionFacts {
     pub row: Option<Vec<Arc<str>>>,
     /// Its guard sites by kind, in order of first occurrence.
     pub sites: Vec<(&'static str, u32)>,
+    /// How many `unsafe` blocks its body writes (language §45: the receipt counts them).
+    pub unsafe_blocks: u32,
 }
 
 impl Workspace {
@@ -77,6 +79,11 @@ impl Workspace {
                     library: entry.library,
                     row: rows.row(entry.item).map(|row| row.iter().cloned().collect()),
                     sites: check.sites.iter().map(|(kind, count)| (kind.name(), *count)).collect(),
+                    unsafe_blocks: crate::body::fn_body(&self.db, entry.item)
+                        .stmts
+                        .iter()
+                        .filter(|s| matches!(s, crate::body::Stmt::Unsafe(_)))
+                        .count() as u32,
                 }
             })
             .collect()
