@@ -133,6 +133,14 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
     let mut params: Vec<Param> = Vec::new();
     let mut extent_params: Vec<usize> = Vec::new();
     let foreign = crate::foreign::is_extern(db, item);
+    if foreign && !generics.is_empty() {
+        fail(
+            &mut error,
+            "E-EXTERN",
+            "A foreign (C) function has one C signature: it takes no generic parameters (declare one extern per type)."
+                .into(),
+        );
+    }
     for param in param_list.map(|l| l.params().collect::<Vec<_>>()).unwrap_or_default() {
         let name: Arc<str> = Arc::from(param.name().map(|n| n.text()).unwrap_or_default());
         let written = param.ty().map(|t| lower_type(&t)).unwrap_or(TypeRef::Missing);
