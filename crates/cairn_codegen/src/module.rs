@@ -72,7 +72,7 @@ pub(crate) struct ModuleGen<'ctx, 'a> {
     /// The symbols of the foreign (C) functions declared (`call.rs`).
     pub(crate) foreign: std::collections::HashSet<Arc<str>>,
     /// The drop glue made so far, by the type it releases (`owner.rs`).
-    pub(crate) glue: HashMap<String, FunctionValue<'ctx>>,
+    pub(crate) glue: HashMap<cairn_mir::MTy, FunctionValue<'ctx>>,
     pub(crate) guards_emitted: usize,
     pub(crate) guards_elided: usize,
     /// The debug-information builder, when debug information is emitted.

@@ -53,15 +53,14 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
 impl<'ctx> ModuleGen<'ctx, '_> {
     /// The drop glue of `ty` (a type that owns storage), made once per module.
     pub(crate) fn drop_glue(&mut self, ty: &MTy) -> G<FunctionValue<'ctx>> {
-        let key = format!("{ty:?}");
-        if let Some(glue) = self.glue.get(&key) {
+        if let Some(glue) = self.glue.get(ty) {
             return Ok(*glue);
         }
         let fn_type = self.ctx.void_type().fn_type(&[self.ptr().into()], false);
         let name = format!("cairn.drop.{}", self.glue.len());
         let glue = self.module.add_function(&name, fn_type, Some(Linkage::Private));
         // Inserted before the body is built, so a type that holds itself would find it.
-        self.glue.insert(key, glue);
+        self.glue.insert(ty.clone(), glue);
         let builder = self.ctx.create_builder();
         let entry = self.ctx.append_basic_block(glue, "entry");
         builder.position_at_end(entry);

@@ -407,8 +407,11 @@ fn order_audit<'db>(
                 .is_some_and(|row| row.iter().any(|e| e.starts_with("write:") || &**e == "alloc" || observable(e)))
         })
         || check.call_targets.iter().any(|(_, t)| matches!(t, CallTarget::Builtin(b) if b.on_places()))
-        || (body.exprs.iter().any(|e| matches!(e, Expr::Try(_)))
-            && check.expr_types.iter().any(|t| crate::generics::kind_of(db, t) != crate::generics::Kind::Copy));
+        || (body.exprs.iter().any(|e| matches!(e, Expr::Try(_))) && {
+            // Each distinct type judged once.
+            let distinct: std::collections::HashSet<&crate::types::Ty> = check.expr_types.iter().collect();
+            distinct.into_iter().any(|t| crate::generics::kind_of(db, t) != crate::generics::Kind::Copy)
+        });
     if !relevant {
         return None;
     }

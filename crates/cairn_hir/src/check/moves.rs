@@ -91,6 +91,21 @@ pub(crate) fn walk(cx: &Cx<'_>) -> Result<bool, Diag> {
     if !body.present {
         return Ok(false);
     }
+    // Every refusal and every release concerns a value of an owner's kind: a body whose
+    // parameters, expressions and binders hold none (most bodies) has nothing to walk. Each
+    // distinct type is judged once.
+    let mut seen: std::collections::HashSet<&Ty> = std::collections::HashSet::new();
+    let types = cx.signature.params.iter().map(|p| &p.ty).chain(cx.types.iter()).chain(cx.binder_types.iter());
+    let mut owners = false;
+    for ty in types {
+        if seen.insert(ty) && walk.owner(ty) {
+            owners = true;
+            break;
+        }
+    }
+    if !owners {
+        return Ok(false);
+    }
     let ends = walk.block(&body.root)?;
     if !ends {
         walk.leave_frames(0, None)?;

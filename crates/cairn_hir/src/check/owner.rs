@@ -20,15 +20,7 @@ impl Cx<'_> {
         let ty = self.constructed_type(e, "Buf", explicit, expected, |t| matches!(t, Ty::Buf(_)), "Buf[T](n)")?;
         let Ty::Buf(elem) = &ty else { return Ok(ty) };
         let elem = (**elem).clone();
-        if crate::generics::kind_of(self.db, &elem) == crate::generics::Kind::Linear {
-            return Err(Diag::new(
-                "E-LINEAR-STORAGE",
-                format!(
-                    "Buf[{elem}] would hold zeroed {elem} values, and {elem} is linear, which zeroed storage cannot forge: keep each one in a local or a field."
-                ),
-                Anchor::Expr(e),
-            ));
-        }
+        self.zeroed_storage(&elem, "Buf", Anchor::Expr(e))?;
         if args.len() != 1 {
             return Err(Diag::new("E-ARITY", "Buf[T](n) takes one argument, the element count.", Anchor::Expr(e)));
         }
@@ -62,6 +54,9 @@ impl Cx<'_> {
         self.target(e, CallTarget::Builtin(crate::builtins::Builtin::Array));
         let ty =
             self.constructed_type(e, "Array", explicit, expected, |t| matches!(t, Ty::Array(..)), "Array[T, N]()")?;
+        if let Ty::Array(elem, _) = &ty {
+            self.zeroed_storage(elem, "Array", Anchor::Expr(e))?;
+        }
         if !args.is_empty() {
             return Err(Diag::new(
                 "E-ARITY",
@@ -71,6 +66,23 @@ impl Cx<'_> {
         }
         self.effect("zero_init");
         Ok(ty)
+    }
+
+    /// `E-LINEAR-STORAGE` when storage that starts zeroed (`Buf`, `Array`, `buffer`, `stack`)
+    /// would hold values of a linear kind — a `linear struct`, or anything holding one: zeroed
+    /// storage would forge them. (The type rules catch a declared `linear struct` already; this
+    /// catches the records and sums that hold one.)
+    pub(crate) fn zeroed_storage(&self, elem: &Ty, form: &str, at: Anchor) -> R<()> {
+        if crate::generics::kind_of(self.db, elem) != crate::generics::Kind::Linear {
+            return Ok(());
+        }
+        Err(Diag::new(
+            "E-LINEAR-STORAGE",
+            format!(
+                "{form} of {elem} would start with zeroed {elem} values, and {elem} is linear, which zeroed storage cannot forge: keep each one in a local or a field."
+            ),
+            at,
+        ))
     }
 
     /// The type an owner's constructor makes: `Form[args](…)` resolved as the type written
@@ -250,15 +262,7 @@ impl Cx<'_> {
         if let Err(err) = crate::decl::element_rule(self.db, &elem, "A buffer") {
             return Err(Diag::new(err.code, err.message, Anchor::Binder(binder)));
         }
-        if crate::generics::kind_of(self.db, &elem) == crate::generics::Kind::Linear {
-            return Err(Diag::new(
-                "E-LINEAR-STORAGE",
-                format!(
-                    "A buffer of {elem} would hold zeroed {elem} values, and {elem} is linear: keep each one in a local or a field."
-                ),
-                Anchor::Binder(binder),
-            ));
-        }
+        self.zeroed_storage(&elem, "A buffer", Anchor::Binder(binder))?;
         if placed {
             return Err(Diag::new(
                 "E-UNSUPPORTED",

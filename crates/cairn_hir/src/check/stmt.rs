@@ -532,20 +532,12 @@ impl Cx<'_> {
         self.fresh(binder, |n| format!("The storage name {n} is already bound; pick a fresh name."))?;
         let element_ty =
             self.resolve_written(element).map_err(|e| Diag::new(e.code, e.message, Anchor::Binder(binder)))?;
-        if element_ty == Ty::Void {
-            return Err(Diag::new(
-                "E-OWNER-ELEMENT",
-                "Stack storage holds values; void has none.",
-                Anchor::Binder(binder),
-            ));
+        // One rule for what element storage may hold (`decl::element_rule`), and for zeroed
+        // storage of a linear kind (`zeroed_storage`).
+        if let Err(err) = crate::decl::element_rule(self.db, &element_ty, "Stack storage") {
+            return Err(Diag::new(err.code, err.message, Anchor::Binder(binder)));
         }
-        if matches!(element_ty, Ty::View(_) | Ty::Borrow(..)) {
-            return Err(Diag::new(
-                "E-OWNER-ELEMENT",
-                "Stack storage holds values, never borrows.",
-                Anchor::Binder(binder),
-            ));
-        }
+        self.zeroed_storage(&element_ty, "Stack storage", Anchor::Binder(binder))?;
         self.check(capacity, Some(&Ty::usize()))?;
         let cap = self.body.unparen(capacity);
         let extent = match self.body.expr(cap) {
