@@ -147,6 +147,23 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
             Inst::Call { dst, callee, args } => self.call(dst.as_ref(), callee, args),
             Inst::Print { stream, newline, args } => self.print(*stream, *newline, args),
             Inst::CallIndirect { dst, callee, args } => self.call_indirect(dst.as_ref(), callee, args),
+            Inst::Parallel { lane, env, count, work, schedule } => {
+                // The runtime splits `0..count` into claims and calls `lane(env, lo, hi)` for each.
+                let code = self.operand(&Operand::Const(cairn_mir::Const::Fn(lane.clone())))?;
+                let env = self.operand(env)?;
+                let count = self.operand(count)?;
+                let work = self.operand(work)?;
+                let i64t = self.cx.ctx.i64_type();
+                let grain = i64t.const_int(schedule.grain, false);
+                let lanes = self.cx.ctx.i32_type().const_int(u64::from(schedule.lanes), false);
+                let run = self.cx.rt("cairn_rt_parallel");
+                self.cx.builder.build_call(
+                    run,
+                    &[code.into(), env.into(), count.into(), work.into(), grain.into(), lanes.into()],
+                    "",
+                )?;
+                Ok(())
+            }
         }
     }
 

@@ -294,8 +294,94 @@ pub enum Stmt {
     Defer(StmtId),
     /// `unsafe { … }` (language §45): a block in which foreign functions may be called.
     Unsafe(Block),
+    /// `parallel i in n { … }` (language §24): one lane per index, race-free by the lane rules.
+    Parallel {
+        binder: BinderId,
+        count: ExprId,
+        body: Block,
+    },
+    /// A collector (language §25): `reduce`, `compact` or `scan`, bound or stored.
+    Collect(Arc<Collector>),
     /// A statement of a later tier, by its syntax kind.
     Unsupported(SyntaxKind),
+}
+
+/// What a collector computes (language §25).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CollectKind {
+    Reduce,
+    Compact,
+    Scan { exclusive: bool },
+}
+
+/// A collector's operator, as written; `None` when the parser already refused the word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Add,
+    Mul,
+    And,
+    Or,
+    Xor,
+    AddWrap,
+    MulWrap,
+    Min,
+    Max,
+}
+
+impl ReduceOp {
+    pub fn from_text(text: &str) -> Option<ReduceOp> {
+        Some(match text {
+            "+" => ReduceOp::Add,
+            "*" => ReduceOp::Mul,
+            "&" => ReduceOp::And,
+            "|" => ReduceOp::Or,
+            "^" => ReduceOp::Xor,
+            "add_wrap" => ReduceOp::AddWrap,
+            "mul_wrap" => ReduceOp::MulWrap,
+            "min" => ReduceOp::Min,
+            "max" => ReduceOp::Max,
+            _ => return None,
+        })
+    }
+
+    pub fn text(self) -> &'static str {
+        match self {
+            ReduceOp::Add => "+",
+            ReduceOp::Mul => "*",
+            ReduceOp::And => "&",
+            ReduceOp::Or => "|",
+            ReduceOp::Xor => "^",
+            ReduceOp::AddWrap => "add_wrap",
+            ReduceOp::MulWrap => "mul_wrap",
+            ReduceOp::Min => "min",
+            ReduceOp::Max => "max",
+        }
+    }
+}
+
+/// One collector statement: `let s = reduce + for i in n yield e;`, `reduce max out[k] parallel
+/// i in n yield e;`, `let m = compact out for i in n where p yield e;`, `scan + out for i in n
+/// yield e;`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Collector {
+    pub kind: CollectKind,
+    pub op: Option<ReduceOp>,
+    /// `parallel` instead of `for`.
+    pub parallel: bool,
+    /// The bound result (`let name [: T] = …`), with `mut`/`reg` and the annotation.
+    pub name: Option<BinderId>,
+    pub mutable: bool,
+    pub ty: Option<TypeRef>,
+    /// `out[k]` of a storing `reduce` (an `Index` expression), or the output named by `compact`
+    /// and `scan` (a `Name` expression).
+    pub target: Option<ExprId>,
+    /// The iteration's binder and count.
+    pub binder: BinderId,
+    pub count: ExprId,
+    /// `compact`'s predicate.
+    pub pred: Option<ExprId>,
+    /// What each index yields.
+    pub value: ExprId,
 }
 
 /// What follows `else`.
@@ -564,6 +650,16 @@ impl Lower {
                 Stmt::Unpack { record, binders: Arc::from(binders), mutable: it.is_mut(), value }
             }
             ast::Stmt::Unsafe(it) => Stmt::Unsafe(self.block_opt(it.body())),
+            ast::Stmt::Parallel(it) if it.after_clause().is_none() => {
+                let count = self.expr_opt(it.count(), &syntax);
+                let binder = self.alloc_binder(it.name(), &syntax);
+                let body = self.block_opt(it.body());
+                Stmt::Parallel { binder, count, body }
+            }
+            ast::Stmt::Collect(it) => match self.collector(it) {
+                Some(collector) => Stmt::Collect(Arc::new(collector)),
+                None => Stmt::Unsupported(SyntaxKind::COLLECT_STMT),
+            },
             ast::Stmt::Defer(it) => match it.stmt() {
                 Some(inner) => Stmt::Defer(self.stmt(&inner)),
                 None => Stmt::Missing,
@@ -571,6 +667,68 @@ impl Lower {
             other => Stmt::Unsupported(other.syntax().kind()),
         };
         self.alloc_stmt(lowered, range)
+    }
+
+    /// A collector statement; `None` for the `warp` form (tier 2).
+    fn collector(&mut self, it: &ast::CollectStmt) -> Option<Collector> {
+        let syntax = it.syntax().clone();
+        let node = it.collector()?;
+        let node = node.syntax().clone();
+        let reducer = node.children().find_map(ast::Reducer::cast);
+        let op = reducer.as_ref().and_then(|r| ReduceOp::from_text(&r.text()));
+        let parallel = node.children_with_tokens().any(|t| t.kind() == SyntaxKind::PARALLEL_KW);
+        let binder_name = node.children().find_map(ast::Name::cast);
+        let output = node.children().find_map(ast::NameRef::cast);
+        let exprs: Vec<ast::Expr> = node.children().filter_map(ast::Expr::cast).collect();
+        let kind = match node.kind() {
+            SyntaxKind::REDUCE_EXPR => {
+                if node.children_with_tokens().any(|t| t.kind() == SyntaxKind::WARP_KW) {
+                    return None;
+                }
+                CollectKind::Reduce
+            }
+            SyntaxKind::COMPACT_EXPR => CollectKind::Compact,
+            SyntaxKind::SCAN_EXPR => CollectKind::Scan {
+                exclusive: node.children_with_tokens().any(|t| t.kind() == SyntaxKind::EXCLUSIVE_KW),
+            },
+            _ => return None,
+        };
+        // Evaluation order: the target (`out[k]`'s index is evaluated once, before the lanes),
+        // the count, then the binder and what each index runs.
+        let mut rest = exprs.into_iter();
+        let target = match kind {
+            CollectKind::Reduce => match ast::ReduceExpr::cast(node.clone()).and_then(|r| r.target()) {
+                // `out[k]`: the parser writes the stored view as a bare name, not an expression.
+                Some(index) => {
+                    let index = index.syntax().clone();
+                    rest.next();
+                    let base = match index.children().find_map(ast::NameRef::cast) {
+                        Some(name) => {
+                            let text = ident(name.ident());
+                            self.alloc_expr(Expr::Name(text), name.syntax().text_range())
+                        }
+                        None => self.alloc_expr(Expr::Missing, index.text_range()),
+                    };
+                    let k = self.expr_opt(index.children().find_map(ast::Expr::cast), &index);
+                    Some(self.alloc_expr(Expr::Index { base, indices: Arc::from(vec![k]) }, index.text_range()))
+                }
+                None => None,
+            },
+            _ => output.map(|name| {
+                let text = ident(name.ident());
+                self.alloc_expr(Expr::Name(text), name.syntax().text_range())
+            }),
+        };
+        let count = self.expr_opt(rest.next(), &node);
+        let binder = self.alloc_binder(binder_name, &node);
+        let pred = match kind {
+            CollectKind::Compact => Some(self.expr_opt(rest.next(), &node)),
+            _ => None,
+        };
+        let value = self.expr_opt(rest.next(), &node);
+        let name = it.name().map(|n| self.alloc_binder(Some(n), &syntax));
+        let ty = it.ty().map(|t| lower_type(&t));
+        Some(Collector { kind, op, parallel, name, mutable: it.is_mut(), ty, target, binder, count, pred, value })
     }
 
     fn if_stmt(&mut self, it: &ast::IfStmt) -> Stmt {

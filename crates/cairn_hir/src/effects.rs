@@ -242,6 +242,14 @@ pub fn fn_order(db: &dyn Db, item: Item) -> Option<Diag> {
 fn rename(row: &Row, signature: &crate::signature::Signature, mapping: &[Mapped]) -> Vec<Arc<str>> {
     let mut out = Vec::with_capacity(row.len());
     for effect in row {
+        // `lane:p`: the callee's lanes call its `fn` parameter `p`; a caller's own `fn`
+        // parameter handed on carries it up, anything else is judged where it is written.
+        if let Some(param) = effect.strip_prefix("lane:") {
+            if let Some(Mapped::Borrow(name)) = signature.param_index(param).and_then(|i| mapping.get(i)) {
+                out.push(Arc::from(format!("lane:{name}")));
+            }
+            continue;
+        }
         let footprint = [("read:", "local_read"), ("write:", "local_write")]
             .into_iter()
             .find_map(|(prefix, local)| effect.strip_prefix(prefix).map(|p| (prefix, local, p)));
@@ -412,6 +420,9 @@ fn order_audit<'db>(
             let distinct: std::collections::HashSet<&crate::types::Ty> = check.expr_types.iter().collect();
             distinct.into_iter().any(|t| crate::generics::kind_of(db, t) != crate::generics::Kind::Copy)
         });
+    if let Some(diag) = crate::lanes::lane_refusal(db, row_of, item, check) {
+        return Some(diag);
+    }
     if !relevant {
         return None;
     }
@@ -476,9 +487,14 @@ impl Audit<'_> {
                 self.root(*iterable, true);
                 self.block(block);
             }
-            Stmt::Each { count, body: block, .. } => {
+            Stmt::Each { count, body: block, .. } | Stmt::Parallel { count, body: block, .. } => {
                 self.root(*count, true);
                 self.block(block);
+            }
+            Stmt::Collect(c) => {
+                for e in c.target.iter().chain([&c.count]).chain(c.pred.iter()).chain([&c.value]) {
+                    self.root(*e, true);
+                }
             }
             Stmt::Match { subject, arms } => {
                 self.root(*subject, true);

@@ -33,6 +33,7 @@ mod effects;
 mod family;
 pub mod foreign;
 mod input;
+mod lanes;
 mod report;
 mod scope;
 mod signature;

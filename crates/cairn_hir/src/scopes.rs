@@ -288,6 +288,30 @@ impl Walk<'_> {
                 self.block(block, inner);
                 scope
             }
+            Stmt::Parallel { binder, count, body: block } => {
+                self.expr(*count, scope);
+                let inner = self.binder(scope, *binder);
+                self.block(block, inner);
+                scope
+            }
+            Stmt::Collect(c) => {
+                if let Some(target) = c.target {
+                    self.expr(target, scope);
+                }
+                self.expr(c.count, scope);
+                let inner = self.binder(scope, c.binder);
+                if let Some(pred) = c.pred {
+                    self.expr(pred, inner);
+                }
+                self.expr(c.value, inner);
+                match c.name {
+                    Some(name) => {
+                        self.binder_kinds[name.0 as usize] = BinderKind::Let { mutable: false };
+                        self.binder(scope, name)
+                    }
+                    None => scope,
+                }
+            }
             Stmt::ForEach { index, element, iterable, body: block } => {
                 self.expr(*iterable, scope);
                 let mut inner = scope;

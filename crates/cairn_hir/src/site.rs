@@ -198,6 +198,20 @@ impl Walk<'_> {
             Stmt::Stack { capacity, .. } | Stmt::Buffer { capacity, .. } => self.expr(*capacity, None),
             Stmt::Unpack { value, .. } => self.expr(*value, None),
             Stmt::Defer(inner) => self.stmt(*inner),
+            Stmt::Parallel { count, body: inner, .. } => {
+                self.expr(*count, Some("usize".into()));
+                self.block(inner);
+            }
+            Stmt::Collect(c) => {
+                if let Some(target) = c.target {
+                    self.expr(target, None);
+                }
+                self.expr(c.count, Some("usize".into()));
+                if let Some(pred) = c.pred {
+                    self.expr(pred, Some("bool".into()));
+                }
+                self.expr(c.value, None);
+            }
             Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Missing | Stmt::Unsupported(_) => {}
         }
     }

@@ -171,6 +171,11 @@ impl Display for Inst {
             Inst::Assign(p, r) => write!(f, "{p} = {r}"),
             Inst::Guard(g) => write!(f, "{g}"),
             Inst::Drop(p) => write!(f, "drop {p}"),
+            Inst::Parallel { lane, env, count, work, schedule } => write!(
+                f,
+                "parallel {lane}({env}) over {count} (work {work}, grain {}, lanes {})",
+                schedule.grain, schedule.lanes
+            ),
             Inst::Call { dst: Some(d), callee, args } => write!(f, "{d} = call {callee}({})", list(args)),
             Inst::Call { dst: None, callee, args } => write!(f, "call {callee}({})", list(args)),
             Inst::CallIndirect { dst: Some(d), callee, args } => {

@@ -258,6 +258,11 @@ impl<'f> Machine<'f> {
                 *self.at_mut(cell, &path)? = zero(&ty);
                 Ok(())
             }
+            // The lanes run one after another: a result never depends on how they are split.
+            Inst::Parallel { lane, env, count, .. } => {
+                let args = [env.clone(), Operand::Const(Const::Int(0, IntTy::Usize)), count.clone()];
+                self.call_into(frame, lane, &args, None, depth)
+            }
             Inst::CallIndirect { dst, callee, args } => {
                 let Value::Fn(Some(symbol)) = self.operand(frame, callee)? else {
                     return Err(Stop::Unsupported("a call through the zero function value past its guard".into()));

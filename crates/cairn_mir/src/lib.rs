@@ -331,6 +331,28 @@ pub enum Inst {
     /// Releases every owner the place holds (its type's drop glue) and leaves the zero value in
     /// it, so releasing a moved-from place (zeroed by the move) or releasing twice does nothing.
     Drop(Place),
+    /// Runs the lanes of a region (language §24): the lane function `lane(env, lo, hi)` (which
+    /// runs indices `lo..hi`) over `0..count`, split into claims across the lane pool, or called
+    /// once on the calling thread when the region is small. Returns when every lane is done.
+    Parallel {
+        lane: Arc<str>,
+        env: Operand,
+        count: Operand,
+        /// The elements of work the whole region stands for (a lane owning a block counts as
+        /// its block): what decides whether it runs as a plain loop, and the default claim.
+        work: Operand,
+        schedule: Schedule,
+    },
+}
+
+/// How a region's indices are split (language §24, §26); never what they compute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Schedule {
+    /// A plan's `grain`: at least this many indices per claim (`0`: the default, 8,192
+    /// elements' work).
+    pub grain: u64,
+    /// A plan's `lanes`: at most this many lanes (`0`: every lane of the pool).
+    pub lanes: u32,
 }
 
 /// How a block ends.

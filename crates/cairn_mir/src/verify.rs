@@ -30,6 +30,11 @@ pub fn verify(function: &Function) -> Result<(), String> {
                     check_rvalue(function, value)?;
                 }
                 Inst::Drop(place) => check_place(function, place)?,
+                Inst::Parallel { env, count, work, .. } => {
+                    check_operand(function, env)?;
+                    check_operand(function, count)?;
+                    check_operand(function, work)?;
+                }
                 Inst::Guard(guard) => {
                     for operand in check_operands(&guard.check) {
                         check_operand(function, operand)?;

@@ -334,6 +334,7 @@ impl<'f> Exec<'f> {
         match inst {
             Inst::CallIndirect { .. } => unsupported("a call through a function value"),
             Inst::Drop(_) => unsupported("a heap owner (Buf) released"),
+            Inst::Parallel { .. } => unsupported("a parallel region"),
             Inst::Assign(place, value) => {
                 let Some(ty) = frame.function.place_ty(place) else {
                     return unsupported("a place whose type does not match its path");

@@ -9,7 +9,8 @@
  * and reported as `stack overflow in <function>` (the function read from the executable's own
  * symbol table), then aborts like a failed guard (status 134). Nothing here allocates but the
  * owners' storage: `cairn_rt_alloc` hands out zeroed blocks (calloc), or NULL when the machine
- * has no room (the program's allocation guard reports it), and `cairn_rt_free` gives them back. */
+ * has no room (the program's allocation guard reports it), and `cairn_rt_free` gives them back.
+ * Parallel regions run on one pool of lanes (`cairn_rt_parallel`, below). */
 
 #define _GNU_SOURCE
 #include <elf.h>
@@ -18,6 +19,7 @@
 #include <signal.h>
 #include <sys/ucontext.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +193,140 @@ void *cairn_rt_alloc(uint64_t count, uint64_t size) {
 
 void cairn_rt_free(void *block) {
     free(block);
+}
+
+/* ----- the lane pool (language §24) ------------------------------------------------------
+ * One pool for the process: as many lanes as cores (or CAIRN_LANES), the calling thread being
+ * one of them, created by the first region large enough to use it and reused by every later one.
+ * A region hands the pool one job: a lane function `fn(env, lo, hi)` over `0..count`, split into
+ * claims taken in index order under one mutex; each lane (the caller included) takes claims until
+ * none is left, and the caller returns once every claim has run. A region of less than 16,384
+ * elements of work, or a pool of one lane, is the plain loop on the calling thread. Without a
+ * plan a claim is at least 8,192 elements of work; a plan's grain sets it in indices, and its
+ * lane count caps how many lanes join. Lanes never race (the checker's lane rules), so claims
+ * may run in any order on any lane: the split never changes a result. Only mutexes and
+ * condition variables order the pool, so helgrind and ThreadSanitizer understand it. A guard
+ * failing in a lane aborts the whole process with the guard's message. */
+
+typedef void (*cairn_lane_fn)(void *env, uint64_t lo, uint64_t hi);
+
+#define CAIRN_SMALL_REGION 16384u
+#define CAIRN_CLAIM_WORK 8192u
+#define CAIRN_MAX_LANES 1024
+
+static pthread_mutex_t cairn_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cairn_pool_wake = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t cairn_pool_idle = PTHREAD_COND_INITIALIZER;
+static int cairn_pool_lanes; /* 0: not yet known */
+static int cairn_pool_started;
+static uint64_t cairn_job_generation;
+static struct {
+    cairn_lane_fn fn;
+    void *env;
+    uint64_t count, next, claim;
+    int seats;   /* pool lanes that may still join (a plan's `lanes` minus the caller) */
+    int running; /* claims being run */
+} cairn_job;
+
+static int cairn_lane_count(void) {
+    const char *text = getenv("CAIRN_LANES");
+    long lanes = 0;
+    if (text != NULL && *text != 0) {
+        char *end = NULL;
+        lanes = strtol(text, &end, 10);
+        if (end == text || *end != 0 || lanes < 1) lanes = 0;
+    }
+    if (lanes == 0) lanes = sysconf(_SC_NPROCESSORS_ONLN);
+    if (lanes < 1) lanes = 1;
+    if (lanes > CAIRN_MAX_LANES) lanes = CAIRN_MAX_LANES;
+    return (int)lanes;
+}
+
+/* Takes and runs claims of the current job until none is left; called with the lock held,
+ * returns with it held. */
+static void cairn_run_claims(void) {
+    while (cairn_job.next < cairn_job.count) {
+        uint64_t lo = cairn_job.next;
+        uint64_t left = cairn_job.count - lo;
+        uint64_t hi = lo + (cairn_job.claim < left ? cairn_job.claim : left);
+        cairn_job.next = hi;
+        cairn_job.running += 1;
+        cairn_lane_fn fn = cairn_job.fn;
+        void *env = cairn_job.env;
+        pthread_mutex_unlock(&cairn_pool_lock);
+        fn(env, lo, hi);
+        pthread_mutex_lock(&cairn_pool_lock);
+        cairn_job.running -= 1;
+    }
+    if (cairn_job.running == 0) pthread_cond_broadcast(&cairn_pool_idle);
+}
+
+static void *cairn_lane_main(void *unused) {
+    (void)unused;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&cairn_pool_lock);
+    for (;;) {
+        while (cairn_job_generation == seen) pthread_cond_wait(&cairn_pool_wake, &cairn_pool_lock);
+        seen = cairn_job_generation;
+        if (cairn_job.seats <= 0) continue;
+        cairn_job.seats -= 1;
+        cairn_run_claims();
+    }
+    return NULL;
+}
+
+static void cairn_pool_start(void) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 8u << 20);
+    for (int i = 1; i < cairn_pool_lanes; i++) {
+        pthread_t thread;
+        if (pthread_create(&thread, &attr, cairn_lane_main, NULL) != 0) {
+            cairn_pool_lanes = i; /* fewer lanes: still correct */
+            break;
+        }
+    }
+    pthread_attr_destroy(&attr);
+    cairn_pool_started = 1;
+}
+
+void cairn_rt_parallel(cairn_lane_fn fn, void *env, uint64_t count, uint64_t work, uint64_t grain, int32_t lanes) {
+    if (count == 0) return;
+    pthread_mutex_lock(&cairn_pool_lock);
+    if (cairn_pool_lanes == 0) cairn_pool_lanes = cairn_lane_count();
+    int limit = cairn_pool_lanes;
+    if (lanes > 0 && lanes < limit) limit = lanes;
+    /* Small regions, a pool of one lane, or a job already running (never, by the lane rules,
+     * but then the plain loop is still right): the calling thread runs every index. */
+    if (work < CAIRN_SMALL_REGION || limit <= 1 || cairn_job.next < cairn_job.count || cairn_job.running > 0) {
+        pthread_mutex_unlock(&cairn_pool_lock);
+        fn(env, 0, count);
+        return;
+    }
+    if (!cairn_pool_started) cairn_pool_start();
+    if (limit > cairn_pool_lanes) limit = cairn_pool_lanes;
+    uint64_t claim = grain;
+    if (claim == 0) {
+        /* At least 8,192 elements of work per claim: ceil(8192 * count / work) indices. */
+        uint64_t per = work / count; /* elements per index, at least 1 */
+        if (per == 0) per = 1;
+        claim = (CAIRN_CLAIM_WORK + per - 1) / per;
+    }
+    if (claim == 0) claim = 1;
+    cairn_job.fn = fn;
+    cairn_job.env = env;
+    cairn_job.count = count;
+    cairn_job.next = 0;
+    cairn_job.claim = claim;
+    cairn_job.seats = limit - 1;
+    cairn_job.running = 0;
+    cairn_job_generation += 1;
+    pthread_cond_broadcast(&cairn_pool_wake);
+    cairn_run_claims();
+    while (cairn_job.running > 0) pthread_cond_wait(&cairn_pool_idle, &cairn_pool_lock);
+    cairn_job.seats = 0;
+    pthread_mutex_unlock(&cairn_pool_lock);
 }
 
 /* A failed guard: one line on standard error, then SIGABRT. */

@@ -37,6 +37,7 @@ pub fn link(object: &[u8], output: &Path, work: &Path, libraries: &[String]) -> 
         .arg(&runtime)
         .args(libraries.iter().map(|l| format!("-l{l}")))
         .arg("-lm")
+        .arg("-pthread")
         .output()
         .map_err(|e| format!("cannot run the system linker `cc`: {e}"))?;
     if !result.status.success() {
@@ -77,6 +78,7 @@ impl<'ctx> ModuleGen<'ctx, '_> {
             alloc.add_attribute(loc, self.ctx.create_enum_attribute(kind, 0));
         }
         self.runtime_fn("cairn_rt_free", &[ptr]);
+        self.runtime_fn("cairn_rt_parallel", &[ptr, ptr, i64t, i64t, i64t, i32t]);
         let index = self.ctx.i64_type().fn_type(&[i32t, ptr, i64t], false);
         self.module.add_function("cairn_rt_test_index", index, Some(Linkage::External));
     }

@@ -153,6 +153,7 @@ impl Cx<'_> {
                 Ok(Ty::usize())
             }
             B::Print | B::Println | B::Eprint | B::Eprintln => {
+                self.lane_call(e, "Printing")?;
                 self.effect("io");
                 self.effect("ffi:write");
                 for &arg in args {

@@ -192,6 +192,8 @@ impl Cx<'_> {
             && let Ty::Fn(fun) = local.ty.value()
         {
             let fun = fun.clone();
+            let local = local.clone();
+            self.lane_indirect(e, name, &local)?;
             return self.indirect_call(e, &fun, args);
         }
         // `T(x)` inside an instance: a conversion to (or construction of) the instance's `T`.
@@ -383,6 +385,10 @@ impl Cx<'_> {
             let full = self.scope.full_name(item);
             return Err(Diag::new("E-PRIVATE", format!("{full} is private to module {owner}."), Anchor::Expr(e)));
         }
+        if crate::foreign::is_extern(self.db, item) {
+            let full = self.scope.full_name(item);
+            self.lane_call(e, &format!("Calling the foreign function {full}"))?;
+        }
         if self.unsafe_depth == 0 && crate::foreign::is_extern(self.db, item) {
             let full = self.scope.full_name(item);
             return Err(Diag::new(
@@ -465,6 +471,10 @@ impl Cx<'_> {
                 continue;
             };
             self.arguments.push((arg, param.ty.clone()));
+            if matches!(param.ty.value(), Ty::Fn(_)) {
+                self.fn_arguments.push(crate::check::parallel::FnArgument { call: e, param: index as u32, arg });
+                self.lane_hands_on(arg);
+            }
             match &param.ty {
                 Ty::View(want) => {
                     let named = self.root_name(arg).is_some();
@@ -577,7 +587,14 @@ impl Cx<'_> {
                 }
                 ty => {
                     self.check(arg, Some(ty))?;
-                    mapping.push(Mapped::Dropped);
+                    // A `fn` parameter handed on: what the callee's lanes do with it (`lane:p`)
+                    // is renamed to the caller's parameter.
+                    let param_fn = matches!(ty, Ty::Fn(_))
+                        && matches!(self.body.expr(self.body.unparen(arg)), Expr::Name(n) if self.local(n).is_some_and(|l| l.kind == crate::check::LocalKind::Param));
+                    match self.body.expr(self.body.unparen(arg)) {
+                        Expr::Name(n) if param_fn => mapping.push(Mapped::Borrow(n.clone())),
+                        _ => mapping.push(Mapped::Dropped),
+                    }
                 }
             }
         }

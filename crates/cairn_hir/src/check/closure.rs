@@ -101,7 +101,7 @@ impl Cx<'_> {
 
 /// The binders a block declares (nested closures' parameters included), the name expressions
 /// it holds, and the roots of the places it assigns.
-fn contents(
+pub(crate) fn contents(
     body: &Body,
     block: &Block,
     binders: &mut Vec<BinderId>,
@@ -179,12 +179,33 @@ fn contents(
                 }
             }
             Stmt::Block(b) | Stmt::Unsafe(b) => contents(body, b, binders, names, assigned),
+            Stmt::Parallel { binder, count, body: b } => {
+                binders.push(*binder);
+                expr(body, *count, binders, names, assigned);
+                contents(body, b, binders, names, assigned);
+            }
+            Stmt::Collect(c) => {
+                binders.push(c.binder);
+                binders.extend(c.name);
+                for e in c.target.iter().chain([&c.count]).chain(c.pred.iter()).chain([&c.value]) {
+                    expr(body, *e, binders, names, assigned);
+                }
+                if let Some(target) = c.target {
+                    let mut root = body.unparen(target);
+                    while let Expr::Index { base, .. } = body.expr(root) {
+                        root = body.unparen(*base);
+                    }
+                    if let Expr::Name(name) = body.expr(root) {
+                        assigned.push(name.clone());
+                    }
+                }
+            }
             Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Missing | Stmt::Unsupported(_) => {}
         }
     }
 }
 
-fn expr(body: &Body, e: ExprId, binders: &mut Vec<BinderId>, names: &mut Vec<ExprId>, assigned: &mut Vec<Arc<str>>) {
+pub(crate) fn expr(body: &Body, e: ExprId, binders: &mut Vec<BinderId>, names: &mut Vec<ExprId>, assigned: &mut Vec<Arc<str>>) {
     match body.expr(e) {
         Expr::Name(_) => names.push(e),
         Expr::Paren(inner) | Expr::Try(inner) | Expr::Unary { operand: inner, .. } => {

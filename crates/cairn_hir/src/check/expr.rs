@@ -592,6 +592,7 @@ impl Cx<'_> {
     }
 
     fn try_expr(&mut self, e: ExprId, operand: ExprId) -> R<Ty> {
+        self.lane_control(Anchor::Expr(e), "try")?;
         let ty = self.check(operand, None)?;
         if ty.is_error() {
             return Ok(Ty::Error);

@@ -15,7 +15,8 @@ mod alias;
 mod assign;
 mod builtin;
 pub(crate) mod call;
-mod closure;
+pub(crate) mod closure;
+mod collect;
 mod dispatch;
 mod dynamic;
 mod expr;
@@ -23,6 +24,8 @@ mod generic;
 mod linear;
 mod moves;
 mod owner;
+mod parallel;
+pub use parallel::{FnArgument, Region};
 mod stmt;
 
 use std::collections::{BTreeSet, HashMap};
@@ -169,6 +172,11 @@ pub struct FnCheck {
     pub captures: Arc<[(ExprId, Arc<[crate::scopes::LocalRef]>)]>,
     /// Each argument lent to a `dyn` parameter with the impl its table is made of; sorted.
     pub dyn_lends: Arc<[(ExprId, Item)]>,
+    /// Each parallel region and collector, in statement order (language §24, §25).
+    pub regions: Arc<[parallel::Region]>,
+    /// Each `fn`-typed argument of a call of a declared function (judged where written when the
+    /// callee's lanes call it).
+    pub fn_arguments: Arc<[parallel::FnArgument]>,
 }
 
 impl FnCheck {
@@ -194,6 +202,11 @@ impl FnCheck {
     pub fn dyn_lend(&self, id: ExprId) -> Option<Item> {
         let at = self.dyn_lends.binary_search_by_key(&id, |(e, _)| *e).ok()?;
         Some(self.dyn_lends[at].1)
+    }
+
+    /// The region (or collector) of statement `stmt`.
+    pub fn region(&self, stmt: StmtId) -> Option<&parallel::Region> {
+        self.regions.iter().find(|r| r.stmt == stmt)
     }
 
     /// The outer bindings closure `id` captures.
@@ -363,6 +376,9 @@ fn run_check<'db>(
         captures: Vec::new(),
         dyn_lends: Vec::new(),
         stack_bytes: 0,
+        lane: None,
+        regions: Vec::new(),
+        fn_arguments: Vec::new(),
     };
     let mut result = cx.run();
     // A bare name that a local binding answers means that binding (the body's scopes say
@@ -415,6 +431,8 @@ fn run_check<'db>(
             captures.dedup_by_key(|(e, _)| *e);
             Arc::from(captures)
         },
+        regions: Arc::from(cx.regions),
+        fn_arguments: Arc::from(cx.fn_arguments),
     }
 }
 
@@ -491,6 +509,12 @@ pub(crate) struct Cx<'db> {
     pub dyn_lends: Vec<(ExprId, Item)>,
     pub types: Vec<Ty>,
     pub stack_bytes: u64,
+    /// The lane being checked, inside a region or a collector's yields (language §24).
+    pub lane: Option<parallel::Lane>,
+    /// The regions and collectors checked ([`FnCheck::regions`]).
+    pub regions: Vec<parallel::Region>,
+    /// [`FnCheck::fn_arguments`].
+    pub fn_arguments: Vec<parallel::FnArgument>,
 }
 
 impl Cx<'_> {

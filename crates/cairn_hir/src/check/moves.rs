@@ -338,9 +338,23 @@ impl Walk<'_, '_> {
                 self.in_loop(|walk| walk.block(block))?;
                 Ok(false)
             }
-            Stmt::Each { count, body: block, .. } => {
+            Stmt::Each { count, body: block, .. } | Stmt::Parallel { count, body: block, .. } => {
                 self.value(*count)?;
                 self.in_loop(|walk| walk.block(block))?;
+                Ok(false)
+            }
+            Stmt::Collect(c) => {
+                if let Some(target) = c.target {
+                    self.place(target)?;
+                }
+                self.value(c.count)?;
+                let exprs: Vec<ExprId> = c.pred.iter().copied().chain([c.value]).collect();
+                self.in_loop(|walk| {
+                    for e in exprs {
+                        walk.value(e)?;
+                    }
+                    Ok(false)
+                })?;
                 Ok(false)
             }
             Stmt::ForEach { element, iterable, body: block, .. } => {

@@ -127,6 +127,14 @@ impl Cx<'_> {
                 self.defer(id, *inner)?;
                 Ok(false)
             }
+            Stmt::Parallel { binder, count, body: block } => {
+                self.parallel(id, *binder, *count, block)?;
+                Ok(false)
+            }
+            Stmt::Collect(c) => {
+                self.collect(id, c)?;
+                Ok(false)
+            }
             Stmt::Unsupported(kind) => Err(Diag::new(
                 "E-UNSUPPORTED",
                 format!(
@@ -204,6 +212,7 @@ impl Cx<'_> {
     }
 
     pub(crate) fn return_stmt(&mut self, id: StmtId, value: Option<ExprId>) -> R<()> {
+        self.lane_control(Anchor::Stmt(id), "return")?;
         let ret = self.ret_ty();
         match value {
             Some(value) => {

@@ -41,6 +41,7 @@ mod closure;
 mod elide;
 mod expr;
 mod owner;
+mod parallel;
 mod stmt;
 
 use crate::{

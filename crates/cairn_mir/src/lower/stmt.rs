@@ -131,6 +131,8 @@ impl Lower<'_> {
                 self.defer(*inner);
                 Ok(())
             }
+            Stmt::Parallel { binder, count, body: block } => self.parallel(id, *binder, *count, block),
+            Stmt::Collect(c) => self.collect(id, c),
         }
     }
 

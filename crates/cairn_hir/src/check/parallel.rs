@@ -1,0 +1,668 @@
+//! Parallel regions (language §24): `parallel i in n { … }` checked as a loop whose body runs
+//! once per lane, then judged by the lane rules that make lanes race-free by construction.
+//!
+//! While a region's body is typed, the check knows it is in a lane (`Cx::lane`) and refuses on
+//! the spot what no lane may do: `return`/`try` out of the function (`E-PARALLEL-CONTROL`), a
+//! nested region or collector (`E-PARALLEL-NEST`), printing, a foreign call, or a call through a
+//! function value that is not a parameter (`E-PARALLEL-CALL`). A `fn` parameter called (or handed
+//! on) in a lane adds `lane:f` to the row. Once the body is typed, [`RaceWalk`] places every
+//! access to storage declared outside the region: an assignment to an outer name or field is
+//! `E-PARALLEL-WRITE`; an array some lane writes may be touched only at `[i]` or inside the
+//! lane's own block `[i * S + j]` with `j` provably below one constant stride `S`
+//! (`E-PARALLEL-RACE`). What the lanes call is judged against the callees' rows later, with the
+//! whole program (`crate::lanes`). Collectors (`collect.rs`) run their yields under the same walk.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::body::{BinaryOp, BinderId, Block, Else, Expr, ExprId, Literal, Stmt, StmtId};
+use crate::check::{CallTarget, Cx, Local, LocalKind, R};
+use crate::diag::{Anchor, Diag};
+use crate::scopes::LocalRef;
+use crate::types::{Mode, Ty};
+
+/// A region (or a collector's iteration) as later passes need it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Region {
+    /// The `parallel` or collector statement.
+    pub stmt: StmtId,
+    /// The outer bindings its lanes name, in first-use order (what the lowering hands each lane).
+    pub captures: Arc<[LocalRef]>,
+    /// The call expressions its lanes make (their targets are in `FnCheck::call_targets`).
+    pub calls: Arc<[ExprId]>,
+    /// The declared functions its lanes may call (each implementation a `dyn` call may reach
+    /// included), each once.
+    pub callees: Arc<[crate::input::Item]>,
+    /// The elements one lane index stands for: the stride of the block the lanes write (`1`
+    /// for `[i]`).
+    pub stride: u64,
+}
+
+/// A `fn`-typed argument of a call of a declared function: the call, the parameter's position in
+/// the callee's signature, and the argument. Judged where it is written when the callee's lanes
+/// call that parameter (`lane:p`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FnArgument {
+    pub call: ExprId,
+    pub param: u32,
+    pub arg: ExprId,
+}
+
+/// The lane being checked.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Lane {
+    /// How many closures enclosed the region: `return` inside a closure written in the lane
+    /// answers to the closure, not the function.
+    pub closures: usize,
+}
+
+impl Cx<'_> {
+    /// `E-PARALLEL-NEST` when a lane is being checked.
+    pub(crate) fn not_in_lane(&self, id: StmtId, what: &str) -> R<()> {
+        if self.lane.is_some() {
+            return Err(Diag::new(
+                "E-PARALLEL-NEST",
+                format!(
+                    "{what} cannot start inside a lane: lanes already run on every core. Move it before or after the region, or do this lane's share sequentially with `for`."
+                ),
+                Anchor::Stmt(id),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `E-PARALLEL-CONTROL` for `return`/`try` out of a lane.
+    pub(crate) fn lane_control(&self, anchor: Anchor, word: &str) -> R<()> {
+        if let Some(lane) = self.lane
+            && self.closure_rets.len() == lane.closures
+        {
+            return Err(Diag::new(
+                "E-PARALLEL-CONTROL",
+                format!(
+                    "`{word}` cannot leave the function from inside a lane: every lane runs to its end. Record what the lane found in its own element (`out[i] = …`) and decide after the region."
+                ),
+                anchor,
+            ));
+        }
+        Ok(())
+    }
+
+    /// `E-PARALLEL-CALL` for a call that is never lane-safe.
+    pub(crate) fn lane_call(&self, e: ExprId, what: &str) -> R<()> {
+        if self.lane.is_some() {
+            return Err(Diag::new(
+                "E-PARALLEL-CALL",
+                format!(
+                    "{what} in a lane: lanes may compute, read, write their own elements and allocate, nothing observable. Do it after the region, from what the lanes stored."
+                ),
+                Anchor::Expr(e),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A call through the function value held by `local` (named `name`): in a lane only a `fn`
+    /// parameter may be called, adding `lane:name`.
+    pub(crate) fn lane_indirect(&mut self, e: ExprId, name: &str, local: &Local) -> R<()> {
+        if self.lane.is_none() {
+            return Ok(());
+        }
+        if local.kind == LocalKind::Param {
+            self.effect(format!("lane:{name}"));
+            return Ok(());
+        }
+        Err(Diag::new(
+            "E-PARALLEL-CALL",
+            format!(
+                "{name} is a function value held in a local, and a lane may call only a `fn` parameter of its function (judged where the caller passes it): take {name} as a parameter instead."
+            ),
+            Anchor::Expr(e),
+        ))
+    }
+
+    /// A `fn` parameter handed to a callee inside a lane: the lanes may call it (`lane:f`).
+    pub(crate) fn lane_hands_on(&mut self, arg: ExprId) {
+        if self.lane.is_none() {
+            return;
+        }
+        if let Expr::Name(name) = self.body.expr(self.body.unparen(arg))
+            && let Some(local) = self.local(name)
+            && local.kind == LocalKind::Param
+            && matches!(local.ty.value(), Ty::Fn(_))
+        {
+            let effect = format!("lane:{name}");
+            self.effect(effect);
+        }
+    }
+
+    /// The parameter type argument `arg` was paired with, at a call checked so far.
+    pub(crate) fn argument_type(&self, arg: ExprId) -> Option<&Ty> {
+        self.arguments.iter().rev().find(|(e, _)| *e == arg).map(|(_, t)| t)
+    }
+
+    /// `parallel i in n { body }`.
+    pub(crate) fn parallel(&mut self, id: StmtId, binder: BinderId, count: ExprId, block: &Block) -> R<()> {
+        self.not_in_lane(id, "A `parallel` region")?;
+        self.check(count, Some(&Ty::usize()))?;
+        self.effect("par:host");
+        self.fresh(binder, |name| format!("The lane binder {name} is already bound; pick a fresh name."))?;
+        let name = self.body.binder(binder).clone();
+        self.bind(binder, Local { name, ty: Ty::usize(), mutable: false, kind: LocalKind::LoopBinder, literal: None });
+        let first_call = (self.call_targets.len(), self.calls.len());
+        let loops = std::mem::replace(&mut self.loops, 0);
+        self.lane = Some(Lane { closures: self.closure_rets.len() });
+        let result = self.block(block);
+        self.lane = None;
+        self.loops = loops;
+        result?;
+        let mut walk = RaceWalk::new(self, binder, block, &[]);
+        walk.block(block)?;
+        walk.judge()?;
+        let captures = walk.captures();
+        let stride = walk.stride();
+        self.record_region(id, captures, first_call, stride);
+        Ok(())
+    }
+
+    /// Records a region checked since `call_targets` held `first_call` entries.
+    pub(crate) fn record_region(
+        &mut self,
+        stmt: StmtId,
+        captures: Vec<LocalRef>,
+        first_call: (usize, usize),
+        stride: u64,
+    ) {
+        let calls: Vec<ExprId> = self.call_targets[first_call.0..].iter().map(|(e, _)| *e).collect();
+        let mut callees: Vec<crate::input::Item> = Vec::new();
+        for edge in &self.calls[first_call.1..] {
+            if !callees.contains(&edge.callee) {
+                callees.push(edge.callee);
+            }
+        }
+        self.regions.push(Region {
+            stmt,
+            captures: Arc::from(captures),
+            calls: Arc::from(calls),
+            callees: Arc::from(callees),
+            stride,
+        });
+    }
+}
+
+/// How an access reaches the elements of an outer array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Inside the lane's own block of this stride (`[i]` is stride 1).
+    Block(u64),
+    /// Somewhere the checker cannot place (a whole lend, an index not in the lane's block).
+    Unplaced,
+}
+
+#[derive(Debug, Clone)]
+struct Access {
+    key: LocalRef,
+    name: Arc<str>,
+    at: ExprId,
+    write: bool,
+    shape: Shape,
+}
+
+/// The walk that places a region's accesses (language §24's race rule).
+pub(crate) struct RaceWalk<'a, 'db> {
+    cx: &'a Cx<'db>,
+    lane: BinderId,
+    /// Binders declared inside the region (the lane's own storage).
+    inside: HashSet<BinderId>,
+    /// The upper bound of each `for j in lo..hi` inside the region, by binder.
+    ranges: HashMap<BinderId, ExprId>,
+    accesses: Vec<Access>,
+    names: Vec<ExprId>,
+}
+
+impl<'a, 'db> RaceWalk<'a, 'db> {
+    /// A walk over `block` and `exprs`, whose lane binder is `lane`.
+    pub(crate) fn new(cx: &'a Cx<'db>, lane: BinderId, block: &Block, exprs: &[ExprId]) -> Self {
+        let mut binders = vec![lane];
+        let mut names = Vec::new();
+        let mut assigned = Vec::new();
+        crate::check::closure::contents(&cx.body, block, &mut binders, &mut names, &mut assigned);
+        for &e in exprs {
+            crate::check::closure::expr(&cx.body, e, &mut binders, &mut names, &mut assigned);
+        }
+        RaceWalk {
+            cx,
+            lane,
+            inside: binders.into_iter().collect(),
+            ranges: HashMap::new(),
+            accesses: Vec::new(),
+            names,
+        }
+    }
+
+    /// The outer bindings the region names, in first-use order.
+    pub(crate) fn captures(&self) -> Vec<LocalRef> {
+        let mut out: Vec<LocalRef> = Vec::new();
+        for &name in &self.names {
+            if let Some(local) = self.outer(name)
+                && !out.contains(&local)
+            {
+                out.push(local);
+            }
+        }
+        out
+    }
+
+    /// The outer binding a name expression means (`None` for the lane's own, or not a local).
+    fn outer(&self, e: ExprId) -> Option<LocalRef> {
+        let local = self.cx.scopes.resolve(e)?;
+        match local {
+            LocalRef::Binder(b) if self.inside.contains(&b) => None,
+            _ => Some(local),
+        }
+    }
+
+    /// The root name expression of a place (`a` in `a.b[i].c`).
+    fn root(&self, mut e: ExprId) -> Option<ExprId> {
+        loop {
+            e = self.cx.body.unparen(e);
+            match self.cx.body.expr(e) {
+                Expr::Name(_) => return Some(e),
+                Expr::Field { base, .. } | Expr::Index { base, .. } | Expr::Part { base, .. } => e = *base,
+                _ => return None,
+            }
+        }
+    }
+
+    /// The index nearest the root along a place (`i` in `a.b[i].c`), if any.
+    fn first_index(&self, mut e: ExprId) -> Option<ExprId> {
+        let mut found = None;
+        loop {
+            e = self.cx.body.unparen(e);
+            match self.cx.body.expr(e) {
+                Expr::Index { base, indices } => {
+                    found = indices.first().copied();
+                    e = *base;
+                }
+                Expr::Field { base, .. } | Expr::Part { base, .. } => e = *base,
+                _ => return found,
+            }
+        }
+    }
+
+    fn name_of(&self, e: ExprId) -> Arc<str> {
+        match self.cx.body.expr(e) {
+            Expr::Name(n) => n.clone(),
+            _ => Arc::from("?"),
+        }
+    }
+
+    pub(crate) fn block(&mut self, block: &Block) -> R<()> {
+        for &stmt in block.iter() {
+            self.stmt(stmt)?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, id: StmtId) -> R<()> {
+        let body = self.cx.body.clone();
+        match body.stmt(id) {
+            Stmt::Let { init, .. } => self.expr(*init),
+            Stmt::Assign { target, value, .. } => {
+                self.expr(*value)?;
+                self.written(*target, Anchor::Stmt(id))
+            }
+            Stmt::Expr(e) | Stmt::Return(Some(e)) => self.expr(*e),
+            Stmt::If { cond, then, els } => {
+                self.expr(*cond)?;
+                self.block(then)?;
+                match els {
+                    Some(Else::Block(b)) => self.block(b),
+                    Some(Else::If(nested)) => self.stmt(*nested),
+                    None => Ok(()),
+                }
+            }
+            Stmt::While { cond, body: b } => {
+                self.expr(*cond)?;
+                self.block(b)
+            }
+            Stmt::ForRange { binder, lo, hi, body: b } => {
+                self.expr(*lo)?;
+                self.expr(*hi)?;
+                self.ranges.insert(*binder, *hi);
+                self.block(b)
+            }
+            Stmt::ForEach { iterable, body: b, .. } => {
+                self.whole(*iterable, false)?;
+                self.block(b)
+            }
+            Stmt::Each { count, body: b, .. } | Stmt::Parallel { count, body: b, .. } => {
+                self.expr(*count)?;
+                self.block(b)
+            }
+            Stmt::Match { subject, arms } => {
+                self.expr(*subject)?;
+                for arm in arms.iter() {
+                    self.block(&arm.body)?;
+                }
+                Ok(())
+            }
+            Stmt::Block(b) | Stmt::Unsafe(b) => self.block(b),
+            Stmt::Stack { capacity, .. } | Stmt::Buffer { capacity, .. } => self.expr(*capacity),
+            Stmt::Unpack { value, .. } => self.expr(*value),
+            Stmt::Defer(inner) => self.stmt(*inner),
+            Stmt::Collect(c) => {
+                for e in c.target.iter().chain([&c.count]).chain(c.pred.iter()).chain([&c.value]) {
+                    self.expr(*e)?;
+                }
+                Ok(())
+            }
+            Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Missing | Stmt::Unsupported(_) => Ok(()),
+        }
+    }
+
+    /// A place the lane writes: an outer name or field is `E-PARALLEL-WRITE`; an element of an
+    /// outer array is placed by the race rule.
+    fn written(&mut self, target: ExprId, anchor: Anchor) -> R<()> {
+        self.indices_read(target)?;
+        let Some(root) = self.root(target) else { return Ok(()) };
+        let Some(key) = self.outer(root) else { return Ok(()) };
+        let name = self.name_of(root);
+        match self.first_index(target) {
+            Some(index) => {
+                let shape = self.shape(index);
+                self.accesses.push(Access { key, name, at: index, write: true, shape });
+                Ok(())
+            }
+            None => Err(Diag::new(
+                "E-PARALLEL-WRITE",
+                format!(
+                    "A lane assigns {name}, which is declared outside the region, so every lane would write it at once. Give each lane its own element (`out[i] = …`), or combine the lanes' values with `reduce`."
+                ),
+                anchor,
+            )),
+        }
+    }
+
+    /// Reads of the elements each index along a place names (`a[i]` reads `a` at `i`).
+    fn indices_read(&mut self, place: ExprId) -> R<()> {
+        let mut e = self.cx.body.unparen(place);
+        loop {
+            match self.cx.body.expr(e).clone() {
+                Expr::Index { base, indices } => {
+                    for index in indices.iter() {
+                        self.expr(*index)?;
+                    }
+                    e = self.cx.body.unparen(base);
+                }
+                Expr::Part { base, lo, hi } => {
+                    self.expr(lo)?;
+                    self.expr(hi)?;
+                    e = self.cx.body.unparen(base);
+                }
+                Expr::Field { base, .. } => e = self.cx.body.unparen(base),
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// An argument lending a place whole or as a part (`write` for an `rw` lend).
+    fn whole(&mut self, arg: ExprId, write: bool) -> R<()> {
+        self.indices_read(arg)?;
+        let Some(root) = self.root(arg) else { return self.expr(arg) };
+        let Some(key) = self.outer(root) else { return Ok(()) };
+        let name = self.name_of(root);
+        let inner = self.cx.body.unparen(arg);
+        let shape = match self.cx.body.expr(inner) {
+            Expr::Part { lo, hi, .. } => self.part_shape(*lo, *hi),
+            _ => match self.first_index(arg) {
+                Some(index) => self.shape(index),
+                None => Shape::Unplaced,
+            },
+        };
+        if write && shape == Shape::Unplaced && self.first_index(arg).is_none() && !self.is_array(key) {
+            return Err(Diag::new(
+                "E-PARALLEL-WRITE",
+                format!(
+                    "A lane lends {name} to be written, and {name} is declared outside the region, so every lane would write it at once. Give each lane its own element, or combine the lanes' values with `reduce`."
+                ),
+                Anchor::Expr(arg),
+            ));
+        }
+        self.accesses.push(Access { key, name, at: arg, write, shape });
+        Ok(())
+    }
+
+    /// True when the binding holds elements (a view, `Buf`, `Array`, `stack` or `buffer`).
+    fn is_array(&self, key: LocalRef) -> bool {
+        self.cx
+            .locals
+            .get(&key)
+            .is_some_and(|l| matches!(l.ty.value(), Ty::View(_) | Ty::Buf(_) | Ty::Array(..)))
+    }
+
+    fn expr(&mut self, e: ExprId) -> R<()> {
+        let body = self.cx.body.clone();
+        match body.expr(e) {
+            Expr::Missing | Expr::Literal(_) | Expr::Name(_) | Expr::Unsupported(_) => Ok(()),
+            Expr::Paren(inner) | Expr::Try(inner) | Expr::Unary { operand: inner, .. } => self.expr(*inner),
+            Expr::Binary { lhs, rhs, .. } => {
+                self.expr(*lhs)?;
+                self.expr(*rhs)
+            }
+            Expr::Field { base, .. } => self.expr(*base),
+            Expr::Index { base, indices } => {
+                for index in indices.iter() {
+                    self.expr(*index)?;
+                }
+                self.expr(*base)?;
+                if let Some(root) = self.root(e)
+                    && let Some(key) = self.outer(root)
+                    && let Some(&index) = indices.first()
+                {
+                    let name = self.name_of(root);
+                    let shape = self.shape(index);
+                    self.accesses.push(Access { key, name, at: e, write: false, shape });
+                }
+                Ok(())
+            }
+            Expr::Part { base, lo, hi } => {
+                self.expr(*base)?;
+                self.expr(*lo)?;
+                self.expr(*hi)
+            }
+            Expr::Closure { body: b, .. } => self.block(b),
+            Expr::Call { callee, args } => {
+                let mut given: Vec<ExprId> = Vec::new();
+                if let Expr::Field { base, .. } = body.expr(body.unparen(*callee))
+                    && self.cx.argument_type(*base).is_some()
+                {
+                    given.push(*base);
+                } else {
+                    self.expr(*callee)?;
+                }
+                given.extend(args.iter().copied());
+                let places = matches!(
+                    self.cx.call_targets.iter().rev().find(|(c, _)| *c == e).map(|(_, t)| t),
+                    Some(CallTarget::Builtin(b)) if b.on_places()
+                );
+                for arg in given {
+                    if places {
+                        self.written(arg, Anchor::Expr(arg))?;
+                        continue;
+                    }
+                    match self.cx.argument_type(arg).cloned() {
+                        Some(Ty::View(view)) => self.whole(arg, view.mode == Mode::Rw)?,
+                        Some(Ty::Borrow(Mode::Rw, inner)) if !matches!(&*inner, Ty::Fn(_)) => {
+                            self.written(arg, Anchor::Expr(arg))?
+                        }
+                        _ => self.expr(arg)?,
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Where an index puts an access: the lane's block `i * S + j`, or nowhere placeable.
+    fn shape(&self, index: ExprId) -> Shape {
+        match self.linear(index) {
+            Some((stride, Offset::Below(bound))) if bound <= stride => Shape::Block(stride),
+            Some((stride, Offset::Exact(c))) if c < stride => Shape::Block(stride),
+            _ => Shape::Unplaced,
+        }
+    }
+
+    /// A part `lo..hi` inside the lane's block: `i*S + a .. i*S + b` with `a <= b <= S`.
+    fn part_shape(&self, lo: ExprId, hi: ExprId) -> Shape {
+        match (self.linear(lo), self.linear(hi)) {
+            (Some((s1, lo)), Some((s2, hi))) if s1 == s2 => match (lo, hi) {
+                (Offset::Exact(a), Offset::Exact(b)) if a <= b && b <= s1 => Shape::Block(s1),
+                _ => Shape::Unplaced,
+            },
+            _ => Shape::Unplaced,
+        }
+    }
+
+    /// `e` as `i * S + offset`, with `S` a constant.
+    fn linear(&self, e: ExprId) -> Option<(u64, Offset)> {
+        let body = &self.cx.body;
+        let e = body.unparen(e);
+        if self.is_lane(e) {
+            return Some((1, Offset::Exact(0)));
+        }
+        match body.expr(e) {
+            Expr::Binary { op: BinaryOp::Mul, lhs, rhs } => {
+                // `i * S`, `S * i`, `(i + 1) * S`
+                let (var, stride) = if let Some(s) = self.constant(*rhs) {
+                    (*lhs, s)
+                } else {
+                    (*rhs, self.constant(*lhs)?)
+                };
+                let var = body.unparen(var);
+                if self.is_lane(var) {
+                    return Some((stride, Offset::Exact(0)));
+                }
+                if let Expr::Binary { op: BinaryOp::Add, lhs, rhs } = body.expr(var) {
+                    let (l, r) = (body.unparen(*lhs), body.unparen(*rhs));
+                    let one = if self.is_lane(l) { self.constant(r) } else { self.is_lane(r).then(|| self.constant(l))? };
+                    if one == Some(1) {
+                        return Some((stride, Offset::Exact(stride)));
+                    }
+                }
+                None
+            }
+            Expr::Binary { op: BinaryOp::Add, lhs, rhs } => {
+                let (base, offset) = match self.linear(*lhs) {
+                    Some(found) => (found, *rhs),
+                    None => (self.linear(*rhs)?, *lhs),
+                };
+                let (stride, Offset::Exact(0)) = base else { return None };
+                if let Some(c) = self.constant(offset) {
+                    return Some((stride, Offset::Exact(c)));
+                }
+                self.below(offset).map(|bound| (stride, Offset::Below(bound)))
+            }
+            _ => None,
+        }
+    }
+
+    /// An upper bound (exclusive) the value of `e` provably stays below: a `for` binder of the
+    /// region over a constant range end, or `x % c`.
+    fn below(&self, e: ExprId) -> Option<u64> {
+        let body = &self.cx.body;
+        let e = body.unparen(e);
+        match body.expr(e) {
+            Expr::Name(_) => {
+                let LocalRef::Binder(binder) = self.cx.scopes.resolve(e)? else { return None };
+                let hi = *self.ranges.get(&binder)?;
+                self.constant(hi)
+            }
+            Expr::Binary { op: BinaryOp::Rem, rhs, .. } => self.constant(*rhs),
+            _ => None,
+        }
+    }
+
+    fn is_lane(&self, e: ExprId) -> bool {
+        matches!(self.cx.body.expr(e), Expr::Name(_))
+            && self.cx.scopes.resolve(e) == Some(LocalRef::Binder(self.lane))
+    }
+
+    /// The value of an integer literal or constant (a natural of the instance included).
+    fn constant(&self, e: ExprId) -> Option<u64> {
+        let e = self.cx.body.unparen(e);
+        match self.cx.body.expr(e) {
+            Expr::Literal(Literal::Int { value: Some(v), .. }) => u64::try_from(*v).ok(),
+            Expr::Name(name) if self.cx.scopes.resolve(e).is_none() => self
+                .cx
+                .natural(name)
+                .or_else(|| crate::consts::integer_constant(self.cx.db, &self.cx.module, name)),
+            _ => None,
+        }
+    }
+
+    /// The race rule over every access placed: an array a lane writes is touched only inside
+    /// each lane's block, of one stride.
+    pub(crate) fn judge(&self) -> R<()> {
+        let written: Vec<LocalRef> = self.accesses.iter().filter(|a| a.write).map(|a| a.key).collect();
+        let mut strides: HashMap<LocalRef, (u64, ExprId)> = HashMap::new();
+        for access in self.accesses.iter().filter(|a| written.contains(&a.key)) {
+            let name = &access.name;
+            match access.shape {
+                Shape::Unplaced => {
+                    let what = if access.write { "writes" } else { "reads" };
+                    return Err(Diag::new(
+                        "E-PARALLEL-RACE",
+                        format!(
+                            "Lanes write {name}, so lane i may touch it only at [i] or inside its own block [i * S + j] (j provably below one constant S); this access {what} {name} where the checker cannot place it inside the lane's own part. Index it at the lane's own element, or collect the result with `reduce`, `compact` or `scan`."
+                        ),
+                        Anchor::Expr(access.at),
+                    ));
+                }
+                Shape::Block(stride) => {
+                    if let Some(&(first, _)) = strides.get(&access.key)
+                        && first != stride
+                    {
+                        return Err(Diag::new(
+                            "E-PARALLEL-RACE",
+                            format!(
+                                "Lanes touch {name} in blocks of {first} elements and here of {stride}: the lanes' blocks would overlap. Use one stride for every access to {name}."
+                            ),
+                            Anchor::Expr(access.at),
+                        ));
+                    }
+                    strides.entry(access.key).or_insert((stride, access.at));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The largest block a lane writes (`1` when it writes by element or not at all).
+    pub(crate) fn stride(&self) -> u64 {
+        self.accesses
+            .iter()
+            .filter(|a| a.write)
+            .filter_map(|a| match a.shape {
+                Shape::Block(s) => Some(s),
+                Shape::Unplaced => None,
+            })
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// The yield or predicate expressions of a collector, walked as lane code.
+    pub(crate) fn exprs(&mut self, exprs: &[ExprId]) -> R<()> {
+        for &e in exprs {
+            self.expr(e)?;
+        }
+        Ok(())
+    }
+}
+
+/// What follows the lane's multiple in a linear index.
+#[derive(Debug, Clone, Copy)]
+enum Offset {
+    Exact(u64),
+    /// Some value provably below this bound.
+    Below(u64),
+}

@@ -1,0 +1,217 @@
+//! What lanes call, judged against the callees' rows (language §24, `E-PARALLEL-CALL`).
+//!
+//! A body's check refuses what is never lane-safe on its own (printing, a foreign call, a stored
+//! function value called in a lane); what a lane reaches through a declared function is known
+//! only once every row is, so it is judged here, beside the operand-order audit: each callee a
+//! region's lanes may call (every implementation a `dyn` call may reach included) must have a
+//! row within the lane-safe set, and so must whatever a caller passes for a `fn` parameter that
+//! the callee's lanes call (`lane:p` in its row) — a declared function by its row, a closure by
+//! what it calls and by never writing what it captures, a stored `fn` value as every
+//! address-taken function of its type. A caller's own `fn` parameter handed on is carried up as
+//! `lane:q` by the rows and judged at its callers.
+
+use std::sync::Arc;
+
+use crate::body::{Expr, ExprId, fn_body};
+use crate::check::{CallTarget, FnCheck, Resolution};
+use crate::db::Db;
+use crate::diag::{Anchor, Diag};
+use crate::effects::Row;
+use crate::input::{Item, Program};
+use crate::signature::fn_signature;
+
+/// The first effect of `row` outside the host lane-safe set: the `pure` set, reads and writes
+/// (judged by the race rule where lent), `alloc`, `free`, `atomic`, `lock`, `dispatch`,
+/// `indirect_call` and `lane:*`.
+pub fn lane_unsafe(row: &Row) -> Option<&Arc<str>> {
+    row.iter().find(|effect| {
+        let e: &str = effect;
+        let safe = matches!(
+            e,
+            "local_read"
+                | "local_write"
+                | "alloc"
+                | "free"
+                | "zero_init"
+                | "stack_storage"
+                | "trap"
+                | "diverge"
+                | "ffi_precondition"
+                | "atomic"
+                | "lock"
+                | "dispatch"
+                | "indirect_call"
+        ) || ["read:", "write:", "lane:", "bound:"].iter().any(|p| e.starts_with(p));
+        !safe
+    })
+}
+
+/// What an effect outside the lane-safe set means, for a refusal.
+fn meaning(effect: &str) -> String {
+    match effect {
+        "io" => "does input or output (io)".to_string(),
+        "par:host" | "par:device" => format!("starts a parallel region ({effect}), and regions do not nest"),
+        "spawn" | "join" => format!("starts or awaits a task ({effect})"),
+        _ if effect.starts_with("ffi:") => format!("calls foreign code ({effect})"),
+        _ => format!("has the effect {effect}"),
+    }
+}
+
+/// The first `E-PARALLEL-CALL` of a body, judged with the callees' rows `row_of` gives.
+pub(crate) fn lane_refusal(
+    db: &dyn Db,
+    row_of: &dyn Fn(Item) -> Option<Row>,
+    item: Item,
+    check: &FnCheck,
+) -> Option<Diag> {
+    if check.regions.is_empty() && check.fn_arguments.is_empty() {
+        return None;
+    }
+    let scope = crate::scope::Resolver::new(db);
+    // What the regions' lanes call.
+    for region in check.regions.iter() {
+        for &callee in region.callees.iter() {
+            let Some(row) = row_of(callee) else { continue };
+            let Some(effect) = lane_unsafe(&row) else { continue };
+            let anchor = region
+                .calls
+                .iter()
+                .find(|&&call| match check.call_target(call) {
+                    Some(CallTarget::Function(f, _)) => *f == callee,
+                    Some(CallTarget::Dynamic { .. }) => true,
+                    _ => false,
+                })
+                .map_or(Anchor::Stmt(region.stmt), |&call| Anchor::Expr(call));
+            let name = scope.full_name(callee);
+            return Some(Diag::new(
+                "E-PARALLEL-CALL",
+                format!(
+                    "A lane calls {name}, which {}: lanes may compute, read, write their own elements and allocate, nothing observable. Call it after the region, from what the lanes stored.",
+                    meaning(effect)
+                ),
+                anchor,
+            ));
+        }
+    }
+    // What is passed for a `fn` parameter the callee's lanes call.
+    let body = fn_body(db, item);
+    for argument in check.fn_arguments.iter() {
+        let Some(CallTarget::Function(callee, _)) = check.call_target(argument.call) else { continue };
+        let Some(row) = row_of(*callee) else { continue };
+        let signature = fn_signature(db, *callee);
+        let Some(param) = signature.params.get(argument.param as usize) else { continue };
+        if !row.contains(format!("lane:{}", param.name).as_str()) {
+            continue;
+        }
+        let callee_name = scope.full_name(*callee);
+        let arg = body.unparen(argument.arg);
+        let refuse = |why: String| {
+            Some(Diag::new(
+                "E-PARALLEL-CALL",
+                format!("{callee_name} calls its parameter {} in parallel lanes, and {why}", param.name),
+                Anchor::Expr(arg),
+            ))
+        };
+        match body.expr(arg) {
+            Expr::Closure { body: block, params, .. } => {
+                // A closure may read what it captures, never write it.
+                let mut binders: Vec<crate::body::BinderId> = params.iter().map(|(b, _)| *b).collect();
+                let mut names = Vec::new();
+                let mut assigned = Vec::new();
+                crate::check::closure::contents(&body, block, &mut binders, &mut names, &mut assigned);
+                for &captured in check.captures_of(arg) {
+                    let name: Arc<str> = match captured {
+                        crate::scopes::LocalRef::Param(i) => body.params.get(i as usize).cloned().unwrap_or_default(),
+                        crate::scopes::LocalRef::Binder(b) => body.binder(b).clone(),
+                    };
+                    if assigned.contains(&name) {
+                        return refuse(format!(
+                            "this closure writes {name}, which it captures, so the lanes would write it at once: compute into the lane's own element instead."
+                        ));
+                    }
+                }
+                // And what it calls stays lane-safe.
+                for call in calls_within(db, item, &body, arg) {
+                    match check.call_target(call) {
+                        Some(CallTarget::Function(g, _)) => {
+                            if let Some(row) = row_of(*g)
+                                && let Some(effect) = lane_unsafe(&row)
+                            {
+                                return refuse(format!(
+                                    "this closure calls {}, which {}.",
+                                    scope.full_name(*g),
+                                    meaning(effect)
+                                ));
+                            }
+                        }
+                        Some(CallTarget::Builtin(b)) if matches!(b.name(), "print" | "println" | "eprint" | "eprintln") => {
+                            return refuse("this closure prints, which no lane may do.".to_string());
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Expr::Name(_) => match check.resolution(arg) {
+                Resolution::Function(g) => {
+                    if let Some(row) = row_of(g)
+                        && let Some(effect) = lane_unsafe(&row)
+                    {
+                        return refuse(format!("{} {}.", scope.full_name(g), meaning(effect)));
+                    }
+                }
+                Resolution::Local(crate::scopes::LocalRef::Param(_)) => {}
+                _ => {
+                    // A stored `fn` value: any address-taken function of its type may be in it.
+                    let ty = check.expr_types.get(arg.0 as usize).cloned();
+                    for g in address_taken(db) {
+                        let sig = fn_signature(db, g);
+                        let fun = crate::types::FnTy {
+                            params: sig.params.iter().map(|p| p.ty.clone()).collect(),
+                            ret: sig.ret.clone(),
+                        };
+                        if ty.as_ref().is_some_and(|t| crate::types::Ty::Fn(Arc::new(fun)) == *t.value())
+                            && let Some(row) = row_of(g)
+                            && let Some(effect) = lane_unsafe(&row)
+                        {
+                            return refuse(format!(
+                                "this function value may hold {} (its address is taken), which {}.",
+                                scope.full_name(g),
+                                meaning(effect)
+                            ));
+                        }
+                    }
+                }
+            },
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Every call expression inside expression `e` (by the source map: an expression's text holds
+/// its sub-expressions').
+fn calls_within(db: &dyn Db, item: Item, body: &crate::body::Body, e: ExprId) -> Vec<ExprId> {
+    let map = crate::body::fn_source_map(db, item);
+    let Some(outer) = map.exprs.get(e.0 as usize).copied() else { return Vec::new() };
+    (0..body.exprs.len())
+        .filter(|&i| matches!(body.exprs[i], Expr::Call { .. }))
+        .filter(|&i| map.exprs.get(i).is_some_and(|r| outer.contains_range(*r)))
+        .map(|i| ExprId(i as u32))
+        .collect()
+}
+
+/// The functions whose addresses the program takes.
+fn address_taken(db: &dyn Db) -> Vec<Item> {
+    let program = Program::get(db);
+    let mut out: Vec<Item> = Vec::new();
+    for entry in program.items(db).iter() {
+        if crate::effects::is_function(entry.key.kind) {
+            for &taken in crate::effects::fn_summary(db, entry.item).address_taken.iter() {
+                if !out.contains(&taken) {
+                    out.push(taken);
+                }
+            }
+        }
+    }
+    out
+}
