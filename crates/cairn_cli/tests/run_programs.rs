@@ -15,6 +15,13 @@
 //! trap is held to the first rule only (an abort releases nothing, by design). A program whose
 //! header says `// memcheck: no` is not run under valgrind (the stack-overflow test: valgrind runs
 //! programs on a stack of its own).
+//!
+//! Parallel programs: a header `// lanes: 1 2 3 7` runs the built program again with each of
+//! those `CAIRN_LANES` values, which must give the same ending and output (the number of lanes
+//! never changes a result, language §24), and once under valgrind's helgrind with three lanes and
+//! fair scheduling (so that the lanes really interleave under valgrind), which must report no
+//! data race. `the_lane_pool_is_race_free` shows the helgrind check can fail: a racy lane
+//! function driven through the runtime's pool is reported, a race-free one is not.
 
 mod common;
 
@@ -31,6 +38,8 @@ struct Expectation {
     stderr_contains: Vec<String>,
     /// False when the header says `// memcheck: no`.
     memcheck: bool,
+    /// The `CAIRN_LANES` values a parallel program is run again with (`// lanes: 1 2 3 7`).
+    lanes: Vec<u32>,
 }
 
 impl Expectation {
@@ -51,6 +60,7 @@ fn parse_header(source: &str) -> Result<Expectation, String> {
         final_newline: true,
         stderr_contains: Vec::new(),
         memcheck: true,
+        lanes: Vec::new(),
     };
     for line in source.lines() {
         let Some(comment) = line.strip_prefix("//") else { break };
@@ -63,6 +73,11 @@ fn parse_header(source: &str) -> Result<Expectation, String> {
         } else if let Some(text) = comment.strip_prefix(" stdout:") {
             // `// stdout: TEXT` gives TEXT exactly; `// stdout:` alone is an empty line.
             expectation.stdout_lines.push(text.strip_prefix(' ').unwrap_or(text).to_string());
+        } else if let Some(counts) = comment.strip_prefix(" lanes:") {
+            for count in counts.split_whitespace() {
+                let count = count.parse::<u32>().map_err(|_| format!("`// lanes:` takes lane counts, got `{count}`"))?;
+                expectation.lanes.push(count);
+            }
         } else if comment.trim_end() == " memcheck: no" {
             expectation.memcheck = false;
         } else if comment.trim_end() == " stdout-no-final-newline" {
@@ -165,11 +180,66 @@ fn check_program(path: &Path, out_dir: &Path) -> Vec<String> {
             problems.push(format!("stderr: expected to contain {}, got {}", shown(needle), shown(got_stderr)));
         }
     }
+    let binary = executable_in(Path::new(record["build_directory"].as_str().unwrap_or_default()));
     if problems.is_empty() && expected.memcheck {
-        match executable_in(Path::new(record["build_directory"].as_str().unwrap_or_default())) {
-            Some(binary) => problems.extend(memcheck(&binary, &expected)),
+        match &binary {
+            Some(binary) => problems.extend(memcheck(binary, &expected)),
             None => problems.push("memcheck: no executable in the build directory".to_string()),
         }
+    }
+    if problems.is_empty() && !expected.lanes.is_empty() {
+        match &binary {
+            Some(binary) => problems.extend(lane_counts(binary, &expected)),
+            None => problems.push("lanes: no executable in the build directory".to_string()),
+        }
+    }
+    problems
+}
+
+/// True when a run ended as `expected` says (a trap: SIGABRT, or 134 through a shell).
+fn ended_as(status: &std::process::ExitStatus, expected: &Expectation) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    if expected.exit == Some(134) {
+        status.signal() == Some(6) || status.code() == Some(134)
+    } else {
+        status.code().map(i64::from) == expected.exit
+    }
+}
+
+/// Runs the program at each lane count of its header, then under helgrind.
+fn lane_counts(binary: &Path, expected: &Expectation) -> Vec<String> {
+    let mut problems = Vec::new();
+    for &lanes in &expected.lanes {
+        let output = match Command::new(binary).env("CAIRN_LANES", lanes.to_string()).output() {
+            Ok(output) => output,
+            Err(error) => return vec![format!("lanes: cannot run the program: {error}")],
+        };
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !ended_as(&output.status, expected) || stdout != expected.stdout() {
+            problems.push(format!(
+                "CAIRN_LANES={lanes}: status {:?}, stdout {}",
+                output.status,
+                shown(&stdout)
+            ));
+        }
+        for needle in &expected.stderr_contains {
+            if !stderr.contains(needle.as_str()) {
+                problems.push(format!("CAIRN_LANES={lanes}: stderr lacks {}: {}", shown(needle), shown(&stderr)));
+            }
+        }
+    }
+    match common::helgrind(binary, 3) {
+        Ok(checked) => {
+            if !ended_as(&checked.status, expected) || !checked.reports.is_empty() {
+                problems.push(format!(
+                    "helgrind: status {:?}, reports:\n{}",
+                    checked.status,
+                    checked.reports.iter().take(40).cloned().collect::<Vec<_>>().join("\n")
+                ));
+            }
+        }
+        Err(problem) => problems.push(problem),
     }
     problems
 }
@@ -253,6 +323,59 @@ fn run_programs() {
     }
 }
 
+/// A C driver of the runtime's pool: `racy` sums into one shared word from every lane (a data
+/// race), `clean` writes each index's own element.
+const POOL_DRIVER: &str = r#"
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+void cairn_rt_parallel(void (*fn)(void *, uint64_t, uint64_t), void *env, uint64_t count, uint64_t work,
+                       uint64_t grain, int32_t lanes);
+static uint64_t shared_total;
+static void racy(void *env, uint64_t lo, uint64_t hi) { (void)env; for (uint64_t i = lo; i < hi; i++) shared_total += i; }
+static void own(void *env, uint64_t lo, uint64_t hi) { uint64_t *out = env; for (uint64_t i = lo; i < hi; i++) out[i] = i * 2; }
+int main(int argc, char **argv) {
+    uint64_t n = 3000000;
+    uint64_t *out = calloc(n, 8);
+    if (argc > 1 && argv[1][0] == 'r') cairn_rt_parallel(racy, NULL, n, n, 0, 0);
+    cairn_rt_parallel(own, out, n, n, 0, 0);
+    cairn_rt_parallel(own, out, n, n, 0, 3);
+    uint64_t s = 0;
+    for (uint64_t i = 0; i < n; i++) s += out[i];
+    printf("%llu\n", (unsigned long long)s);
+    free(out);
+    return 0;
+}
+"#;
+
+#[test]
+fn the_lane_pool_is_race_free() {
+    let dir = std::env::temp_dir().join(format!("cairn-pool-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    std::fs::write(dir.join("driver.c"), POOL_DRIVER).expect("write the driver");
+    std::fs::write(dir.join("host.c"), cairn_codegen::RUNTIME_C).expect("write the runtime");
+    let built = Command::new("cc")
+        .args(["-O2", "-std=c11", "-pthread", "-o"])
+        .arg(dir.join("driver"))
+        .arg(dir.join("driver.c"))
+        .arg(dir.join("host.c"))
+        .arg("-lm")
+        .output()
+        .expect("run cc");
+    assert!(built.status.success(), "the driver did not build: {}", String::from_utf8_lossy(&built.stderr));
+    let binary = dir.join("driver");
+    let clean = common::helgrind_args(&binary, 3, &["clean"]).expect("helgrind runs");
+    assert!(clean.status.success(), "the clean driver failed: {:?}", clean.status);
+    assert_eq!(clean.stdout.trim(), "8999997000000");
+    assert!(clean.reports.is_empty(), "helgrind reported the pool itself:\n{}", clean.reports.join("\n"));
+    let racy = common::helgrind_args(&binary, 3, &["racy"]).expect("helgrind runs");
+    assert!(
+        racy.reports.iter().any(|line| line.contains("Possible data race")),
+        "helgrind did not see the racy lane function: the check could not fail"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn headers_parse() {
     let e = parse_header("// exit: 134\n// stdout: a b\n// stdout:\n// stdout-no-final-newline\n// stderr-contains: x y\n// prose\nfn main() -> i32 { return 0; }\n// exit: 9\n")
@@ -264,4 +387,7 @@ fn headers_parse() {
     assert_eq!(e.stdout(), "one\ntwo \n");
     assert!(parse_header("// stdout: x\nfn main() -> i32 { return 0; }\n").is_err());
     assert!(parse_header("// exit: 0\n// exit: 1\n").is_err());
+    let e = parse_header("// exit: 0\n// lanes: 1 2 3 7\n").expect("parses");
+    assert_eq!(e.lanes, vec![1, 2, 3, 7]);
+    assert!(parse_header("// exit: 0\n// lanes: two\n").is_err());
 }

@@ -1,5 +1,6 @@
 //! What the cli crate's tests share: running a built program under valgrind's memcheck (the
-//! memory-safety evidence of `run_programs.rs` and `differential_owners.rs`).
+//! memory-safety evidence of `run_programs.rs` and `differential_owners.rs`) and helgrind (the
+//! race-freedom evidence of the parallel programs in `run_programs.rs`).
 
 use std::path::Path;
 use std::process::{Command, ExitStatus};
@@ -20,6 +21,34 @@ pub fn memcheck(binary: &Path, trapped: bool) -> Result<Memcheck, String> {
         .args(["-q", "--error-exitcode=99", leaks, "--show-leak-kinds=definite,indirect"])
         .args(["--errors-for-leak-kinds=definite,indirect"])
         .arg(binary)
+        .output()
+        .map_err(|error| format!("cannot start valgrind ({error}): ./scripts/setup.sh installs it"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let reports = stderr
+        .lines()
+        .filter(|l| {
+            l.strip_prefix("==").and_then(|r| r.split_once("==")).is_some_and(|(pid, _)| pid.parse::<u32>().is_ok())
+        })
+        .map(str::to_string)
+        .collect();
+    Ok(Memcheck { status: output.status, stdout: String::from_utf8_lossy(&output.stdout).to_string(), reports })
+}
+
+/// Runs `binary` under valgrind's helgrind with `lanes` lanes and fair scheduling (valgrind runs
+/// one thread at a time; fair scheduling makes the lanes take turns, so that they interleave).
+#[allow(dead_code)]
+pub fn helgrind(binary: &Path, lanes: u32) -> Result<Memcheck, String> {
+    helgrind_args(binary, lanes, &[])
+}
+
+/// [`helgrind`] with arguments for the program.
+#[allow(dead_code)]
+pub fn helgrind_args(binary: &Path, lanes: u32, args: &[&str]) -> Result<Memcheck, String> {
+    let output = Command::new("valgrind")
+        .args(["-q", "--tool=helgrind", "--fair-sched=yes", "--error-exitcode=99"])
+        .arg(binary)
+        .args(args)
+        .env("CAIRN_LANES", lanes.to_string())
         .output()
         .map_err(|error| format!("cannot start valgrind ({error}): ./scripts/setup.sh installs it"))?;
     let stderr = String::from_utf8_lossy(&output.stderr);

@@ -2,8 +2,8 @@
 //!
 //! A region's body becomes a *lane function* of its own, `<symbol>$lane<stmt>(env, lo, hi)`,
 //! which runs indices `lo..hi`; its environment is a record on the caller's stack holding, per
-//! outer binding the lanes name, a pointer to it (a view or borrow is copied: it is already a
-//! handle), as a closure's is. The region itself is one `Inst::Parallel`, which the runtime
+//! outer binding the lanes name, a copy of it when it is a scalar, a handle or a code pointer
+//! (lanes never assign an outer name), else a pointer to it. The region itself is one `Inst::Parallel`, which the runtime
 //! splits into claims across the lane pool. Lanes cannot race (the checker's lane rules), so
 //! sharing the caller's storage through the environment is safe.
 //!
@@ -81,7 +81,13 @@ impl<'db> Lower<'db> {
         let mut values: Vec<Operand> = Vec::new();
         for &local in outer {
             let ty = self.local_ty(local).clone();
-            if matches!(ty, MTy::View(_) | MTy::Ptr(_)) || closure::is_callable(&ty) {
+            // Lanes never assign an outer name (the lane rules): scalars, handles and code
+            // pointers travel as copies; storage the lanes write by element, by pointer.
+            if matches!(
+                ty,
+                MTy::View(_) | MTy::Ptr(_) | MTy::Fn { .. } | MTy::Bool | MTy::Int(_) | MTy::Float(_) | MTy::Enum { .. }
+            ) || closure::is_callable(&ty)
+            {
                 values.push(copy(local));
                 shared.push(Shared { ty });
             } else {
@@ -337,8 +343,8 @@ impl<'db> Lower<'db> {
             inner.bindings.insert(*local_ref, *local);
         }
         let rest = &shared[captures.len()..];
-        let n_in = Operand::Copy(Place::local(rest[0]).project(Proj::Deref));
-        let nb_in = Operand::Copy(Place::local(rest[1]).project(Proj::Deref));
+        let n_in = copy(rest[0]);
+        let nb_in = copy(rest[1]);
         let extras: Vec<Local> = rest[2..].to_vec();
         let b = inner.new_local(Some(Arc::from("block")), MTy::usize());
         let counter = inner.new_local(Some(inner.body.binder(c.binder).clone()), MTy::usize());
