@@ -242,6 +242,11 @@ pub fn compile(workspace: &Workspace, purpose: Purpose, flags: &BuildFlags) -> R
             (functions, Entry::Tests(symbols), tests)
         }
     };
+    // A plan's `fuse` joins adjacent regions (language §26); `--keep-guards` never fuses.
+    let mut functions = functions;
+    if !flags.keep_guards {
+        cairn_mir::fuse::fuse_regions(&mut functions);
+    }
     let site = |function: &Function, at: Option<Anchor>| -> Site { site_of(workspace, &items, function, at) };
     let compiled = cairn_codegen::compile(
         &functions,
@@ -404,7 +409,10 @@ fn frontend(workspace: &Workspace, functions: &[Arc<Function>]) -> Frontend {
             if fact.module.is_empty() { fact.name.to_string() } else { format!("{}.{}", fact.module, fact.name) };
         let name = if fact.kind == ItemKind::Test { format!("test${name}") } else { name };
         let mut discharged: BTreeMap<&'static str, u32> = BTreeMap::new();
-        if let Some(function) = functions.iter().find(|f| *f.name == *name) {
+        // The function's own guards and those of what its body made: its closures and its
+        // regions' lane functions (`name$…`).
+        let inner = format!("{name}$");
+        for function in functions.iter().filter(|f| *f.name == *name || f.name.starts_with(&inner)) {
             for guard in function.guards().filter(|g| g.elided) {
                 *discharged.entry(guard.kind.name()).or_default() += 1;
             }

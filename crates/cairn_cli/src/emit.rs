@@ -31,7 +31,11 @@ pub fn run(path: &Path, mir: bool, unoptimized: bool, keep_guards: bool, debug: 
         out.environment(&format!("internal error (E-INTERNAL): {name} could not be lowered: {}", error.0));
         return 2;
     }
-    let functions: Vec<_> = lowered.functions.iter().filter(|f| f.kind != FnKind::Test).cloned().collect();
+    let mut functions: Vec<_> = lowered.functions.iter().filter(|f| f.kind != FnKind::Test).cloned().collect();
+    // As a build compiles it: a plan's `fuse` joins regions unless every guard is kept.
+    if !keep_guards {
+        cairn_mir::fuse::fuse_regions(&mut functions);
+    }
     if mir {
         let text: String = functions.iter().map(|f| format!("{f}\n")).collect();
         out.text(&text);

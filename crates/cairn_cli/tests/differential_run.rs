@@ -264,7 +264,8 @@ fn compare(program: fn(u64) -> String, seeds: std::ops::Range<u64>, flavour: &st
     assert!(compared - trapped >= 20, "only {} programs ran to the end", compared - trapped);
 }
 
-/// The tier-1 run tests (instances, traits, function values, closures, owners) under the
+/// The tier-1 run tests (instances, traits, function values, closures, owners, regions and
+/// collectors, whose lanes the evaluator runs one after another) under the
 /// evaluator: the same standard output and ending as the compiled program's expectations in their
 /// headers, and no heap allocation left live by a program that ends normally.
 #[test]
@@ -292,6 +293,10 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         "942-field-extents.cairn",
         "943-generic-owners.cairn",
         "944-dyn-of-owners.cairn",
+        "950-parallel-regions.cairn",
+        "951-collectors.cairn",
+        "952-trap-in-lane.cairn",
+        "953-reduce-traps-in-order.cairn",
     ] {
         let text = std::fs::read_to_string(dir.join(name)).expect("a run test");
         let expected: String =
@@ -301,7 +306,7 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         assert!(workspace.check().refusal.is_none(), "{name} is accepted");
         let lowered = cairn_mir::program_mir(workspace.db());
         assert!(lowered.errors.is_empty(), "{name}: {:?}", lowered.errors);
-        let outcome = run(&lowered.functions, "cairn.main", 10_000_000);
+        let outcome = run(&lowered.functions, "cairn.main", 200_000_000);
         assert_eq!(String::from_utf8_lossy(&outcome.stdout), expected, "{name}: standard output");
         match outcome.ending {
             Ending::Exit(status) => {
@@ -313,5 +318,5 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         }
         compared += 1;
     }
-    assert_eq!(compared, 20);
+    assert_eq!(compared, 24);
 }

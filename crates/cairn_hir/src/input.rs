@@ -35,6 +35,9 @@ pub enum ItemKind {
     /// A declaration of a later tier (trait, impl, extern, family, recipe, derive, plan, layout):
     /// parsed, named, and refused with `E-UNSUPPORTED` until its checker exists.
     Unsupported(SyntaxKind),
+    /// `plan f { … }` (language §26): named by the function it plans (a selection, `plan f use
+    /// g;`, by `f use g`).
+    Plan,
     /// A member of a trait (a bodiless signature): an item of its own, one input each, keyed
     /// under its trait (`ItemKey::parent`), so that an edit of one member changes one input. An
     /// impl's members are [`ItemKind::Method`]s, keyed the same way.
@@ -47,7 +50,12 @@ impl ItemKind {
     pub fn declares_name(self) -> bool {
         use cairn_syntax::SyntaxKind::*;
         match self {
-            ItemKind::Import | ItemKind::Test | ItemKind::Member | ItemKind::Method | ItemKind::Impl => false,
+            ItemKind::Import
+            | ItemKind::Test
+            | ItemKind::Member
+            | ItemKind::Method
+            | ItemKind::Impl
+            | ItemKind::Plan => false,
             ItemKind::Unsupported(kind) => matches!(kind, TRAIT | EXTERN_FN | RECIPE | LAYOUT),
             _ => true,
         }

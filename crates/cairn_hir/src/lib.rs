@@ -34,6 +34,7 @@ mod family;
 pub mod foreign;
 mod input;
 mod lanes;
+pub mod plans;
 mod report;
 mod scope;
 mod signature;

@@ -245,6 +245,20 @@ pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
     {
         push(&mut result.early, item, diag, &mut refused_items);
     }
+    // Plans (language §26): each alone, then a second plan of one function.
+    if result.early.is_empty() {
+        for entry in entries.iter().filter(|e| e.key.kind == ItemKind::Plan) {
+            if let Some(diag) = crate::plans::plan_refusal(db, entry.item) {
+                push(&mut result.early, entry.item, diag, &mut refused_items);
+                break;
+            }
+        }
+    }
+    if result.early.is_empty()
+        && let Some((item, diag)) = crate::plans::second_plans(db)
+    {
+        push(&mut result.early, item, diag, &mut refused_items);
+    }
     if !result.early.is_empty() {
         result.not_judged = own.iter().filter(|f| !refused_items.contains(f)).count();
         return result;

@@ -13,6 +13,7 @@
 
 mod display;
 pub mod eval;
+pub mod fuse;
 mod lower;
 pub mod mono;
 pub mod verify;
@@ -346,13 +347,16 @@ pub enum Inst {
 }
 
 /// How a region's indices are split (language §24, §26); never what they compute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Schedule {
     /// A plan's `grain`: at least this many indices per claim (`0`: the default, 8,192
     /// elements' work).
     pub grain: u64,
     /// A plan's `lanes`: at most this many lanes (`0`: every lane of the pool).
     pub lanes: u32,
+    /// The fusion chain of the plan's `fuse` the region belongs to: adjacent regions of one
+    /// chain may run as one traversal (`fuse::fuse_regions`, never with every guard kept).
+    pub chain: Option<u32>,
 }
 
 /// How a block ends.

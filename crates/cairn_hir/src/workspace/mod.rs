@@ -464,7 +464,8 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
         FAMILY => ItemKind::Family,
         TRAIT => ItemKind::Trait,
         IMPL => ItemKind::Impl,
-        RECIPE | DERIVE | PLAN | LAYOUT => ItemKind::Unsupported(node.kind()),
+        PLAN => ItemKind::Plan,
+        RECIPE | DERIVE | LAYOUT => ItemKind::Unsupported(node.kind()),
         _ => return None,
     };
     let name: String = match kind {
@@ -480,6 +481,18 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
             let trait_path = of(imp.trait_path().map(|p| ast::AstNode::syntax(&p).clone()));
             let self_ty = of(imp.self_ty().map(|t| ast::AstNode::syntax(&t).clone()));
             format!("{trait_path} for {self_ty}")
+        }
+        // A plan is named by the function it plans; a selection by `f use g`.
+        ItemKind::Plan => {
+            let plan: ast::Plan = ast::AstNode::cast(node.clone())?;
+            let of = |n: Option<SyntaxNode>| n.map(|n| compact_text(&n)).unwrap_or_default();
+            let target = of(plan.target().map(|p| ast::AstNode::syntax(&p).clone()));
+            match plan.plan_use() {
+                Some(selection) => {
+                    format!("{target} use {}", of(selection.implementation().map(|p| ast::AstNode::syntax(&p).clone())))
+                }
+                None => target,
+            }
         }
         _ => node
             .children()

@@ -257,6 +257,9 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function,
     };
     let ret = mty(db, &signature.ret);
     let mut lower = Lower::new(db, body, check, ret.clone(), signature.ret.clone(), instance_symbol(db, instance));
+    // The plan of its regions (language §26): how they are split, never what they compute.
+    lower.schedule = *cairn_hir::plans::fn_schedule(db, item);
+    lower.chains = cairn_hir::plans::fusion_chains(db, item).clone();
     // Every parameter is a local before anything else, in order (the ABI reads them so).
     let mut param_locals = Vec::with_capacity(signature.params.len());
     for (i, param) in signature.params.iter().enumerate() {
@@ -386,6 +389,8 @@ impl<'db> Lower<'db> {
             ret_ty,
             symbol,
             extra: Vec::new(),
+            schedule: cairn_hir::plans::Schedule::default(),
+            chains: Arc::from(Vec::new()),
         }
     }
 }
@@ -421,6 +426,9 @@ struct Lower<'db> {
     symbol: Arc<str>,
     /// Functions made while lowering this one: its closures and the callable adapters it lends.
     extra: Vec<Function>,
+    /// How the function's plan splits its regions, and the runs of regions its `fuse` joins.
+    schedule: cairn_hir::plans::Schedule,
+    chains: Arc<[Arc<[StmtId]>]>,
 }
 
 /// What a loop binder stays below.

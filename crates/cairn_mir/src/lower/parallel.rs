@@ -41,25 +41,83 @@ impl<'db> Lower<'db> {
         let symbol: Arc<str> = Arc::from(format!("{}$lane{}", self.symbol, id.0));
         let captures = self.captured(&region.captures)?;
         let outer: Vec<Local> = captures.iter().map(|(_, l)| *l).collect();
+        // The views whose extent is the count: every lane index is in bounds of them (the pool
+        // runs indices below the count only), so their `[i]` guards are proved.
+        let sized = self.views_of_extent(count);
         let (env, mut inner, shared) = self.lane_env(&symbol, &outer)?;
-        for ((local_ref, _), shared) in captures.iter().zip(&shared) {
+        let mut proved = Vec::new();
+        for ((local_ref, outer_local), shared) in captures.iter().zip(&shared) {
             inner.bindings.insert(*local_ref, *shared);
+            if sized.contains(outer_local) {
+                proved.push(*shared);
+            }
         }
-        inner.counted_loop(binder, copy(Local(1)), copy(Local(2)), None, block)?;
+        inner.lane_loop(binder, &proved, block)?;
         self.finish_lane(symbol.clone(), inner);
         let work = if region.stride == 1 {
             n.clone()
         } else {
             self.value(MTy::usize(), Rvalue::Binary(BinOp::Mul, n.clone(), lit_usize(region.stride)))
         };
-        let schedule = self.schedule();
+        let schedule = self.schedule(id);
         self.emit(Inst::Parallel { lane: symbol, env, count: n, work, schedule });
         Ok(())
     }
 
-    /// The schedule a plan gives this function's regions (the defaults without one).
-    fn schedule(&self) -> Schedule {
-        Schedule { grain: 0, lanes: 0 }
+    /// The view locals whose length is the value of `count` (an immutable name or a literal):
+    /// view parameters whose extent is that parameter, and views whose type's extent is it.
+    fn views_of_extent(&self, count: ExprId) -> Vec<Local> {
+        let count = self.body.unparen(count);
+        let mut out = Vec::new();
+        match self.body.expr(count) {
+            Expr::Name(_) => {
+                if let Some(Bound::Name(n)) = self.bound_of(count) {
+                    out.extend(self.extents.iter().filter(|(_, e)| *e == n).map(|(v, _)| *v));
+                }
+            }
+            Expr::Literal(Literal::Int { value: Some(k), .. }) => {
+                for (binder, ty) in self.check.binder_types.iter().enumerate() {
+                    if let Ty::View(view) = ty
+                        && view.extent == Extent::Literal(*k as u64)
+                        && let Some(&local) = self.bindings.get(&LocalRef::Binder(BinderId(binder as u32)))
+                    {
+                        out.push(local);
+                    }
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    /// A lane function's loop: the region's binder over `lo..hi` (parameters 1 and 2), known to
+    /// stay below the length of each of `proved`.
+    fn lane_loop(&mut self, binder: BinderId, proved: &[Local], block: &HirBlock) -> R<()> {
+        let name = self.body.binder(binder).clone();
+        let counter = self.new_local(Some(name), MTy::usize());
+        self.assign(Place::local(counter), Rvalue::Use(copy(Local(1))));
+        let header = self.new_block();
+        let inside = self.new_block();
+        let latch = self.new_block();
+        let exit = self.new_block();
+        self.terminate(Terminator::Goto(header));
+        self.switch_to(header);
+        let more = self.value(MTy::Bool, Rvalue::Binary(BinOp::Lt, copy(counter), copy(Local(2))));
+        self.terminate(Terminator::Branch(more, inside, exit));
+        self.switch_to(inside);
+        let mark = self.facts.len();
+        self.bind(binder, counter);
+        for &view in proved {
+            self.facts.push((counter, Bound::Len(view)));
+        }
+        self.counted_body(block, mark, counter, (header, latch, exit))
+    }
+
+    /// The schedule a plan gives this function's regions (the defaults without one), and the
+    /// fusion chain region `id` belongs to.
+    fn schedule(&self, id: StmtId) -> Schedule {
+        let chain = self.chains.iter().position(|c| c.contains(&id)).map(|c| c as u32);
+        Schedule { grain: self.schedule.grain, lanes: self.schedule.lanes, chain }
     }
 
     /// The MIR locals of the outer bindings a region names.
@@ -357,7 +415,7 @@ impl<'db> Lower<'db> {
         })?;
         self.finish_lane(symbol.clone(), inner);
         let count = copy(nb);
-        self.emit(Inst::Parallel { lane: symbol, env, count, work: n.clone(), schedule: Schedule { grain: 1, lanes: 0 } });
+        self.emit(Inst::Parallel { lane: symbol, env, count, work: n.clone(), schedule: Schedule { grain: 1, lanes: 0, chain: None } });
         Ok(())
     }
 

@@ -1,0 +1,401 @@
+//! Plans (language §26): `plan f { grain G; lanes L; fuse K; … }` chooses how `f`'s regions are
+//! split, never what they compute, so a plan cannot change a result, a row or a guard.
+//!
+//! [`plan_def`] reads a plan's declaration; [`plan_refusal`] judges it (`E-PLAN`: a plan naming
+//! no function with a `parallel` statement, an unknown or repeated item, a value out of range, a
+//! device item for a function with no device region, a `fuse` with no two regions it may join);
+//! [`second_plans`] refuses a second schedule plan of one function. [`fn_schedule`] is what the
+//! lowering reads: the grain, lane cap and fusion width of a function's regions, and
+//! [`fusion_chains`] the runs of regions a `fuse` joins. Fusion needs adjacent regions in one
+//! block over a count spelled the same way, lanes touching arrays only at their own index, and
+//! bodies that cannot trap, loop or be observed: in this build, assignments, `let` and `if` over
+//! operators that cannot trap (comparisons, bitwise and logical operators, float arithmetic,
+//! `min`, `max`, conversions to a float), with no calls. A plan selecting an implementation
+//! (`plan f use g;`, §27) is not in this build (`E-UNSUPPORTED`).
+
+use std::sync::Arc;
+
+use cairn_syntax::ast::{self, AstNode};
+
+use crate::body::{BinaryOp, BinderId, Block, Else, Expr, ExprId, Stmt, StmtId, UnaryOp, fn_body};
+use crate::check::{CallTarget, FnCheck, check_fn};
+use crate::db::Db;
+use crate::diag::{Anchor, Diag};
+use crate::input::{Item, ItemKind, Program};
+use crate::scope::{Lookup, Resolver};
+use crate::types::{Extent, Ty};
+
+/// One item of a plan, as written.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PlanItem {
+    pub word: Arc<str>,
+    /// `None` when the value was not a natural literal (the parser refused it, `E-STATIC`).
+    pub value: Option<u64>,
+}
+
+/// A plan's declaration.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct PlanDef {
+    /// The function it plans, as written.
+    pub target: Arc<[Arc<str>]>,
+    /// `plan f use g;`: a selection of an implementation, not a schedule.
+    pub selection: bool,
+    pub items: Arc<[PlanItem]>,
+}
+
+/// How a function's host regions are split (what the lowering reads).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Schedule {
+    /// At least this many indices per claim (`0`: the default, 8,192 elements' work).
+    pub grain: u64,
+    /// At most this many lanes (`0`: every lane of the pool).
+    pub lanes: u32,
+    /// At most this many adjacent regions run as one traversal (`0`: none).
+    pub fuse: u32,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn plan_def(db: &dyn Db, item: Item) -> PlanDef {
+    let node = item.syntax(db).syntax_node();
+    let Some(plan) = ast::Plan::cast(node) else { return PlanDef::default() };
+    let target: Vec<Arc<str>> = plan
+        .target()
+        .map(|p| p.segments().map(|s| Arc::from(s.syntax().text().to_string().trim())).collect())
+        .unwrap_or_default();
+    let items: Vec<PlanItem> = plan
+        .items()
+        .map(|it| PlanItem {
+            word: it.word().map_or_else(|| Arc::from(""), |t| Arc::from(t.text())),
+            value: it.value().and_then(|t| t.text().parse::<u64>().ok()),
+        })
+        .collect();
+    PlanDef { target: Arc::from(target), selection: plan.plan_use().is_some(), items: Arc::from(items) }
+}
+
+/// The function a plan names, if it names one.
+pub fn plan_target(db: &dyn Db, plan: Item) -> Option<Item> {
+    let def = plan_def(db, plan);
+    let scope = Resolver::new(db);
+    let module = scope.module_of(plan);
+    match scope.resolve_path(&module, &def.target, |k| k == ItemKind::Fn) {
+        Lookup::Found(decl) if !crate::foreign::is_extern(db, decl.item) => Some(decl.item),
+        _ => None,
+    }
+}
+
+/// The items a host region takes, and their ranges.
+const HOST_ITEMS: [(&str, u64, u64); 3] = [("grain", 1, (1 << 63) - 1), ("lanes", 1, 1024), ("fuse", 2, 16)];
+/// The items of device regions (tier 2: no function has one in this build).
+const DEVICE_ITEMS: [&str; 5] = ["block", "per_lane", "unroll", "vector", "stage"];
+
+/// `E-PLAN` (or `E-UNSUPPORTED` for a selection) for one plan, judged alone.
+pub fn plan_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
+    let def = plan_def(db, plan);
+    let refuse = |message: String| Some(Diag::new("E-PLAN", message, Anchor::Item));
+    let written = def.target.join(".");
+    if def.selection {
+        return Some(Diag::new(
+            "E-UNSUPPORTED",
+            format!(
+                "`plan {written} use …;` selects an implementation (language §27), which this build does not have yet; a schedule plan (`plan {written} {{ grain 2048; }}`) is supported."
+            ),
+            Anchor::Item,
+        ));
+    }
+    let Some(function) = plan_target(db, plan) else {
+        return refuse(format!("The plan names {written}, and no function of that name is visible here."));
+    };
+    let body = fn_body(db, function);
+    let regions = parallel_statements(&body);
+    if regions.is_empty() {
+        return refuse(format!(
+            "{written} has no `parallel` statement for a plan to split (a collector is split by its count alone): remove the plan, or write the loop as `parallel i in n {{ … }}`."
+        ));
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for item in def.items.iter() {
+        let word: &str = &item.word;
+        if seen.contains(&word) {
+            return refuse(format!("The plan for {written} sets `{word}` twice: keep one."));
+        }
+        seen.push(word);
+        if DEVICE_ITEMS.contains(&word) {
+            return refuse(format!(
+                "`{word}` splits device regions, and {written} has none (its regions run on host threads): use `grain`, `lanes` or `fuse`."
+            ));
+        }
+        let Some(&(_, lo, hi)) = HOST_ITEMS.iter().find(|(w, _, _)| *w == word) else {
+            return refuse(format!(
+                "A plan has no item `{word}`: host regions take `grain`, `lanes` and `fuse`; device regions `block`, `per_lane`, `unroll`, `vector` and `stage`."
+            ));
+        };
+        if let Some(value) = item.value
+            && !(lo..=hi).contains(&value)
+        {
+            return refuse(format!("`{word} {value}` is out of range: `{word}` takes {lo} to {hi}."));
+        }
+    }
+    if let Some(fuse) = def.items.iter().find(|i| &*i.word == "fuse").and_then(|i| i.value) {
+        let check = check_fn(db, function);
+        let params = crate::signature::fn_signature(db, function).params.iter().map(|p| p.ty.clone()).collect();
+        if check.error.is_none() && chains(&body, check, params, fuse as u32).is_empty() {
+            return refuse(format!(
+                "`fuse {fuse}` finds no two regions of {written} it may join: fusion needs adjacent `parallel` statements in one block over a count spelled the same way, whose lanes touch arrays only at their own index and whose bodies cannot trap, loop, call or be observed."
+            ));
+        }
+    }
+    None
+}
+
+/// `E-PLAN` for a second schedule plan of one function: the first met in declaration order.
+pub fn second_plans(db: &dyn Db) -> Option<(Item, Diag)> {
+    let program = Program::get(db);
+    let mut planned: Vec<Item> = Vec::new();
+    for entry in program.items(db).iter().filter(|e| e.key.kind == ItemKind::Plan) {
+        if plan_def(db, entry.item).selection {
+            continue;
+        }
+        let Some(function) = plan_target(db, entry.item) else { continue };
+        if planned.contains(&function) {
+            let name = Resolver::new(db).full_name(function);
+            return Some((
+                entry.item,
+                Diag::new(
+                    "E-PLAN",
+                    format!("{name} has a schedule plan already: put every item in one `plan {name} {{ … }}`."),
+                    Anchor::Item,
+                ),
+            ));
+        }
+        planned.push(function);
+    }
+    None
+}
+
+/// The schedule of `function`'s regions: its (first) schedule plan's, or the defaults.
+#[salsa::tracked]
+pub fn fn_schedule(db: &dyn Db, function: Item) -> Schedule {
+    let program = Program::get(db);
+    for entry in program.items(db).iter().filter(|e| e.key.kind == ItemKind::Plan) {
+        let def = plan_def(db, entry.item);
+        if def.selection || plan_target(db, entry.item) != Some(function) || plan_refusal(db, entry.item).is_some() {
+            continue;
+        }
+        let value = |word: &str| def.items.iter().find(|i| &*i.word == word).and_then(|i| i.value).unwrap_or(0);
+        return Schedule { grain: value("grain"), lanes: value("lanes") as u32, fuse: value("fuse") as u32 };
+    }
+    Schedule::default()
+}
+
+/// The runs of `function`'s regions its plan's `fuse` joins, each of two or more regions.
+#[salsa::tracked(returns(ref))]
+pub fn fusion_chains(db: &dyn Db, function: Item) -> Arc<[Arc<[StmtId]>]> {
+    let schedule = fn_schedule(db, function);
+    let check = check_fn(db, function);
+    if schedule.fuse < 2 || check.error.is_some() {
+        return Arc::from(Vec::new());
+    }
+    let body = fn_body(db, function);
+    let params = crate::signature::fn_signature(db, function).params.iter().map(|p| p.ty.clone()).collect();
+    Arc::from(chains(&body, check, params, schedule.fuse).into_iter().map(Arc::from).collect::<Vec<_>>())
+}
+
+/// Every `parallel` statement of a body.
+fn parallel_statements(body: &crate::body::Body) -> Vec<StmtId> {
+    (0..body.stmts.len())
+        .map(|i| StmtId(i as u32))
+        .filter(|&s| matches!(body.stmt(s), Stmt::Parallel { .. }))
+        .collect()
+}
+
+/// The fusable runs of adjacent regions in every block of a body, cut at `width`.
+fn chains(body: &crate::body::Body, check: &FnCheck, params: Vec<Ty>, width: u32) -> Vec<Vec<StmtId>> {
+    let mut blocks: Vec<Block> = vec![body.root.clone()];
+    for stmt in &body.stmts {
+        match stmt {
+            Stmt::If { then, els, .. } => {
+                blocks.push(then.clone());
+                if let Some(Else::Block(b)) = els {
+                    blocks.push(b.clone());
+                }
+            }
+            Stmt::While { body: b, .. }
+            | Stmt::ForRange { body: b, .. }
+            | Stmt::ForEach { body: b, .. }
+            | Stmt::Each { body: b, .. }
+            | Stmt::Block(b)
+            | Stmt::Unsafe(b) => blocks.push(b.clone()),
+            Stmt::Match { arms, .. } => blocks.extend(arms.iter().map(|a| a.body.clone())),
+            _ => {}
+        }
+    }
+    let fuse = Fuse { body, check, params };
+    let mut out = Vec::new();
+    for block in blocks {
+        let mut run: Vec<StmtId> = Vec::new();
+        let mut flush = |run: &mut Vec<StmtId>| {
+            for chunk in run.chunks(width.max(2) as usize) {
+                if chunk.len() >= 2 {
+                    out.push(chunk.to_vec());
+                }
+            }
+            run.clear();
+        };
+        for &stmt in block.iter() {
+            let joins = fuse.fusable(stmt) && run.last().is_none_or(|&prev| fuse.same_count(prev, stmt));
+            if joins {
+                run.push(stmt);
+            } else {
+                flush(&mut run);
+                if fuse.fusable(stmt) {
+                    run.push(stmt);
+                }
+            }
+        }
+        flush(&mut run);
+    }
+    out
+}
+
+/// The fusion rules over one checked body.
+struct Fuse<'a> {
+    body: &'a crate::body::Body,
+    check: &'a FnCheck,
+    /// The function's parameter types.
+    params: Vec<Ty>,
+}
+
+impl Fuse<'_> {
+    /// The type of the binding a name expression means.
+    fn local_ty(&self, e: ExprId) -> Option<&Ty> {
+        match self.check.resolution(e) {
+            crate::check::Resolution::Local(crate::scopes::LocalRef::Param(k)) => self.params.get(k as usize),
+            crate::check::Resolution::Local(crate::scopes::LocalRef::Binder(b)) => self.check.binder_types.get(b.0 as usize),
+            _ => None,
+        }
+    }
+
+    fn ty(&self, e: ExprId) -> &Ty {
+        self.check.expr_types.get(e.0 as usize).unwrap_or(&Ty::Error)
+    }
+
+    /// Two regions count over the same extent, spelled the same way (one name meaning one
+    /// binding, or one literal).
+    fn same_count(&self, a: StmtId, b: StmtId) -> bool {
+        let (Stmt::Parallel { count: ca, .. }, Stmt::Parallel { count: cb, .. }) = (self.body.stmt(a), self.body.stmt(b))
+        else {
+            return false;
+        };
+        let (ca, cb) = (self.body.unparen(*ca), self.body.unparen(*cb));
+        match (self.body.expr(ca), self.body.expr(cb)) {
+            (Expr::Name(x), Expr::Name(y)) => x == y && self.check.resolution(ca) == self.check.resolution(cb),
+            (Expr::Literal(x), Expr::Literal(y)) => x == y,
+            _ => false,
+        }
+    }
+
+    /// A region whose lanes touch arrays only at their own index and cannot trap, loop, call or
+    /// be observed.
+    fn fusable(&self, stmt: StmtId) -> bool {
+        let Stmt::Parallel { binder, count, body } = self.body.stmt(stmt) else { return false };
+        let extent = match self.body.expr(self.body.unparen(*count)) {
+            Expr::Name(name) => Extent::Name(name.clone()),
+            Expr::Literal(crate::body::Literal::Int { value: Some(v), .. }) => Extent::Literal(*v as u64),
+            _ => return false,
+        };
+        let lane = Lane { fuse: self, binder: *binder, extent };
+        lane.block(body)
+    }
+}
+
+/// The body of one region being judged for fusion.
+struct Lane<'a, 'b> {
+    fuse: &'a Fuse<'b>,
+    binder: BinderId,
+    extent: Extent,
+}
+
+impl Lane<'_, '_> {
+    fn block(&self, block: &Block) -> bool {
+        block.iter().all(|&s| self.stmt(s))
+    }
+
+    fn stmt(&self, id: StmtId) -> bool {
+        let body = self.fuse.body;
+        match body.stmt(id) {
+            Stmt::Let { init, .. } => self.expr(*init),
+            Stmt::Assign { target, op, value } => {
+                let target_ok = match body.expr(body.unparen(*target)) {
+                    Expr::Name(_) => true,
+                    Expr::Index { .. } => self.expr(*target),
+                    _ => false,
+                };
+                let op_ok = match op {
+                    None => true,
+                    Some(op) => self.operator(*op, *target),
+                };
+                target_ok && op_ok && self.expr(*value)
+            }
+            Stmt::If { cond, then, els } => {
+                self.expr(*cond)
+                    && self.block(then)
+                    && match els {
+                        None => true,
+                        Some(Else::Block(b)) => self.block(b),
+                        Some(Else::If(nested)) => self.stmt(*nested),
+                    }
+            }
+            _ => false,
+        }
+    }
+
+    /// True when `op` on the operands' type cannot trap.
+    fn operator(&self, op: BinaryOp, operand: ExprId) -> bool {
+        match op {
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => self.fuse.ty(operand).is_float(),
+            BinaryOp::Rem => false,
+            _ => true,
+        }
+    }
+
+    fn expr(&self, e: ExprId) -> bool {
+        let body = self.fuse.body;
+        match body.expr(e) {
+            Expr::Literal(_) | Expr::Name(_) => true,
+            Expr::Paren(inner) => self.expr(*inner),
+            Expr::Field { base, .. } => self.expr(*base),
+            Expr::Index { base, indices } => {
+                // Only the lane's own element of a view whose extent is the count (its bounds
+                // guard is proved).
+                let own = matches!(&indices[..], [i] if matches!(body.expr(body.unparen(*i)), Expr::Name(_))
+                    && self.fuse.check.resolution(body.unparen(*i)) == crate::check::Resolution::Local(crate::scopes::LocalRef::Binder(self.binder)));
+                let extent_ok = matches!(self.fuse.local_ty(body.unparen(*base)), Some(Ty::View(v)) if v.extent == self.extent);
+                own && extent_ok && matches!(body.expr(body.unparen(*base)), Expr::Name(_))
+            }
+            Expr::Unary { op, operand } => {
+                (matches!(op, UnaryOp::Not | UnaryOp::BitNot) || self.fuse.ty(e).is_float()) && self.expr(*operand)
+            }
+            Expr::Binary { op, lhs, rhs } => {
+                let safe = match op {
+                    BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => self.fuse.ty(e).is_float(),
+                    BinaryOp::Rem => false,
+                    _ => true,
+                };
+                safe && self.expr(*lhs) && self.expr(*rhs)
+            }
+            Expr::Call { args, .. } => {
+                let builtin = match self.fuse.check.call_target(e) {
+                    Some(CallTarget::Builtin(b)) => b.name(),
+                    _ => return false,
+                };
+                let safe = match builtin {
+                    "min" | "max" => true,
+                    "f32" | "f64" => true,
+                    _ => false,
+                };
+                safe && args.iter().all(|a| self.expr(*a))
+            }
+            _ => false,
+        }
+    }
+}
