@@ -18,7 +18,11 @@ use crate::edit::{ACCEPTANCE_BOUNDARY, Sources};
 pub const STATE_PROTOCOL: &str = "cairn.state/1";
 pub const DELTA_PROTOCOL: &str = "cairn.state-delta/1";
 /// The top-level fields a delta carries whole when they differ, in this order.
-const WHOLE_FIELDS: [&str; 6] = ["profile", "status", "source_sha256", "types", "diagnostics", "evidence"];
+const WHOLE_FIELDS: [&str; 7] = ["profile", "status", "source_sha256", "types", "diagnostics", "evidence", "regions"];
+/// The fields of a state, in order (`regions` only when the program has a parallel region: a
+/// program without one has the original's state exactly; docs/decisions.md).
+const STATE_FIELDS: [&str; 9] =
+    ["protocol", "profile", "status", "source_sha256", "modules", "types", "diagnostics", "evidence", "regions"];
 
 /// Why a delta could not be computed or applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +69,11 @@ pub fn state_record(view: &StateView, profile: &str, source_sha256: &str, with_f
             .map(|(diagnostic, line)| taught(diagnostic, line.as_deref(), with_file))
             .collect(),
         evidence: Vec::new(),
+        regions: view
+            .regions
+            .iter()
+            .map(|r| Region { id: &r.id, kind: r.kind, binder: &r.binder, count: &r.count })
+            .collect(),
     };
     match serde_json::to_value(&state) {
         Ok(Value::Object(record)) => seal(record),
@@ -89,6 +98,20 @@ struct State<'a> {
     /// A session's admissions, which a host fills in ([`with_evidence`]); a program's own state
     /// has none.
     evidence: Vec<Value>,
+    /// The parallel regions of the program's own functions (language §24), by stable id; the
+    /// field is absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    regions: Vec<Region<'a>>,
+}
+
+/// One parallel region in a state: its stable id, kind, binder and count as written (no line:
+/// a state does not move when text above a region does).
+#[derive(Serialize)]
+struct Region<'a> {
+    id: &'a str,
+    kind: &'static str,
+    binder: &'a str,
+    count: &'a str,
 }
 
 /// A state's functions by module, then by name: `(signature, row)`.
@@ -184,6 +207,7 @@ pub fn delta(before: &Map<String, Value>, after: &Map<String, Value>) -> Result<
         types: whole("types"),
         diagnostics: whole("diagnostics"),
         evidence: whole("evidence"),
+        regions: whole("regions"),
     };
     match serde_json::to_value(&delta) {
         Ok(Value::Object(record)) => Ok(record),
@@ -212,6 +236,9 @@ struct Delta<'a> {
     diagnostics: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     evidence: Option<Value>,
+    /// `null` when the newer state has no regions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    regions: Option<Value>,
 }
 
 /// Applies a delta to the state it was computed from; the result's digest must be the delta's.
@@ -226,8 +253,15 @@ pub fn apply_delta(before: &Map<String, Value>, delta: &Map<String, Value>) -> R
     let mut state = before.clone();
     state.remove("digest");
     for field in WHOLE_FIELDS {
-        if let Some(value) = delta.get(field) {
-            state.insert(field.into(), value.clone());
+        match delta.get(field) {
+            // An optional field the newer state lacks.
+            Some(Value::Null) if field == "regions" => {
+                state.remove(field);
+            }
+            Some(value) => {
+                state.insert(field.into(), value.clone());
+            }
+            None => {}
         }
     }
     let mut modules = modules_of(&state);
@@ -255,7 +289,7 @@ pub fn apply_delta(before: &Map<String, Value>, delta: &Map<String, Value>) -> R
     state.insert("modules".into(), Value::Object(sorted.into_iter().collect()));
     // Keep the field order of a fresh state (modules sits before types).
     let mut ordered = Map::new();
-    for key in ["protocol", "profile", "status", "source_sha256", "modules", "types", "diagnostics", "evidence"] {
+    for key in STATE_FIELDS {
         if let Some(value) = state.remove(key) {
             ordered.insert(key.into(), value);
         }
@@ -383,5 +417,29 @@ mod tests {
         let mut not_a_state = before.clone();
         not_a_state.insert("protocol".into(), json!("cairn.other/1"));
         assert!(super::delta(&not_a_state, &after).is_err());
+    }
+
+    #[test]
+    fn a_state_lists_regions_only_when_the_program_has_one() {
+        let plain = state(PROGRAM);
+        assert!(!plain.contains_key("regions"), "a program without a region has the original's fields");
+        let parallel = PROGRAM.replace("  for i in 0..n {\n    out[i] = step(u64(i));\n  }", "  parallel i in n { out[i] = u64(i) * 2; }");
+        let with = state(&parallel);
+        let regions = with["regions"].as_array().expect("regions");
+        assert_eq!(regions.len(), 1);
+        let id = regions[0]["id"].as_str().expect("an id");
+        assert!(id.starts_with("fill@") && id.len() == "fill@".len() + 8, "{id}");
+        assert_eq!(regions[0]["kind"], "host");
+        assert_eq!(regions[0]["binder"], "i");
+        assert_eq!(regions[0]["count"], "n");
+        let keys: Vec<&str> = with.keys().map(String::as_str).collect();
+        assert_eq!(keys.last(), Some(&"digest"));
+        assert_eq!(keys[keys.len() - 2], "regions");
+        // Deltas carry the field whole, both ways, and reproduce the digests.
+        for (before, after) in [(&plain, &with), (&with, &plain)] {
+            let delta = delta(before, after).expect("a delta");
+            assert!(delta.contains_key("regions"));
+            assert_eq!(&apply_delta(before, &delta).expect("applies"), after);
+        }
     }
 }

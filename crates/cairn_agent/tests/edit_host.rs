@@ -888,3 +888,28 @@ fn an_edit_that_leaks_a_linear_value_is_refused_with_the_owners_card_and_the_cal
     let fixed = host.request(&body(&handle, "{\n  let p = grant(k);\n  defer end(p);\n  return k;\n}"));
     assert!(!fixed.refused, "{}", Value::Object(fixed.record.clone()));
 }
+
+/// A packet on a function with parallel regions lists them (stable ids, line); an admitted edit
+/// elsewhere in the function keeps an unchanged region's id, and the race rule refuses an edit
+/// that would let lanes collide, with the parallel card.
+#[test]
+fn a_packet_lists_the_target_s_regions_and_the_lane_rules_judge_edits() {
+    let mut host = EditHost::new();
+    let program = example("parallel.cairn");
+    let packet = open(&mut host, program.clone(), "squares");
+    let regions = packet["regions"].as_array().expect("regions in the packet");
+    assert_eq!(regions.len(), 1);
+    let id = regions[0]["id"].as_str().expect("an id").to_string();
+    assert!(id.starts_with("squares@"), "{id}");
+    assert_eq!(regions[0]["binder"], "i");
+    assert_eq!(regions[0]["line"], 7);
+    let packet = open(&mut host, program.clone(), "main");
+    assert!(packet.get("regions").is_none(), "main has no parallel statement (collectors are not regions)");
+
+    let packet = open(&mut host, program, "squares");
+    let handle = packet["handle"].as_str().expect("a handle").to_string();
+    let racy = host.request(&body(&handle, "{ parallel i in n { out[0] = u64(i); } }"));
+    assert!(racy.refused, "{}", Value::Object(racy.record.clone()));
+    assert_eq!(code(&racy.record), "E-PARALLEL-RACE");
+    assert_eq!(racy.record["card"], "parallel");
+}

@@ -35,6 +35,7 @@ pub mod foreign;
 mod input;
 mod lanes;
 pub mod plans;
+pub mod regions;
 mod report;
 mod scope;
 mod signature;
@@ -52,6 +53,6 @@ pub use scope::{Lookup, ProgramScope, Resolver, scope};
 pub use signature::{Ceiling, Param, Signature, fn_signature, instance_signature};
 pub use traits::{table_members, table_methods};
 pub use workspace::{
-    CheckKind, CheckOutcome, DeclarationKind, DeclarationView, FileState, FunctionFacts, SourceText, StateView,
+    CheckKind, CheckOutcome, DeclarationKind, DeclarationView, FileState, FunctionFacts, RegionView, SourceText, StateView,
     Workspace, precompute,
 };

@@ -507,3 +507,75 @@ fn owner_and_foreign_facts_do_not_tie_a_body_s_check_to_other_declarations_text(
     assert!(row("main").iter().any(|e| &**e == "alloc"), "the declared effect reaches main: {:?}", row("main"));
     assert!(row("main").iter().any(|e| &**e == "ffi:getppid"), "{:?}", row("main"));
 }
+
+const REGIONS: &str = "\
+fn fill(n:usize, out:rw<u64>[n]) {
+  parallel i in n { out[i] = u64(i) * 3; }
+}
+plan fill { grain 4096; }
+
+fn apply(n:usize, out:rw<u32>[n], f:fn(u32) -> u32) {
+  parallel i in n { out[i] = f(u32(i)); }
+}
+
+fn double(x:u32) -> u32 = x * 2;
+
+fn total(n:usize, xs:ro<u64>[n]) -> u64 {
+  let s = reduce + parallel i in n yield xs[i];
+  return s;
+}
+
+fn main() -> i32 {
+  stack out:u64[4] = zeroed;
+  stack small:u32[4] = zeroed;
+  fill(4, out);
+  apply(4, small, double);
+  if total(4, out) != 18 { return 1; }
+  return 0;
+}
+";
+
+#[test]
+fn a_region_s_facts_and_plans_do_not_tie_bodies_together() {
+    let mut workspace = workspace(REGIONS);
+    let fill = id(&workspace, "fill");
+    // An edit inside one region re-checks that body only; the other functions' regions, their
+    // ids and the plan's schedule are not recomputed.
+    let log = executed(&mut workspace, |w| edit(w, "fn fill(", "* 3", "* 5"));
+    assert!(ran(&log, "check_fn", &fill), "{log:?}");
+    assert_eq!(log.iter().filter(|e| e.starts_with("check_fn(")).count(), 1, "{log:?}");
+    assert!(!ran_any(&log, "fn_regions"), "{log:?}");
+    assert!(!ran_any(&log, "plan_def"), "{log:?}");
+    // A comment inside a region re-runs no check.
+    let log = executed(&mut workspace, |w| edit(w, "fn total(", "  let s", "  // pooled\n  let s"));
+    assert!(!ran_any(&log, "check_fn"), "{log:?}");
+    // An edit of the plan re-reads the plan and no body.
+    let log = executed(&mut workspace, |w| edit(w, "plan fill", "grain 4096", "grain 2048"));
+    assert!(ran_any(&log, "plan_def"), "{log:?}");
+    assert!(!ran_any(&log, "check_fn"), "{log:?}");
+    // A lane-safe callee changing its row is judged again with the rows (the lanes judge runs
+    // beside the order audit), but no body is re-checked but the callee's.
+    let double = id(&workspace, "double");
+    let log = executed(&mut workspace, |w| edit(w, "fn double(", "x * 2", "x * 3"));
+    assert!(ran(&log, "check_fn", &double), "{log:?}");
+    assert_eq!(log.iter().filter(|e| e.starts_with("check_fn(")).count(), 1, "{log:?}");
+}
+
+#[test]
+fn a_region_id_survives_edits_elsewhere_comments_and_reformatting() {
+    let mut workspace = workspace(REGIONS);
+    let ids = |w: &Workspace| -> Vec<String> {
+        let item = w.files()[0].items.iter().find(|i| &*i.key.name == "fill").expect("fill").item;
+        w.regions_of(item).iter().map(|r| r.id.to_string()).collect()
+    };
+    let before = ids(&workspace);
+    assert_eq!(before.len(), 1);
+    assert!(before[0].starts_with("fill@") && before[0].len() == "fill@".len() + 8, "{before:?}");
+    edit(&mut workspace, "fn main(", "return 0;", "return 0 + 0;");
+    edit(&mut workspace, "fn fill(", "parallel i in n { out[i]", "// lanes\n  parallel   i in n {\n    out[i]");
+    assert!(workspace.check().refusal.is_none());
+    assert_eq!(ids(&workspace), before, "comments and spacing keep the id");
+    edit(&mut workspace, "fn fill(", "* 3", "* 4");
+    assert!(workspace.check().refusal.is_none());
+    assert_ne!(ids(&workspace), before, "a change of the region's text is a new region");
+}

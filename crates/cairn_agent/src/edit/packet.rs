@@ -60,6 +60,9 @@ pub(super) struct Packet {
     callers: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     not_shown: Option<std::collections::BTreeMap<String, Vec<String>>>,
+    /// The target's parallel regions (language §24), by stable id; absent when it has none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    regions: Vec<RegionEntry>,
     scope: &'static str,
     terms: Terms,
     /// Cards (by name) and `terms` this host sent before and leaves out.
@@ -98,6 +101,17 @@ pub(super) struct Dependency {
     /// The first comment line above it (focused packets).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
+}
+
+/// One parallel region of the target: its stable id (`<function>@<8 hex>`, unchanged by edits
+/// elsewhere, comments and reformatting), kind, binder, count as written, and line.
+#[derive(Debug, Serialize)]
+pub(super) struct RegionEntry {
+    id: String,
+    kind: &'static str,
+    binder: String,
+    count: String,
+    line: u32,
 }
 
 /// A function whose source is shown.
@@ -152,6 +166,17 @@ impl EditHost {
             dependencies: shown.dependencies,
             callers: session.focused.then(|| callers.to_vec()),
             not_shown: session.focused.then(|| not_shown(workspace, &session.visible)),
+            regions: workspace
+                .regions_of(target)
+                .into_iter()
+                .map(|r| RegionEntry {
+                    id: r.id.to_string(),
+                    kind: r.kind,
+                    binder: r.binder.to_string(),
+                    count: r.count.to_string(),
+                    line: r.line,
+                })
+                .collect(),
             scope: if session.focused { "focused" } else { "component" },
             terms,
             sent_before,

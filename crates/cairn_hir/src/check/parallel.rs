@@ -215,6 +215,8 @@ pub(crate) struct RaceWalk<'a, 'db> {
     inside: HashSet<BinderId>,
     /// The upper bound of each `for j in lo..hi` inside the region, by binder.
     ranges: HashMap<BinderId, ExprId>,
+    /// The initializer of each immutable `let` inside the region, by binder.
+    lets: HashMap<BinderId, ExprId>,
     accesses: Vec<Access>,
     names: Vec<ExprId>,
 }
@@ -234,6 +236,7 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
             lane,
             inside: binders.into_iter().collect(),
             ranges: HashMap::new(),
+            lets: HashMap::new(),
             accesses: Vec::new(),
             names,
         }
@@ -306,7 +309,12 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
     fn stmt(&mut self, id: StmtId) -> R<()> {
         let body = self.cx.body.clone();
         match body.stmt(id) {
-            Stmt::Let { init, .. } => self.expr(*init),
+            Stmt::Let { binder, init, mutable, .. } => {
+                if !mutable {
+                    self.lets.insert(*binder, *init);
+                }
+                self.expr(*init)
+            }
             Stmt::Assign { target, value, .. } => {
                 self.expr(*value)?;
                 self.written(*target, Anchor::Stmt(id))
@@ -567,17 +575,31 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
     }
 
     /// An upper bound (exclusive) the value of `e` provably stays below: a `for` binder of the
-    /// region over a constant range end, or `x % c`.
+    /// region over a constant range end, `x % c`, `x & m` (below `m + 1`), a constant, an
+    /// immutable `let` of the region bound to one of these, or a conversion of one to `usize`.
     fn below(&self, e: ExprId) -> Option<u64> {
         let body = &self.cx.body;
         let e = body.unparen(e);
+        if let Some(c) = self.constant(e) {
+            return c.checked_add(1);
+        }
         match body.expr(e) {
             Expr::Name(_) => {
                 let LocalRef::Binder(binder) = self.cx.scopes.resolve(e)? else { return None };
-                let hi = *self.ranges.get(&binder)?;
-                self.constant(hi)
+                match self.ranges.get(&binder) {
+                    Some(&hi) => self.constant(hi),
+                    None => self.below(*self.lets.get(&binder)?),
+                }
             }
             Expr::Binary { op: BinaryOp::Rem, rhs, .. } => self.constant(*rhs),
+            Expr::Binary { op: BinaryOp::BitAnd, lhs, rhs } => {
+                let mask = self.constant(*rhs).or_else(|| self.constant(*lhs))?;
+                mask.checked_add(1)
+            }
+            Expr::Call { args, .. } if args.len() == 1 => match self.cx.call_target_of(e) {
+                Some(CallTarget::Builtin(crate::builtins::Builtin::Usize)) => self.below(args[0]),
+                _ => None,
+            },
             _ => None,
         }
     }

@@ -132,6 +132,22 @@ pub struct StateView {
     pub types: Vec<DeclarationView>,
     /// The refusal that stopped the check, with the text of its line.
     pub first: Option<(cairn_diagnostics::Diagnostic, Option<String>)>,
+    /// The parallel regions of the program's own functions, in declaration order.
+    pub regions: Vec<RegionView>,
+}
+
+/// One parallel region as the state and packets show it (`crate::regions`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionView {
+    /// `<function>@<8 hex syntax digest>`.
+    pub id: Arc<str>,
+    pub kind: &'static str,
+    pub binder: Arc<str>,
+    /// The iteration count as written.
+    pub count: Arc<str>,
+    /// The line the region starts on (1-based), in `file`.
+    pub line: u32,
+    pub file: Arc<str>,
 }
 
 /// The kinds of declaration a view shows.
@@ -195,6 +211,24 @@ impl StateView {
 }
 
 impl Workspace {
+    /// The parallel regions of `function`, with where each starts.
+    pub fn regions_of(&self, function: Item) -> Vec<RegionView> {
+        crate::regions::fn_regions(&self.db, function)
+            .iter()
+            .map(|r| {
+                let position = self.position(function, cairn_syntax::TextRange::empty(r.offset));
+                RegionView {
+                    id: r.id.clone(),
+                    kind: r.kind,
+                    binder: r.binder.clone(),
+                    count: r.count.clone(),
+                    line: position.as_ref().map_or(0, |(_, _, at)| at.line),
+                    file: position.map_or_else(|| Arc::from(""), |(file, _, _)| Arc::from(self.files[file].name.as_str())),
+                }
+            })
+            .collect()
+    }
+
     /// Checks the program and gathers what its state and documentation show; library
     /// declarations are included only when `library` is set.
     pub fn state_view(&mut self, library: bool) -> StateView {
@@ -205,7 +239,7 @@ impl Workspace {
             let line = self.line_text(refusal.first.file.as_deref(), refusal.first.line);
             (refusal.first, line)
         });
-        let mut view = StateView { typed, parsed, functions: Vec::new(), types: Vec::new(), first };
+        let mut view = StateView { typed, parsed, functions: Vec::new(), types: Vec::new(), first, regions: Vec::new() };
         if !parsed {
             return view;
         }
@@ -258,6 +292,9 @@ impl Workspace {
                     file: file.name.clone(),
                 };
                 if function {
+                    if !file.library && entry.key.kind == ItemKind::Fn {
+                        view.regions.extend(self.regions_of(item));
+                    }
                     view.functions.push(declaration);
                 } else {
                     view.types.push(declaration);

@@ -31,7 +31,7 @@ mod check;
 mod facts;
 
 pub use check::{CheckKind, CheckOutcome};
-pub use facts::{DeclarationKind, DeclarationView, FunctionFacts, StateView};
+pub use facts::{DeclarationKind, DeclarationView, FunctionFacts, RegionView, StateView};
 
 /// One file of the workspace.
 #[derive(Debug, Clone)]
@@ -506,7 +506,7 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
 
 /// The significant tokens of `node`, a space only between two words (`Pair[u32]`, `dyn Shape`):
 /// the same text however the declaration is spaced or commented.
-fn compact_text(node: &SyntaxNode) -> String {
+pub(crate) fn compact_text(node: &SyntaxNode) -> String {
     let mut out = String::new();
     let mut last_word = false;
     for token in node.descendants_with_tokens().filter_map(|e| e.into_token()) {

@@ -34,6 +34,10 @@ pub(super) fn hover(cursor: &Cursor<'_>) -> Option<Value> {
     // The smallest checked expression under the cursor: its type, what is expected of it, and
     // for a binding whether it is mutable.
     let kind = workspace.entry_of(item).map(|(_, e)| e.key.kind);
+    if token.kind() == cairn_syntax::SyntaxKind::PARALLEL_KW && kind == Some(ItemKind::Fn) {
+        let relative = usize::from(token.text_range().start()).saturating_sub(start);
+        sections.extend(region_hover(workspace, item, cairn_syntax::TextSize::from(relative as u32)));
+    }
     if !binder && matches!(kind, Some(ItemKind::Fn | ItemKind::Test)) {
         let relative = cursor.offset - start;
         let map = cairn_hir::body::fn_source_map(db, item);
@@ -67,6 +71,34 @@ pub(super) fn hover(cursor: &Cursor<'_>) -> Option<Value> {
         return None;
     }
     Some(json!({"contents": {"kind": "markdown", "value": sections.join("\n\n---\n\n")}}))
+}
+
+/// The hover of a `parallel` keyword (`relative` to the declaration): the region's stable id, how
+/// its lanes run, and the plan that splits them.
+fn region_hover(workspace: &Workspace, function: Item, relative: cairn_syntax::TextSize) -> Option<String> {
+    let db = workspace.db();
+    let regions = cairn_hir::regions::fn_regions(db, function);
+    let region = regions.iter().find(|r| r.offset == relative)?;
+    let schedule = cairn_hir::plans::fn_schedule(db, function);
+    let plan = if *schedule == cairn_hir::plans::Schedule::default() {
+        "no plan: claims of at least 8,192 elements, every lane of the pool".to_string()
+    } else {
+        let mut items = Vec::new();
+        if schedule.grain > 0 {
+            items.push(format!("grain {}", schedule.grain));
+        }
+        if schedule.lanes > 0 {
+            items.push(format!("lanes {}", schedule.lanes));
+        }
+        if schedule.fuse > 0 {
+            items.push(format!("fuse {}", schedule.fuse));
+        }
+        format!("plan: {}", items.join("; "))
+    };
+    Some(format!(
+        "`parallel` region `{}` ({}): one lane per `{}` in `0..{}`, on the lane pool (one lane per core, or `CAIRN_LANES`; below 16,384 elements the plain loop); {plan}. Lanes are race-free by the lane rules (`cairn rules parallel`).",
+        region.id, region.kind, region.binder, region.count
+    ))
 }
 
 /// A binder's hover, as a use of it shows: its type as the check gave it, and whether it is

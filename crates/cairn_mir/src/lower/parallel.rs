@@ -90,6 +90,20 @@ impl<'db> Lower<'db> {
         out
     }
 
+    /// What an in-order collector's index is known to stay below while its loop runs: the count
+    /// (an immutable name or a literal) and the length of each view whose extent is the count.
+    /// Returns the mark to truncate the facts to afterwards.
+    fn count_facts(&mut self, count: ExprId, counter: Local) -> usize {
+        let mark = self.facts.len();
+        if let Some(bound) = self.bound_of(count) {
+            self.facts.push((counter, bound));
+        }
+        for view in self.views_of_extent(count) {
+            self.facts.push((counter, Bound::Len(view)));
+        }
+        mark
+    }
+
     /// A lane function's loop: the region's binder over `lo..hi` (parameters 1 and 2), known to
     /// stay below the length of each of `proved`.
     fn lane_loop(&mut self, binder: BinderId, proved: &[Local], block: &HirBlock) -> R<()> {
@@ -247,7 +261,9 @@ impl<'db> Lower<'db> {
                 self.assign(Place::local(acc), Rvalue::Use(identity(op, &ty)));
                 let counter = self.new_local(Some(self.body.binder(c.binder).clone()), MTy::usize());
                 self.bind(c.binder, counter);
+                let mark = self.count_facts(c.count, counter);
                 self.index_loop(lit_usize(0), n, counter, |me| me.fold_yield(c, op, &ty, acc))?;
+                self.facts.truncate(mark);
                 copy(acc)
             }
             CollectKind::Scan { exclusive } if c.parallel => self.pooled_scan(c, op, &ty, exclusive, n, &region)?,
@@ -257,7 +273,9 @@ impl<'db> Lower<'db> {
                 self.assign(Place::local(acc), Rvalue::Use(identity(op, &ty)));
                 let counter = self.new_local(Some(self.body.binder(c.binder).clone()), MTy::usize());
                 self.bind(c.binder, counter);
+                let mark = self.count_facts(c.count, counter);
                 self.index_loop(lit_usize(0), n, counter, |me| me.scan_step(c, op, &ty, exclusive, acc, &out, counter))?;
+                self.facts.truncate(mark);
                 copy(acc)
             }
         };
@@ -336,7 +354,8 @@ impl<'db> Lower<'db> {
         let counter = self.new_local(Some(self.body.binder(c.binder).clone()), MTy::usize());
         self.bind(c.binder, counter);
         let pred = c.pred.ok_or_else(|| LowerError("a compact without its predicate".into()))?;
-        self.index_loop(lit_usize(0), n, counter, |me| {
+        let mark = self.count_facts(c.count, counter);
+        let result = self.index_loop(lit_usize(0), n, counter, |me| {
             let keep = me.expr(pred)?;
             let take = me.new_block();
             let next = me.new_block();
@@ -349,7 +368,9 @@ impl<'db> Lower<'db> {
             me.terminate(Terminator::Goto(next));
             me.switch_to(next);
             Ok(())
-        })?;
+        });
+        self.facts.truncate(mark);
+        result?;
         Ok(copy(kept))
     }
 
@@ -396,9 +417,14 @@ impl<'db> Lower<'db> {
         let mut outer: Vec<Local> = captures.iter().map(|(_, l)| *l).collect();
         outer.extend([n_local, nb]);
         outer.extend(extra.iter().copied());
+        let sized = self.views_of_extent(c.count);
         let (env, mut inner, shared) = self.lane_env(&symbol, &outer)?;
-        for ((local_ref, _), local) in captures.iter().zip(&shared) {
+        let mut proved = Vec::new();
+        for ((local_ref, outer_local), local) in captures.iter().zip(&shared) {
             inner.bindings.insert(*local_ref, *local);
+            if sized.contains(outer_local) {
+                proved.push(*local);
+            }
         }
         let rest = &shared[captures.len()..];
         let n_in = copy(rest[0]);
@@ -407,6 +433,10 @@ impl<'db> Lower<'db> {
         let b = inner.new_local(Some(Arc::from("block")), MTy::usize());
         let counter = inner.new_local(Some(inner.body.binder(c.binder).clone()), MTy::usize());
         inner.bind(c.binder, counter);
+        // Every block lies inside `0..n`: the views of extent `n` hold every index.
+        for view in proved {
+            inner.facts.push((counter, Bound::Len(view)));
+        }
         inner.index_loop(copy(Local(1)), copy(Local(2)), b, |me| {
             let start = me.block_start(copy(b), &n_in, &nb_in);
             let next = me.value(MTy::usize(), Rvalue::Binary(BinOp::Add, copy(b), lit_usize(1)));
