@@ -147,6 +147,14 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
             Inst::Call { dst, callee, args } => self.call(dst.as_ref(), callee, args),
             Inst::Print { stream, newline, args } => self.print(*stream, *newline, args),
             Inst::CallIndirect { dst, callee, args } => self.call_indirect(dst.as_ref(), callee, args),
+            Inst::Assume(fact) => {
+                let fact = self.operand(fact)?;
+                let intrinsic = inkwell::intrinsics::Intrinsic::find("llvm.assume").expect("the assume intrinsic");
+                let declaration =
+                    intrinsic.get_declaration(&self.cx.module, &[]).expect("the intrinsic's declaration");
+                self.cx.builder.build_call(declaration, &[fact.into()], "")?;
+                Ok(())
+            }
             Inst::Parallel { lane, env, count, work, schedule } => {
                 // The runtime splits `0..count` into claims and calls `lane(env, lo, hi)` for each.
                 let code = self.operand(&Operand::Const(cairn_mir::Const::Fn(lane.clone())))?;

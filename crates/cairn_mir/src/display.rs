@@ -171,6 +171,7 @@ impl Display for Inst {
             Inst::Assign(p, r) => write!(f, "{p} = {r}"),
             Inst::Guard(g) => write!(f, "{g}"),
             Inst::Drop(p) => write!(f, "drop {p}"),
+            Inst::Assume(fact) => write!(f, "assume {fact}"),
             Inst::Parallel { lane, env, count, work, schedule } => write!(
                 f,
                 "parallel {lane}({env}) over {count} (work {work}, grain {}, lanes {})",

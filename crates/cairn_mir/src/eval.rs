@@ -258,6 +258,10 @@ impl<'f> Machine<'f> {
                 *self.at_mut(cell, &path)? = zero(&ty);
                 Ok(())
             }
+            Inst::Assume(fact) => match self.operand(frame, fact)? {
+                Value::Bool(true) => Ok(()),
+                _ => Err(Stop::Unsupported("an assumed fact does not hold (a compiler bug)".into())),
+            },
             // The lanes run one after another: a result never depends on how they are split.
             Inst::Parallel { lane, env, count, .. } => {
                 let args = [env.clone(), Operand::Const(Const::Int(0, IntTy::Usize)), count.clone()];

@@ -332,6 +332,10 @@ pub enum Inst {
     /// Releases every owner the place holds (its type's drop glue) and leaves the zero value in
     /// it, so releasing a moved-from place (zeroed by the move) or releasing twice does nothing.
     Drop(Place),
+    /// A fact the checker proved that the code may rely on (a view's length equals its extent
+    /// parameter): codegen hands it to LLVM (`llvm.assume`); the evaluator checks it, so a false
+    /// one is a compiler bug found by the differential tests, never undefined behaviour unseen.
+    Assume(Operand),
     /// Runs the lanes of a region (language §24): the lane function `lane(env, lo, hi)` (which
     /// runs indices `lo..hi`) over `0..count`, split into claims across the lane pool, or called
     /// once on the calling thread when the region is small. Returns when every lane is done.

@@ -30,6 +30,7 @@ pub fn verify(function: &Function) -> Result<(), String> {
                     check_rvalue(function, value)?;
                 }
                 Inst::Drop(place) => check_place(function, place)?,
+                Inst::Assume(fact) => check_operand(function, fact)?,
                 Inst::Parallel { env, count, work, .. } => {
                     check_operand(function, env)?;
                     check_operand(function, count)?;

@@ -335,6 +335,8 @@ impl<'f> Exec<'f> {
             Inst::CallIndirect { .. } => unsupported("a call through a function value"),
             Inst::Drop(_) => unsupported("a heap owner (Buf) released"),
             Inst::Parallel { .. } => unsupported("a parallel region"),
+            // A proved fact: the paths that reach it already satisfy it.
+            Inst::Assume(_) => Ok(vec![state]),
             Inst::Assign(place, value) => {
                 let Some(ty) = frame.function.place_ty(place) else {
                     return unsupported("a place whose type does not match its path");

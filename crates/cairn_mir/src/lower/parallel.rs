@@ -52,6 +52,7 @@ impl<'db> Lower<'db> {
                 proved.push(*shared);
             }
         }
+        self.assume_extents(&mut inner, &outer, &shared);
         inner.lane_loop(binder, &proved, block)?;
         self.finish_lane(symbol.clone(), inner);
         let work = if region.stride == 1 {
@@ -125,6 +126,21 @@ impl<'db> Lower<'db> {
             self.facts.push((counter, Bound::Len(view)));
         }
         self.counted_body(block, mark, counter, (header, latch, exit))
+    }
+
+    /// Tells a lane function what the signature fixes of the views it shares: each view
+    /// parameter's length is its extent parameter's value (`Inst::Assume`), so that LLVM can see
+    /// an index below the extent is in bounds (`i + 1 < n` guarding `xs[i + 1]`).
+    fn assume_extents(&self, inner: &mut Lower<'_>, outer: &[Local], shared: &[Local]) {
+        for &(view, extent) in &self.extents {
+            let (Some(v), Some(e)) = (outer.iter().position(|l| *l == view), outer.iter().position(|l| *l == extent))
+            else {
+                continue;
+            };
+            let len = inner.value(MTy::usize(), Rvalue::Len(Place::local(shared[v])));
+            let same = inner.value(MTy::Bool, Rvalue::Binary(BinOp::Eq, len, copy(shared[e])));
+            inner.emit(Inst::Assume(same));
+        }
     }
 
     /// The schedule a plan gives this function's regions (the defaults without one), and the
@@ -426,6 +442,7 @@ impl<'db> Lower<'db> {
                 proved.push(*local);
             }
         }
+        self.assume_extents(&mut inner, &outer, &shared);
         let rest = &shared[captures.len()..];
         let n_in = copy(rest[0]);
         let nb_in = copy(rest[1]);
