@@ -3,14 +3,17 @@
 #
 # - Debian packages: LLVM 19 (code generation), Z3 (equivalence), the libraries llvm-config
 #   lists for static linking, the `z3` binary (tests re-check written SMT-LIB obligations with it), and Python with venv for the end-to-end clients. Only missing packages are installed, so a second run
-#   changes nothing. valgrind checks every run test for invalid accesses and leaks. Nothing is downloaded from anywhere but Debian's package registry.
+#   changes nothing. valgrind checks every run test for invalid accesses and leaks (memcheck) and the
+#   parallel ones for data races (helgrind). gcc is the system `cc` that compiles the runtime and
+#   links programs, and builds the parallel benchmark's OpenMP twins (`-fopenmp`). Nothing is
+#   downloaded from anywhere but Debian's package registry.
 # - The Python clients the end-to-end tests drive (MCP, LSP), in ./.venv, from PyPI, once the
 #   repository has such tests (tests/python/requirements.txt).
 # Needs: a Rust toolchain (cargo >= 1.89) on PATH; root or sudo for apt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(llvm-19-dev libpolly-19-dev libzstd-dev libz3-dev z3 zlib1g-dev libffi-dev libxml2-dev python3 python3-venv valgrind)
+packages=(llvm-19-dev libpolly-19-dev libzstd-dev libz3-dev z3 zlib1g-dev libffi-dev libxml2-dev python3 python3-venv valgrind gcc)
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -203,7 +203,16 @@ fn measure(
     };
     let times = interleaved(runs, &mut [&mut a, &mut b, &mut c]);
     assert!(!mismatch, "{stem}: a timed run printed something else");
-    Report { name, what, n, reps, output: expected.trim_end().to_string(), ours: times[0], omp: times[1], seq: times[2] }
+    Report {
+        name,
+        what,
+        n,
+        reps,
+        output: expected.trim_end().to_string(),
+        ours: times[0],
+        omp: times[1],
+        seq: times[2],
+    }
 }
 
 /// The same checksum line: equal text before `checksum=`, and equal values after it (as

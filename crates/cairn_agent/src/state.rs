@@ -423,7 +423,10 @@ mod tests {
     fn a_state_lists_regions_only_when_the_program_has_one() {
         let plain = state(PROGRAM);
         assert!(!plain.contains_key("regions"), "a program without a region has the original's fields");
-        let parallel = PROGRAM.replace("  for i in 0..n {\n    out[i] = step(u64(i));\n  }", "  parallel i in n { out[i] = u64(i) * 2; }");
+        let parallel = PROGRAM.replace(
+            "  for i in 0..n {\n    out[i] = step(u64(i));\n  }",
+            "  parallel i in n { out[i] = u64(i) * 2; }",
+        );
         let with = state(&parallel);
         let regions = with["regions"].as_array().expect("regions");
         assert_eq!(regions.len(), 1);

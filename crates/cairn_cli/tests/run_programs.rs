@@ -75,7 +75,8 @@ fn parse_header(source: &str) -> Result<Expectation, String> {
             expectation.stdout_lines.push(text.strip_prefix(' ').unwrap_or(text).to_string());
         } else if let Some(counts) = comment.strip_prefix(" lanes:") {
             for count in counts.split_whitespace() {
-                let count = count.parse::<u32>().map_err(|_| format!("`// lanes:` takes lane counts, got `{count}`"))?;
+                let count =
+                    count.parse::<u32>().map_err(|_| format!("`// lanes:` takes lane counts, got `{count}`"))?;
                 expectation.lanes.push(count);
             }
         } else if comment.trim_end() == " memcheck: no" {
@@ -217,11 +218,7 @@ fn lane_counts(binary: &Path, expected: &Expectation) -> Vec<String> {
         let stdout = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
         if !ended_as(&output.status, expected) || stdout != expected.stdout() {
-            problems.push(format!(
-                "CAIRN_LANES={lanes}: status {:?}, stdout {}",
-                output.status,
-                shown(&stdout)
-            ));
+            problems.push(format!("CAIRN_LANES={lanes}: status {:?}, stdout {}", output.status, shown(&stdout)));
         }
         for needle in &expected.stderr_contains {
             if !stderr.contains(needle.as_str()) {

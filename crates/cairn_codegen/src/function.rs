@@ -150,8 +150,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
             Inst::Assume(fact) => {
                 let fact = self.operand(fact)?;
                 let intrinsic = inkwell::intrinsics::Intrinsic::find("llvm.assume").expect("the assume intrinsic");
-                let declaration =
-                    intrinsic.get_declaration(&self.cx.module, &[]).expect("the intrinsic's declaration");
+                let declaration = intrinsic.get_declaration(&self.cx.module, &[]).expect("the intrinsic's declaration");
                 self.cx.builder.build_call(declaration, &[fact.into()], "")?;
                 Ok(())
             }

@@ -144,7 +144,9 @@ pub(crate) fn lane_refusal(
                                 ));
                             }
                         }
-                        Some(CallTarget::Builtin(b)) if matches!(b.name(), "print" | "println" | "eprint" | "eprintln") => {
+                        Some(CallTarget::Builtin(b))
+                            if matches!(b.name(), "print" | "println" | "eprint" | "eprintln") =>
+                        {
                             return refuse("this closure prints, which no lane may do.".to_string());
                         }
                         _ => {}

@@ -53,6 +53,6 @@ pub use scope::{Lookup, ProgramScope, Resolver, scope};
 pub use signature::{Ceiling, Param, Signature, fn_signature, instance_signature};
 pub use traits::{table_members, table_methods};
 pub use workspace::{
-    CheckKind, CheckOutcome, DeclarationKind, DeclarationView, FileState, FunctionFacts, RegionView, SourceText, StateView,
-    Workspace, precompute,
+    CheckKind, CheckOutcome, DeclarationKind, DeclarationView, FileState, FunctionFacts, RegionView, SourceText,
+    StateView, Workspace, precompute,
 };

@@ -202,10 +202,7 @@ pub fn fusion_chains(db: &dyn Db, function: Item) -> Arc<[Arc<[StmtId]>]> {
 
 /// Every `parallel` statement of a body.
 fn parallel_statements(body: &crate::body::Body) -> Vec<StmtId> {
-    (0..body.stmts.len())
-        .map(|i| StmtId(i as u32))
-        .filter(|&s| matches!(body.stmt(s), Stmt::Parallel { .. }))
-        .collect()
+    (0..body.stmts.len()).map(|i| StmtId(i as u32)).filter(|&s| matches!(body.stmt(s), Stmt::Parallel { .. })).collect()
 }
 
 /// The fusable runs of adjacent regions in every block of a body, cut at `width`.
@@ -270,7 +267,9 @@ impl Fuse<'_> {
     fn local_ty(&self, e: ExprId) -> Option<&Ty> {
         match self.check.resolution(e) {
             crate::check::Resolution::Local(crate::scopes::LocalRef::Param(k)) => self.params.get(k as usize),
-            crate::check::Resolution::Local(crate::scopes::LocalRef::Binder(b)) => self.check.binder_types.get(b.0 as usize),
+            crate::check::Resolution::Local(crate::scopes::LocalRef::Binder(b)) => {
+                self.check.binder_types.get(b.0 as usize)
+            }
             _ => None,
         }
     }
@@ -282,7 +281,8 @@ impl Fuse<'_> {
     /// Two regions count over the same extent, spelled the same way (one name meaning one
     /// binding, or one literal).
     fn same_count(&self, a: StmtId, b: StmtId) -> bool {
-        let (Stmt::Parallel { count: ca, .. }, Stmt::Parallel { count: cb, .. }) = (self.body.stmt(a), self.body.stmt(b))
+        let (Stmt::Parallel { count: ca, .. }, Stmt::Parallel { count: cb, .. }) =
+            (self.body.stmt(a), self.body.stmt(b))
         else {
             return false;
         };
@@ -369,7 +369,8 @@ impl Lane<'_, '_> {
                 // guard is proved).
                 let own = matches!(&indices[..], [i] if matches!(body.expr(body.unparen(*i)), Expr::Name(_))
                     && self.fuse.check.resolution(body.unparen(*i)) == crate::check::Resolution::Local(crate::scopes::LocalRef::Binder(self.binder)));
-                let extent_ok = matches!(self.fuse.local_ty(body.unparen(*base)), Some(Ty::View(v)) if v.extent == self.extent);
+                let extent_ok =
+                    matches!(self.fuse.local_ty(body.unparen(*base)), Some(Ty::View(v)) if v.extent == self.extent);
                 own && extent_ok && matches!(body.expr(body.unparen(*base)), Expr::Name(_))
             }
             Expr::Unary { op, operand } => {

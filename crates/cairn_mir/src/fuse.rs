@@ -14,14 +14,18 @@
 use std::sync::Arc;
 
 use crate::{
-    BinOp, Block, Const, FnKind, Function, Inst, LocalDecl, Local, MTy, Operand, Place, Proj, Rvalue, Terminator,
+    BinOp, Block, Const, FnKind, Function, Inst, Local, LocalDecl, MTy, Operand, Place, Proj, Rvalue, Terminator,
 };
 
 /// Fuses every chain of marked regions in `functions`, adding the fused lane functions.
 pub fn fuse_regions(functions: &mut Vec<Arc<Function>>) {
     let mut made: Vec<Arc<Function>> = Vec::new();
     for function in functions.iter_mut() {
-        if !function.blocks.iter().any(|b| b.insts.iter().any(|i| matches!(i, Inst::Parallel { schedule, .. } if schedule.chain.is_some()))) {
+        if !function
+            .blocks
+            .iter()
+            .any(|b| b.insts.iter().any(|i| matches!(i, Inst::Parallel { schedule, .. } if schedule.chain.is_some())))
+        {
             continue;
         }
         let mut fused = (**function).clone();
@@ -152,12 +156,8 @@ fn fused_lane(symbol: Arc<str>, env_ty: MTy, env_types: &[MTy], lanes: &[(Arc<st
         body.push(Inst::Call { dst: None, callee: lane.clone(), args: vec![copy(member), copy(i), copy(next)] });
     }
     body.push(Inst::Assign(Place::local(i), Rvalue::Use(copy(next))));
-    let block = |insts: Vec<Inst>, term: Terminator| Block {
-        anchors: vec![None; insts.len()],
-        insts,
-        term,
-        term_anchor: None,
-    };
+    let block =
+        |insts: Vec<Inst>, term: Terminator| Block { anchors: vec![None; insts.len()], insts, term, term_anchor: None };
     let blocks = vec![
         block(entry, Terminator::Goto(crate::BlockId(1))),
         block(

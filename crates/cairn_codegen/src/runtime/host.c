@@ -197,12 +197,14 @@ void cairn_rt_free(void *block) {
 
 /* ----- the lane pool (language §24) ------------------------------------------------------
  * One pool for the process: as many lanes as cores (or CAIRN_LANES), the calling thread being
- * one of them, created by the first region large enough to use it and reused by every later one.
+ * one of them, created by the first region large enough to use it and reused by every later one
+ * (between jobs a lane spins briefly, looking only under the lock, then sleeps).
  * A region hands the pool one job: a lane function `fn(env, lo, hi)` over `0..count`, split into
  * claims taken in index order under one mutex; each lane (the caller included) takes claims until
  * none is left, and the caller returns once every claim has run. A region of less than 16,384
  * elements of work, or a pool of one lane, is the plain loop on the calling thread. Without a
- * plan a claim is at least 8,192 elements of work; a plan's grain sets it in indices, and its
+ * plan a claim is at least 8,192 elements of work and a quarter of a lane's share; a plan's grain
+ * sets it in indices, and its
  * lane count caps how many lanes join. Lanes never race (the checker's lane rules), so claims
  * may run in any order on any lane: the split never changes a result. Only mutexes and
  * condition variables order the pool, so helgrind and ThreadSanitizer understand it. A guard
@@ -261,12 +263,32 @@ static void cairn_run_claims(void) {
     if (cairn_job.running == 0) pthread_cond_broadcast(&cairn_pool_idle);
 }
 
+/* Waits, holding the lock, for a job after `seen`: first a short spin that looks only under
+ * the lock (try-lock, so a spinning lane never makes the caller wait), since regions often
+ * follow each other closely; then asleep on the condition variable. */
+static void cairn_wait_for_job(uint64_t seen) {
+    for (int spin = 0; spin < 2000 && cairn_job_generation == seen; spin++) {
+        pthread_mutex_unlock(&cairn_pool_lock);
+        for (int pause = 0; pause < 16; pause++) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        }
+        while (pthread_mutex_trylock(&cairn_pool_lock) != 0) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        }
+    }
+    while (cairn_job_generation == seen) pthread_cond_wait(&cairn_pool_wake, &cairn_pool_lock);
+}
+
 static void *cairn_lane_main(void *unused) {
     (void)unused;
     uint64_t seen = 0;
     pthread_mutex_lock(&cairn_pool_lock);
     for (;;) {
-        while (cairn_job_generation == seen) pthread_cond_wait(&cairn_pool_wake, &cairn_pool_lock);
+        cairn_wait_for_job(seen);
         seen = cairn_job_generation;
         if (cairn_job.seats <= 0) continue;
         cairn_job.seats -= 1;
@@ -308,10 +330,14 @@ void cairn_rt_parallel(cairn_lane_fn fn, void *env, uint64_t count, uint64_t wor
     if (limit > cairn_pool_lanes) limit = cairn_pool_lanes;
     uint64_t claim = grain;
     if (claim == 0) {
-        /* At least 8,192 elements of work per claim: ceil(8192 * count / work) indices. */
+        /* At least 8,192 elements of work per claim (ceil(8192 * count / work) indices), and no
+         * smaller than a quarter of each lane's share, so that a large region takes a few claims
+         * per lane rather than hundreds of trips through the lock. */
         uint64_t per = work / count; /* elements per index, at least 1 */
         if (per == 0) per = 1;
         claim = (CAIRN_CLAIM_WORK + per - 1) / per;
+        uint64_t share = count / ((uint64_t)limit * 4);
+        if (share > claim) claim = share;
     }
     if (claim == 0) claim = 1;
     cairn_job.fn = fn;

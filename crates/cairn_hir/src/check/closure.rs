@@ -205,7 +205,13 @@ pub(crate) fn contents(
     }
 }
 
-pub(crate) fn expr(body: &Body, e: ExprId, binders: &mut Vec<BinderId>, names: &mut Vec<ExprId>, assigned: &mut Vec<Arc<str>>) {
+pub(crate) fn expr(
+    body: &Body,
+    e: ExprId,
+    binders: &mut Vec<BinderId>,
+    names: &mut Vec<ExprId>,
+    assigned: &mut Vec<Arc<str>>,
+) {
     match body.expr(e) {
         Expr::Name(_) => names.push(e),
         Expr::Paren(inner) | Expr::Try(inner) | Expr::Unary { operand: inner, .. } => {

@@ -42,7 +42,10 @@ impl Cx<'_> {
         }
         self.fresh(c.binder, |name| format!("The binder {name} is already bound; pick a fresh name."))?;
         let name = self.body.binder(c.binder).clone();
-        self.bind(c.binder, Local { name, ty: Ty::usize(), mutable: false, kind: LocalKind::LoopBinder, literal: None });
+        self.bind(
+            c.binder,
+            Local { name, ty: Ty::usize(), mutable: false, kind: LocalKind::LoopBinder, literal: None },
+        );
         let annotation = match &c.ty {
             Some(written) => {
                 Some(self.resolve_written(written).map_err(|e| Diag::new(e.code, e.message, Anchor::Stmt(id)))?)
@@ -131,7 +134,11 @@ impl Cx<'_> {
     /// view's binding and element type.
     fn reduce_target(&mut self, target: ExprId) -> R<(ExprId, Ty)> {
         let Expr::Index { base, indices } = self.body.expr(target).clone() else {
-            return Err(Diag::new("E-REDUCE-TARGET", "A `reduce` stores into one element, `out[k]`.", Anchor::Expr(target)));
+            return Err(Diag::new(
+                "E-REDUCE-TARGET",
+                "A `reduce` stores into one element, `out[k]`.",
+                Anchor::Expr(target),
+            ));
         };
         let elem = self.output_view(base, "E-REDUCE-TARGET", "`reduce … out[k]` stores its total")?;
         for index in indices.iter() {
@@ -223,7 +230,9 @@ impl Cx<'_> {
                 ReduceOp::Add if ty.is_signed() => {
                     " Signed `+` could overflow in one order and not another: widen to an unsigned type, or fold with `for` in a loop."
                 }
-                ReduceOp::Mul if ty.is_integer() => " Integer `*` overflows too easily to trap alike in every order: use `mul_wrap` on an unsigned type.",
+                ReduceOp::Mul if ty.is_integer() => {
+                    " Integer `*` overflows too easily to trap alike in every order: use `mul_wrap` on an unsigned type."
+                }
                 _ => "",
             };
             return Err(Diag::new(
@@ -237,9 +246,15 @@ impl Cx<'_> {
         }
         if ty.is_float() && c.parallel {
             let (code, message) = if scan {
-                ("E-SCAN-ORDER", "A float `scan` runs only in order: floating-point sums depend on their order, and a pooled scan would change the result with the lane count. Write `for` instead of `parallel`.")
+                (
+                    "E-SCAN-ORDER",
+                    "A float `scan` runs only in order: floating-point sums depend on their order, and a pooled scan would change the result with the lane count. Write `for` instead of `parallel`.",
+                )
             } else {
-                ("E-REDUCE-ORDER", "A pooled `reduce` over floats would fold in blocks, and floating-point sums depend on their order: write `for` to fold in index order, or reduce an integer type.")
+                (
+                    "E-REDUCE-ORDER",
+                    "A pooled `reduce` over floats would fold in blocks, and floating-point sums depend on their order: write `for` to fold in index order, or reduce an integer type.",
+                )
             };
             return Err(Diag::new(code, message, Anchor::Expr(c.value)));
         }
@@ -284,15 +299,21 @@ impl Cx<'_> {
                 let (code, message) = match c.kind {
                     CollectKind::Compact => (
                         "E-COLLECT-SELF-READ",
-                        format!("`compact` fills {name} while it runs, so its predicate and projection may not read {name}: read the input instead."),
+                        format!(
+                            "`compact` fills {name} while it runs, so its predicate and projection may not read {name}: read the input instead."
+                        ),
                     ),
                     CollectKind::Scan { .. } => (
                         "E-PARALLEL-RACE",
-                        format!("A `scan`'s yield may read {name} only at its own element, {name}[i], which it reads before the scan writes it."),
+                        format!(
+                            "A `scan`'s yield may read {name} only at its own element, {name}[i], which it reads before the scan writes it."
+                        ),
                     ),
                     CollectKind::Reduce => (
                         "E-PARALLEL-RACE",
-                        format!("The `reduce` stores into {name}, so no yield may read {name}: read the input instead."),
+                        format!(
+                            "The `reduce` stores into {name}, so no yield may read {name}: read the input instead."
+                        ),
                     ),
                 };
                 return Err(Diag::new(code, message, Anchor::Expr(at)));

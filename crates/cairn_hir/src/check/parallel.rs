@@ -442,10 +442,7 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
 
     /// True when the binding holds elements (a view, `Buf`, `Array`, `stack` or `buffer`).
     fn is_array(&self, key: LocalRef) -> bool {
-        self.cx
-            .locals
-            .get(&key)
-            .is_some_and(|l| matches!(l.ty.value(), Ty::View(_) | Ty::Buf(_) | Ty::Array(..)))
+        self.cx.locals.get(&key).is_some_and(|l| matches!(l.ty.value(), Ty::View(_) | Ty::Buf(_) | Ty::Array(..)))
     }
 
     fn expr(&mut self, e: ExprId) -> R<()> {
@@ -541,18 +538,16 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
         match body.expr(e) {
             Expr::Binary { op: BinaryOp::Mul, lhs, rhs } => {
                 // `i * S`, `S * i`, `(i + 1) * S`
-                let (var, stride) = if let Some(s) = self.constant(*rhs) {
-                    (*lhs, s)
-                } else {
-                    (*rhs, self.constant(*lhs)?)
-                };
+                let (var, stride) =
+                    if let Some(s) = self.constant(*rhs) { (*lhs, s) } else { (*rhs, self.constant(*lhs)?) };
                 let var = body.unparen(var);
                 if self.is_lane(var) {
                     return Some((stride, Offset::Exact(0)));
                 }
                 if let Expr::Binary { op: BinaryOp::Add, lhs, rhs } = body.expr(var) {
                     let (l, r) = (body.unparen(*lhs), body.unparen(*rhs));
-                    let one = if self.is_lane(l) { self.constant(r) } else { self.is_lane(r).then(|| self.constant(l))? };
+                    let one =
+                        if self.is_lane(l) { self.constant(r) } else { self.is_lane(r).then(|| self.constant(l))? };
                     if one == Some(1) {
                         return Some((stride, Offset::Exact(stride)));
                     }
@@ -605,8 +600,7 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
     }
 
     fn is_lane(&self, e: ExprId) -> bool {
-        matches!(self.cx.body.expr(e), Expr::Name(_))
-            && self.cx.scopes.resolve(e) == Some(LocalRef::Binder(self.lane))
+        matches!(self.cx.body.expr(e), Expr::Name(_)) && self.cx.scopes.resolve(e) == Some(LocalRef::Binder(self.lane))
     }
 
     /// The value of an integer literal or constant (a natural of the instance included).
@@ -614,10 +608,9 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
         let e = self.cx.body.unparen(e);
         match self.cx.body.expr(e) {
             Expr::Literal(Literal::Int { value: Some(v), .. }) => u64::try_from(*v).ok(),
-            Expr::Name(name) if self.cx.scopes.resolve(e).is_none() => self
-                .cx
-                .natural(name)
-                .or_else(|| crate::consts::integer_constant(self.cx.db, &self.cx.module, name)),
+            Expr::Name(name) if self.cx.scopes.resolve(e).is_none() => {
+                self.cx.natural(name).or_else(|| crate::consts::integer_constant(self.cx.db, &self.cx.module, name))
+            }
             _ => None,
         }
     }

@@ -223,7 +223,8 @@ impl Workspace {
                     binder: r.binder.clone(),
                     count: r.count.clone(),
                     line: position.as_ref().map_or(0, |(_, _, at)| at.line),
-                    file: position.map_or_else(|| Arc::from(""), |(file, _, _)| Arc::from(self.files[file].name.as_str())),
+                    file: position
+                        .map_or_else(|| Arc::from(""), |(file, _, _)| Arc::from(self.files[file].name.as_str())),
                 }
             })
             .collect()
@@ -239,7 +240,8 @@ impl Workspace {
             let line = self.line_text(refusal.first.file.as_deref(), refusal.first.line);
             (refusal.first, line)
         });
-        let mut view = StateView { typed, parsed, functions: Vec::new(), types: Vec::new(), first, regions: Vec::new() };
+        let mut view =
+            StateView { typed, parsed, functions: Vec::new(), types: Vec::new(), first, regions: Vec::new() };
         if !parsed {
             return view;
         }

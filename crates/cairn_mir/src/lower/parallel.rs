@@ -37,7 +37,8 @@ impl<'db> Lower<'db> {
         let held = self.temp(MTy::usize());
         self.assign(Place::local(held), Rvalue::Use(n));
         let n = copy(held);
-        let region = self.check.region(id).ok_or_else(|| LowerError("a region the check did not record".into()))?.clone();
+        let region =
+            self.check.region(id).ok_or_else(|| LowerError("a region the check did not record".into()))?.clone();
         let symbol: Arc<str> = Arc::from(format!("{}$lane{}", self.symbol, id.0));
         let captures = self.captured(&region.captures)?;
         let outer: Vec<Local> = captures.iter().map(|(_, l)| *l).collect();
@@ -155,7 +156,10 @@ impl<'db> Lower<'db> {
         captures
             .iter()
             .map(|r| {
-                self.bindings.get(r).map(|l| (*r, *l)).ok_or_else(|| LowerError("a captured binding with no local".into()))
+                self.bindings
+                    .get(r)
+                    .map(|l| (*r, *l))
+                    .ok_or_else(|| LowerError("a captured binding with no local".into()))
             })
             .collect()
     }
@@ -173,7 +177,13 @@ impl<'db> Lower<'db> {
             // pointers travel as copies; storage the lanes write by element, by pointer.
             if matches!(
                 ty,
-                MTy::View(_) | MTy::Ptr(_) | MTy::Fn { .. } | MTy::Bool | MTy::Int(_) | MTy::Float(_) | MTy::Enum { .. }
+                MTy::View(_)
+                    | MTy::Ptr(_)
+                    | MTy::Fn { .. }
+                    | MTy::Bool
+                    | MTy::Int(_)
+                    | MTy::Float(_)
+                    | MTy::Enum { .. }
             ) || closure::is_callable(&ty)
             {
                 values.push(copy(local));
@@ -254,7 +264,8 @@ impl<'db> Lower<'db> {
 
     /// A collector statement.
     pub(super) fn collect(&mut self, id: StmtId, c: &Collector) -> R<()> {
-        let region = self.check.region(id).ok_or_else(|| LowerError("a collector the check did not record".into()))?.clone();
+        let region =
+            self.check.region(id).ok_or_else(|| LowerError("a collector the check did not record".into()))?.clone();
         let op = c.op.unwrap_or(ReduceOp::Add);
         // The element a storing `reduce` writes: `k` evaluated once, before the lanes.
         let stored = match (c.kind, c.target) {
@@ -290,7 +301,9 @@ impl<'db> Lower<'db> {
                 let counter = self.new_local(Some(self.body.binder(c.binder).clone()), MTy::usize());
                 self.bind(c.binder, counter);
                 let mark = self.count_facts(c.count, counter);
-                self.index_loop(lit_usize(0), n, counter, |me| me.scan_step(c, op, &ty, exclusive, acc, &out, counter))?;
+                self.index_loop(lit_usize(0), n, counter, |me| {
+                    me.scan_step(c, op, &ty, exclusive, acc, &out, counter)
+                })?;
                 self.facts.truncate(mark);
                 copy(acc)
             }
@@ -343,7 +356,15 @@ impl<'db> Lower<'db> {
     }
 
     /// `a op b`, with the overflow guard of checked unsigned `+` when `checked`.
-    fn combine(&mut self, op: ReduceOp, ty: &MTy, a: Operand, b: Operand, at: Option<ExprId>, checked: bool) -> Operand {
+    fn combine(
+        &mut self,
+        op: ReduceOp,
+        ty: &MTy,
+        a: Operand,
+        b: Operand,
+        at: Option<ExprId>,
+        checked: bool,
+    ) -> Operand {
         let binop = match op {
             ReduceOp::Add | ReduceOp::AddWrap => BinOp::Add,
             ReduceOp::Mul | ReduceOp::MulWrap => BinOp::Mul,
@@ -462,7 +483,13 @@ impl<'db> Lower<'db> {
         })?;
         self.finish_lane(symbol.clone(), inner);
         let count = copy(nb);
-        self.emit(Inst::Parallel { lane: symbol, env, count, work: n.clone(), schedule: Schedule { grain: 1, lanes: 0, chain: None } });
+        self.emit(Inst::Parallel {
+            lane: symbol,
+            env,
+            count,
+            work: n.clone(),
+            schedule: Schedule { grain: 1, lanes: 0, chain: None },
+        });
         Ok(())
     }
 
