@@ -149,6 +149,26 @@ pub(crate) fn lane_refusal(
                         {
                             return refuse("this closure prints, which no lane may do.".to_string());
                         }
+                        Some(CallTarget::Indirect) => {
+                            // Through a `fn` value it captured: any address-taken function of its
+                            // type may be in it.
+                            let callee_ty = match body.expr(call) {
+                                Expr::Call { callee, .. } => match check.resolution(body.unparen(*callee)) {
+                                    Resolution::Local(crate::scopes::LocalRef::Binder(b)) => {
+                                        check.binder_types.get(b.0 as usize).cloned()
+                                    }
+                                    _ => None,
+                                },
+                                _ => None,
+                            };
+                            if let Some((g, effect)) = stored_value_unsafe(db, row_of, callee_ty.as_ref()) {
+                                return refuse(format!(
+                                    "this closure calls a function value that may hold {} (its address is taken), which {}.",
+                                    scope.full_name(g),
+                                    meaning(&effect)
+                                ));
+                            }
+                        }
                         _ => {}
                     }
                 }
@@ -165,22 +185,12 @@ pub(crate) fn lane_refusal(
                 _ => {
                     // A stored `fn` value: any address-taken function of its type may be in it.
                     let ty = check.expr_types.get(arg.0 as usize).cloned();
-                    for g in address_taken(db) {
-                        let sig = fn_signature(db, g);
-                        let fun = crate::types::FnTy {
-                            params: sig.params.iter().map(|p| p.ty.clone()).collect(),
-                            ret: sig.ret.clone(),
-                        };
-                        if ty.as_ref().is_some_and(|t| crate::types::Ty::Fn(Arc::new(fun)) == *t.value())
-                            && let Some(row) = row_of(g)
-                            && let Some(effect) = lane_unsafe(&row)
-                        {
-                            return refuse(format!(
-                                "this function value may hold {} (its address is taken), which {}.",
-                                scope.full_name(g),
-                                meaning(effect)
-                            ));
-                        }
+                    if let Some((g, effect)) = stored_value_unsafe(db, row_of, ty.as_ref()) {
+                        return refuse(format!(
+                            "this function value may hold {} (its address is taken), which {}.",
+                            scope.full_name(g),
+                            meaning(&effect)
+                        ));
                     }
                 }
             },
@@ -200,6 +210,28 @@ fn calls_within(db: &dyn Db, item: Item, body: &crate::body::Body, e: ExprId) ->
         .filter(|&i| map.exprs.get(i).is_some_and(|r| outer.contains_range(*r)))
         .map(|i| ExprId(i as u32))
         .collect()
+}
+
+/// The first address-taken function of the `fn` type `ty` whose row leaves the lane-safe set,
+/// with the effect: what a stored value of that type may hold.
+fn stored_value_unsafe(
+    db: &dyn Db,
+    row_of: &dyn Fn(Item) -> Option<Row>,
+    ty: Option<&crate::types::Ty>,
+) -> Option<(Item, Arc<str>)> {
+    let ty = ty?;
+    for g in address_taken(db) {
+        let sig = fn_signature(db, g);
+        let fun =
+            crate::types::FnTy { params: sig.params.iter().map(|p| p.ty.clone()).collect(), ret: sig.ret.clone() };
+        if crate::types::Ty::Fn(Arc::new(fun)) == *ty.value()
+            && let Some(row) = row_of(g)
+            && let Some(effect) = lane_unsafe(&row)
+        {
+            return Some((g, effect.clone()));
+        }
+    }
+    None
 }
 
 /// The functions whose addresses the program takes.

@@ -355,13 +355,20 @@ void cairn_rt_parallel(cairn_lane_fn fn, void *env, uint64_t count, uint64_t wor
     pthread_mutex_unlock(&cairn_pool_lock);
 }
 
-/* The first failure reports and aborts; a lane failing at the same moment waits on this lock
- * until the abort ends the process, so exactly one line is written. */
-static pthread_mutex_t cairn_failure_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The first failure reports and aborts; a lane failing at the same moment finds the flag set and
+ * waits for the abort to end the process, so exactly one line is written. (A flag, not a lock: a
+ * lock held through abort() is what a thread checker reports.) */
+static int cairn_failed;
+
+static void cairn_first_failure(void) {
+    if (__atomic_exchange_n(&cairn_failed, 1, __ATOMIC_SEQ_CST) != 0) {
+        for (;;) pause();
+    }
+}
 
 /* A failed guard: one line on standard error, then SIGABRT. */
 _Noreturn void cairn_rt_trap(const char *message) {
-    pthread_mutex_lock(&cairn_failure_lock);
+    cairn_first_failure();
     char line[512];
     int n = snprintf(line, sizeof line, "%s\n", message);
     cairn_write_all(2, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
@@ -381,7 +388,7 @@ static size_t cairn_assert_line(char *line, size_t size, const char *site, const
 }
 
 _Noreturn void cairn_rt_assert_failed(const char *site, const uint8_t *why, uint64_t length) {
-    pthread_mutex_lock(&cairn_failure_lock);
+    cairn_first_failure();
     char line[1024];
     size_t used = cairn_assert_line(line, sizeof line - 1, site, why, length);
     line[used++] = '\n';
@@ -391,7 +398,7 @@ _Noreturn void cairn_rt_assert_failed(const char *site, const uint8_t *why, uint
 
 static _Noreturn void cairn_assert_eq_failed(const char *site, const uint8_t *why, uint64_t length,
                                               const char *left, const char *right) {
-    pthread_mutex_lock(&cairn_failure_lock);
+    cairn_first_failure();
     char line[1200];
     size_t used = cairn_assert_line(line, 1000, site, why, length);
     int n = snprintf(line + used, sizeof line - used, ": left %s, right %s\n", left, right);

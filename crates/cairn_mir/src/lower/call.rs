@@ -337,6 +337,12 @@ impl Lower<'_> {
                 (code, Arc::from(params[1..].to_vec()), ret.clone(), vec![env])
             }
             MTy::Fn { params, ret } => (self.name(callee, &name)?, params.clone(), ret.clone(), Vec::new()),
+            // A `fn` value a closure captured: its environment points at the value (`name`
+            // reads through the pointer).
+            MTy::Ptr(target) if matches!(&**target, MTy::Fn { .. }) => {
+                let MTy::Fn { params, ret } = &**target else { unreachable!("matched above") };
+                (self.name(callee, &name)?, params.clone(), ret.clone(), Vec::new())
+            }
             other => return fail(format!("an indirect call of a {other}")),
         };
         for (param, &arg) in params.iter().zip(given) {
