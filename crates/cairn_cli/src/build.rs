@@ -411,9 +411,18 @@ fn frontend(workspace: &Workspace, functions: &[Arc<Function>]) -> Frontend {
         let mut discharged: BTreeMap<&'static str, u32> = BTreeMap::new();
         // The function's own guards and those of what its body made: its closures and its
         // regions' lane functions (`name$…`).
+        // A guard lowered twice (a lane body versioned on whether its block fits) counts once:
+        // guards are told apart by the expression they guard.
         let inner = format!("{name}$");
+        let mut seen: std::collections::HashSet<(&'static str, cairn_hir::body::ExprId)> =
+            std::collections::HashSet::new();
         for function in functions.iter().filter(|f| *f.name == *name || f.name.starts_with(&inner)) {
             for guard in function.guards().filter(|g| g.elided) {
+                if let Some(at) = guard.at
+                    && !seen.insert((guard.kind.name(), at))
+                {
+                    continue;
+                }
                 *discharged.entry(guard.kind.name()).or_default() += 1;
             }
         }

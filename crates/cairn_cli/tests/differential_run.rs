@@ -297,6 +297,7 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         "951-collectors.cairn",
         "952-trap-in-lane.cairn",
         "953-reduce-traps-in-order.cairn",
+        "954-block-lanes.cairn",
     ] {
         let text = std::fs::read_to_string(dir.join(name)).expect("a run test");
         let expected: String =
@@ -318,5 +319,5 @@ fn tier_one_run_tests_behave_the_same_under_the_evaluator() {
         }
         compared += 1;
     }
-    assert_eq!(compared, 24);
+    assert_eq!(compared, 25);
 }

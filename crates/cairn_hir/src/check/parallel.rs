@@ -36,6 +36,11 @@ pub struct Region {
     /// The elements one lane index stands for: the stride of the block the lanes write (`1`
     /// for `[i]`).
     pub stride: u64,
+    /// The arrays the lanes write in blocks, each with its stride, and the index expressions of
+    /// every element access to them: each lies inside lane `i`'s block, so where the array holds
+    /// that whole block the access is in bounds (the lowering proves those guards per lane).
+    pub blocks: Arc<[(LocalRef, u64)]>,
+    pub block_indices: Arc<[ExprId]>,
 }
 
 /// A `fn`-typed argument of a call of a declared function: the call, the parameter's position in
@@ -160,7 +165,12 @@ impl Cx<'_> {
         walk.judge()?;
         let captures = walk.captures();
         let stride = walk.stride();
+        let blocks = walk.blocks();
         self.record_region(id, captures, first_call, stride);
+        if let Some(region) = self.regions.last_mut() {
+            region.blocks = Arc::from(blocks.0);
+            region.block_indices = Arc::from(blocks.1);
+        }
         Ok(())
     }
 
@@ -185,6 +195,8 @@ impl Cx<'_> {
             calls: Arc::from(calls),
             callees: Arc::from(callees),
             stride,
+            blocks: Arc::from(Vec::new()),
+            block_indices: Arc::from(Vec::new()),
         });
     }
 }
@@ -203,6 +215,8 @@ struct Access {
     key: LocalRef,
     name: Arc<str>,
     at: ExprId,
+    /// The index expression of an element access.
+    index: Option<ExprId>,
     write: bool,
     shape: Shape,
 }
@@ -378,7 +392,7 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
         match self.first_index(target) {
             Some(index) => {
                 let shape = self.shape(index);
-                self.accesses.push(Access { key, name, at: index, write: true, shape });
+                self.accesses.push(Access { key, name, at: index, index: Some(index), write: true, shape });
                 Ok(())
             }
             None => Err(Diag::new(
@@ -436,7 +450,11 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
                 Anchor::Expr(arg),
             ));
         }
-        self.accesses.push(Access { key, name, at: arg, write, shape });
+        let index = match self.cx.body.expr(inner) {
+            Expr::Part { .. } => None,
+            _ => self.first_index(arg),
+        };
+        self.accesses.push(Access { key, name, at: arg, index, write, shape });
         Ok(())
     }
 
@@ -466,7 +484,7 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
                 {
                     let name = self.name_of(root);
                     let shape = self.shape(index);
-                    self.accesses.push(Access { key, name, at: e, write: false, shape });
+                    self.accesses.push(Access { key, name, at: e, index: Some(index), write: false, shape });
                 }
                 Ok(())
             }
@@ -663,6 +681,26 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
             })
             .max()
             .unwrap_or(1)
+    }
+
+    /// The arrays the lanes write, with the stride of their blocks, and the index expressions of
+    /// the element accesses to them (all placed in the lane's block by the race rule).
+    pub(crate) fn blocks(&self) -> (Vec<(LocalRef, u64)>, Vec<ExprId>) {
+        let mut arrays: Vec<(LocalRef, u64)> = Vec::new();
+        let mut indices = Vec::new();
+        let written: Vec<LocalRef> = self.accesses.iter().filter(|a| a.write).map(|a| a.key).collect();
+        for access in self.accesses.iter().filter(|a| written.contains(&a.key)) {
+            let Shape::Block(stride) = access.shape else { continue };
+            if !arrays.iter().any(|(k, _)| *k == access.key) {
+                arrays.push((access.key, stride));
+            }
+            if let Some(index) = access.index
+                && !indices.contains(&index)
+            {
+                indices.push(index);
+            }
+        }
+        (arrays, indices)
     }
 
     /// The yield or predicate expressions of a collector, walked as lane code.

@@ -48,6 +48,12 @@ impl Lower<'_> {
 
     /// True when `index` is a loop binder known to stay below the extent of `place`.
     pub(super) fn index_proved(&self, place: &Place, index: ExprId) -> bool {
+        if place.proj.is_empty()
+            && self.block_views.contains(&place.local)
+            && self.block_indices.iter().any(|&i| self.body.unparen(i) == self.body.unparen(index))
+        {
+            return true;
+        }
         let Expr::Name(_) = self.body.expr(self.body.unparen(index)) else { return false };
         let Some(binder) = self.local_of(index) else { return false };
         if !place.proj.is_empty() {

@@ -391,6 +391,8 @@ impl<'db> Lower<'db> {
             extra: Vec::new(),
             schedule: cairn_hir::plans::Schedule::default(),
             chains: Arc::from(Vec::new()),
+            block_views: Vec::new(),
+            block_indices: Vec::new(),
         }
     }
 }
@@ -429,6 +431,10 @@ struct Lower<'db> {
     /// How the function's plan splits its regions, and the runs of regions its `fuse` joins.
     schedule: cairn_hir::plans::Schedule,
     chains: Arc<[Arc<[StmtId]>]>,
+    /// In a lane whose block is known to lie inside these views, the index expressions the race
+    /// rule placed in the block (their bounds guards are proved).
+    block_views: Vec<Local>,
+    block_indices: Vec<ExprId>,
 }
 
 /// What a loop binder stays below.

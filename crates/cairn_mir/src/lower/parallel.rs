@@ -47,14 +47,22 @@ impl<'db> Lower<'db> {
         let sized = self.views_of_extent(count);
         let (env, mut inner, shared) = self.lane_env(&symbol, &outer)?;
         let mut proved = Vec::new();
+        let mut blocks: Vec<(Local, u64)> = Vec::new();
         for ((local_ref, outer_local), shared) in captures.iter().zip(&shared) {
             inner.bindings.insert(*local_ref, *shared);
             if sized.contains(outer_local) {
                 proved.push(*shared);
             }
+            // (A view of the count's extent needs no check for `[i]`.)
+            if let Some(&(_, stride)) = region.blocks.iter().find(|(r, _)| r == local_ref)
+                && matches!(inner.local_ty(*shared), MTy::View(_))
+                && (stride > 1 || !sized.contains(outer_local))
+            {
+                blocks.push((*shared, stride));
+            }
         }
         self.assume_extents(&mut inner, &outer, &shared);
-        inner.lane_loop(binder, &proved, block)?;
+        inner.lane_loop(binder, &proved, &blocks, &region.block_indices, block)?;
         self.finish_lane(symbol.clone(), inner);
         let work = if region.stride == 1 {
             n.clone()
@@ -107,8 +115,22 @@ impl<'db> Lower<'db> {
     }
 
     /// A lane function's loop: the region's binder over `lo..hi` (parameters 1 and 2), known to
-    /// stay below the length of each of `proved`.
-    fn lane_loop(&mut self, binder: BinderId, proved: &[Local], block: &HirBlock) -> R<()> {
+    /// stay below the length of each of `proved`. Where the lanes write arrays in blocks
+    /// (`blocks`: each view with its stride), each lane first asks whether every such array holds
+    /// its whole block (`i < len / S`): if so its body runs with the guards of the accesses the
+    /// race rule placed in the block (`indices`) proved, else with every guard; both run the same
+    /// code otherwise, so a guard that can fail fails exactly as before.
+    fn lane_loop(
+        &mut self,
+        binder: BinderId,
+        proved: &[Local],
+        blocks: &[(Local, u64)],
+        indices: &[ExprId],
+        block: &HirBlock,
+    ) -> R<()> {
+        if !blocks.is_empty() {
+            return self.versioned_lane_loop(binder, proved, blocks, indices, block);
+        }
         let name = self.body.binder(binder).clone();
         let counter = self.new_local(Some(name), MTy::usize());
         self.assign(Place::local(counter), Rvalue::Use(copy(Local(1))));
@@ -142,6 +164,71 @@ impl<'db> Lower<'db> {
             let same = inner.value(MTy::Bool, Rvalue::Binary(BinOp::Eq, len, copy(shared[e])));
             inner.emit(Inst::Assume(same));
         }
+    }
+
+    fn versioned_lane_loop(
+        &mut self,
+        binder: BinderId,
+        proved: &[Local],
+        blocks: &[(Local, u64)],
+        indices: &[ExprId],
+        block: &HirBlock,
+    ) -> R<()> {
+        let name = self.body.binder(binder).clone();
+        let counter = self.new_local(Some(name), MTy::usize());
+        self.assign(Place::local(counter), Rvalue::Use(copy(Local(1))));
+        let header = self.new_block();
+        let inside = self.new_block();
+        let latch = self.new_block();
+        let exit = self.new_block();
+        self.terminate(Terminator::Goto(header));
+        self.switch_to(header);
+        let more = self.value(MTy::Bool, Rvalue::Binary(BinOp::Lt, copy(counter), copy(Local(2))));
+        self.terminate(Terminator::Branch(more, inside, exit));
+        self.switch_to(inside);
+        let mut whole: Option<Operand> = None;
+        for &(view, stride) in blocks {
+            let len = self.value(MTy::usize(), Rvalue::Len(Place::local(view)));
+            let lanes = self.value(MTy::usize(), Rvalue::Binary(BinOp::Div, len, lit_usize(stride)));
+            let holds = self.value(MTy::Bool, Rvalue::Binary(BinOp::Lt, copy(counter), lanes));
+            whole = Some(match whole {
+                None => holds,
+                Some(before) => self.value(MTy::Bool, Rvalue::Binary(BinOp::And, before, holds)),
+            });
+        }
+        let fast = self.new_block();
+        let slow = self.new_block();
+        self.terminate(Terminator::Branch(whole.unwrap_or(Operand::Const(Const::Bool(false))), fast, slow));
+        for (target, proving) in [(fast, true), (slow, false)] {
+            self.switch_to(target);
+            let mark = self.facts.len();
+            self.bind(binder, counter);
+            for &view in proved {
+                self.facts.push((counter, Bound::Len(view)));
+            }
+            if proving {
+                self.block_views = blocks.iter().map(|(v, _)| *v).collect();
+                self.block_indices = indices.to_vec();
+            }
+            self.loops.push((latch, exit));
+            self.loop_frames.push(self.frames.len());
+            self.open_frame();
+            let result = self.block(block).and_then(|()| self.close_frame());
+            self.loop_frames.pop();
+            self.loops.pop();
+            self.block_views.clear();
+            self.block_indices.clear();
+            self.facts.truncate(mark);
+            result?;
+            if self.open() {
+                self.terminate(Terminator::Goto(latch));
+            }
+        }
+        self.switch_to(latch);
+        self.assign(Place::local(counter), Rvalue::Binary(BinOp::Add, copy(counter), lit_usize(1)));
+        self.terminate(Terminator::Goto(header));
+        self.switch_to(exit);
+        Ok(())
     }
 
     /// The schedule a plan gives this function's regions (the defaults without one), and the
@@ -229,7 +316,12 @@ impl<'db> Lower<'db> {
             blocks,
             extents: Vec::new(),
         };
-        self.extra.extend(inner.extra);
+        // A body lowered twice (a versioned lane) makes its closures twice, alike.
+        for made in inner.extra {
+            if !self.extra.iter().any(|f| f.symbol == made.symbol) {
+                self.extra.push(made);
+            }
+        }
         self.extra.push(function);
     }
 
