@@ -8,9 +8,12 @@
 //! lowering reads: the grain, lane cap and fusion width of a function's regions, and
 //! [`fusion_chains`] the runs of regions a `fuse` joins. Fusion needs adjacent regions in one
 //! block over a count spelled the same way, lanes touching arrays only at their own index, and
-//! bodies that cannot trap, loop or be observed: in this build, assignments, `let` and `if` over
-//! operators that cannot trap (comparisons, bitwise and logical operators, float arithmetic,
-//! `min`, `max`, conversions to a float), with no calls. A plan selecting an implementation
+//! bodies that cannot trap, loop unboundedly or be observed: in this build, assignments, `let`,
+//! `if` and `for` over constant bounds, over operators that cannot trap (comparisons, bitwise and
+//! logical operators, float arithmetic, `min`, `max`, conversions to a float) and calls of
+//! functions whose rows do none of that, given values. A bound `reduce` over the same extent
+//! whose yield is such an expression may end a chain (it is judged with the chain, and runs after
+//! the fused regions). A plan selecting an implementation
 //! (`plan f use g;`, §27) is not in this build (`E-UNSUPPORTED`).
 
 use std::sync::Arc;
@@ -138,7 +141,8 @@ pub fn plan_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
     if let Some(fuse) = def.items.iter().find(|i| &*i.word == "fuse").and_then(|i| i.value) {
         let check = check_fn(db, function);
         let params = crate::signature::fn_signature(db, function).params.iter().map(|p| p.ty.clone()).collect();
-        if check.error.is_none() && chains(&body, check, params, fuse as u32).is_empty() {
+        let row_of = |item: Item| crate::effects::effect_row(db, item).clone();
+        if check.error.is_none() && chains(&body, check, params, &row_of, fuse as u32).is_empty() {
             return refuse(format!(
                 "`fuse {fuse}` finds no two regions of {written} it may join: fusion needs adjacent `parallel` statements in one block over a count spelled the same way, whose lanes touch arrays only at their own index and whose bodies cannot trap, loop, call or be observed."
             ));
@@ -197,7 +201,15 @@ pub fn fusion_chains(db: &dyn Db, function: Item) -> Arc<[Arc<[StmtId]>]> {
     }
     let body = fn_body(db, function);
     let params = crate::signature::fn_signature(db, function).params.iter().map(|p| p.ty.clone()).collect();
-    Arc::from(chains(&body, check, params, schedule.fuse).into_iter().map(Arc::from).collect::<Vec<_>>())
+    let row_of = |item: Item| crate::effects::effect_row(db, item).clone();
+    // The regions of each chain (a `reduce` ending one is judged with it, and runs after it).
+    let regions = chains(&body, check, params, &row_of, schedule.fuse)
+        .into_iter()
+        .map(|chain| chain.into_iter().filter(|s| matches!(body.stmt(*s), Stmt::Parallel { .. })).collect::<Vec<_>>())
+        .filter(|chain| chain.len() >= 2)
+        .map(Arc::from)
+        .collect::<Vec<_>>();
+    Arc::from(regions)
 }
 
 /// Every `parallel` statement of a body.
@@ -206,7 +218,13 @@ fn parallel_statements(body: &crate::body::Body) -> Vec<StmtId> {
 }
 
 /// The fusable runs of adjacent regions in every block of a body, cut at `width`.
-fn chains(body: &crate::body::Body, check: &FnCheck, params: Vec<Ty>, width: u32) -> Vec<Vec<StmtId>> {
+fn chains(
+    body: &crate::body::Body,
+    check: &FnCheck,
+    params: Vec<Ty>,
+    row_of: &dyn Fn(Item) -> Option<crate::effects::Row>,
+    width: u32,
+) -> Vec<Vec<StmtId>> {
     let mut blocks: Vec<Block> = vec![body.root.clone()];
     for stmt in &body.stmts {
         match stmt {
@@ -226,7 +244,7 @@ fn chains(body: &crate::body::Body, check: &FnCheck, params: Vec<Ty>, width: u32
             _ => {}
         }
     }
-    let fuse = Fuse { body, check, params };
+    let fuse = Fuse { body, check, params, row_of };
     let mut out = Vec::new();
     for block in blocks {
         let mut run: Vec<StmtId> = Vec::new();
@@ -239,6 +257,12 @@ fn chains(body: &crate::body::Body, check: &FnCheck, params: Vec<Ty>, width: u32
             run.clear();
         };
         for &stmt in block.iter() {
+            // A `reduce` over the same extent may end a chain.
+            if !run.is_empty() && fuse.ends_chain(stmt) && fuse.same_count(run[run.len() - 1], stmt) {
+                run.push(stmt);
+                flush(&mut run);
+                continue;
+            }
             let joins = fuse.fusable(stmt) && run.last().is_none_or(|&prev| fuse.same_count(prev, stmt));
             if joins {
                 run.push(stmt);
@@ -260,6 +284,9 @@ struct Fuse<'a> {
     check: &'a FnCheck,
     /// The function's parameter types.
     params: Vec<Ty>,
+    /// The callees' rows (a call in a fused body must be unable to trap, loop, write or be
+    /// observed).
+    row_of: &'a dyn Fn(Item) -> Option<crate::effects::Row>,
 }
 
 impl Fuse<'_> {
@@ -278,15 +305,38 @@ impl Fuse<'_> {
         self.check.expr_types.get(e.0 as usize).unwrap_or(&Ty::Error)
     }
 
+    /// The count of a region or collector.
+    fn count(&self, stmt: StmtId) -> Option<ExprId> {
+        match self.body.stmt(stmt) {
+            Stmt::Parallel { count, .. } => Some(*count),
+            Stmt::Collect(c) => Some(c.count),
+            _ => None,
+        }
+    }
+
+    /// A bound `reduce` whose yield cannot trap and reads arrays only at its own index: it may
+    /// end a chain (language §26).
+    fn ends_chain(&self, stmt: StmtId) -> bool {
+        let Stmt::Collect(c) = self.body.stmt(stmt) else { return false };
+        if c.kind != crate::body::CollectKind::Reduce || c.target.is_some() {
+            return false;
+        }
+        let checked = c.op == Some(crate::body::ReduceOp::Add) && !self.ty(c.value).is_float();
+        let extent = match self.body.expr(self.body.unparen(c.count)) {
+            Expr::Name(name) => Extent::Name(name.clone()),
+            Expr::Literal(crate::body::Literal::Int { value: Some(v), .. }) => Extent::Literal(*v as u64),
+            _ => return false,
+        };
+        !checked && (Lane { fuse: self, binder: c.binder, extent }).expr(c.value)
+    }
+
     /// Two regions count over the same extent, spelled the same way (one name meaning one
     /// binding, or one literal).
     fn same_count(&self, a: StmtId, b: StmtId) -> bool {
-        let (Stmt::Parallel { count: ca, .. }, Stmt::Parallel { count: cb, .. }) =
-            (self.body.stmt(a), self.body.stmt(b))
-        else {
+        let (Some(ca), Some(cb)) = (self.count(a), self.count(b)) else {
             return false;
         };
-        let (ca, cb) = (self.body.unparen(*ca), self.body.unparen(*cb));
+        let (ca, cb) = (self.body.unparen(ca), self.body.unparen(cb));
         match (self.body.expr(ca), self.body.expr(cb)) {
             (Expr::Name(x), Expr::Name(y)) => x == y && self.check.resolution(ca) == self.check.resolution(cb),
             (Expr::Literal(x), Expr::Literal(y)) => x == y,
@@ -335,6 +385,14 @@ impl Lane<'_, '_> {
                     Some(op) => self.operator(*op, *target),
                 };
                 target_ok && op_ok && self.expr(*value)
+            }
+            // A loop over constant bounds ends.
+            Stmt::ForRange { lo, hi, body: inner, .. } => {
+                let constant = |e: ExprId| {
+                    matches!(body.expr(body.unparen(e)), Expr::Literal(_))
+                        || matches!(self.fuse.check.resolution(body.unparen(e)), crate::check::Resolution::Const(_))
+                };
+                constant(*lo) && constant(*hi) && self.block(inner)
             }
             Stmt::If { cond, then, els } => {
                 self.expr(*cond)
@@ -387,6 +445,19 @@ impl Lane<'_, '_> {
             Expr::Call { args, .. } => {
                 let builtin = match self.fuse.check.call_target(e) {
                     Some(CallTarget::Builtin(b)) => b.name(),
+                    // A declared function whose row cannot trap, loop, write or be observed, given
+                    // values only (a view or borrow would reach past the lane's own index).
+                    Some(CallTarget::Function(callee, _)) => {
+                        let quiet = (self.fuse.row_of)(*callee).is_some_and(|row| {
+                            row.iter().all(|effect| {
+                                matches!(&**effect, "ffi_precondition" | "local_read" | "stack_storage" | "zero_init")
+                            })
+                        });
+                        let values = args
+                            .iter()
+                            .all(|a| !matches!(self.fuse.check.argument_type(*a), Some(Ty::View(_) | Ty::Borrow(..))));
+                        return quiet && values && args.iter().all(|a| self.expr(*a));
+                    }
                     _ => return false,
                 };
                 let safe = match builtin {
