@@ -263,22 +263,23 @@ static void cairn_run_claims(void) {
     if (cairn_job.running == 0) pthread_cond_broadcast(&cairn_pool_idle);
 }
 
+/* A short busy wait, kind to a sibling hyperthread. */
+static void cairn_pause(int times) {
+    for (int i = 0; i < times; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+}
+
 /* Waits, holding the lock, for a job after `seen`: first a short spin that looks only under
  * the lock (try-lock, so a spinning lane never makes the caller wait), since regions often
  * follow each other closely; then asleep on the condition variable. */
 static void cairn_wait_for_job(uint64_t seen) {
     for (int spin = 0; spin < 2000 && cairn_job_generation == seen; spin++) {
         pthread_mutex_unlock(&cairn_pool_lock);
-        for (int pause = 0; pause < 16; pause++) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
-        }
-        while (pthread_mutex_trylock(&cairn_pool_lock) != 0) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
-        }
+        cairn_pause(16);
+        while (pthread_mutex_trylock(&cairn_pool_lock) != 0) cairn_pause(1);
     }
     while (cairn_job_generation == seen) pthread_cond_wait(&cairn_pool_wake, &cairn_pool_lock);
 }
@@ -350,6 +351,13 @@ void cairn_rt_parallel(cairn_lane_fn fn, void *env, uint64_t count, uint64_t wor
     cairn_job_generation += 1;
     pthread_cond_broadcast(&cairn_pool_wake);
     cairn_run_claims();
+    /* The last claims are ending on other lanes: spin a little (they are usually about done)
+     * before sleeping until they are. */
+    for (int spin = 0; spin < 4000 && cairn_job.running > 0; spin++) {
+        pthread_mutex_unlock(&cairn_pool_lock);
+        cairn_pause(16);
+        while (pthread_mutex_trylock(&cairn_pool_lock) != 0) cairn_pause(1);
+    }
     while (cairn_job.running > 0) pthread_cond_wait(&cairn_pool_idle, &cairn_pool_lock);
     cairn_job.seats = 0;
     pthread_mutex_unlock(&cairn_pool_lock);
