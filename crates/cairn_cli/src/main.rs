@@ -56,7 +56,7 @@ enum Command {
         /// A .cairn file, a project directory (its cairn.toml), or a manifest.
         #[arg(default_value = ".")]
         path: PathBuf,
-        /// Emit every guard, including those proved unable to fail.
+        /// Emit every guard, including those proved unable to fail (a plan's `fuse` then joins no regions).
         #[arg(long)]
         keep_guards: bool,
         /// The parent of the build directory (default: <root>/build).
@@ -77,7 +77,7 @@ enum Command {
         /// A .cairn file, a project directory (its cairn.toml), or a manifest.
         #[arg(default_value = ".")]
         path: PathBuf,
-        /// Emit every guard, including those proved unable to fail.
+        /// Emit every guard, including those proved unable to fail (a plan's `fuse` then joins no regions).
         #[arg(long)]
         keep_guards: bool,
         /// The parent of the build directory (default: <root>/build).
@@ -120,7 +120,7 @@ enum Command {
         /// Each test's address-space limit in MiB (64..65536).
         #[arg(long, default_value_t = 1024)]
         memory_mib: u64,
-        /// Emit every guard, including those proved unable to fail.
+        /// Emit every guard, including those proved unable to fail (a plan's `fuse` then joins no regions).
         #[arg(long)]
         keep_guards: bool,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
@@ -141,7 +141,7 @@ enum Command {
         /// With debug line information.
         #[arg(long)]
         debug: bool,
-        /// Emit every guard, including those proved unable to fail.
+        /// Emit every guard, including those proved unable to fail (a plan's `fuse` then joins no regions).
         #[arg(long)]
         keep_guards: bool,
         /// Output mode (the code is text in both modes).
