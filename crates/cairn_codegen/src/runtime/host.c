@@ -208,7 +208,8 @@ void cairn_rt_free(void *block) {
  * lane count caps how many lanes join. Lanes never race (the checker's lane rules), so claims
  * may run in any order on any lane: the split never changes a result. Only mutexes and
  * condition variables order the pool, so helgrind and ThreadSanitizer understand it. A guard
- * failing in a lane aborts the whole process with the guard's message. */
+ * failing in a lane aborts the whole process with the guard's message, and a stack overflow in a
+ * lane is reported as on the calling thread (each lane has its own signal stack). */
 
 typedef void (*cairn_lane_fn)(void *env, uint64_t lo, uint64_t hi);
 
@@ -284,8 +285,20 @@ static void cairn_wait_for_job(uint64_t seen) {
     while (cairn_job_generation == seen) pthread_cond_wait(&cairn_pool_wake, &cairn_pool_lock);
 }
 
-static void *cairn_lane_main(void *unused) {
-    (void)unused;
+/* Each lane's own stack for the fault handler (below), kept so that the blocks stay reachable
+ * for as long as the lanes live. */
+#define CAIRN_SIGNAL_STACK (64 * 1024)
+static void *cairn_lane_signal_stacks[CAIRN_MAX_LANES];
+
+static void *cairn_lane_main(void *slot) {
+    /* A stack overflow in a lane is reported like one on the calling thread: the handler needs
+     * an alternate stack on every thread that may overflow. */
+    void **kept = (void **)slot;
+    *kept = malloc(CAIRN_SIGNAL_STACK);
+    if (*kept != NULL) {
+        stack_t alternate = {.ss_sp = *kept, .ss_size = CAIRN_SIGNAL_STACK, .ss_flags = 0};
+        sigaltstack(&alternate, NULL);
+    }
     uint64_t seen = 0;
     pthread_mutex_lock(&cairn_pool_lock);
     for (;;) {
@@ -305,7 +318,7 @@ static void cairn_pool_start(void) {
     pthread_attr_setstacksize(&attr, 8u << 20);
     for (int i = 1; i < cairn_pool_lanes; i++) {
         pthread_t thread;
-        if (pthread_create(&thread, &attr, cairn_lane_main, NULL) != 0) {
+        if (pthread_create(&thread, &attr, cairn_lane_main, &cairn_lane_signal_stacks[i]) != 0) {
             cairn_pool_lanes = i; /* fewer lanes: still correct */
             break;
         }
@@ -545,6 +558,7 @@ static void cairn_on_fault(int number, siginfo_t *info, void *context) {
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
     uintptr_t address = (uintptr_t)info->si_addr;
     if (address <= sp + 4096 && address + 256 * 1024 >= sp) {
+        cairn_first_failure(); /* two lanes overflowing at once: one line */
         char function[200];
         cairn_function_at(pc, function, sizeof function);
         char line[256];
