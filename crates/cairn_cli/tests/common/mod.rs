@@ -23,14 +23,7 @@ pub fn memcheck(binary: &Path, trapped: bool) -> Result<Memcheck, String> {
         .arg(binary)
         .output()
         .map_err(|error| format!("cannot start valgrind ({error}): ./scripts/setup.sh installs it"))?;
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let reports = stderr
-        .lines()
-        .filter(|l| {
-            l.strip_prefix("==").and_then(|r| r.split_once("==")).is_some_and(|(pid, _)| pid.parse::<u32>().is_ok())
-        })
-        .map(str::to_string)
-        .collect();
+    let reports = valgrind_lines(&String::from_utf8_lossy(&output.stderr));
     Ok(Memcheck { status: output.status, stdout: String::from_utf8_lossy(&output.stdout).to_string(), reports })
 }
 
@@ -51,13 +44,17 @@ pub fn helgrind_args(binary: &Path, lanes: u32, args: &[&str]) -> Result<Memchec
         .env("CAIRN_LANES", lanes.to_string())
         .output()
         .map_err(|error| format!("cannot start valgrind ({error}): ./scripts/setup.sh installs it"))?;
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let reports = stderr
+    let reports = valgrind_lines(&String::from_utf8_lossy(&output.stderr));
+    Ok(Memcheck { status: output.status, stdout: String::from_utf8_lossy(&output.stdout).to_string(), reports })
+}
+
+/// Valgrind's own lines (`==PID== …`) of a run's standard error; the program's are left out.
+fn valgrind_lines(stderr: &str) -> Vec<String> {
+    stderr
         .lines()
         .filter(|l| {
             l.strip_prefix("==").and_then(|r| r.split_once("==")).is_some_and(|(pid, _)| pid.parse::<u32>().is_ok())
         })
         .map(str::to_string)
-        .collect();
-    Ok(Memcheck { status: output.status, stdout: String::from_utf8_lossy(&output.stdout).to_string(), reports })
+        .collect()
 }

@@ -128,9 +128,6 @@ impl<'db> Lower<'db> {
         indices: &[ExprId],
         block: &HirBlock,
     ) -> R<()> {
-        if !blocks.is_empty() {
-            return self.versioned_lane_loop(binder, proved, blocks, indices, block);
-        }
         let name = self.body.binder(binder).clone();
         let counter = self.new_local(Some(name), MTy::usize());
         self.assign(Place::local(counter), Rvalue::Use(copy(Local(1))));
@@ -143,49 +140,15 @@ impl<'db> Lower<'db> {
         let more = self.value(MTy::Bool, Rvalue::Binary(BinOp::Lt, copy(counter), copy(Local(2))));
         self.terminate(Terminator::Branch(more, inside, exit));
         self.switch_to(inside);
-        let mark = self.facts.len();
-        self.bind(binder, counter);
-        for &view in proved {
-            self.facts.push((counter, Bound::Len(view)));
+        if blocks.is_empty() {
+            let mark = self.facts.len();
+            self.bind(binder, counter);
+            for &view in proved {
+                self.facts.push((counter, Bound::Len(view)));
+            }
+            return self.counted_body(block, mark, counter, (header, latch, exit));
         }
-        self.counted_body(block, mark, counter, (header, latch, exit))
-    }
-
-    /// Tells a lane function what the signature fixes of the views it shares: each view
-    /// parameter's length is its extent parameter's value (`Inst::Assume`), so that LLVM can see
-    /// an index below the extent is in bounds (`i + 1 < n` guarding `xs[i + 1]`).
-    fn assume_extents(&self, inner: &mut Lower<'_>, outer: &[Local], shared: &[Local]) {
-        for &(view, extent) in &self.extents {
-            let (Some(v), Some(e)) = (outer.iter().position(|l| *l == view), outer.iter().position(|l| *l == extent))
-            else {
-                continue;
-            };
-            let len = inner.value(MTy::usize(), Rvalue::Len(Place::local(shared[v])));
-            let same = inner.value(MTy::Bool, Rvalue::Binary(BinOp::Eq, len, copy(shared[e])));
-            inner.emit(Inst::Assume(same));
-        }
-    }
-
-    fn versioned_lane_loop(
-        &mut self,
-        binder: BinderId,
-        proved: &[Local],
-        blocks: &[(Local, u64)],
-        indices: &[ExprId],
-        block: &HirBlock,
-    ) -> R<()> {
-        let name = self.body.binder(binder).clone();
-        let counter = self.new_local(Some(name), MTy::usize());
-        self.assign(Place::local(counter), Rvalue::Use(copy(Local(1))));
-        let header = self.new_block();
-        let inside = self.new_block();
-        let latch = self.new_block();
-        let exit = self.new_block();
-        self.terminate(Terminator::Goto(header));
-        self.switch_to(header);
-        let more = self.value(MTy::Bool, Rvalue::Binary(BinOp::Lt, copy(counter), copy(Local(2))));
-        self.terminate(Terminator::Branch(more, inside, exit));
-        self.switch_to(inside);
+        // Does every array written in blocks hold this lane's whole block?
         let mut whole: Option<Operand> = None;
         for &(view, stride) in blocks {
             let len = self.value(MTy::usize(), Rvalue::Len(Place::local(view)));
@@ -229,6 +192,21 @@ impl<'db> Lower<'db> {
         self.terminate(Terminator::Goto(header));
         self.switch_to(exit);
         Ok(())
+    }
+
+    /// Tells a lane function what the signature fixes of the views it shares: each view
+    /// parameter's length is its extent parameter's value (`Inst::Assume`), so that LLVM can see
+    /// an index below the extent is in bounds (`i + 1 < n` guarding `xs[i + 1]`).
+    fn assume_extents(&self, inner: &mut Lower<'_>, outer: &[Local], shared: &[Local]) {
+        for &(view, extent) in &self.extents {
+            let (Some(v), Some(e)) = (outer.iter().position(|l| *l == view), outer.iter().position(|l| *l == extent))
+            else {
+                continue;
+            };
+            let len = inner.value(MTy::usize(), Rvalue::Len(Place::local(shared[v])));
+            let same = inner.value(MTy::Bool, Rvalue::Binary(BinOp::Eq, len, copy(shared[e])));
+            inner.emit(Inst::Assume(same));
+        }
     }
 
     /// The schedule a plan gives this function's regions (the defaults without one), and the
