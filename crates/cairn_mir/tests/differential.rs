@@ -252,11 +252,14 @@ fn programs_with_owners_agree_too() {
 
 #[test]
 fn generated_owner_programs_are_accepted() {
+    let mut regions = 0;
     for seed in 0..20 {
         let text = cairn_testgen::program_with_owners(Config { seed, functions: 60, expression_depth: 2 });
         let mut workspace = fresh(&text);
         let outcome = workspace.check();
         assert!(outcome.refusal.is_none(), "seed {seed}: {:?}\n{text}", outcome.refusal.map(|r| r.first));
         assert!(text.contains("Buf[u64]") && text.contains("defer settle"), "seed {seed} made no owner");
+        regions += usize::from(text.contains("parallel i in n"));
     }
+    assert!(regions >= 10, "only {regions} of 20 owner programs hold a parallel region");
 }

@@ -13,7 +13,8 @@
 //! random integer types, a natural template called with explicit naturals, and a template
 //! bounded by the trait — so that every instance is made on demand from the calls.
 //!
-//! [`program_with_owners`] mixes in tier-1 owners: functions that make, fill, swap and move
+//! [`program_with_owners`] mixes in tier-1 owners (and parallel regions with a pooled `reduce`
+//! among its fill functions): functions that make, fill, swap and move
 //! `Buf`s and return early while holding them, and functions that make a linear value and
 //! `defer` the call that consumes it.
 //!
@@ -311,6 +312,18 @@ impl Generator {
                 } else {
                     let _ = writeln!(self.out, "  return Ok(x * 2);");
                 }
+                let _ = writeln!(self.out, "}}\n");
+            }
+            // In the owners flavour, now and then a region and a pooled reduction (language §24,
+            // §25) with the same signature.
+            Shape::Fill if self.owners && self.rng.chance(1, 2) => {
+                let _ = writeln!(self.out, "fn {name}(n:usize, out:rw<u64>[n], seed:u64) {{");
+                let _ = writeln!(self.out, "  parallel i in n {{");
+                let _ =
+                    writeln!(self.out, "    out[i] = mul_wrap(add_wrap(out[i], seed) ^ u64(i), 0x100000001b3) % 1000;");
+                let _ = writeln!(self.out, "  }}");
+                let _ = writeln!(self.out, "  let t = reduce add_wrap parallel i in n yield out[i];");
+                let _ = writeln!(self.out, "  if n > 0 {{ out[0] = add_wrap(out[0], t) % 1000; }}");
                 let _ = writeln!(self.out, "}}\n");
             }
             Shape::Fill => {
