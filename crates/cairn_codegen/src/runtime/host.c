@@ -315,7 +315,9 @@ static void cairn_pool_start(void) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 8u << 20);
+    /* 2 MiB: lane stacks count against `cairn run`'s address-space limit on a many-core machine,
+     * and a lane that recurses past it is reported like any stack overflow. */
+    pthread_attr_setstacksize(&attr, 2u << 20);
     for (int i = 1; i < cairn_pool_lanes; i++) {
         pthread_t thread;
         if (pthread_create(&thread, &attr, cairn_lane_main, &cairn_lane_signal_stacks[i]) != 0) {
