@@ -718,12 +718,14 @@ fn describe_kind(kind: cairn_syntax::SyntaxKind) -> &'static str {
     use cairn_syntax::SyntaxKind::*;
     match kind {
         UNPACK_STMT => "Unpacking a record (`let R(a, b) = r;`)",
-        COLLECT_STMT => "A collector (`reduce`, `compact`, `scan`)",
+        // Host collectors are checked (`collect.rs`); what is left is a warp reduction.
+        COLLECT_STMT => "A warp `reduce` (of a cooperative region)",
         BUFFER_STMT => "A heap `buffer`",
         SHARED_STMT | PIPELINE_STMT | BARRIER_STMT | COOP_STMT => "A cooperative region",
         DEFER_STMT => "`defer`",
         UNSAFE_STMT | ASM_STMT => "`unsafe` code",
-        PARALLEL_STMT => "A `parallel` region",
+        // Host regions are checked (`parallel.rs`); what is left waits on queued work.
+        PARALLEL_STMT => "A `parallel` region with `after` (queued device work)",
         INTO_CLAUSE => "Submitting a task to a group",
         REQUIRE => "`require`",
         CLOSURE_EXPR => "A closure",
