@@ -1,0 +1,135 @@
+//! Control-flow facts of one MIR function that symbolic execution steers by: each block's
+//! successors, the natural loops (a loop's header and its blocks, from dominators), and each
+//! block's immediate post-dominator (where the paths a branch forks join again).
+
+use cairn_mir::{Function, Terminator};
+
+fn successors(function: &Function) -> Vec<Vec<usize>> {
+    function
+        .blocks
+        .iter()
+        .map(|b| match &b.term {
+            Terminator::Goto(t) => vec![t.0 as usize],
+            Terminator::Branch(_, t, e) => vec![t.0 as usize, e.0 as usize],
+            Terminator::Switch(_, cases, d) => {
+                let mut s: Vec<usize> = cases.iter().map(|(_, b)| b.0 as usize).collect();
+                s.push(d.0 as usize);
+                s
+            }
+            Terminator::Return(_) | Terminator::Unreachable => Vec::new(),
+        })
+        .collect()
+}
+
+/// The natural loops of a function: for each loop header, the blocks of its loop.
+pub(crate) struct Loops {
+    /// Per block: the blocks of the loop it heads, if it heads one.
+    pub bodies: Vec<Option<Vec<bool>>>,
+}
+
+impl Loops {
+    pub(crate) fn of(function: &Function) -> Loops {
+        let n = function.blocks.len();
+        let succ = successors(function);
+        let mut preds = vec![Vec::new(); n];
+        for (b, ss) in succ.iter().enumerate() {
+            for &s in ss {
+                preds[s].push(b);
+            }
+        }
+        // Dominators, iteratively (None: unreachable, or not yet known).
+        let mut dom: Vec<Option<Vec<bool>>> = vec![None; n];
+        if n > 0 {
+            let mut entry = vec![false; n];
+            entry[0] = true;
+            dom[0] = Some(entry);
+        }
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for b in 1..n {
+                let mut meet: Option<Vec<bool>> = None;
+                for &p in &preds[b] {
+                    if let Some(d) = &dom[p] {
+                        meet = Some(match meet {
+                            None => d.clone(),
+                            Some(m) => m.iter().zip(d).map(|(x, y)| *x && *y).collect(),
+                        });
+                    }
+                }
+                if let Some(mut set) = meet {
+                    set[b] = true;
+                    if dom[b].as_ref() != Some(&set) {
+                        dom[b] = Some(set);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        let mut bodies: Vec<Option<Vec<bool>>> = vec![None; n];
+        for (u, ss) in succ.iter().enumerate() {
+            for &h in ss {
+                // A back edge: its target dominates its source.
+                if dom[u].as_ref().is_some_and(|d| d[h]) {
+                    let body = bodies[h].get_or_insert_with(|| vec![false; n]);
+                    body[h] = true;
+                    let mut stack = vec![u];
+                    while let Some(x) = stack.pop() {
+                        if !body[x] {
+                            body[x] = true;
+                            stack.extend(preds[x].iter().copied());
+                        }
+                    }
+                }
+            }
+        }
+        Loops { bodies }
+    }
+}
+
+/// For each block, its immediate post-dominator (`None`: only the exit post-dominates it).
+pub(crate) fn post_dominators(function: &Function) -> Vec<Option<u32>> {
+    let n = function.blocks.len();
+    let successors = successors(function);
+    // pdom[b]: the set of blocks post-dominating b (None: not yet known, i.e. every block).
+    let mut pdom: Vec<Option<Vec<bool>>> = vec![None; n];
+    for (b, succ) in successors.iter().enumerate() {
+        if succ.is_empty() {
+            let mut set = vec![false; n];
+            set[b] = true;
+            pdom[b] = Some(set);
+        }
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..n).rev() {
+            if successors[b].is_empty() {
+                continue;
+            }
+            let mut meet: Option<Vec<bool>> = None;
+            for &s in &successors[b] {
+                if let Some(set) = &pdom[s] {
+                    meet = Some(match meet {
+                        None => set.clone(),
+                        Some(m) => m.iter().zip(set).map(|(x, y)| *x && *y).collect(),
+                    });
+                }
+            }
+            if let Some(mut set) = meet {
+                set[b] = true;
+                if pdom[b].as_ref() != Some(&set) {
+                    pdom[b] = Some(set);
+                    changed = true;
+                }
+            }
+        }
+    }
+    (0..n)
+        .map(|b| {
+            let set = pdom[b].as_ref()?;
+            let size = |d: usize| pdom[d].as_ref().map_or(usize::MAX, |s| s.iter().filter(|x| **x).count());
+            (0..n).filter(|&d| d != b && set[d]).max_by_key(|&d| size(d)).map(|d| d as u32)
+        })
+        .collect()
+}
