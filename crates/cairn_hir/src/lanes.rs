@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use crate::body::{Expr, ExprId, fn_body};
+use crate::body::{Expr, fn_body};
 use crate::check::{CallTarget, FnCheck, Resolution};
 use crate::db::Db;
 use crate::diag::{Anchor, Diag};
@@ -131,7 +131,7 @@ pub(crate) fn lane_refusal(
                     }
                 }
                 // And what it calls stays lane-safe.
-                for call in calls_within(db, item, &body, arg) {
+                for &call in check.closure_calls_of(arg) {
                     match check.call_target(call) {
                         Some(CallTarget::Function(g, _)) => {
                             if let Some(row) = row_of(*g)
@@ -198,18 +198,6 @@ pub(crate) fn lane_refusal(
         }
     }
     None
-}
-
-/// Every call expression inside expression `e` (by the source map: an expression's text holds
-/// its sub-expressions').
-fn calls_within(db: &dyn Db, item: Item, body: &crate::body::Body, e: ExprId) -> Vec<ExprId> {
-    let map = crate::body::fn_source_map(db, item);
-    let Some(outer) = map.exprs.get(e.0 as usize).copied() else { return Vec::new() };
-    (0..body.exprs.len())
-        .filter(|&i| matches!(body.exprs[i], Expr::Call { .. }))
-        .filter(|&i| map.exprs.get(i).is_some_and(|r| outer.contains_range(*r)))
-        .map(|i| ExprId(i as u32))
-        .collect()
 }
 
 /// The first address-taken function of the `fn` type `ty` whose row leaves the lane-safe set,

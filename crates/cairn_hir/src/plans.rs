@@ -176,19 +176,29 @@ pub fn second_plans(db: &dyn Db) -> Option<(Item, Diag)> {
     None
 }
 
-/// The schedule of `function`'s regions: its (first) schedule plan's, or the defaults.
-#[salsa::tracked]
-pub fn fn_schedule(db: &dyn Db, function: Item) -> Schedule {
-    let program = Program::get(db);
+/// Every planned function's schedule, from its first schedule plan, read once for the program.
+/// Plans are not judged here: a program with a refused plan is never lowered.
+#[salsa::tracked(returns(ref))]
+fn schedules(db: &dyn Db, program: Program) -> std::collections::HashMap<Item, Schedule> {
+    let mut out = std::collections::HashMap::new();
     for entry in program.items(db).iter().filter(|e| e.key.kind == ItemKind::Plan) {
         let def = plan_def(db, entry.item);
-        if def.selection || plan_target(db, entry.item) != Some(function) || plan_refusal(db, entry.item).is_some() {
-            continue;
-        }
+        let Some(function) = plan_target(db, entry.item).filter(|_| !def.selection) else { continue };
         let value = |word: &str| def.items.iter().find(|i| &*i.word == word).and_then(|i| i.value).unwrap_or(0);
-        return Schedule { grain: value("grain"), lanes: value("lanes") as u32, fuse: value("fuse") as u32 };
+        out.entry(function).or_insert(Schedule {
+            grain: value("grain"),
+            lanes: value("lanes") as u32,
+            fuse: value("fuse") as u32,
+        });
     }
-    Schedule::default()
+    out
+}
+
+/// The schedule of `function`'s regions: its schedule plan's, or the defaults. A projection of
+/// [`schedules`], so a lowering re-runs only when its own function's plan moved.
+#[salsa::tracked]
+pub fn fn_schedule(db: &dyn Db, function: Item) -> Schedule {
+    schedules(db, Program::get(db)).get(&function).copied().unwrap_or_default()
 }
 
 /// The runs of `function`'s regions its plan's `fuse` joins, each of two or more regions.

@@ -528,12 +528,15 @@ impl Cx<'_> {
                     let Ty::Fn(fun) = &**inner else { unreachable!("matched above") };
                     let closure = self.body.unparen(arg);
                     let mut captured = Vec::new();
+                    let first_call = self.call_targets.len();
                     for (name, written) in self.closure(closure, fun)? {
                         let view = matches!(self.body.expr(name), Expr::Name(n) if self.local(n).is_some_and(|l| matches!(l.ty, Ty::View(_))));
                         places.push((self.place_of(name, view), written));
                         captured.extend(self.scopes.resolve(name));
                     }
                     self.captures.push((closure, Arc::from(captured)));
+                    let calls: Vec<ExprId> = self.call_targets[first_call..].iter().map(|(c, _)| *c).collect();
+                    self.closure_calls.push((closure, Arc::from(calls)));
                     mapping.push(Mapped::Dropped);
                 }
                 Ty::Borrow(mode, inner) if matches!(&**inner, Ty::Dyn(..)) => {

@@ -172,6 +172,9 @@ pub struct FnCheck {
     pub captures: Arc<[(ExprId, Arc<[crate::scopes::LocalRef]>)]>,
     /// Each argument lent to a `dyn` parameter with the impl its table is made of; sorted.
     pub dyn_lends: Arc<[(ExprId, Item)]>,
+    /// Each closure with the call expressions its body makes (what a lane calling it reaches);
+    /// sorted by closure.
+    pub closure_calls: Arc<[(ExprId, Arc<[ExprId]>)]>,
     /// Each parallel region and collector, in statement order (language §24, §25).
     pub regions: Arc<[parallel::Region]>,
     /// Each `fn`-typed argument of a call of a declared function (judged where written when the
@@ -207,6 +210,14 @@ impl FnCheck {
     /// The region (or collector) of statement `stmt`.
     pub fn region(&self, stmt: StmtId) -> Option<&parallel::Region> {
         self.regions.iter().find(|r| r.stmt == stmt)
+    }
+
+    /// The call expressions closure `id`'s body makes.
+    pub fn closure_calls_of(&self, id: ExprId) -> &[ExprId] {
+        match self.closure_calls.binary_search_by_key(&id, |(e, _)| *e) {
+            Ok(at) => &self.closure_calls[at].1,
+            Err(_) => &[],
+        }
     }
 
     /// The outer bindings closure `id` captures.
@@ -377,6 +388,7 @@ fn run_check<'db>(
         dyn_lends: Vec::new(),
         stack_bytes: 0,
         lane: None,
+        closure_calls: Vec::new(),
         regions: Vec::new(),
         fn_arguments: Vec::new(),
     };
@@ -430,6 +442,12 @@ fn run_check<'db>(
             captures.sort_by_key(|(e, _)| *e);
             captures.dedup_by_key(|(e, _)| *e);
             Arc::from(captures)
+        },
+        closure_calls: {
+            let mut calls = cx.closure_calls;
+            calls.sort_by_key(|(e, _)| *e);
+            calls.dedup_by_key(|(e, _)| *e);
+            Arc::from(calls)
         },
         regions: Arc::from(cx.regions),
         fn_arguments: Arc::from(cx.fn_arguments),
@@ -511,6 +529,8 @@ pub(crate) struct Cx<'db> {
     pub stack_bytes: u64,
     /// The lane being checked, inside a region or a collector's yields (language §24).
     pub lane: Option<parallel::Lane>,
+    /// The closures checked and the calls each makes ([`FnCheck::closure_calls`]).
+    pub closure_calls: Vec<(ExprId, Arc<[ExprId]>)>,
     /// The regions and collectors checked ([`FnCheck::regions`]).
     pub regions: Vec<parallel::Region>,
     /// [`FnCheck::fn_arguments`].
