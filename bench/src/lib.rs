@@ -4,6 +4,8 @@
 //! machine noise hits every subject alike. Nothing here asserts a time: machines are noisy, and
 //! timed assertions do not belong in tests.
 
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Runs each subject `runs` times, interleaved (a, b, a, b, …), after one warm-up run each, and
@@ -32,4 +34,22 @@ pub fn median(mut samples: Vec<Duration>) -> Duration {
 /// Megabytes (10^6 bytes) per second.
 pub fn megabytes_per_second(bytes: usize, time: Duration) -> f64 {
     bytes as f64 / 1e6 / time.as_secs_f64()
+}
+
+/// A duration in milliseconds.
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Runs an executable to completion and returns what it printed; it must exit 0.
+pub fn run_once(exe: &Path) -> String {
+    let out = Command::new(exe).output().unwrap_or_else(|e| panic!("run {}: {e}", exe.display()));
+    assert!(
+        out.status.success(),
+        "{} failed ({}): {}",
+        exe.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }

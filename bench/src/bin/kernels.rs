@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cairn_bench::{interleaved, median};
+use cairn_bench::{interleaved, median, ms, run_once};
 
 /// The kernels, in report order: file stem and what it computes.
 const KERNELS: &[(&str, &str)] = &[
@@ -176,19 +176,6 @@ fn measure(
     Report { name, what, output: expected.trim_end().to_string(), ours: times[0], c: times[1], build_ours, build_c }
 }
 
-/// Runs an executable to completion and returns what it printed; it must exit 0.
-fn run_once(exe: &Path) -> String {
-    let out = Command::new(exe).output().unwrap_or_else(|e| panic!("run {}: {e}", exe.display()));
-    assert!(
-        out.status.success(),
-        "{} failed ({}): {}",
-        exe.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// `cairn run` of a small program, build included: the median of `runs` after one warm-up.
 fn hello_run(runs: usize, cairn: &Path, program: &Path, work: &Path) -> Duration {
     let out = work.join("hello");
@@ -211,8 +198,4 @@ fn hello_run(runs: usize, cairn: &Path, program: &Path, work: &Path) -> Duration
         samples.push(start.elapsed());
     }
     median(samples)
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cairn_bench::interleaved;
+use cairn_bench::{interleaved, ms, run_once};
 
 /// The kernels, in report order: file stem and what it computes.
 const KERNELS: &[(&str, &str)] = &[
@@ -225,21 +225,4 @@ fn same_line(a: &str, b: &str) -> bool {
         }
         _ => false,
     }
-}
-
-/// Runs an executable to completion and returns what it printed; it must exit 0.
-fn run_once(exe: &Path) -> String {
-    let out = Command::new(exe).output().unwrap_or_else(|e| panic!("run {}: {e}", exe.display()));
-    assert!(
-        out.status.success(),
-        "{} failed ({}): {}",
-        exe.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
