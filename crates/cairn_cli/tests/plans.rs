@@ -93,3 +93,45 @@ fn a_fusing_plan_joins_the_regions_unless_guards_are_kept() {
     assert_eq!(kept.matches("\n    parallel ").count(), 2, "--keep-guards never fuses:\n{kept}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_chain_local_array_is_one_value_per_lane_and_never_allocated() {
+    let dir = std::env::temp_dir().join(format!("cairn-slots-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/run");
+    let path = runs.join("958-fused-chain-local.cairn");
+    let source = std::fs::read_to_string(&path).expect("a run test");
+    let base: String = source.lines().filter(|l| !l.starts_with("plan ")).map(|l| format!("{l}\n")).collect();
+    let plans: String = source.lines().filter(|l| l.starts_with("plan ")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(plans.lines().count(), 2, "the run test's plans");
+    // The same result and records fused (slots) and not, and with every guard kept.
+    compare(&dir, "slots.cairn", &base, &plans, &[]);
+    compare(&dir, "slots-kept.cairn", &base, &plans, &["--keep-guards"]);
+    // `chain`'s four arrays are slots; `keeps` reads its array after the chain and allocates it.
+    let output =
+        Command::new(env!("CARGO_BIN_EXE_cairn")).args(["emit", "--mir"]).arg(&path).output().expect("run cairn emit");
+    let mir = String::from_utf8_lossy(&output.stdout).to_string();
+    let function = |name: &str| {
+        let start = mir.find(&format!("fn {name} ")).unwrap_or_else(|| panic!("no {name}:\n{mir}"));
+        mir[start..].split("\n}\n").next().unwrap_or_default().to_string()
+    };
+    let chain = function("chain");
+    assert_eq!(chain.matches(" = alloc ").count(), 0, "chain-local arrays are never allocated:\n{chain}");
+    assert_eq!(chain.matches("\n    parallel ").count(), 1, "{chain}");
+    let keeps = function("keeps");
+    assert_eq!(keeps.matches(" = alloc ").count(), 1, "an array read after the chain stays:\n{keeps}");
+    let fused = function("chain$fused0");
+    assert_eq!(fused.matches(" = zeroed").count(), 4, "one slot per array, zeroed per index:\n{fused}");
+    let kept = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["emit", "--mir", "--keep-guards"])
+        .arg(&path)
+        .output()
+        .expect("emit");
+    let kept = String::from_utf8_lossy(&kept.stdout).to_string();
+    assert_eq!(
+        kept.matches(" = alloc f64[_0]").count(),
+        3,
+        "--keep-guards fuses nothing and allocates every array:\n{kept}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

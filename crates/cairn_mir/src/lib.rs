@@ -17,6 +17,7 @@ pub mod fuse;
 mod lower;
 pub mod mono;
 pub mod verify;
+mod visit;
 
 use std::sync::Arc;
 

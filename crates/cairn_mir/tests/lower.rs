@@ -124,3 +124,35 @@ fn monomorphization_collects_what_main_reaches() {
     assert_eq!(cairn_hir::instance::Instance::monomorphic(db, main), root);
     assert!(cairn_mir::instance_mir(db, root).is_ok());
 }
+
+/// A region whose body is one `if` on an interval of the index lowers as three loops: the
+/// interval's ends computed once (`max`/`min`), the condition assumed inside it and never
+/// evaluated; a body that is anything else keeps one loop that tests its condition.
+#[test]
+fn a_lane_whose_body_is_one_interval_if_splits_into_three_loops() {
+    let program = lowered(
+        "fn st(n:usize, src:ro<f64>[n], dst:rw<f64>[n]) {\n  parallel i in n {\n    if i > 0 && i + 1 < n { dst[i] = src[i - 1] + src[i + 1]; } else { dst[i] = src[i]; }\n  }\n}\n\
+         fn other(n:usize, src:ro<f64>[n], dst:rw<f64>[n]) {\n  parallel i in n {\n    if i > 0 && i + 1 < n { dst[i] = src[i - 1]; }\n    dst[i] = dst[i] + 1.0;\n  }\n}\n\
+         fn main() -> i32 { return 0; }\n",
+    );
+    assert_clean(&program);
+    let lane = |prefix: &str| {
+        program
+            .functions
+            .iter()
+            .find(|f| f.name.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix}"))
+            .to_string()
+    };
+    let split = lane("st$lane");
+    // Two views' lengths are their extent (at entry), and the two comparisons hold inside the
+    // interval.
+    assert_eq!(split.matches("assume").count(), 4, "{split}");
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../snapshots/mir"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_snapshot!("split_lane", split));
+    let kept = lane("other$lane");
+    assert!(kept.matches("assume").count() == 2 && !kept.contains(" max "), "no split:\n{kept}");
+}

@@ -42,6 +42,7 @@ mod elide;
 mod expr;
 mod owner;
 mod parallel;
+mod split;
 mod stmt;
 
 use crate::{

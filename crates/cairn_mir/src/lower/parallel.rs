@@ -115,7 +115,8 @@ impl<'db> Lower<'db> {
     }
 
     /// A lane function's loop: the region's binder over `lo..hi` (parameters 1 and 2), known to
-    /// stay below the length of each of `proved`. Where the lanes write arrays in blocks
+    /// stay below the length of each of `proved` (three loops where the body is one `if` on an
+    /// interval of the index: `split.rs`). Where the lanes write arrays in blocks
     /// (`blocks`: each view with its stride), each lane first asks whether every such array holds
     /// its whole block (`i < len / S`): if so its body runs with the guards of the accesses the
     /// race rule placed in the block (`indices`) proved, else with every guard; both run the same
@@ -128,6 +129,11 @@ impl<'db> Lower<'db> {
         indices: &[ExprId],
         block: &HirBlock,
     ) -> R<()> {
+        if blocks.is_empty()
+            && let Some(split) = self.split_of(binder, block)
+        {
+            return self.split_loops(binder, proved, split);
+        }
         let name = self.body.binder(binder).clone();
         let counter = self.new_local(Some(name), MTy::usize());
         self.assign(Place::local(counter), Rvalue::Use(copy(Local(1))));

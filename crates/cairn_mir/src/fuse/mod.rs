@@ -9,8 +9,13 @@
 //! of the later ones' environments and counts (copies and addresses, moved before the first):
 //! one lane function `<symbol>$fused<n>(env, lo, hi)` calls each member's lane function for
 //! index `i` alone, in order, for every `i` of its claim (LLVM inlines them into one loop). The
-//! evaluator and the equivalence checker read unfused MIR: fusion changes no result.
+//! evaluator and the equivalence checker read unfused MIR: fusion changes no result. A zeroed
+//! array only the chain touches lives in each lane as one value and is never allocated
+//! (`slots.rs`).
 
+mod slots;
+
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::{
@@ -19,7 +24,10 @@ use crate::{
 
 /// Fuses every chain of marked regions in `functions`, adding the fused lane functions.
 pub fn fuse_regions(functions: &mut Vec<Arc<Function>>) {
+    let by_symbol: HashMap<Arc<str>, Arc<Function>> = functions.iter().map(|f| (f.symbol.clone(), f.clone())).collect();
     let mut made: Vec<Arc<Function>> = Vec::new();
+    // Member lanes whose chain-local view (environment field) now stands for one slot.
+    let mut slotted: Vec<(Arc<str>, u32)> = Vec::new();
     for function in functions.iter_mut() {
         if !function
             .blocks
@@ -34,12 +42,29 @@ pub fn fuse_regions(functions: &mut Vec<Arc<Function>>) {
             while let Some((start, members, between)) = find_run(&fused.blocks[block]) {
                 let lane: Arc<str> = Arc::from(format!("{}$fused{counter}", fused.symbol));
                 counter += 1;
-                rewrite(&mut fused, block, start, &members, &between, lane.clone(), &mut made);
+                let run = Run { block, start, members: &members, between: &between };
+                slotted.extend(rewrite(&mut fused, &run, lane.clone(), &by_symbol, &mut made));
             }
         }
         *function = Arc::new(fused);
     }
+    for function in functions.iter_mut() {
+        let fields: Vec<u32> =
+            slotted.iter().filter(|(symbol, _)| *symbol == function.symbol).map(|(_, f)| *f).collect();
+        for field in fields {
+            slots::rewrite_lane(Arc::make_mut(function), field);
+        }
+    }
     functions.extend(made);
+}
+
+/// A run of one chain's regions in a block.
+struct Run<'a> {
+    block: usize,
+    /// The position of the first member, every member's, and the instructions between them.
+    start: usize,
+    members: &'a [usize],
+    between: &'a [usize],
 }
 
 /// The first run of two or more regions of one chain in a block: the position of the first,
@@ -70,17 +95,17 @@ fn find_run(block: &Block) -> Option<(usize, Vec<usize>, Vec<usize>)> {
     None
 }
 
+/// Replaces the run with one region over the fused lane (added to `made`); returns the member
+/// lanes (and fields) whose chain-local array became a slot.
 fn rewrite(
     function: &mut Function,
-    block: usize,
-    start: usize,
-    members: &[usize],
-    between: &[usize],
+    run: &Run<'_>,
     lane: Arc<str>,
+    by_symbol: &HashMap<Arc<str>, Arc<Function>>,
     made: &mut Vec<Arc<Function>>,
-) {
+) -> Vec<(Arc<str>, u32)> {
+    let Run { block, start, members, between } = *run;
     let insts = &function.blocks[block].insts;
-    let anchors = &function.blocks[block].anchors;
     let mut lanes: Vec<(Arc<str>, Operand)> = Vec::new();
     let (mut count, mut work, mut schedule) = (Operand::Const(Const::Int(0, crate::IntTy::Usize)), None, None);
     for &m in members {
@@ -93,8 +118,18 @@ fn rewrite(
             schedule.get_or_insert(*s);
         }
     }
+    let found = slots::find(function, &lanes, by_symbol);
+    let mut lens = Vec::new();
+    for _ in &found {
+        lens.push(Local(function.locals.len() as u32));
+        function.locals.push(LocalDecl { name: None, ty: MTy::usize() });
+    }
+    let insts = &function.blocks[block].insts;
+    let anchors = &function.blocks[block].anchors;
     let env_types: Vec<MTy> = lanes.iter().map(|(_, env)| operand_ty(function, env)).collect();
-    let env_ty = MTy::Record { name: Arc::from(format!("env {lane}")), fields: Arc::from(env_types.clone()) };
+    // The fused environment: each member's, then each slot's length.
+    let fields: Vec<MTy> = env_types.iter().cloned().chain(found.iter().map(|_| MTy::usize())).collect();
+    let env_ty = MTy::Record { name: Arc::from(format!("env {lane}")), fields: Arc::from(fields) };
     let env_local = Local(function.locals.len() as u32);
     function.locals.push(LocalDecl { name: None, ty: env_ty.clone() });
     let ptr_local = Local(function.locals.len() as u32);
@@ -109,7 +144,14 @@ fn rewrite(
     let anchor = anchors[start];
     new_insts.push(Inst::Assign(
         Place::local(env_local),
-        Rvalue::Record(env_ty.clone(), lanes.iter().map(|(_, env)| env.clone()).collect()),
+        Rvalue::Record(
+            env_ty.clone(),
+            lanes
+                .iter()
+                .map(|(_, env)| env.clone())
+                .chain(lens.iter().map(|l| Operand::Copy(Place::local(*l))))
+                .collect(),
+        ),
     ));
     new_insts.push(Inst::Assign(Place::local(ptr_local), Rvalue::Ref(Place::local(env_local))));
     let mut schedule = schedule.unwrap_or_default();
@@ -126,11 +168,23 @@ fn rewrite(
     new_anchors.extend(anchors[last + 1..].iter().copied());
     function.blocks[block].insts = new_insts;
     function.blocks[block].anchors = new_anchors;
-    made.push(Arc::new(fused_lane(lane, env_ty, &env_types, &lanes)));
+    made.push(Arc::new(fused_lane(lane, env_ty, &env_types, &lanes, &found)));
+    for (slot, len) in found.iter().zip(&lens) {
+        slots::unallocate(function, slot, *len);
+    }
+    found.iter().flat_map(|slot| slot.fields.iter().map(|&(m, field)| (lanes[m].0.clone(), field))).collect()
 }
 
-/// `lane(env, lo, hi)`: for each `i` of `lo..hi`, each member's lane function over `i..i+1`.
-fn fused_lane(symbol: Arc<str>, env_ty: MTy, env_types: &[MTy], lanes: &[(Arc<str>, Operand)]) -> Function {
+/// `lane(env, lo, hi)`: for each `i` of `lo..hi`, each member's lane function over `i..i+1`;
+/// each chain-local array (`slots`) is one slot, zeroed before each index, which the members
+/// see through a copy of their environment.
+fn fused_lane(
+    symbol: Arc<str>,
+    env_ty: MTy,
+    env_types: &[MTy],
+    lanes: &[(Arc<str>, Operand)],
+    slots: &[slots::Slot],
+) -> Function {
     let usize_ty = MTy::Int(crate::IntTy::Usize);
     let mut locals = vec![
         LocalDecl { name: Some(Arc::from("env")), ty: MTy::Ptr(Arc::new(env_ty)) },
@@ -142,16 +196,53 @@ fn fused_lane(symbol: Arc<str>, env_ty: MTy, env_types: &[MTy], lanes: &[(Arc<st
     ];
     let (env, lo, hi, i, next, more) = (Local(0), Local(1), Local(2), Local(3), Local(4), Local(5));
     let copy = |l: Local| Operand::Copy(Place::local(l));
+    let mut new_local = |ty: MTy| {
+        locals.push(LocalDecl { name: None, ty });
+        Local(locals.len() as u32 - 1)
+    };
     let mut entry = vec![Inst::Assign(Place::local(i), Rvalue::Use(copy(lo)))];
     let mut members = Vec::new();
     for (k, ty) in env_types.iter().enumerate() {
-        let local = Local(locals.len() as u32);
-        locals.push(LocalDecl { name: None, ty: ty.clone() });
+        let local = new_local(ty.clone());
         let field = Place::local(env).project(Proj::Deref).project(Proj::Field(k as u32));
         entry.push(Inst::Assign(Place::local(local), Rvalue::Use(Operand::Copy(field))));
         members.push(local);
     }
+    // Each slot, its view (the array's length), and the members' environment copies holding it.
+    let mut cells = Vec::new();
+    let mut copies: Vec<Option<Local>> = vec![None; members.len()];
+    for (s, slot) in slots.iter().enumerate() {
+        let cell = new_local(MTy::Array(Arc::new(slot.elem.clone()), 1));
+        let len = new_local(usize_ty.clone());
+        let field = Place::local(env).project(Proj::Deref).project(Proj::Field((env_types.len() + s) as u32));
+        entry.push(Inst::Assign(Place::local(len), Rvalue::Use(Operand::Copy(field))));
+        let view = new_local(MTy::View(Arc::new(slot.elem.clone())));
+        entry.push(Inst::Assign(Place::local(view), Rvalue::View(Place::local(cell), Some((lit(0), copy(len))))));
+        for &(m, field) in &slot.fields {
+            let record = match copies[m] {
+                Some(record) => record,
+                None => {
+                    let MTy::Ptr(record_ty) = &env_types[m] else { continue };
+                    let record = new_local((**record_ty).clone());
+                    let whole = Place::local(members[m]).project(Proj::Deref);
+                    entry.push(Inst::Assign(Place::local(record), Rvalue::Use(Operand::Copy(whole))));
+                    copies[m] = Some(record);
+                    record
+                }
+            };
+            entry.push(Inst::Assign(Place::local(record).project(Proj::Field(field)), Rvalue::Use(copy(view))));
+        }
+        cells.push(cell);
+    }
+    for (m, record) in copies.iter().enumerate() {
+        if let Some(record) = record {
+            let pointer = new_local(env_types[m].clone());
+            entry.push(Inst::Assign(Place::local(pointer), Rvalue::Ref(Place::local(*record))));
+            members[m] = pointer;
+        }
+    }
     let mut body = vec![Inst::Assign(Place::local(next), Rvalue::Binary(BinOp::Add, copy(i), lit(1)))];
+    body.extend(cells.iter().map(|cell| Inst::Assign(Place::local(*cell), Rvalue::Zeroed)));
     for ((lane, _), &member) in lanes.iter().zip(&members) {
         body.push(Inst::Call { dst: None, callee: lane.clone(), args: vec![copy(member), copy(i), copy(next)] });
     }

@@ -1,0 +1,128 @@
+//! Every place an instruction or terminator names, for passes that rewrite or audit the uses of
+//! one local (fusion's chain-local arrays): each place is handed over mutably with the role it
+//! plays, so a pass can tell a length read from an element access from any other use.
+
+use crate::{Check, Inst, Operand, Place, Proj, Rvalue, Terminator};
+
+/// How an instruction uses a place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// The destination of an assignment or call.
+    Def,
+    /// The place whose length `Rvalue::Len` reads.
+    Len,
+    /// Any other read (an operand, a view or borrow of it, a drop, an index inside a place).
+    Use,
+}
+
+/// Calls `f` on every place `inst` names, outermost first (the places inside a place's index
+/// operands follow it, as uses).
+pub(crate) fn inst_places(inst: &mut Inst, f: &mut dyn FnMut(&mut Place, Role)) {
+    match inst {
+        Inst::Assign(dst, value) => {
+            place(dst, Role::Def, f);
+            rvalue(value, f);
+        }
+        Inst::Guard(guard) => check(&mut guard.check, f),
+        Inst::Call { dst, args, .. } => {
+            if let Some(dst) = dst {
+                place(dst, Role::Def, f);
+            }
+            args.iter_mut().for_each(|a| operand(a, f));
+        }
+        Inst::Print { args, .. } => args.iter_mut().for_each(|a| operand(&mut a.value, f)),
+        Inst::CallIndirect { dst, callee, args } => {
+            if let Some(dst) = dst {
+                place(dst, Role::Def, f);
+            }
+            operand(callee, f);
+            args.iter_mut().for_each(|a| operand(a, f));
+        }
+        Inst::Drop(p) => place(p, Role::Use, f),
+        Inst::Assume(o) => operand(o, f),
+        Inst::Parallel { env, count, work, .. } => {
+            operand(env, f);
+            operand(count, f);
+            operand(work, f);
+        }
+    }
+}
+
+/// Calls `f` on every place `term` reads.
+pub(crate) fn terminator_places(term: &mut Terminator, f: &mut dyn FnMut(&mut Place, Role)) {
+    match term {
+        Terminator::Branch(o, ..) | Terminator::Switch(o, ..) | Terminator::Return(Some(o)) => operand(o, f),
+        Terminator::Goto(_) | Terminator::Return(None) | Terminator::Unreachable => {}
+    }
+}
+
+fn rvalue(value: &mut Rvalue, f: &mut dyn FnMut(&mut Place, Role)) {
+    match value {
+        Rvalue::Use(o) | Rvalue::Unary(_, o) | Rvalue::Cast(_, o) | Rvalue::Alloc(_, o) => operand(o, f),
+        Rvalue::Binary(_, a, b) => {
+            operand(a, f);
+            operand(b, f);
+        }
+        Rvalue::Select(c, a, b) => {
+            operand(c, f);
+            operand(a, f);
+            operand(b, f);
+        }
+        Rvalue::Record(_, fields) => fields.iter_mut().for_each(|o| operand(o, f)),
+        Rvalue::Variant(_, _, payload) => {
+            if let Some(o) = payload {
+                operand(o, f);
+            }
+        }
+        Rvalue::Len(p) => place(p, Role::Len, f),
+        Rvalue::Tag(p) | Rvalue::Ref(p) => place(p, Role::Use, f),
+        Rvalue::View(p, bounds) => {
+            place(p, Role::Use, f);
+            if let Some((lo, hi)) = bounds {
+                operand(lo, f);
+                operand(hi, f);
+            }
+        }
+        Rvalue::Zeroed => {}
+    }
+}
+
+fn check(check: &mut Check, f: &mut dyn FnMut(&mut Place, Role)) {
+    match check {
+        Check::NoOverflow(_, _, a, b) | Check::Division(_, a, b) | Check::InBounds(a, b) => {
+            operand(a, f);
+            operand(b, f);
+        }
+        Check::AssertEq(_, a, b, _) => {
+            operand(a, f);
+            operand(b, f);
+        }
+        Check::PartInBounds(a, b, c) | Check::PartLength(a, b, c) => {
+            operand(a, f);
+            operand(b, f);
+            operand(c, f);
+        }
+        Check::NegNoOverflow(_, o)
+        | Check::Fits(_, _, o)
+        | Check::ShiftCount(_, o)
+        | Check::Assert(o, _)
+        | Check::Callable(o)
+        | Check::Allocated(o) => operand(o, f),
+        Check::Unreachable => {}
+    }
+}
+
+fn operand(o: &mut Operand, f: &mut dyn FnMut(&mut Place, Role)) {
+    if let Operand::Copy(p) = o {
+        place(p, Role::Use, f);
+    }
+}
+
+fn place(p: &mut Place, role: Role, f: &mut dyn FnMut(&mut Place, Role)) {
+    f(p, role);
+    for proj in p.proj.iter_mut() {
+        if let Proj::Index(index) = proj {
+            operand(index, f);
+        }
+    }
+}
