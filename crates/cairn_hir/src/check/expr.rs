@@ -67,6 +67,7 @@ impl Cx<'_> {
                 "A closure exists only as an argument to a `ro<fn(...)>` parameter: pass it to one, or declare a function.",
                 Anchor::Expr(e),
             )),
+            Expr::Unsupported(cairn_syntax::SyntaxKind::SPAWN_EXPR) => self.spawn_placement(e),
             Expr::Unsupported(kind) => Err(Diag::new(
                 "E-UNSUPPORTED",
                 format!(

@@ -76,6 +76,36 @@ impl Cx<'_> {
         Ok(())
     }
 
+    /// A `spawn` (tasks are tier 2): where it stands decides the code. In a lane or a closure it
+    /// is `E-SPAWN` (§24: a lane may not spawn; §32: no task starts inside a closure), a rule
+    /// that needs no task runtime; anywhere else the construct itself is not built yet.
+    pub(crate) fn spawn_placement(&self, e: ExprId) -> R<Ty> {
+        let place = if self.lane.is_some() {
+            Some("inside a lane: lanes already run on every core, and a task would outlive its lane")
+        } else if !self.closure_rets.is_empty() {
+            Some("inside a closure: no task starts from a closure")
+        } else {
+            None
+        };
+        Err(match place {
+            Some(place) => Diag::new(
+                "E-SPAWN",
+                format!(
+                    "A task cannot be spawned {place}. Bind the spawn with `let t = spawn f(…);` in the function body, before or after the region or closure."
+                ),
+                Anchor::Expr(e),
+            ),
+            None => Diag::new(
+                "E-UNSUPPORTED",
+                format!(
+                    "{} is a construct of a later tier, which this checker does not check yet.",
+                    super::describe_kind(cairn_syntax::SyntaxKind::SPAWN_EXPR)
+                ),
+                Anchor::Expr(e),
+            ),
+        })
+    }
+
     /// `E-PARALLEL-CONTROL` for `return`/`try` out of a lane.
     pub(crate) fn lane_control(&self, anchor: Anchor, word: &str) -> R<()> {
         if let Some(lane) = self.lane
