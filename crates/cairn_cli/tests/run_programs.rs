@@ -40,6 +40,10 @@ struct Expectation {
     memcheck: bool,
     /// The `CAIRN_LANES` values a parallel program is run again with (`// lanes: 1 2 3 7`).
     lanes: Vec<u32>,
+    /// What the program reads on standard input (`// stdin: LINE`, each line ending in `\n`).
+    stdin: String,
+    /// The program's arguments (`// args: a b c`, split at spaces).
+    args: Vec<String>,
 }
 
 impl Expectation {
@@ -61,6 +65,8 @@ fn parse_header(source: &str) -> Result<Expectation, String> {
         stderr_contains: Vec::new(),
         memcheck: true,
         lanes: Vec::new(),
+        stdin: String::new(),
+        args: Vec::new(),
     };
     for line in source.lines() {
         let Some(comment) = line.strip_prefix("//") else { break };
@@ -79,6 +85,11 @@ fn parse_header(source: &str) -> Result<Expectation, String> {
                     count.parse::<u32>().map_err(|_| format!("`// lanes:` takes lane counts, got `{count}`"))?;
                 expectation.lanes.push(count);
             }
+        } else if let Some(text) = comment.strip_prefix(" stdin:") {
+            expectation.stdin.push_str(text.strip_prefix(' ').unwrap_or(text));
+            expectation.stdin.push('\n');
+        } else if let Some(args) = comment.strip_prefix(" args:") {
+            expectation.args.extend(args.split_whitespace().map(str::to_string));
         } else if comment.trim_end() == " memcheck: no" {
             expectation.memcheck = false;
         } else if comment.trim_end() == " stdout-no-final-newline" {
@@ -126,15 +137,18 @@ fn check_program(path: &Path, out_dir: &Path) -> Vec<String> {
         Ok(expected) => expected,
         Err(problem) => return vec![format!("bad header: {problem}")],
     };
-    let output = match Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("run")
-        .arg(path)
-        .args(["--format", "json", "--out"])
-        .arg(out_dir)
-        .env_remove("CAIRN_FORMAT")
-        .env("NO_COLOR", "1")
-        .output()
-    {
+    let output = match run_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .arg("run")
+            .arg(path)
+            .args(["--format", "json", "--out"])
+            .arg(out_dir)
+            .arg("--")
+            .args(&expected.args)
+            .env_remove("CAIRN_FORMAT")
+            .env("NO_COLOR", "1"),
+        &expected.stdin,
+    ) {
         Ok(output) => output,
         Err(error) => return vec![format!("cannot start cairn: {error}")],
     };
@@ -197,6 +211,18 @@ fn check_program(path: &Path, out_dir: &Path) -> Vec<String> {
     problems
 }
 
+/// Runs `command` with `stdin` on its standard input (an empty text: the input is at its end).
+fn run_with_stdin(command: &mut Command, stdin: &str) -> std::io::Result<std::process::Output> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    if let Some(mut input) = child.stdin.take() {
+        // A program that stops reading early closes the pipe: that is its business.
+        let _ = input.write_all(stdin.as_bytes());
+    }
+    child.wait_with_output()
+}
+
 /// True when a run ended as `expected` says (a trap: SIGABRT, or 134 through a shell).
 fn ended_as(status: &std::process::ExitStatus, expected: &Expectation) -> bool {
     use std::os::unix::process::ExitStatusExt;
@@ -211,7 +237,10 @@ fn ended_as(status: &std::process::ExitStatus, expected: &Expectation) -> bool {
 fn lane_counts(binary: &Path, expected: &Expectation) -> Vec<String> {
     let mut problems = Vec::new();
     for &lanes in &expected.lanes {
-        let output = match Command::new(binary).env("CAIRN_LANES", lanes.to_string()).output() {
+        let output = match run_with_stdin(
+            Command::new(binary).args(&expected.args).env("CAIRN_LANES", lanes.to_string()),
+            &expected.stdin,
+        ) {
             Ok(output) => output,
             Err(error) => return vec![format!("lanes: cannot run the program: {error}")],
         };
@@ -231,7 +260,8 @@ fn lane_counts(binary: &Path, expected: &Expectation) -> Vec<String> {
     if !expected.memcheck {
         return problems;
     }
-    match common::helgrind(binary, 3) {
+    let args: Vec<&str> = expected.args.iter().map(String::as_str).collect();
+    match common::helgrind_args(binary, 3, &args) {
         Ok(checked) => {
             if !ended_as(&checked.status, expected) || !checked.reports.is_empty() {
                 problems.push(format!(
@@ -260,7 +290,8 @@ fn executable_in(dir: &Path) -> Option<PathBuf> {
 /// the plain run's output and ending.
 fn memcheck(binary: &Path, expected: &Expectation) -> Vec<String> {
     let trapped = expected.exit == Some(134);
-    let checked = match common::memcheck(binary, trapped) {
+    let args: Vec<&str> = expected.args.iter().map(String::as_str).collect();
+    let checked = match common::memcheck_with(binary, trapped, &args, Some(&expected.stdin)) {
         Ok(checked) => checked,
         Err(problem) => return vec![problem],
     };

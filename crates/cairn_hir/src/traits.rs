@@ -22,19 +22,19 @@ use crate::db::Db;
 use crate::decl::{TypeCtx, resolve_type};
 use crate::diag::{Anchor, Diag};
 use crate::generics::{Bound, Generic, GenericKind, substitute, unify};
-use crate::input::{Item, ItemKind, Library, Program};
+use crate::input::{Item, ItemKind, Program};
 use crate::instance::InstanceArg;
 use crate::scope::{Lookup, Resolver};
 use crate::signature::fn_signature;
-use crate::types::Ty;
+use crate::types::{FloatTy, IntTy, Ty};
 
 /// The members of each trait and impl, in declaration order (program and library).
 #[salsa::tracked(returns(ref))]
 fn member_table(db: &dyn Db, program: Program) -> HashMap<Item, Vec<Item>> {
     let mut out: HashMap<Item, Vec<Item>> = HashMap::new();
     let scope = Resolver::new(db);
-    let library = Library::get(db);
-    for entry in program.items(db).iter().chain(library.items(db).iter()) {
+    // The program's list holds the library's declarations too (once).
+    for entry in program.items(db).iter() {
         if matches!(entry.key.kind, ItemKind::Member | ItemKind::Method)
             && let Some(parent) = scope.info(entry.item).and_then(|i| i.parent)
         {
@@ -160,8 +160,8 @@ pub fn impl_def(db: &dyn Db, item: Item) -> ImplDef {
 #[salsa::tracked(returns(ref))]
 pub fn impl_table(db: &dyn Db, program: Program) -> HashMap<Item, Vec<Item>> {
     let mut out: HashMap<Item, Vec<Item>> = HashMap::new();
-    let library = Library::get(db);
-    for entry in program.items(db).iter().chain(library.items(db).iter()) {
+    // The program's list holds the library's declarations too (once).
+    for entry in program.items(db).iter() {
         if entry.key.kind == ItemKind::Impl
             && let Some(trait_item) = impl_def(db, entry.item).trait_item
         {
@@ -175,8 +175,8 @@ pub fn impl_table(db: &dyn Db, program: Program) -> HashMap<Item, Vec<Item>> {
 #[salsa::tracked(returns(ref))]
 pub fn member_index(db: &dyn Db, program: Program) -> HashMap<Arc<str>, Vec<(Item, Item)>> {
     let mut out: HashMap<Arc<str>, Vec<(Item, Item)>> = HashMap::new();
-    let library = Library::get(db);
-    for entry in program.items(db).iter().chain(library.items(db).iter()) {
+    // The program's list holds the library's declarations too (once).
+    for entry in program.items(db).iter() {
         if entry.key.kind == ItemKind::Trait {
             for (name, member) in trait_def(db, entry.item).members.iter() {
                 out.entry(name.clone()).or_default().push((entry.item, *member));
@@ -203,9 +203,11 @@ fn match_impl(db: &dyn Db, imp: Item, ty: &Ty) -> Option<Arc<[InstanceArg]>> {
     for (generic, arg) in def.generics.iter().zip(&args) {
         let (GenericKind::Type(bounds), InstanceArg::Type(arg)) = (&generic.kind, arg) else { continue };
         for bound in bounds.iter() {
-            // A bound that asks the question the impl answers is E-TRAIT-OVERLAP (coherence);
-            // as a match it never holds, so the search ends.
+            // A bound on the bare implementing parameter that asks the question the impl
+            // answers is E-TRAIT-OVERLAP (coherence); as a match it never holds, so the search
+            // ends. On an element (`impl[T:Eq] Eq for Vec[T]`) it is asked of a smaller type.
             if let Bound::Trait(name) = bound
+                && matches!(def.self_ty, Ty::Param(_))
                 && trait_named(db, &module, name) == def.trait_item
             {
                 return None;
@@ -326,12 +328,17 @@ pub fn coherence_refusal(db: &dyn Db) -> Option<(Item, Diag)> {
         for (j, &later) in impls.iter().enumerate() {
             let b = impl_def(db, later);
             let module = Resolver::new(db).module_of(later);
-            let self_bound = b.generics.iter().any(|g| match &g.kind {
-                GenericKind::Type(bounds) => bounds.iter().any(
-                    |bound| matches!(bound, Bound::Trait(name) if trait_named(db, &module, name) == Some(trait_item)),
-                ),
-                GenericKind::Nat => false,
-            });
+            // `impl[T:Ord] Ord for T` answers its own question; `impl[T:Ord] Ord for Vec[T]`
+            // does not (a vector is ordered when its elements are).
+            let self_bound = match b.self_ty {
+                Ty::Param(i) => b.generics.get(i as usize).is_some_and(|g| match &g.kind {
+                    GenericKind::Type(bounds) => bounds.iter().any(
+                        |bound| matches!(bound, Bound::Trait(name) if trait_named(db, &module, name) == Some(trait_item)),
+                    ),
+                    GenericKind::Nat => false,
+                }),
+                _ => false,
+            };
             let overlap = self_bound
                 || impls[..j].iter().any(|&earlier| {
                     let a = impl_def(db, earlier);
@@ -340,7 +347,7 @@ pub fn coherence_refusal(db: &dyn Db) -> Option<(Item, Diag)> {
                         (false, false) => a.self_ty == b.self_ty,
                         (true, false) => match_impl(db, earlier, &b.self_ty).is_some(),
                         (false, true) => match_impl(db, later, &a.self_ty).is_some(),
-                        (true, true) => matches!(a.self_ty, Ty::Param(_)) || matches!(b.self_ty, Ty::Param(_)),
+                        (true, true) => generic_impls_overlap(a, b),
                     }
                 });
             // A second block for the same type that repeats a member is a duplicate first.
@@ -365,6 +372,32 @@ pub fn coherence_refusal(db: &dyn Db) -> Option<(Item, Diag)> {
         }
     }
     None
+}
+
+/// Whether two generic impls of one trait can match one type: never when neither implements a
+/// bare parameter (their self types are distinct constructors or judged by their instances),
+/// and for a bare parameter bounded by a scalar class only when the other side can be of that
+/// class (`impl[T:integer] Ord for T` beside `impl[T:Ord] Ord for Vec[T]` is coherent).
+fn generic_impls_overlap(a: &ImplDef, b: &ImplDef) -> bool {
+    let class = |d: &ImplDef| match d.self_ty {
+        Ty::Param(i) => Some(d.generics.get(i as usize).and_then(|g| match &g.kind {
+            GenericKind::Type(bounds) => bounds.iter().find_map(|b| match b {
+                Bound::Class(c) => Some(*c),
+                _ => None,
+            }),
+            GenericKind::Nat => None,
+        })),
+        _ => None,
+    };
+    // One type of each kind a class can hold.
+    let samples = [Ty::Int(IntTy::U8), Ty::Int(IntTy::I8), Ty::Float(FloatTy::F32), Ty::Bool];
+    match (class(a), class(b)) {
+        (None, None) => false,
+        (Some(None), _) | (_, Some(None)) => true,
+        (Some(Some(ca)), Some(Some(cb))) => samples.iter().any(|t| ca.holds(t) && cb.holds(t)),
+        (Some(Some(c)), None) => c.holds(&b.self_ty),
+        (None, Some(Some(c))) => c.holds(&a.self_ty),
+    }
 }
 
 /// The members of a trait in the order of a `dyn` reference's table.

@@ -15,14 +15,32 @@ pub struct Memcheck {
 
 /// Runs `binary` under memcheck: invalid accesses always reported; lost blocks (definitely or
 /// indirectly) reported unless the program is expected to trap (an abort releases nothing).
+#[allow(dead_code)]
 pub fn memcheck(binary: &Path, trapped: bool) -> Result<Memcheck, String> {
+    memcheck_with(binary, trapped, &[], None)
+}
+
+/// [`memcheck`] with arguments for the program and text on its standard input.
+#[allow(dead_code)]
+pub fn memcheck_with(binary: &Path, trapped: bool, args: &[&str], stdin: Option<&str>) -> Result<Memcheck, String> {
+    use std::io::Write;
     let leaks = if trapped { "--leak-check=no" } else { "--leak-check=full" };
-    let output = Command::new("valgrind")
+    let mut child = Command::new("valgrind")
         .args(["-q", "--error-exitcode=99", leaks, "--show-leak-kinds=definite,indirect"])
         .args(["--errors-for-leak-kinds=definite,indirect"])
         .arg(binary)
-        .output()
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .map_err(|error| format!("cannot start valgrind ({error}): ./scripts/setup.sh installs it"))?;
+    let input = child.stdin.take();
+    if let (Some(mut input), Some(text)) = (input, stdin) {
+        // A program that stops reading early closes the pipe: that is its business.
+        let _ = input.write_all(text.as_bytes());
+    }
+    let output = child.wait_with_output().map_err(|error| format!("valgrind did not finish: {error}"))?;
     let reports = valgrind_lines(&String::from_utf8_lossy(&output.stderr));
     Ok(Memcheck { status: output.status, stdout: String::from_utf8_lossy(&output.stdout).to_string(), reports })
 }

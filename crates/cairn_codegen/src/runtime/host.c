@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ucontext.h>
+#include <time.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -193,6 +194,28 @@ void *cairn_rt_alloc(uint64_t count, uint64_t size) {
 
 void cairn_rt_free(void *block) {
     free(block);
+}
+
+/* ----- what std.sys reads of the C library (language §30) ---------------------------------
+ * The calling thread's errno, and the clocks as nanosecond counts (the original reads errno's
+ * address with `mmio` and fills a timespec; neither is built, so the runtime answers). */
+int32_t cairn_rt_errno(void) { return errno; }
+
+static uint64_t cairn_clock_ns(clockid_t clock) {
+    struct timespec now;
+    if (clock_gettime(clock, &now) != 0) return 0;
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+uint64_t cairn_rt_monotonic_ns(void) { return cairn_clock_ns(CLOCK_MONOTONIC); }
+uint64_t cairn_rt_wall_ns(void) { return cairn_clock_ns(CLOCK_REALTIME); }
+
+/* Sleeps at least `ns` nanoseconds, resuming after a signal: 0. */
+int32_t cairn_rt_sleep_ns(uint64_t ns) {
+    struct timespec left = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
+    return 0;
 }
 
 /* ----- the lane pool (language §24) ------------------------------------------------------

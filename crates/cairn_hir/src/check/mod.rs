@@ -402,6 +402,14 @@ fn run_check<'db>(
             *resolution = Resolution::Local(local);
         }
     }
+    // Sorted by key for binary search (the ownership walk below searches them too); a key recorded twice keeps its first record, as a
+    // search in recording order would (the sorts are stable).
+    cx.call_targets.sort_by_key(|(e, _)| *e);
+    cx.call_targets.dedup_by_key(|(e, _)| *e);
+    cx.arguments.sort_by_key(|(e, _)| *e);
+    cx.arguments.dedup_by_key(|(e, _)| *e);
+    cx.arm_variants.sort_by_key(|(a, _)| *a);
+    cx.arm_variants.dedup_by_key(|(a, _)| *a);
     // Moves and releases, once every expression is typed and resolved.
     if result.is_ok() {
         match moves::walk(&cx) {
@@ -411,14 +419,6 @@ fn run_check<'db>(
         }
     }
     let local_row = cx.local_row();
-    // Sorted by key for binary search; a key recorded twice keeps its first record, as a
-    // search in recording order would (the sorts are stable).
-    cx.call_targets.sort_by_key(|(e, _)| *e);
-    cx.call_targets.dedup_by_key(|(e, _)| *e);
-    cx.arguments.sort_by_key(|(e, _)| *e);
-    cx.arguments.dedup_by_key(|(e, _)| *e);
-    cx.arm_variants.sort_by_key(|(a, _)| *a);
-    cx.arm_variants.dedup_by_key(|(a, _)| *a);
     FnCheck {
         error: result.err(),
         local_row,
