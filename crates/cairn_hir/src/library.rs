@@ -24,6 +24,9 @@ pub const MODULES: &[LibraryModule] = &[
     LibraryModule { name: "std.io", file: "std/io.cairn", text: include_str!("../../../std/io.cairn") },
     LibraryModule { name: "std.time", file: "std/time.cairn", text: include_str!("../../../std/time.cairn") },
     LibraryModule { name: "std.env", file: "std/env.cairn", text: include_str!("../../../std/env.cairn") },
+    LibraryModule { name: "std.sort", file: "std/sort.cairn", text: include_str!("../../../std/sort.cairn") },
+    LibraryModule { name: "std.fs", file: "std/fs.cairn", text: include_str!("../../../std/fs.cairn") },
+    LibraryModule { name: "std.math", file: "std/math.cairn", text: include_str!("../../../std/math.cairn") },
 ];
 
 /// The packaged module named `name`, if there is one.
@@ -33,17 +36,5 @@ pub fn module(name: &str) -> Option<LibraryModule> {
 
 /// Modules of the standard library that later tiers package (language §30); importing one is
 /// refused with `E-UNSUPPORTED` rather than `E-IMPORT`, because the module exists.
-pub const LATER_MODULES: &[&str] = &[
-    "std.fs",
-    "std.fmt",
-    "std.math",
-    "std.map",
-    "std.arena",
-    "std.sort",
-    "std.net",
-    "std.zlib",
-    "std.wire",
-    "std.derived",
-    "std.image",
-    "std.draw",
-];
+pub const LATER_MODULES: &[&str] =
+    &["std.fmt", "std.map", "std.arena", "std.net", "std.zlib", "std.wire", "std.derived", "std.image", "std.draw"];

@@ -113,15 +113,27 @@ fn a_word_matches_a_stem_it_equals_or_prefixes_from_three_letters() {
 fn only_entries_matching_the_most_words_are_listed() {
     // `integer` stands for `decimal`, which the comment of parse_digits holds; the conversion
     // builtins match `integer` (through i64) but not `parse`.
+    // std.text's parsers match `integer` through their names (i64, u64) and rank first.
     assert_eq!(
-        check_hits(&query("parse integer"), Some(PROGRAM)),
-        ["parse_digits(n:usize, digits:ro<u8>[n]) -> u64  pure  // Parses a decimal number from its digits."]
+        check_names(&query("parse integer"), Some(PROGRAM)),
+        ["std.text.parse_i64", "std.text.parse_u64", "parse_digits", "std.text.parse_fixed"]
     );
-    // Alone, `integer` finds the conversions by name (through i64) before every builtin whose
-    // comment says integer.
+    // Alone, `integer` finds names through i64/u64 (std.text's and std.io's, then the
+    // conversion builtin) before comments that say integer; the default limit cuts the list.
     assert_eq!(
         check_names(&query("integer"), None),
-        ["u64", "abs", "add_wrap", "min", "println", "shl_wrap", "to_bits"]
+        [
+            "std.text.parse_i64",
+            "std.text.parse_u64",
+            "std.text.write_i64",
+            "std.text.write_u64",
+            "std.io.print_i64",
+            "std.io.print_u64",
+            "std.text.push_i64",
+            "std.text.push_u64",
+            "u64",
+            "std.text.parse_fixed"
+        ]
     );
 }
 
@@ -132,14 +144,30 @@ fn aliases_carry_words_from_other_languages() {
     let names = check_names(&query("string"), Some(PROGRAM));
     assert_eq!(names[..3], ["text.private_len", "text.span_start", "text.words"]);
     assert_eq!(check_names(&query("square root"), None), ["sqrt"]);
-    assert_eq!(check_names(&query("stdout"), None), ["println"]);
+    // std.io's printers say "standard output" in their comments; the builtin's name matches too.
+    assert_eq!(
+        check_names(&query("stdout"), None),
+        ["std.io.print", "std.io.print_i64", "std.io.print_u64", "std.io.println", "println"]
+    );
 }
 
 #[test]
 fn heavier_matches_and_own_functions_rank_first() {
-    // `count`: a name (helper_count), then a comment of the program (text.words), then a
-    // comment of a builtin (shl_wrap's "a count below its width").
-    assert_eq!(check_names(&query("count"), Some(PROGRAM)), ["helper_count", "text.words", "shl_wrap"]);
+    // `count`: names first (helper_count, std.env.count), then comments, the program's
+    // (text.words) before the library's, then a comment of a builtin (shl_wrap's "a count below
+    // its width").
+    assert_eq!(
+        check_names(&query("count"), Some(PROGRAM)),
+        [
+            "helper_count",
+            "std.env.count",
+            "text.words",
+            "std.io.outcome",
+            "std.text.parse_fixed",
+            "std.vec.truncate[T:affine]",
+            "shl_wrap"
+        ]
+    );
 }
 
 #[test]
@@ -160,11 +188,11 @@ fn hits_show_the_row_beyond_pure_and_the_first_sentence() {
 fn the_limit_bounds_the_hits_and_counts_the_rest() {
     let sources = Sources::single("p.cairn", PROGRAM);
     let all = find(&query("count"), Some(&sources)).map(|r| r["hits"].as_array().map_or(0, Vec::len));
-    assert_eq!(all, Ok(3));
+    assert_eq!(all, Ok(7));
     let one = find(&FindQuery { limit: 1, ..query("count") }, Some(&sources));
     let one = one.unwrap_or_default();
     assert_eq!(one["hits"].as_array().map(Vec::len), Some(1));
-    assert_eq!(one["more"], json!(2));
+    assert_eq!(one["more"], json!(6));
     assert_eq!(one.keys().collect::<Vec<_>>(), ["hits", "more"]);
 }
 
@@ -196,9 +224,17 @@ fn a_type_query_keeps_the_calls_the_checker_accepts_ranked() {
     // Full calls first (own before builtin), then an Option holding the wanted type; the
     // private text.private_len is never a candidate.
     assert_eq!(check_names(&typed(&["u32"], Some("u32")), Some(PROGRAM)), ["bump", "u32", "nonzero"]);
+    // Over bytes to u64: the program's own first, then std's full calls, then std's Results
+    // holding a u64.
     assert_eq!(
-        check_hits(&typed(&["ro<u8>[n]"], Some("u64")), Some(PROGRAM)),
-        ["parse_digits(n:usize, digits:ro<u8>[n]) -> u64  pure  // Parses a decimal number from its digits."]
+        check_names(&typed(&["ro<u8>[n]"], Some("u64")), Some(PROGRAM)),
+        [
+            "parse_digits",
+            "std.text.hash_bytes",
+            "std.vec.hash_view[T:Hash]",
+            "std.text.parse_u64",
+            "std.text.parse_fixed"
+        ]
     );
     // A builtin's hit shows its call with the types as written, and the row of that call.
     assert_eq!(
