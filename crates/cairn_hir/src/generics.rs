@@ -241,7 +241,7 @@ pub fn unmet(db: &dyn Db, module: &str, ty: &Ty, bound: &Bound) -> Option<(&'sta
         }
         Bound::Trait(name) => match crate::traits::trait_named(db, module, name) {
             None => Some(("E-TRAIT-IMPL", format!("{name} names no trait, kind or class"))),
-            Some(trait_item) => crate::traits::find_impl(db, trait_item, ty.value())
+            Some(trait_item) => crate::traits::find_impl(db, module, trait_item, ty.value())
                 .is_none()
                 .then(|| ("E-TRAIT-IMPL", format!("{ty} does not implement {name}"))),
         },

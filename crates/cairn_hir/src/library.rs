@@ -27,6 +27,8 @@ pub const MODULES: &[LibraryModule] = &[
     LibraryModule { name: "std.sort", file: "std/sort.cairn", text: include_str!("../../../std/sort.cairn") },
     LibraryModule { name: "std.fs", file: "std/fs.cairn", text: include_str!("../../../std/fs.cairn") },
     LibraryModule { name: "std.math", file: "std/math.cairn", text: include_str!("../../../std/math.cairn") },
+    LibraryModule { name: "std.map", file: "std/map.cairn", text: include_str!("../../../std/map.cairn") },
+    LibraryModule { name: "std.fmt", file: "std/fmt.cairn", text: include_str!("../../../std/fmt.cairn") },
 ];
 
 /// The packaged module named `name`, if there is one.

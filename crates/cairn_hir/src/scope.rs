@@ -247,6 +247,11 @@ impl<'db> Resolver<'db> {
         self.info(item).map(|i| i.key.module.clone()).unwrap_or_else(|| Arc::from(""))
     }
 
+    /// True when `module` is a packaged library module (read from the library's own scope).
+    pub fn is_library_module(&self, module: &str) -> bool {
+        library_scope(self.db, Library::get(self.db)).modules.contains_key(module)
+    }
+
     /// The full name of a declaration.
     pub fn full_name(&self, item: Item) -> Arc<str> {
         self.info(item).map(|i| i.full_name.clone()).unwrap_or_else(|| Arc::from("?"))

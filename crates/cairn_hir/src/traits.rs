@@ -22,32 +22,11 @@ use crate::db::Db;
 use crate::decl::{TypeCtx, resolve_type};
 use crate::diag::{Anchor, Diag};
 use crate::generics::{Bound, Generic, GenericKind, substitute, unify};
-use crate::input::{Item, ItemKind, Program};
+use crate::input::{Item, ItemKind, Library, Program};
 use crate::instance::InstanceArg;
 use crate::scope::{Lookup, Resolver};
 use crate::signature::fn_signature;
 use crate::types::{FloatTy, IntTy, Ty};
-
-/// The members of each trait and impl, in declaration order (program and library).
-#[salsa::tracked(returns(ref))]
-fn member_table(db: &dyn Db, program: Program) -> HashMap<Item, Vec<Item>> {
-    let mut out: HashMap<Item, Vec<Item>> = HashMap::new();
-    let scope = Resolver::new(db);
-    // The program's list holds the library's declarations too (once).
-    for entry in program.items(db).iter() {
-        if matches!(entry.key.kind, ItemKind::Member | ItemKind::Method)
-            && let Some(parent) = scope.info(entry.item).and_then(|i| i.parent)
-        {
-            out.entry(parent).or_default().push(entry.item);
-        }
-    }
-    out
-}
-
-/// The members of a trait or the methods of an impl, in declaration order.
-pub fn members_of(db: &dyn Db, parent: Item) -> &[Item] {
-    member_table(db, Program::get(db)).get(&parent).map(Vec::as_slice).unwrap_or_default()
-}
 
 fn member_name(db: &dyn Db, member: Item) -> Arc<str> {
     Resolver::new(db).info(member).map(|i| i.key.name.clone()).unwrap_or_default()
@@ -88,6 +67,8 @@ pub struct ImplDef {
     pub methods: Arc<[(Arc<str>, Item)]>,
     /// The first refusal of the declaration itself.
     pub error: Option<Diag>,
+    /// The module the impl is declared in (its bounds name traits from there).
+    pub module: Arc<str>,
 }
 
 impl ImplDef {
@@ -114,6 +95,7 @@ pub fn impl_def(db: &dyn Db, item: Item) -> ImplDef {
         generics: generics.clone(),
         methods: members_of(db, item).iter().map(|&m| (member_name(db, m), m)).collect(),
         error: None,
+        module: module.clone(),
     };
     let Some(imp) = ast::Impl::cast(node) else { return def };
     let fail = |def: &mut ImplDef, message: String| {
@@ -156,12 +138,49 @@ pub fn impl_def(db: &dyn Db, item: Item) -> ImplDef {
     def
 }
 
-/// Every impl of each trait, in declaration order (program and library).
-#[salsa::tracked(returns(ref))]
-pub fn impl_table(db: &dyn Db, program: Program) -> HashMap<Item, Vec<Item>> {
+// The tables below come in two parts: the library's, over the HIGH-durability `Library` input
+// (so that an edit of the program never re-validates what the library's own bodies read), and
+// the program's own declarations, over `Program`. A lookup made for library code reads the
+// library's part alone; one made for the program reads both.
+
+/// The members of each trait and impl among `entries`, in declaration order.
+fn members_among(db: &dyn Db, entries: &[crate::input::ItemEntry], library: bool) -> HashMap<Item, Vec<Item>> {
     let mut out: HashMap<Item, Vec<Item>> = HashMap::new();
-    // The program's list holds the library's declarations too (once).
-    for entry in program.items(db).iter() {
+    let scope = Resolver::new(db);
+    for entry in entries.iter().filter(|e| e.library == library) {
+        if matches!(entry.key.kind, ItemKind::Member | ItemKind::Method)
+            && let Some(parent) = scope.info(entry.item).and_then(|i| i.parent)
+        {
+            out.entry(parent).or_default().push(entry.item);
+        }
+    }
+    out
+}
+
+#[salsa::tracked(returns(ref))]
+fn library_member_table(db: &dyn Db, library: Library) -> HashMap<Item, Vec<Item>> {
+    members_among(db, library.items(db), true)
+}
+
+#[salsa::tracked(returns(ref))]
+fn member_table(db: &dyn Db, program: Program) -> HashMap<Item, Vec<Item>> {
+    members_among(db, program.items(db), false)
+}
+
+/// The members of a trait or the methods of an impl, in declaration order.
+pub fn members_of(db: &dyn Db, parent: Item) -> &[Item] {
+    let table = if Resolver::new(db).info(parent).is_some_and(|i| i.library) {
+        library_member_table(db, Library::get(db))
+    } else {
+        member_table(db, Program::get(db))
+    };
+    table.get(&parent).map(Vec::as_slice).unwrap_or_default()
+}
+
+/// Every impl of each trait among `entries`, in declaration order.
+fn impls_among(db: &dyn Db, entries: &[crate::input::ItemEntry], library: bool) -> HashMap<Item, Vec<Item>> {
+    let mut out: HashMap<Item, Vec<Item>> = HashMap::new();
+    for entry in entries.iter().filter(|e| e.library == library) {
         if entry.key.kind == ItemKind::Impl
             && let Some(trait_item) = impl_def(db, entry.item).trait_item
         {
@@ -171,17 +190,56 @@ pub fn impl_table(db: &dyn Db, program: Program) -> HashMap<Item, Vec<Item>> {
     out
 }
 
-/// Each member name, with the traits declaring it and the member (program and library).
 #[salsa::tracked(returns(ref))]
-pub fn member_index(db: &dyn Db, program: Program) -> HashMap<Arc<str>, Vec<(Item, Item)>> {
+fn library_impl_table(db: &dyn Db, library: Library) -> HashMap<Item, Vec<Item>> {
+    impls_among(db, library.items(db), true)
+}
+
+#[salsa::tracked(returns(ref))]
+fn program_impl_table(db: &dyn Db, program: Program) -> HashMap<Item, Vec<Item>> {
+    impls_among(db, program.items(db), false)
+}
+
+/// Every impl of `trait_item`, the library's first, then the program's.
+pub fn impls_of(db: &dyn Db, trait_item: Item) -> Vec<Item> {
+    let mut out = library_impl_table(db, Library::get(db)).get(&trait_item).cloned().unwrap_or_default();
+    out.extend(program_impl_table(db, Program::get(db)).get(&trait_item).into_iter().flatten().copied());
+    out
+}
+
+/// Each member name among `entries`, with the traits declaring it and the member.
+fn member_names_among(
+    db: &dyn Db,
+    entries: &[crate::input::ItemEntry],
+    library: bool,
+) -> HashMap<Arc<str>, Vec<(Item, Item)>> {
     let mut out: HashMap<Arc<str>, Vec<(Item, Item)>> = HashMap::new();
-    // The program's list holds the library's declarations too (once).
-    for entry in program.items(db).iter() {
+    for entry in entries.iter().filter(|e| e.library == library) {
         if entry.key.kind == ItemKind::Trait {
             for (name, member) in trait_def(db, entry.item).members.iter() {
                 out.entry(name.clone()).or_default().push((entry.item, *member));
             }
         }
+    }
+    out
+}
+
+#[salsa::tracked(returns(ref))]
+fn library_member_index(db: &dyn Db, library: Library) -> HashMap<Arc<str>, Vec<(Item, Item)>> {
+    member_names_among(db, library.items(db), true)
+}
+
+#[salsa::tracked(returns(ref))]
+fn program_member_index(db: &dyn Db, program: Program) -> HashMap<Arc<str>, Vec<(Item, Item)>> {
+    member_names_among(db, program.items(db), false)
+}
+
+/// The traits declaring a member called `name`, with the member: the library's alone for code
+/// in a library module, else the library's and then the program's.
+pub fn traits_declaring(db: &dyn Db, name: &str, for_library: bool) -> Vec<(Item, Item)> {
+    let mut out = library_member_index(db, Library::get(db)).get(name).cloned().unwrap_or_default();
+    if !for_library {
+        out.extend(program_member_index(db, Program::get(db)).get(name).into_iter().flatten().copied());
     }
     out
 }
@@ -199,7 +257,7 @@ fn match_impl(db: &dyn Db, imp: Item, ty: &Ty) -> Option<Arc<[InstanceArg]>> {
     if substitute(&def.self_ty, &def.generics, &args) != *ty {
         return None;
     }
-    let module = Resolver::new(db).module_of(imp);
+    let module = &def.module;
     for (generic, arg) in def.generics.iter().zip(&args) {
         let (GenericKind::Type(bounds), InstanceArg::Type(arg)) = (&generic.kind, arg) else { continue };
         for bound in bounds.iter() {
@@ -208,11 +266,11 @@ fn match_impl(db: &dyn Db, imp: Item, ty: &Ty) -> Option<Arc<[InstanceArg]>> {
             // ends. On an element (`impl[T:Eq] Eq for Vec[T]`) it is asked of a smaller type.
             if let Bound::Trait(name) = bound
                 && matches!(def.self_ty, Ty::Param(_))
-                && trait_named(db, &module, name) == def.trait_item
+                && trait_named(db, module, name) == def.trait_item
             {
                 return None;
             }
-            if crate::generics::unmet(db, &module, arg, bound).is_some() {
+            if crate::generics::unmet(db, module, arg, bound).is_some() {
                 return None;
             }
         }
@@ -229,10 +287,18 @@ pub fn trait_named(db: &dyn Db, module: &str, name: &str) -> Option<Item> {
     }
 }
 
-/// The impl of `trait_item` for `ty` and the impl's arguments, if the type implements it.
-pub fn find_impl(db: &dyn Db, trait_item: Item, ty: &Ty) -> Option<(Item, Arc<[InstanceArg]>)> {
-    let impls = impl_table(db, Program::get(db)).get(&trait_item)?;
-    impls.iter().find_map(|&imp| match_impl(db, imp, ty).map(|args| (imp, args)))
+/// The impl of `trait_item` for `ty` and the impl's arguments, if the type implements it, as
+/// code in `module` sees the impls: the library's alone from a library module (so that library
+/// code reads nothing of the program), else the library's and then the program's.
+pub fn find_impl(db: &dyn Db, module: &str, trait_item: Item, ty: &Ty) -> Option<(Item, Arc<[InstanceArg]>)> {
+    let found = |impls: Option<&Vec<Item>>| {
+        impls.into_iter().flatten().find_map(|&imp| match_impl(db, imp, ty).map(|args| (imp, args)))
+    };
+    let library = found(library_impl_table(db, Library::get(db)).get(&trait_item));
+    if library.is_some() || Resolver::new(db).is_library_module(module) {
+        return library;
+    }
+    found(program_impl_table(db, Program::get(db)).get(&trait_item))
 }
 
 /// True when two types agree as a trait's parameter and an impl's: views by mode, element and
@@ -319,15 +385,13 @@ pub fn impl_refusal(db: &dyn Db, imp: Item) -> Option<Diag> {
 /// blocks for one type, a generic and a concrete impl that both match, two generic impls over
 /// a bare parameter, or a generic impl whose bound is the trait it implements).
 pub fn coherence_refusal(db: &dyn Db) -> Option<(Item, Diag)> {
-    let table = impl_table(db, Program::get(db));
     let entries = Program::get(db).items(db);
-    let mut traits: Vec<Item> = entries.iter().filter(|e| e.key.kind == ItemKind::Trait).map(|e| e.item).collect();
-    traits.retain(|t| table.contains_key(t));
+    let traits: Vec<Item> = entries.iter().filter(|e| e.key.kind == ItemKind::Trait).map(|e| e.item).collect();
     for trait_item in traits {
-        let impls = &table[&trait_item];
+        let impls = &impls_of(db, trait_item);
         for (j, &later) in impls.iter().enumerate() {
             let b = impl_def(db, later);
-            let module = Resolver::new(db).module_of(later);
+            let module = b.module.clone();
             // `impl[T:Ord] Ord for T` answers its own question; `impl[T:Ord] Ord for Vec[T]`
             // does not (a vector is ordered when its elements are).
             let self_bound = match b.self_ty {
@@ -353,7 +417,11 @@ pub fn coherence_refusal(db: &dyn Db) -> Option<(Item, Diag)> {
             // A second block for the same type that repeats a member is a duplicate first.
             let repeats = impls[..j].iter().any(|&earlier| {
                 let a = impl_def(db, earlier);
-                a.self_ty == b.self_ty && b.methods.iter().any(|(n, _)| a.method(n).is_some())
+                // Two generic impls name one type only when their parameters are alike too
+                // (`impl[T:integer] … for T` and `impl[T:float] … for T` are two).
+                a.self_ty == b.self_ty
+                    && a.generics == b.generics
+                    && b.methods.iter().any(|(n, _)| a.method(n).is_some())
             });
             if repeats {
                 let message = format!(

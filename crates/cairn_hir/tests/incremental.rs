@@ -579,3 +579,19 @@ fn a_region_id_survives_edits_elsewhere_comments_and_reformatting() {
     assert!(workspace.check().refusal.is_none());
     assert_ne!(ids(&workspace), before, "a change of the region's text is a new region");
 }
+
+#[test]
+fn a_library_module_no_longer_imported_is_unlinked() {
+    let program = "import std.vec;\nfn main() -> i32 { return 0; }\n";
+    let mut workspace = workspace(program);
+    let linked = |w: &Workspace| w.files().iter().filter(|f| f.library).map(|f| f.name.clone()).collect::<Vec<_>>();
+    // std.vec imports std.core: both are linked, in the order a fresh workspace finds them.
+    assert_eq!(linked(&workspace), ["std/vec.cairn", "std/core.cairn"]);
+    edit(&mut workspace, "import", "import std.vec;", "");
+    assert!(workspace.check().refusal.is_none());
+    assert!(linked(&workspace).is_empty(), "{:?}", linked(&workspace));
+    edit(&mut workspace, "fn main", "fn main", "import std.text;\nfn main");
+    assert!(workspace.check().refusal.is_none());
+    let fresh = Workspace::new(vec![SourceText { name: "main.cairn".into(), text: workspace.files()[0].text.clone() }]);
+    assert_eq!(linked(&workspace), linked(&fresh));
+}

@@ -10,7 +10,7 @@ use crate::body::ExprId;
 use crate::check::call::Generic;
 use crate::check::{Cx, R};
 use crate::diag::{Anchor, Diag};
-use crate::input::{Item, Program};
+use crate::input::Item;
 use crate::types::Ty;
 
 impl Cx<'_> {
@@ -25,8 +25,7 @@ impl Cx<'_> {
         args: &Arc<[ExprId]>,
         generic: Generic<'_>,
     ) -> R<Option<Ty>> {
-        let index = crate::traits::member_index(self.db, Program::get(self.db));
-        let Some(declaring) = index.get(name) else { return Ok(None) };
+        let declaring = crate::traits::traits_declaring(self.db, name, self.scope.is_library_module(&self.module));
         let candidates: Vec<(Item, Item)> = declaring
             .iter()
             .filter(|(tr, _)| only.is_none_or(|o| o == *tr) && self.scope.visible_from(*tr, &self.module))
@@ -51,7 +50,7 @@ impl Cx<'_> {
             {
                 return self.dyn_call(e, tr, member, &given).map(Some);
             }
-            if let Some((imp, impl_args)) = crate::traits::find_impl(self.db, tr, &ty) {
+            if let Some((imp, impl_args)) = crate::traits::find_impl(self.db, &self.module, tr, &ty) {
                 found.push((tr, imp, impl_args));
             }
             receiver_ty.get_or_insert(ty);

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::body::ExprId;
 use crate::check::{CallEdge, CallTarget, Cx, Mapped, R};
 use crate::diag::{Anchor, Diag};
-use crate::input::{Item, Program};
+use crate::input::Item;
 use crate::types::{Mode, Ty};
 
 /// True when `ty` mentions `Self` (a trait member's first generic parameter).
@@ -83,7 +83,7 @@ impl Cx<'_> {
             Ty::DynBox(other, _) if *other == tr => self.site(crate::check::GuardKind::DynLent),
             Ty::Error => {}
             _ => {
-                let Some((imp, _)) = crate::traits::find_impl(self.db, tr, &value) else {
+                let Some((imp, _)) = crate::traits::find_impl(self.db, &self.module, tr, &value) else {
                     return Err(Diag::new(
                         "E-TRAIT-IMPL",
                         format!("{value} does not implement {name}, which the dyn {name} parameter needs."),
@@ -147,7 +147,7 @@ impl Cx<'_> {
             }
             crate::generics::Kind::Affine | crate::generics::Kind::Copy => {}
         }
-        let Some((imp, _)) = crate::traits::find_impl(self.db, tr, &ty) else {
+        let Some((imp, _)) = crate::traits::find_impl(self.db, &self.module, tr, &ty) else {
             return Err(Diag::new(
                 "E-TRAIT-IMPL",
                 format!("{ty} does not implement {name}, so a Dyn[{name}] cannot hold it: add `impl {name} for {ty}`."),
@@ -194,7 +194,7 @@ impl Cx<'_> {
         let mapping: Arc<[Mapped]> = Arc::from(mapping);
         // Any implementation may run: each is a possible callee (rows, and what a build compiles).
         let member_name = self.scope.info(member).map(|i| i.key.name.clone()).unwrap_or_default();
-        let impls = crate::traits::impl_table(self.db, Program::get(self.db)).get(&tr).cloned().unwrap_or_default();
+        let impls = crate::traits::impls_of(self.db, tr);
         for imp in impls {
             let def = crate::traits::impl_def(self.db, imp);
             if let (true, Some(method)) = (def.generics.is_empty(), def.method(&member_name)) {

@@ -276,30 +276,41 @@ impl Workspace {
         }
     }
 
-    /// Adds the library modules the program imports, and the ones they import, once each.
+    /// Links exactly the library modules the program imports, and the ones they import, once
+    /// each, in the order a fresh workspace finds them: a module no longer imported is unlinked
+    /// (its declarations leave the program), and a module still imported keeps its parse.
     fn link_library(&mut self) {
+        let mut loaded: HashMap<String, FileState> =
+            self.files.drain(self.own_files..).map(|f| (f.name.clone(), f)).collect();
+        let mut linked: Vec<FileState> = Vec::new();
         loop {
-            let loaded: Vec<String> = self.files.iter().filter(|f| f.library).map(|f| f.name.clone()).collect();
-            let mut wanted = Vec::new();
-            for file in &self.files {
-                for import in imported_modules(&file.parse.syntax_node()) {
+            let mut wanted: Vec<library::LibraryModule> = Vec::new();
+            let roots = self.files.iter().chain(linked.iter()).map(|f| f.parse.syntax_node());
+            for root in roots {
+                for import in imported_modules(&root) {
                     if let Some(module) = library::module(&import)
-                        && !loaded.iter().any(|name| name == module.file)
-                        && !wanted.iter().any(|m: &library::LibraryModule| m.file == module.file)
+                        && !linked.iter().any(|f| f.name == module.file)
+                        && !wanted.iter().any(|m| m.file == module.file)
                     {
                         wanted.push(module);
                     }
                 }
             }
             if wanted.is_empty() {
-                return;
+                break;
             }
             for module in wanted {
-                let parse = cairn_syntax::parse(module.text);
-                let file = self.make_file(module.file.to_string(), module.text.to_string(), parse, true, Arc::from(""));
-                self.files.push(file);
+                let file = match loaded.remove(module.file) {
+                    Some(file) => file,
+                    None => {
+                        let parse = cairn_syntax::parse(module.text);
+                        self.make_file(module.file.to_string(), module.text.to_string(), parse, true, Arc::from(""))
+                    }
+                };
+                linked.push(file);
             }
         }
+        self.files.extend(linked);
     }
 
     /// Splits every file into declarations and updates the inputs that changed.
