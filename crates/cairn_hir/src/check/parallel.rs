@@ -576,7 +576,7 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
         }
     }
 
-    /// `e` as `i * S + offset`, with `S` a constant.
+    /// `e` as `i * S + offset`, with `S` a constant (through immutable `let`s of the region).
     fn linear(&self, e: ExprId) -> Option<(u64, Offset)> {
         let body = &self.cx.body;
         let e = body.unparen(e);
@@ -584,6 +584,11 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
             return Some((1, Offset::Exact(0)));
         }
         match body.expr(e) {
+            // An immutable `let` of the region names its value (`let row = b * 256;`).
+            Expr::Name(_) => {
+                let LocalRef::Binder(binder) = self.cx.scopes.resolve(e)? else { return None };
+                self.linear(*self.lets.get(&binder)?)
+            }
             Expr::Binary { op: BinaryOp::Mul, lhs, rhs } => {
                 // `i * S`, `S * i`, `(i + 1) * S`
                 let (var, stride) =
