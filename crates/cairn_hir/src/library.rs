@@ -29,6 +29,7 @@ pub const MODULES: &[LibraryModule] = &[
     LibraryModule { name: "std.math", file: "std/math.cairn", text: include_str!("../../../std/math.cairn") },
     LibraryModule { name: "std.map", file: "std/map.cairn", text: include_str!("../../../std/map.cairn") },
     LibraryModule { name: "std.fmt", file: "std/fmt.cairn", text: include_str!("../../../std/fmt.cairn") },
+    LibraryModule { name: "std.arena", file: "std/arena.cairn", text: include_str!("../../../std/arena.cairn") },
 ];
 
 /// The packaged module named `name`, if there is one.
