@@ -169,8 +169,10 @@ pub fn declaration_text(db: &dyn Db, item: Item) -> Option<String> {
                     .collect()
             })
             .unwrap_or_default();
+        let generics = generic_names(&node);
         return Some(
-            format!("{public}{linear}struct {name}{layout} {{ {} }}", fields.join(" ")).replace("{  }", "{ }"),
+            format!("{public}{linear}struct {name}{generics}{layout} {{ {} }}", fields.join(" "))
+                .replace("{  }", "{ }"),
         );
     }
     if let Some(enumeration) = ast::Enum::cast(node.clone()) {
