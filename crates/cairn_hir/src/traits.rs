@@ -287,18 +287,35 @@ pub fn trait_named(db: &dyn Db, module: &str, name: &str) -> Option<Item> {
     }
 }
 
-/// The impl of `trait_item` for `ty` and the impl's arguments, if the type implements it, as
-/// code in `module` sees the impls: the library's alone from a library module (so that library
-/// code reads nothing of the program), else the library's and then the program's.
+/// The impl of `trait_item` for `ty` and the impl's arguments, if the type implements it. The
+/// library's impls are searched first; the program's are searched when that fails, except for
+/// code in a library module asking about a type made only of the library's and the builtin
+/// types — the program cannot have been asked there, and so library code reads nothing of the
+/// program (a library template's bound on a program type, `Map[Word, u64]`, still finds the
+/// program's `impl Hash for Word`).
 pub fn find_impl(db: &dyn Db, module: &str, trait_item: Item, ty: &Ty) -> Option<(Item, Arc<[InstanceArg]>)> {
     let found = |impls: Option<&Vec<Item>>| {
         impls.into_iter().flatten().find_map(|&imp| match_impl(db, imp, ty).map(|args| (imp, args)))
     };
     let library = found(library_impl_table(db, Library::get(db)).get(&trait_item));
-    if library.is_some() || Resolver::new(db).is_library_module(module) {
+    let scope = Resolver::new(db);
+    if library.is_some() || (scope.is_library_module(module) && !mentions_program(&scope, ty)) {
         return library;
     }
     found(program_impl_table(db, Program::get(db)).get(&trait_item))
+}
+
+/// True when `ty` names a declaration of the program (not the library's).
+fn mentions_program(scope: &Resolver<'_>, ty: &Ty) -> bool {
+    let own = |item: Item| scope.info(item).is_none_or(|i| !i.library);
+    match ty {
+        Ty::Record(adt) | Ty::Enum(adt) => own(adt.item) || adt.args.iter().any(|a| mentions_program(scope, a)),
+        Ty::Dyn(item, _) | Ty::DynBox(item, _) => own(*item),
+        Ty::Borrow(_, inner) | Ty::Buf(inner) | Ty::Array(inner, _) => mentions_program(scope, inner),
+        Ty::View(view) => mentions_program(scope, &view.elem),
+        Ty::Fn(f) => f.params.iter().any(|p| mentions_program(scope, p)) || mentions_program(scope, &f.ret),
+        _ => false,
+    }
 }
 
 /// True when two types agree as a trait's parameter and an impl's: views by mode, element and
