@@ -137,7 +137,7 @@ fn check_program(path: &Path, out_dir: &Path) -> Vec<String> {
         Ok(expected) => expected,
         Err(problem) => return vec![format!("bad header: {problem}")],
     };
-    let output = match run_with_stdin(
+    let output = match common::run_with_stdin(
         Command::new(env!("CARGO_BIN_EXE_cairn"))
             .arg("run")
             .arg(path)
@@ -211,18 +211,6 @@ fn check_program(path: &Path, out_dir: &Path) -> Vec<String> {
     problems
 }
 
-/// Runs `command` with `stdin` on its standard input (an empty text: the input is at its end).
-fn run_with_stdin(command: &mut Command, stdin: &str) -> std::io::Result<std::process::Output> {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
-    if let Some(mut input) = child.stdin.take() {
-        // A program that stops reading early closes the pipe: that is its business.
-        let _ = input.write_all(stdin.as_bytes());
-    }
-    child.wait_with_output()
-}
-
 /// True when a run ended as `expected` says (a trap: SIGABRT, or 134 through a shell).
 fn ended_as(status: &std::process::ExitStatus, expected: &Expectation) -> bool {
     use std::os::unix::process::ExitStatusExt;
@@ -237,7 +225,7 @@ fn ended_as(status: &std::process::ExitStatus, expected: &Expectation) -> bool {
 fn lane_counts(binary: &Path, expected: &Expectation) -> Vec<String> {
     let mut problems = Vec::new();
     for &lanes in &expected.lanes {
-        let output = match run_with_stdin(
+        let output = match common::run_with_stdin(
             Command::new(binary).args(&expected.args).env("CAIRN_LANES", lanes.to_string()),
             &expected.stdin,
         ) {

@@ -23,24 +23,16 @@ pub fn memcheck(binary: &Path, trapped: bool) -> Result<Memcheck, String> {
 /// [`memcheck`] with arguments for the program and text on its standard input.
 #[allow(dead_code)]
 pub fn memcheck_with(binary: &Path, trapped: bool, args: &[&str], stdin: Option<&str>) -> Result<Memcheck, String> {
-    use std::io::Write;
     let leaks = if trapped { "--leak-check=no" } else { "--leak-check=full" };
-    let mut child = Command::new("valgrind")
-        .args(["-q", "--error-exitcode=99", leaks, "--show-leak-kinds=definite,indirect"])
-        .args(["--errors-for-leak-kinds=definite,indirect"])
-        .arg(binary)
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|error| format!("cannot start valgrind ({error}): ./scripts/setup.sh installs it"))?;
-    let input = child.stdin.take();
-    if let (Some(mut input), Some(text)) = (input, stdin) {
-        // A program that stops reading early closes the pipe: that is its business.
-        let _ = input.write_all(text.as_bytes());
-    }
-    let output = child.wait_with_output().map_err(|error| format!("valgrind did not finish: {error}"))?;
+    let output = run_with_stdin(
+        Command::new("valgrind")
+            .args(["-q", "--error-exitcode=99", leaks, "--show-leak-kinds=definite,indirect"])
+            .args(["--errors-for-leak-kinds=definite,indirect"])
+            .arg(binary)
+            .args(args),
+        stdin.unwrap_or_default(),
+    )
+    .map_err(|error| format!("cannot start valgrind ({error}): ./scripts/setup.sh installs it"))?;
     let reports = valgrind_lines(&String::from_utf8_lossy(&output.stderr));
     Ok(Memcheck { status: output.status, stdout: String::from_utf8_lossy(&output.stdout).to_string(), reports })
 }
@@ -75,4 +67,18 @@ fn valgrind_lines(stderr: &str) -> Vec<String> {
         })
         .map(str::to_string)
         .collect()
+}
+
+/// Runs `command` with `stdin` on its standard input (an empty text: the input is at its end)
+/// and collects its output.
+#[allow(dead_code)]
+pub fn run_with_stdin(command: &mut Command, stdin: &str) -> std::io::Result<std::process::Output> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    if let Some(mut input) = child.stdin.take() {
+        // A program that stops reading early closes the pipe: that is its business.
+        let _ = input.write_all(stdin.as_bytes());
+    }
+    child.wait_with_output()
 }

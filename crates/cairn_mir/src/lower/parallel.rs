@@ -137,22 +137,10 @@ impl<'db> Lower<'db> {
         let name = self.body.binder(binder).clone();
         let counter = self.new_local(Some(name), MTy::usize());
         self.assign(Place::local(counter), Rvalue::Use(copy(Local(1))));
-        let header = self.new_block();
-        let inside = self.new_block();
-        let latch = self.new_block();
-        let exit = self.new_block();
-        self.terminate(Terminator::Goto(header));
-        self.switch_to(header);
-        let more = self.value(MTy::Bool, Rvalue::Binary(BinOp::Lt, copy(counter), copy(Local(2))));
-        self.terminate(Terminator::Branch(more, inside, exit));
-        self.switch_to(inside);
+        let loop_blocks = self.loop_head(counter, copy(Local(2)));
         if blocks.is_empty() {
-            let mark = self.facts.len();
-            self.bind(binder, counter);
-            for &view in proved {
-                self.facts.push((counter, Bound::Len(view)));
-            }
-            return self.counted_body(block, mark, counter, (header, latch, exit));
+            let mark = self.bind_lane(binder, counter, proved);
+            return self.counted_body(block, mark, counter, loop_blocks);
         }
         // Does every array written in blocks hold this lane's whole block?
         let mut whole: Option<Operand> = None;
@@ -170,34 +158,32 @@ impl<'db> Lower<'db> {
         self.terminate(Terminator::Branch(whole.unwrap_or(Operand::Const(Const::Bool(false))), fast, slow));
         for (target, proving) in [(fast, true), (slow, false)] {
             self.switch_to(target);
-            let mark = self.facts.len();
-            self.bind(binder, counter);
-            for &view in proved {
-                self.facts.push((counter, Bound::Len(view)));
-            }
+            let mark = self.bind_lane(binder, counter, proved);
             if proving {
                 self.block_views = blocks.iter().map(|(v, _)| *v).collect();
                 self.block_indices = indices.to_vec();
             }
-            self.loops.push((latch, exit));
-            self.loop_frames.push(self.frames.len());
-            self.open_frame();
-            let result = self.block(block).and_then(|()| self.close_frame());
-            self.loop_frames.pop();
-            self.loops.pop();
+            let result = self.in_loop(mark, loop_blocks, |this| {
+                this.open_frame();
+                this.block(block).and_then(|()| this.close_frame())
+            });
             self.block_views.clear();
             self.block_indices.clear();
-            self.facts.truncate(mark);
             result?;
-            if self.open() {
-                self.terminate(Terminator::Goto(latch));
-            }
         }
-        self.switch_to(latch);
-        self.assign(Place::local(counter), Rvalue::Binary(BinOp::Add, copy(counter), lit_usize(1)));
-        self.terminate(Terminator::Goto(header));
-        self.switch_to(exit);
+        self.loop_latch(counter, loop_blocks);
         Ok(())
+    }
+
+    /// Binds the region's binder to `counter`, known to stay below the length of each of
+    /// `proved` (the pool runs only indices below the count): the mark to drop the facts to.
+    pub(super) fn bind_lane(&mut self, binder: BinderId, counter: Local, proved: &[Local]) -> usize {
+        let mark = self.facts.len();
+        self.bind(binder, counter);
+        for &view in proved {
+            self.facts.push((counter, Bound::Len(view)));
+        }
+        mark
     }
 
     /// Tells a lane function what the signature fixes of the views it shares: each view
@@ -320,21 +306,12 @@ impl<'db> Lower<'db> {
         self.assign(Place::local(counter), Rvalue::Use(lo));
         let end = self.temp(MTy::usize());
         self.assign(Place::local(end), Rvalue::Use(hi));
-        let hi = copy(end);
-        let header = self.new_block();
-        let inside = self.new_block();
-        let exit = self.new_block();
-        self.terminate(Terminator::Goto(header));
-        self.switch_to(header);
-        let more = self.value(MTy::Bool, Rvalue::Binary(BinOp::Lt, copy(counter), hi));
-        self.terminate(Terminator::Branch(more, inside, exit));
-        self.switch_to(inside);
+        let blocks = self.loop_head(counter, copy(end));
         let mark = self.temporaries.len();
         each(self)?;
         self.release_temporaries(mark);
-        self.assign(Place::local(counter), Rvalue::Binary(BinOp::Add, copy(counter), lit_usize(1)));
-        self.terminate(Terminator::Goto(header));
-        self.switch_to(exit);
+        self.terminate(Terminator::Goto(blocks.1));
+        self.loop_latch(counter, blocks);
         Ok(())
     }
 

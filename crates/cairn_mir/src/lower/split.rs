@@ -179,34 +179,10 @@ impl<'db> Lower<'db> {
         body: impl FnOnce(&mut Self) -> R<()>,
     ) -> R<()> {
         self.assign(Place::local(counter), Rvalue::Use(from));
-        let header = self.new_block();
-        let inside = self.new_block();
-        let latch = self.new_block();
-        let exit = self.new_block();
-        self.terminate(Terminator::Goto(header));
-        self.switch_to(header);
-        let more = self.value(MTy::Bool, Rvalue::Binary(BinOp::Lt, copy(counter), to));
-        self.terminate(Terminator::Branch(more, inside, exit));
-        self.switch_to(inside);
-        let mark = self.facts.len();
-        self.bind(binder, counter);
-        for &view in proved {
-            self.facts.push((counter, Bound::Len(view)));
-        }
-        self.loops.push((latch, exit));
-        self.loop_frames.push(self.frames.len());
-        let result = body(self);
-        self.loop_frames.pop();
-        self.loops.pop();
-        self.facts.truncate(mark);
-        result?;
-        if self.open() {
-            self.terminate(Terminator::Goto(latch));
-        }
-        self.switch_to(latch);
-        self.assign(Place::local(counter), Rvalue::Binary(BinOp::Add, copy(counter), lit_usize(1)));
-        self.terminate(Terminator::Goto(header));
-        self.switch_to(exit);
+        let blocks = self.loop_head(counter, to);
+        let mark = self.bind_lane(binder, counter, proved);
+        self.in_loop(mark, blocks, body)?;
+        self.loop_latch(counter, blocks);
         Ok(())
     }
 }

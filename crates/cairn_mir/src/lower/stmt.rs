@@ -191,21 +191,13 @@ impl Lower<'_> {
         let name = self.body.binder(binder).clone();
         let counter = self.new_local(Some(name.clone()), MTy::usize());
         self.assign(Place::local(counter), Rvalue::Use(lo_value));
-        let header = self.new_block();
-        let inside = self.new_block();
-        let latch = self.new_block();
-        let exit = self.new_block();
-        self.terminate(Terminator::Goto(header));
-        self.switch_to(header);
-        let more = self.value(MTy::Bool, Rvalue::Binary(BinOp::Lt, copy(counter), copy(hi_local)));
-        self.terminate(Terminator::Branch(more, inside, exit));
-        self.switch_to(inside);
+        let blocks = self.loop_head(counter, copy(hi_local));
         let mark = self.facts.len();
         self.bind(binder, counter);
         if let Some(bound) = bound {
             self.facts.push((counter, bound));
         }
-        self.counted_body(block, mark, counter, (header, latch, exit))
+        self.counted_body(block, mark, counter, blocks)
     }
 
     pub(super) fn for_each(
@@ -223,15 +215,7 @@ impl Lower<'_> {
         self.assign(Place::local(len), Rvalue::Use(length));
         let counter = self.temp(MTy::usize());
         self.assign(Place::local(counter), Rvalue::Use(lit_usize(0)));
-        let header = self.new_block();
-        let inside = self.new_block();
-        let latch = self.new_block();
-        let exit = self.new_block();
-        self.terminate(Terminator::Goto(header));
-        self.switch_to(header);
-        let more = self.value(MTy::Bool, Rvalue::Binary(BinOp::Lt, copy(counter), copy(len)));
-        self.terminate(Terminator::Branch(more, inside, exit));
-        self.switch_to(inside);
+        let blocks = self.loop_head(counter, copy(len));
         let mark = self.facts.len();
         if let Some(index) = index {
             let name = self.body.binder(index).clone();
@@ -245,7 +229,22 @@ impl Lower<'_> {
         let local = self.new_local(Some(name.clone()), elem_ty);
         self.assign(Place::local(local), Rvalue::Use(Operand::Copy(place.project(Proj::Index(copy(counter))))));
         self.bind(element, local);
-        self.counted_body(block, mark, counter, (header, latch, exit))
+        self.counted_body(block, mark, counter, blocks)
+    }
+
+    /// Opens a counted loop: a header testing `counter < hi` (the counter is set before), and
+    /// lowering continues in the body. Returns the header, the latch and the exit.
+    pub(super) fn loop_head(&mut self, counter: Local, hi: Operand) -> (BlockId, BlockId, BlockId) {
+        let header = self.new_block();
+        let inside = self.new_block();
+        let latch = self.new_block();
+        let exit = self.new_block();
+        self.terminate(Terminator::Goto(header));
+        self.switch_to(header);
+        let more = self.value(MTy::Bool, Rvalue::Binary(BinOp::Lt, copy(counter), hi));
+        self.terminate(Terminator::Branch(more, inside, exit));
+        self.switch_to(inside);
+        (header, latch, exit)
     }
 
     /// The body of a counted loop and its latch: the body with the loop's bindings in scope
@@ -257,22 +256,43 @@ impl Lower<'_> {
         block: &Arc<[StmtId]>,
         mark: usize,
         counter: Local,
-        (header, latch, exit): (BlockId, BlockId, BlockId),
+        blocks: (BlockId, BlockId, BlockId),
+    ) -> R<()> {
+        self.in_loop(mark, blocks, |this| {
+            this.open_frame();
+            this.block(block).and_then(|()| this.close_frame())
+        })?;
+        self.loop_latch(counter, blocks);
+        Ok(())
+    }
+
+    /// Lowers `each` as (one version of) a loop's body: `break` and `continue` reach the loop,
+    /// the facts pushed since `mark` are dropped after it, and an open end goes to the latch.
+    pub(super) fn in_loop(
+        &mut self,
+        mark: usize,
+        (_, latch, exit): (BlockId, BlockId, BlockId),
+        each: impl FnOnce(&mut Self) -> R<()>,
     ) -> R<()> {
         self.loops.push((latch, exit));
         self.loop_frames.push(self.frames.len());
-        self.open_frame();
-        let result = self.block(block).and_then(|()| self.close_frame());
+        let result = each(self);
         self.loop_frames.pop();
         self.loops.pop();
         self.facts.truncate(mark);
         result?;
-        self.terminate(Terminator::Goto(latch));
+        if self.open() {
+            self.terminate(Terminator::Goto(latch));
+        }
+        Ok(())
+    }
+
+    /// A counted loop's latch (`counter += 1`, back to the header); lowering continues at the exit.
+    pub(super) fn loop_latch(&mut self, counter: Local, (header, latch, exit): (BlockId, BlockId, BlockId)) {
         self.switch_to(latch);
         self.assign(Place::local(counter), Rvalue::Binary(BinOp::Add, copy(counter), lit_usize(1)));
         self.terminate(Terminator::Goto(header));
         self.switch_to(exit);
-        Ok(())
     }
 
     pub(super) fn match_stmt(&mut self, subject: ExprId, arms: &Arc<[Arm]>) -> R<()> {
