@@ -42,8 +42,9 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
             {
                 // `x * c` overflows exactly when `x > MAX / c`: a compare, and the multiply after it
                 // can be a plain (no-unsigned-wrap) one, which LLVM turns into shifts and adds.
+                // The constant is the side above 1 (in `8 * 0` both sides are constants).
                 let (variable, c) = match (a, b) {
-                    (_, Operand::Const(Const::Int(c, _))) => (a, *c),
+                    (_, Operand::Const(Const::Int(c, _))) if *c > 1 => (a, *c),
                     (Operand::Const(Const::Int(c, _)), _) => (b, *c),
                     _ => unreachable!("matched above"),
                 };

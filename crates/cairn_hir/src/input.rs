@@ -38,6 +38,12 @@ pub enum ItemKind {
     /// `plan f { … }` (language §26): named by the function it plans (a selection, `plan f use
     /// g;`, by `f use g`).
     Plan,
+    /// `recipe name[params] for R { … }` (language §29): a generator, named in its module; its
+    /// body is a template, never checked as code.
+    Recipe,
+    /// `derive recipe[args] for Target;`: named by what it derives for what; its expansion
+    /// (`recipes::derive_expansion`) becomes ordinary declarations of its module.
+    Derive,
     /// A member of a trait (a bodiless signature): an item of its own, one input each, keyed
     /// under its trait (`ItemKey::parent`), so that an edit of one member changes one input. An
     /// impl's members are [`ItemKind::Method`]s, keyed the same way.
@@ -55,7 +61,8 @@ impl ItemKind {
             | ItemKind::Member
             | ItemKind::Method
             | ItemKind::Impl
-            | ItemKind::Plan => false,
+            | ItemKind::Plan
+            | ItemKind::Derive => false,
             ItemKind::Unsupported(kind) => matches!(kind, TRAIT | EXTERN_FN | RECIPE | LAYOUT),
             _ => true,
         }
@@ -124,6 +131,9 @@ pub struct ItemEntry {
     pub library: bool,
     /// True when the declaration is written `pub`.
     pub public: bool,
+    /// For a declaration a `derive` generated, that derivation (its text lives in a generated
+    /// file of the workspace, not in any file of the program).
+    pub origin: Option<Item>,
 }
 
 /// The program: every declaration, in load order (library modules after the program's files).

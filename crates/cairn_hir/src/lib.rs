@@ -35,6 +35,7 @@ pub mod foreign;
 mod input;
 mod lanes;
 pub mod plans;
+pub mod recipes;
 pub mod regions;
 mod report;
 mod scope;

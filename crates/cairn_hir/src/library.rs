@@ -30,6 +30,8 @@ pub const MODULES: &[LibraryModule] = &[
     LibraryModule { name: "std.map", file: "std/map.cairn", text: include_str!("../../../std/map.cairn") },
     LibraryModule { name: "std.fmt", file: "std/fmt.cairn", text: include_str!("../../../std/fmt.cairn") },
     LibraryModule { name: "std.arena", file: "std/arena.cairn", text: include_str!("../../../std/arena.cairn") },
+    LibraryModule { name: "std.wire", file: "std/wire.cairn", text: include_str!("../../../std/wire.cairn") },
+    LibraryModule { name: "std.derived", file: "std/derived.cairn", text: include_str!("../../../std/derived.cairn") },
 ];
 
 /// The packaged module named `name`, if there is one.
@@ -39,5 +41,4 @@ pub fn module(name: &str) -> Option<LibraryModule> {
 
 /// Modules of the standard library that later tiers package (language §30); importing one is
 /// refused with `E-UNSUPPORTED` rather than `E-IMPORT`, because the module exists.
-pub const LATER_MODULES: &[&str] =
-    &["std.fmt", "std.map", "std.arena", "std.net", "std.zlib", "std.wire", "std.derived", "std.image", "std.draw"];
+pub const LATER_MODULES: &[&str] = &["std.net", "std.zlib", "std.image", "std.draw"];

@@ -131,8 +131,13 @@ pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
         return result;
     }
 
-    // Declarations the original refuses while reading the program: reported alone.
-    if let Some(refusal) = duplicates(db, program).or_else(|| unknown_import(db)).or_else(|| builtin_names(db, program))
+    // Declarations the original refuses while reading the program: reported alone. Recipes and
+    // derivations come first: what a refused derivation would have generated is missing, and
+    // every refusal about that would be a knock-on.
+    if let Some(refusal) = crate::recipes::derivation_refusal(db, program)
+        .or_else(|| duplicates(db, program))
+        .or_else(|| unknown_import(db))
+        .or_else(|| builtin_names(db, program))
     {
         result.early.push(refusal);
         result.alone = true;
@@ -405,6 +410,17 @@ fn duplicates(db: &dyn Db, program: Program) -> Option<(Item, Diag)> {
         }
         let full = scope.info(entry.item).map(|i| i.full_name.clone())?;
         if !names.insert((full.clone(), test)) {
+            // A generated declaration is listed after every written one: the derivation collides.
+            if let Some(origin) = entry.origin {
+                let diag = Diag::new(
+                    "E-DERIVE-COLLISION",
+                    format!(
+                        "This derivation generates {full}, which is already declared; rename the existing declaration or derive into another module."
+                    ),
+                    Anchor::Item,
+                );
+                return Some((origin, diag));
+            }
             let diag = if test {
                 Diag::new("E-TEST", format!("A module holds one test named {}.", entry.key.name), Anchor::Item)
             } else {

@@ -17,9 +17,10 @@
 //!
 //! Linear values (language §22.4) are never released: where an affine owner would be, a linear
 //! one still held is `E-LINEAR-LEAK`, and one held on some paths only `E-LINEAR-BRANCH`. A
-//! `defer`'s call consumes what it moves when the walk meets it (using such a local afterwards is
-//! `E-MOVED`, "scheduled for cleanup"), and *leases* every other local it names until its block
-//! ends: moving a leased local is `E-LEASED`.
+//! `defer`'s call consumes what it moves when the walk meets it (moving such a local afterwards
+//! is `E-MOVED`, "scheduled for cleanup"; lending it stays allowed, since it holds its value
+//! until the call runs), and *leases* every other local it names until its block ends: moving a
+//! leased local is `E-LEASED`.
 
 use std::collections::HashMap;
 
@@ -496,8 +497,9 @@ impl Walk<'_, '_> {
         match body.expr(e) {
             Expr::Name(_) => {
                 if let Some(local) = self.local_of(e) {
-                    self.used(local, e)?;
-                    if self.owner_expr(e) {
+                    let owner = self.owner_expr(e);
+                    self.used(local, e, owner)?;
+                    if owner {
                         self.moved(local, e)?;
                     }
                 }
@@ -562,7 +564,7 @@ impl Walk<'_, '_> {
         let body = self.cx.body.clone();
         match body.expr(e) {
             Expr::Name(_) => match self.local_of(e) {
-                Some(local) => self.used(local, e),
+                Some(local) => self.used(local, e, false),
                 None => Ok(()),
             },
             Expr::Field { base, .. } => self.place(*base),
@@ -656,9 +658,12 @@ impl Walk<'_, '_> {
         Some(self.cx.arguments[at].1.clone())
     }
 
-    /// A use of `local` at `e`: refused once it moved. Inside a `defer`'s call, the local is
-    /// leased to the defer until its block ends.
-    fn used(&mut self, local: LocalRef, e: ExprId) -> R<()> {
+    /// A use of `local` at `e` (`moving` when the use moves it): refused once it moved. A local a
+    /// `defer` consumes still holds its value until the block ends, so it may be lent (read,
+    /// measured, passed to a view or borrow parameter) but not moved again, as in the original
+    /// and its `let f = try io.open(…); defer io.close(f); io.read(f, …)` idiom. Inside a
+    /// `defer`'s call, the local is leased to the defer until its block ends.
+    fn used(&mut self, local: LocalRef, e: ExprId, moving: bool) -> R<()> {
         let name = self.name_of(local);
         if self.deferring
             && let Some(leases) = self.leases.last_mut()
@@ -667,10 +672,11 @@ impl Walk<'_, '_> {
             leases.push(local);
         }
         match self.state.get(&local) {
+            Some(Held::Deferred) if !moving => Ok(()),
             Some(Held::Deferred) => Err(Diag::new(
                 "E-MOVED",
                 format!(
-                    "{name} is scheduled for cleanup: the defer above consumes it when the block ends, so it holds nothing for this use. Use it before the defer, or defer a call that lends it instead."
+                    "{name} is scheduled for cleanup: the defer above consumes it when the block ends, so it cannot move before then. Lend it (a view or borrow parameter) instead, or move it and drop the defer."
                 ),
                 Anchor::Expr(e),
             )),

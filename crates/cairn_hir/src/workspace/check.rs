@@ -176,9 +176,27 @@ impl Workspace {
     ) -> (bool, Arc<str>, usize, TextSize, cairn_diagnostics::Diagnostic) {
         let scope = crate::scope::scope(&self.db);
         let module = scope.module_of(item);
-        let relative = self.anchor_range(item, diag.anchor);
-        let mut diagnostic = cairn_diagnostics::Diagnostic::new(diag.code, diag.message.to_string());
-        let (library, file, offset) = match self.position(item, relative) {
+        let mut relative = self.anchor_range(item, diag.anchor);
+        let mut message = diag.message.to_string();
+        let mut generated_line = None;
+        // A refusal inside generated code is reported at its `derive` (the line a person or an
+        // agent can change), naming the derivation, with the generated line as a detail.
+        let mut at = item;
+        if let Some((file, _)) = self.locate(item)
+            && let Some(derive) = self.files[file].generated
+        {
+            if let Some((_, _, position)) = self.position(item, relative) {
+                let text = &self.files[file].text;
+                generated_line =
+                    text.lines().nth(position.line.saturating_sub(1) as usize).map(|l| l.trim().to_string());
+            }
+            let name = scope.info(derive).map(|i| i.key.name.to_string()).unwrap_or_default();
+            message = format!("In the code `derive {name}` generates: {message}");
+            at = derive;
+            relative = self.anchor_range(derive, crate::diag::Anchor::Item);
+        }
+        let mut diagnostic = cairn_diagnostics::Diagnostic::new(diag.code, message);
+        let (library, file, offset) = match self.position(at, relative) {
             Some((file, range, position)) => {
                 let state = &self.files[file];
                 diagnostic = diagnostic.at(Some(state.name.clone()), position);
@@ -208,6 +226,9 @@ impl Workspace {
                 (key.to_string(), value)
             })
             .collect();
+        if let Some(line) = generated_line {
+            diagnostic.details.push(("generated_line".to_string(), serde_json::Value::String(line)));
+        }
         (library, module, file, offset, diagnostic)
     }
 

@@ -51,6 +51,10 @@ pub struct FileState {
     pub library: bool,
     /// The module in effect where the file starts (the previous file's last module).
     pub module_at_start: Arc<str>,
+    /// For a generated file (what one `derive` expands to, language §29): that derivation. A
+    /// generated file is no file of the program: it follows the library's, is never edited, and
+    /// is replaced whenever its derivation's expansion changes.
+    pub generated: Option<Item>,
 }
 
 impl FileState {
@@ -273,6 +277,7 @@ impl Workspace {
             members: Vec::new(),
             library,
             module_at_start,
+            generated: None,
         }
     }
 
@@ -280,14 +285,15 @@ impl Workspace {
     /// each, in the order a fresh workspace finds them: a module no longer imported is unlinked
     /// (its declarations leave the program), and a module still imported keeps its parse.
     fn link_library(&mut self) {
-        let mut loaded: HashMap<String, FileState> =
-            self.files.drain(self.own_files..).map(|f| (f.name.clone(), f)).collect();
+        let (generated, library): (Vec<FileState>, Vec<FileState>) =
+            self.files.drain(self.own_files..).partition(|f| f.generated.is_some());
+        let mut loaded: HashMap<String, FileState> = library.into_iter().map(|f| (f.name.clone(), f)).collect();
         let mut linked: Vec<FileState> = Vec::new();
         loop {
             let mut wanted: Vec<library::LibraryModule> = Vec::new();
             let roots = self.files.iter().chain(linked.iter()).map(|f| f.parse.syntax_node());
             for root in roots {
-                for import in imported_modules(&root) {
+                for import in imported_modules(&root).into_iter().chain(derived_modules(&root)) {
                     if let Some(module) = library::module(&import)
                         && !linked.iter().any(|f| f.name == module.file)
                         && !wanted.iter().any(|m| m.file == module.file)
@@ -311,10 +317,74 @@ impl Workspace {
             }
         }
         self.files.extend(linked);
+        self.files.extend(generated);
+    }
+
+    /// Splits every file into declarations and updates the inputs that changed, then expands
+    /// the derivations into generated files and splits again until what they generate is stable
+    /// (a derivation whose target another derivation generates finds it on the next round).
+    fn split_all(&mut self) {
+        self.split_files();
+        for _ in 0..DERIVE_ROUNDS {
+            if !self.sync_generated() {
+                break;
+            }
+            self.split_files();
+        }
+    }
+
+    /// Replaces the generated files by what the derivations now expand to; false when nothing
+    /// changed. An unchanged expansion keeps its file (and so its inputs).
+    fn sync_generated(&mut self) -> bool {
+        let mut wanted: Vec<(Item, String, Arc<str>, Arc<str>, bool)> = Vec::new();
+        for entry in self.program.items(&self.db).iter() {
+            if entry.key.kind != ItemKind::Derive || entry.origin.is_some() {
+                continue;
+            }
+            let expansion = crate::recipes::derive_expansion(&self.db, entry.item);
+            if expansion.text.is_empty() {
+                continue;
+            }
+            let file = &self.files[entry.file as usize];
+            let name = format!("{}#derive({})", file.name, entry.key.name);
+            wanted.push((entry.item, name, entry.key.module.clone(), expansion.text.clone(), entry.library));
+        }
+        let current: Vec<(Option<Item>, &str, &str)> = self
+            .files
+            .iter()
+            .filter(|f| f.generated.is_some())
+            .map(|f| (f.generated, f.name.as_str(), f.text.as_str()))
+            .collect();
+        let same = current.len() == wanted.len()
+            && current.iter().zip(&wanted).all(|(c, w)| c.0 == Some(w.0) && c.1 == w.1 && c.2 == &*w.3);
+        if same {
+            return false;
+        }
+        let mut old: HashMap<(String, String), FileState> = HashMap::new();
+        let keep = self.files.len() - self.files.iter().filter(|f| f.generated.is_some()).count();
+        for file in self.files.drain(keep..) {
+            old.insert((file.name.clone(), file.text.clone()), file);
+        }
+        for (derive, name, module, text, library) in wanted {
+            let file = match old.remove(&(name.clone(), text.to_string())) {
+                Some(mut file) => {
+                    file.generated = Some(derive);
+                    file
+                }
+                None => {
+                    let parse = cairn_syntax::parse(&text);
+                    let mut file = self.make_file(name, text.to_string(), parse, library, module);
+                    file.generated = Some(derive);
+                    file
+                }
+            };
+            self.files.push(file);
+        }
+        true
     }
 
     /// Splits every file into declarations and updates the inputs that changed.
-    fn split_all(&mut self) {
+    fn split_files(&mut self) {
         let mut entries: Vec<ItemEntry> = Vec::new();
         let mut ordinals: HashMap<(Arc<str>, ItemKind, Arc<str>), u32> = HashMap::new();
         let mut live: HashMap<ItemKey, ()> = HashMap::new();
@@ -381,6 +451,7 @@ impl Workspace {
                             item: member_item,
                             file: index as u32,
                             library: file.library,
+                            origin: file.generated,
                             // An impl's members are always public (language §20).
                             public: member.kind() == SyntaxKind::FN,
                         });
@@ -394,7 +465,14 @@ impl Workspace {
                     child: child_index,
                 });
                 let public = child.children().any(|c| c.kind() == SyntaxKind::VISIBILITY);
-                entries.push(ItemEntry { key, item, file: index as u32, library: file.library, public });
+                entries.push(ItemEntry {
+                    key,
+                    item,
+                    file: index as u32,
+                    library: file.library,
+                    public,
+                    origin: file.generated,
+                });
                 entries.extend(member_entries);
             }
         }
@@ -476,7 +554,9 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
         TRAIT => ItemKind::Trait,
         IMPL => ItemKind::Impl,
         PLAN => ItemKind::Plan,
-        RECIPE | DERIVE | LAYOUT => ItemKind::Unsupported(node.kind()),
+        RECIPE => ItemKind::Recipe,
+        DERIVE => ItemKind::Derive,
+        LAYOUT => ItemKind::Unsupported(node.kind()),
         _ => return None,
     };
     let name: String = match kind {
@@ -492,6 +572,20 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
             let trait_path = of(imp.trait_path().map(|p| ast::AstNode::syntax(&p).clone()));
             let self_ty = of(imp.self_ty().map(|t| ast::AstNode::syntax(&t).clone()));
             format!("{trait_path} for {self_ty}")
+        }
+        // A derivation is named by what it applies to what (`eq for Size`, `cols.unrolled[4] for
+        // Trade`): one recipe derives for many records.
+        ItemKind::Derive => {
+            let derive: ast::Derive = ast::AstNode::cast(node.clone())?;
+            let mut name = derive.recipe().map(|p| p.text()).unwrap_or_default();
+            if let Some(args) = derive.arg_list() {
+                name.push_str(&compact_text(ast::AstNode::syntax(&args)));
+            }
+            if let Some(target) = derive.target() {
+                name.push_str(" for ");
+                name.push_str(&target.text());
+            }
+            name
         }
         // A plan is named by the function it plans; a selection by `f use g`.
         ItemKind::Plan => {
@@ -557,6 +651,30 @@ fn last_module(root: &SyntaxNode) -> Option<Arc<str>> {
         .filter_map(|c| ast::AstNode::cast(c).and_then(|m: ast::ModuleDecl| m.path()))
         .last()
         .map(|p| Arc::from(p.text()))
+}
+
+/// How many times the workspace expands derivations after a structural edit: a derivation may
+/// target a record another derivation generates, to this depth.
+const DERIVE_ROUNDS: usize = 8;
+
+/// The packaged modules a file's bare `derive` names may fall back to (language §29:
+/// `std.<name>`, then `std.derived`), linked without an import.
+fn derived_modules(root: &SyntaxNode) -> Vec<String> {
+    let mut out = Vec::new();
+    for derive in root.children().filter_map(<ast::Derive as ast::AstNode>::cast) {
+        let Some(path) = derive.recipe() else { continue };
+        let name = path.text();
+        if name.contains('.') || name.is_empty() {
+            continue;
+        }
+        let own = format!("std.{name}");
+        if library::module(&own).is_some() {
+            out.push(own);
+        } else {
+            out.push("std.derived".to_string());
+        }
+    }
+    out
 }
 
 /// The module paths a file imports.
