@@ -439,6 +439,21 @@ fn e_edit_profile_for_templates() {
 }
 
 #[test]
+fn e_edit_profile_for_library_and_generated_functions() {
+    // The packaged library is the toolchain's, and generated code is rewritten by its
+    // derivation: neither is a session's target, and nothing in the workspace changes.
+    let text = "import std.io;\nstruct P { x:u8; }\nderive wire for P;\nfn main() -> i32 { return 0; }\n";
+    for symbol in ["wire_size_P", "std.io.newline"] {
+        let mut host = EditHost::new();
+        let answer = host.open(
+            Sources::single("gen.cairn", text.to_string()),
+            OpenRequest { symbol: symbol.into(), ..OpenRequest::default() },
+        );
+        assert_eq!(code(&answer.record), "E-EDIT-PROFILE", "{symbol}: {:?}", answer.record);
+    }
+}
+
+#[test]
 fn e_contract_for_malformed_or_exceeded_contracts() {
     let contract =
         |value: Value| OpenRequest { symbol: "bump".into(), contract: Some(value), ..OpenRequest::default() };

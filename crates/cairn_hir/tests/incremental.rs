@@ -595,3 +595,84 @@ fn a_library_module_no_longer_imported_is_unlinked() {
     let fresh = Workspace::new(vec![SourceText { name: "main.cairn".into(), text: workspace.files()[0].text.clone() }]);
     assert_eq!(linked(&workspace), linked(&fresh));
 }
+
+const DERIVING: &str = "\
+import std.core (Eq);
+
+struct Pair { a:u32; b:u16; }
+derive wire for Pair;
+derive eq for Pair;
+
+recipe sums for R {
+  pub fn $R_sum(v:R) -> u64 = fold + each f in R { u64(v.$f) };
+}
+derive sums for Pair;
+
+fn other(x:u32) -> u32 {
+  return x + 1;
+}
+
+fn main() -> i32 {
+  if wire_size_Pair() != 6 || Pair_sum(Pair(1, 2)) != 3 || !same(Pair(1, 2), Pair(1, 2)) { return 1; }
+  return 0;
+}
+";
+
+/// The declarations the derivations generated, by name.
+fn generated(workspace: &Workspace) -> Vec<String> {
+    let mut names: Vec<String> = workspace
+        .files()
+        .iter()
+        .filter(|f| f.generated.is_some())
+        .flat_map(|f| f.items.iter().map(|i| i.key.name.to_string()))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_body_edit_reruns_no_derivation_and_no_generated_body() {
+    let mut workspace = workspace(DERIVING);
+    assert_eq!(
+        generated(&workspace),
+        ["Pair_sum", "decode_Pair", "encode_Pair", "std.core.Eq for Pair", "wire_size_Pair"]
+    );
+    let other = id(&workspace, "other");
+    let log = executed(&mut workspace, |w| edit(w, "fn other(", "x + 1", "x + 2"));
+    assert!(ran(&log, "check_fn", &other), "{log:?}");
+    assert_eq!(log.iter().filter(|e| e.starts_with("check_fn(")).count(), 1, "{log:?}");
+    assert!(!ran_any(&log, "derive_expansion"), "{log:?}");
+    assert_eq!(workspace.last_check_kind(), CheckKind::Incremental);
+    // A comment above a derivation changes its input, not what it generates: the expansion
+    // re-runs and backdates, so no generated body is checked again.
+    let log = executed(&mut workspace, |w| edit(w, "derive sums", "derive sums", "// per field\nderive sums"));
+    assert!(ran_any(&log, "derive_expansion"), "{log:?}");
+    assert!(!ran_any(&log, "check_fn"), "{log:?}");
+}
+
+#[test]
+fn an_edit_of_the_target_record_regenerates_what_derives_from_it() {
+    let mut workspace = workspace(DERIVING);
+    let log = executed(&mut workspace, |w| {
+        edit(w, "struct Pair", "b:u16; }", "b:u16; c:u8; }");
+        edit(
+            w,
+            "fn main(",
+            "wire_size_Pair() != 6 || Pair_sum(Pair(1, 2)) != 3 || !same(Pair(1, 2), Pair(1, 2))",
+            "wire_size_Pair() != 7 || Pair_sum(Pair(1, 2, 3)) != 6 || !same(Pair(1, 2, 3), Pair(1, 2, 3))",
+        );
+    });
+    assert_eq!(log.iter().filter(|e| e.starts_with("derive_expansion(")).count(), 3, "{log:?}");
+    // The function the record does not reach is not checked again.
+    let other = id(&workspace, "other");
+    assert!(!ran(&log, "check_fn", &other), "{log:?}");
+    let mut fresh =
+        Workspace::new(vec![SourceText { name: "main.cairn".into(), text: workspace.files()[0].text.clone() }]);
+    assert!(fresh.check().refusal.is_none());
+    assert_eq!(generated(&fresh), generated(&workspace));
+    // Dropping a derivation removes what it generated.
+    edit(&mut workspace, "derive sums", "derive sums for Pair;", "");
+    edit(&mut workspace, "fn main(", " || Pair_sum(Pair(1, 2, 3)) != 6", "");
+    assert!(workspace.check().refusal.is_none());
+    assert_eq!(generated(&workspace), ["decode_Pair", "encode_Pair", "std.core.Eq for Pair", "wire_size_Pair"]);
+}

@@ -124,7 +124,17 @@ fn expand(db: &dyn Db, item: Item) -> Result<(Item, String), Failure> {
     let derive = ast::Derive::cast(node).ok_or_else(|| (None, refuse("E-DERIVE-RECIPE", "Not a derivation.")))?;
     let recipe_path = derive.recipe().map(|p| p.text()).unwrap_or_default();
     let segments: Vec<Arc<str>> = recipe_path.split('.').map(Arc::from).collect();
-    let recipe_item = find_recipe(db, &module, &segments).ok_or_else(|| {
+    let found = find_recipe(db, &module, &segments);
+    if found.is_none() && recipe_path == "grad" {
+        return Err((
+            None,
+            refuse(
+                "E-UNSUPPORTED",
+                "`derive grad` (reverse-mode derivatives, language §44) belongs to tier 3, which this checker does not check yet.",
+            ),
+        ));
+    }
+    let recipe_item = found.ok_or_else(|| {
         (
             None,
             refuse(
