@@ -124,7 +124,18 @@ pub fn build(path: &Path, purpose: Purpose, flags: &BuildFlags, out: Output) -> 
         Stopped(2)
     })?;
     let artifact = directory.join(&name);
-    let linked = cairn_codegen::link(&compiled.compiled.object, &artifact, &directory, &program.build.libraries);
+    // The project's own libraries, then those of the linked library modules (`std.zlib` → `z`).
+    let mut libraries = program.build.libraries.clone();
+    for (module, library) in cairn_hir::library::MODULE_LIBRARIES {
+        let linked = workspace
+            .files()
+            .iter()
+            .any(|f| f.library && cairn_hir::library::module(module).is_some_and(|m| m.file == f.name));
+        if linked && !libraries.iter().any(|l| l == library) {
+            libraries.push(library.to_string());
+        }
+    }
+    let linked = cairn_codegen::link(&compiled.compiled.object, &artifact, &directory, &libraries);
     let mut command = "cairn-rs llvm-19 x86-64 -O2 + cc".to_string();
     if flags.keep_guards {
         command.push_str(" --keep-guards");

@@ -32,7 +32,13 @@ pub const MODULES: &[LibraryModule] = &[
     LibraryModule { name: "std.arena", file: "std/arena.cairn", text: include_str!("../../../std/arena.cairn") },
     LibraryModule { name: "std.wire", file: "std/wire.cairn", text: include_str!("../../../std/wire.cairn") },
     LibraryModule { name: "std.derived", file: "std/derived.cairn", text: include_str!("../../../std/derived.cairn") },
+    LibraryModule { name: "std.net", file: "std/net.cairn", text: include_str!("../../../std/net.cairn") },
+    LibraryModule { name: "std.zlib", file: "std/zlib.cairn", text: include_str!("../../../std/zlib.cairn") },
 ];
+
+/// The system libraries a linked library module needs at link time (`std.zlib` is the system
+/// zlib's interface).
+pub const MODULE_LIBRARIES: &[(&str, &str)] = &[("std.zlib", "z")];
 
 /// The packaged module named `name`, if there is one.
 pub fn module(name: &str) -> Option<LibraryModule> {
@@ -41,4 +47,4 @@ pub fn module(name: &str) -> Option<LibraryModule> {
 
 /// Modules of the standard library that later tiers package (language §30); importing one is
 /// refused with `E-UNSUPPORTED` rather than `E-IMPORT`, because the module exists.
-pub const LATER_MODULES: &[&str] = &["std.net", "std.zlib", "std.image", "std.draw"];
+pub const LATER_MODULES: &[&str] = &["std.image", "std.draw"];
