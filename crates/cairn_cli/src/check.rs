@@ -13,15 +13,20 @@ use serde::Serialize;
 
 use crate::output::{Output, to_map};
 
-pub fn run(path: &Path, generics: bool, out: Output) -> u8 {
-    let program = match cairn_vfs::load(path) {
-        Ok(program) => program,
-        Err(error) => {
-            out.environment(&error.message);
-            return 2;
+pub fn run(path: &Path, generics: bool, std_library: bool, out: Output) -> u8 {
+    let mut workspace = if std_library {
+        // The packaged library alone: a program that imports every module of it.
+        let text: String = cairn_hir::library::MODULES.iter().map(|m| format!("import {};\n", m.name)).collect();
+        Workspace::new(vec![SourceText { name: "std.cairn".into(), text }])
+    } else {
+        match cairn_vfs::load(path) {
+            Ok(program) => load_workspace(&program),
+            Err(error) => {
+                out.environment(&error.message);
+                return 2;
+            }
         }
     };
-    let mut workspace = load_workspace(&program);
     let outcome = workspace.check();
     let lines = |file: Option<&str>, line: u32| -> Option<String> {
         let files = workspace.files();
@@ -38,8 +43,11 @@ pub fn run(path: &Path, generics: bool, out: Output) -> u8 {
         }
         None => {
             // `--generics`: each own template's verdict at its witnesses (language §19.2).
-            let verdicts: Option<std::collections::BTreeMap<String, String>> =
-                generics.then(|| workspace.certify_generics().into_iter().collect());
+            let verdicts: Option<std::collections::BTreeMap<String, String>> = generics.then(|| {
+                let verdicts =
+                    if std_library { workspace.certify_library_generics() } else { workspace.certify_generics() };
+                verdicts.into_iter().collect()
+            });
             let failed: Vec<(&String, &String)> =
                 verdicts.iter().flatten().filter(|(_, verdict)| verdict.as_str() != "ok").collect();
             let record = Typed {

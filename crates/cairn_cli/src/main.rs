@@ -43,10 +43,14 @@ enum Command {
         #[arg(default_value = ".")]
         path: PathBuf,
         /// Also certify each generic function of the program's own modules at witness types
-        /// (every type of its scalar classes, the naturals of its families); a template whose
-        /// parameter has no scalar class gets `unknown` (opaque witnesses are not built yet).
+        /// (every type of its scalar classes that keeps its trait bounds, an opaque type that is
+        /// exactly its kind and traits otherwise, the naturals of its families).
         #[arg(long)]
         generics: bool,
+        /// Check the packaged standard library itself (PATH is not read); with `--generics`,
+        /// certify every library template.
+        #[arg(long = "std")]
+        std_library: bool,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -289,7 +293,9 @@ fn main() -> ExitCode {
 
 fn command(cli: Cli) -> u8 {
     match cli.command {
-        Command::Check { path, generics, format } => check::run(&path, generics, output::Output::choose(format)),
+        Command::Check { path, generics, std_library, format } => {
+            check::run(&path, generics, std_library, output::Output::choose(format))
+        }
         Command::Build { path, keep_guards, out, debug, timeout, format } => {
             build::run(&path, &build::BuildFlags { keep_guards, out, debug, timeout }, output::Output::choose(format))
         }

@@ -1,20 +1,22 @@
 //! `cairn check --generics` (language §19.2): each template of the program's own modules checked
 //! once at *witness* arguments, independently of the instances the program happens to request.
 //!
-//! A type parameter bound by a scalar class takes every scalar type of that class; a natural
-//! takes the naturals its families make. The verdict is `ok`, the first refusal met at a witness
-//! (`CODE: message`, naming the witness instance), or `unknown: …` when no verdict can be given:
-//! the program does not check, more than 128 scalar combinations, a natural with no family, or a
-//! type parameter without a scalar class — whose witness is an opaque type this build does not
-//! make yet.
+//! A type parameter bound by a scalar class takes every scalar type of that class that keeps its
+//! other promises (its traits); one without a class takes an *opaque* type (`Ty::Opaque`) that is
+//! exactly what it promises — its kind (linear when it promises none) and its traits, whose
+//! members it calls at their own signatures — so a body that needs anything more is refused at
+//! it. A natural takes the naturals its families make. The verdict is `ok`, the first refusal met
+//! at a witness (`CODE: message`, naming the witness instance), or `unknown: …` when no verdict
+//! can be given: the program does not check, more than 128 combinations, a natural with no
+//! family, a bound naming no trait, or a class no type of which keeps the other promises.
 
 use std::sync::Arc;
 
 use crate::db::Db;
-use crate::generics::{Bound, GenericKind};
+use crate::generics::{Bound, GenericKind, Kind};
 use crate::input::Item;
 use crate::instance::{Instance, InstanceArg};
-use crate::types::{FloatTy, IntTy, Ty};
+use crate::types::{FloatTy, IntTy, OpaqueTy, Ty};
 
 /// At most this many witness combinations are checked per template.
 pub const WITNESS_LIMIT: usize = 128;
@@ -41,17 +43,41 @@ fn witnesses(db: &dyn Db, template: Item, index: usize) -> Result<Vec<InstanceAr
                 Bound::Class(class) => Some(*class),
                 _ => None,
             });
-            if bounds.iter().any(|b| matches!(b, Bound::Trait(_))) {
-                return Err(format!("{} is bound by a trait, and its opaque witness is not built yet", generic.name));
+            let module = crate::scope::Resolver::new(db).module_of(template);
+            let mut traits: Vec<Item> = Vec::new();
+            for bound in bounds.iter() {
+                if let Bound::Trait(name) = bound {
+                    match crate::traits::trait_named(db, &module, name) {
+                        Some(item) => traits.push(item),
+                        None => return Err(format!("{name} names no trait, kind or class")),
+                    }
+                }
             }
             let Some(class) = class else {
-                return Err(format!("{} has no scalar class, and its opaque witness is not built yet", generic.name));
+                // An opaque type: exactly the promised kind (linear when none is promised) and
+                // the promised traits.
+                let kind = if bounds.contains(&Bound::Copy) {
+                    Kind::Copy
+                } else if bounds.contains(&Bound::Affine) {
+                    Kind::Affine
+                } else {
+                    Kind::Linear
+                };
+                let opaque = OpaqueTy { name: generic.name.clone(), kind, traits: Arc::from(traits) };
+                return Ok(vec![InstanceArg::Type(Ty::Opaque(Arc::new(opaque)))]);
             };
+            // Every scalar of the class that keeps the parameter's other promises.
             let mut all: Vec<Ty> = IntTy::ALL.iter().map(|i| Ty::Int(*i)).collect();
             all.push(Ty::Float(FloatTy::F32));
             all.push(Ty::Float(FloatTy::F64));
             all.push(Ty::Bool);
-            Ok(all.into_iter().filter(|t| class.holds(t)).map(InstanceArg::Type).collect())
+            let keeps =
+                |t: &Ty| class.holds(t) && traits.iter().all(|&tr| crate::traits::implements(db, &module, tr, t));
+            let list: Vec<InstanceArg> = all.into_iter().filter(keeps).map(InstanceArg::Type).collect();
+            if list.is_empty() {
+                return Err(format!("no {} type keeps every promise of {}", class.name(), generic.text()));
+            }
+            Ok(list)
         }
     }
 }

@@ -185,7 +185,7 @@ pub fn generic_names(generics: &[Generic]) -> Vec<Arc<str>> {
 }
 
 /// The kinds of language §19.1, ordered `copy < affine < linear`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
     Copy,
     Affine,
@@ -208,6 +208,7 @@ impl Kind {
 pub fn kind_of(db: &dyn Db, ty: &Ty) -> Kind {
     match ty {
         Ty::Buf(_) | Ty::DynBox(..) => Kind::Affine,
+        Ty::Opaque(o) => o.kind,
         Ty::Array(elem, _) => kind_of(db, elem),
         Ty::Record(adt) => {
             if crate::decl::record_def(db, adt.item).linear {
@@ -241,8 +242,7 @@ pub fn unmet(db: &dyn Db, module: &str, ty: &Ty, bound: &Bound) -> Option<(&'sta
         }
         Bound::Trait(name) => match crate::traits::trait_named(db, module, name) {
             None => Some(("E-TRAIT-IMPL", format!("{name} names no trait, kind or class"))),
-            Some(trait_item) => crate::traits::find_impl(db, module, trait_item, ty.value())
-                .is_none()
+            Some(trait_item) => (!crate::traits::implements(db, module, trait_item, ty.value()))
                 .then(|| ("E-TRAIT-IMPL", format!("{ty} does not implement {name}"))),
         },
     }

@@ -305,6 +305,15 @@ pub fn find_impl(db: &dyn Db, module: &str, trait_item: Item, ty: &Ty) -> Option
     found(program_impl_table(db, Program::get(db)).get(&trait_item))
 }
 
+/// True when `ty` implements `trait_item`: an impl exists, or `ty` is an opaque witness that
+/// promises the trait (language §19.2).
+pub fn implements(db: &dyn Db, module: &str, trait_item: Item, ty: &Ty) -> bool {
+    match ty {
+        Ty::Opaque(o) => o.traits.contains(&trait_item),
+        _ => find_impl(db, module, trait_item, ty).is_some(),
+    }
+}
+
 /// True when `ty` names a declaration of the program (not the library's).
 fn mentions_program(scope: &Resolver<'_>, ty: &Ty) -> bool {
     let own = |item: Item| scope.info(item).is_none_or(|i| !i.library);

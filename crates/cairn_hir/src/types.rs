@@ -190,8 +190,20 @@ pub enum Ty {
     /// `Array[T, N]`: `N` elements held inline, of `T`'s kind (language §22.1); lent whole as a
     /// view of extent `N`.
     Array(Arc<Ty>, u64),
+    /// The opaque witness of a type parameter (language §19.2, `cairn check --generics`): a type
+    /// that is exactly what the parameter promises — its kind, and the traits it names — and
+    /// nothing else. It exists only in the checks of witness instances; no code is made for it.
+    Opaque(Arc<OpaqueTy>),
     /// Unknown because of an earlier refusal; matches anything.
     Error,
+}
+
+/// An opaque witness: the parameter it stands for, its kind and its traits (declarations).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OpaqueTy {
+    pub name: Arc<str>,
+    pub kind: crate::generics::Kind,
+    pub traits: Arc<[Item]>,
 }
 
 impl Ty {
@@ -309,6 +321,7 @@ impl fmt::Display for Ty {
             Ty::Buf(elem) => write!(f, "Buf[{elem}]"),
             Ty::Array(elem, n) => write!(f, "Array[{elem}, {n}]"),
             Ty::DynBox(_, name) => write!(f, "Dyn[{name}]"),
+            Ty::Opaque(o) => write!(f, "{}", o.name),
             Ty::Error => write!(f, "?"),
         }
     }

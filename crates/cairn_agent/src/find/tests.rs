@@ -210,7 +210,11 @@ fn types_the_checker_cannot_resolve_are_refused_with_its_code() {
 fn a_type_query_keeps_the_calls_the_checker_accepts_ranked() {
     // Full calls first (own before builtin), then an Option holding the wanted type; the
     // private text.private_len is never a candidate.
-    assert_eq!(check_names(&typed(&["u32"], Some("u32")), Some(PROGRAM)), ["bump", "u32", "nonzero"]);
+    // (The library's calls that take a u32 rank among them by the same rule; they are left out
+    // here so that the library can grow.)
+    let names = check_names(&typed(&["u32"], Some("u32")), Some(PROGRAM));
+    let own: Vec<&String> = names.iter().filter(|n| !n.starts_with("std.")).collect();
+    assert_eq!(own, ["bump", "u32", "nonzero"]);
     // Over bytes to u64: the program's own first, then std's full calls, then std's Results
     // holding a u64.
     assert_eq!(
@@ -269,7 +273,9 @@ fn a_refused_program_leaves_the_builtins_and_says_so() {
 #[test]
 fn probe_names_never_collide_with_the_program() {
     let program = "fn cairn_find_1(x:u32) -> u32 = x;\nfn cairn_find_t0(x:u32) -> u32 = x;\n";
-    assert_eq!(check_names(&typed(&["u32"], Some("u32")), Some(program)), ["cairn_find_1", "cairn_find_t0", "u32"]);
+    let names = check_names(&typed(&["u32"], Some("u32")), Some(program));
+    let own: Vec<&String> = names.iter().filter(|n| !n.starts_with("std.")).collect();
+    assert_eq!(own, ["cairn_find_1", "cairn_find_t0", "u32"]);
 }
 
 #[test]

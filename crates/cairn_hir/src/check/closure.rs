@@ -266,6 +266,9 @@ impl Cx<'_> {
             ));
         }
         for (param, &arg) in fun.params.iter().zip(args.iter()) {
+            // What each argument is passed as: the ownership walk lends a borrowed one instead
+            // of moving it, as for a direct call.
+            self.arguments.push((arg, param.clone()));
             match param {
                 Ty::Borrow(_, inner) => {
                     let got = self.check(arg, None)?;

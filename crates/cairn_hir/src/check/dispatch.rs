@@ -37,6 +37,7 @@ impl Cx<'_> {
         let mut given: Vec<ExprId> = receiver.into_iter().collect();
         given.extend(args.iter().copied());
         let mut found: Vec<(Item, Item, Arc<[crate::instance::InstanceArg]>)> = Vec::new();
+        let mut opaque: Vec<(Item, Item, Ty)> = Vec::new();
         let mut receiver_ty: Option<Ty> = None;
         for &(tr, member) in &candidates {
             let Some(at) = crate::traits::receiver_index(self.db, member) else { continue };
@@ -50,12 +51,39 @@ impl Cx<'_> {
             {
                 return self.dyn_call(e, tr, member, &given).map(Some);
             }
-            if let Some((imp, impl_args)) = crate::traits::find_impl(self.db, &self.module, tr, &ty) {
+            // An opaque witness promising the trait: the member itself is called, at the witness
+            // (its signature with `Self` replaced; language §19.2).
+            if let Ty::Opaque(o) = &ty
+                && o.traits.contains(&tr)
+            {
+                opaque.push((tr, member, ty.clone()));
+            } else if let Some((imp, impl_args)) = crate::traits::find_impl(self.db, &self.module, tr, &ty) {
                 found.push((tr, imp, impl_args));
             }
             receiver_ty.get_or_insert(ty);
         }
         let traits = || candidates.iter().map(|(t, _)| self.scope.full_name(*t).to_string()).collect::<Vec<_>>();
+        if let [(_, member, witness)] = &opaque[..]
+            && found.is_empty()
+        {
+            let preset: Arc<[crate::instance::InstanceArg]> =
+                Arc::from(vec![crate::instance::InstanceArg::Type(witness.clone())]);
+            let call = Generic { preset: Some(&preset), ..generic };
+            return self.call_function(e, *member, name, receiver, args, call).map(Some);
+        }
+        if opaque.len() > 1 {
+            let names: Vec<String> = opaque.iter().map(|(t, _, _)| self.scope.full_name(*t).to_string()).collect();
+            return Err(Diag::new(
+                "E-TRAIT-AMBIGUOUS",
+                format!(
+                    "{} promises {}, which all declare {name}: write the trait, {}.{name}(x).",
+                    opaque[0].2,
+                    names.join(" and "),
+                    names[0]
+                ),
+                Anchor::Expr(e),
+            ));
+        }
         match &found[..] {
             [] => {
                 let message = match &receiver_ty {

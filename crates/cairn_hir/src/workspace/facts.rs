@@ -28,9 +28,30 @@ impl Workspace {
     /// `cairn check --generics`: each own template's verdict at its witnesses, by full name
     /// (`crate::certify`); every verdict is `unknown` when the program does not check.
     pub fn certify_generics(&mut self) -> Vec<(String, String)> {
+        let own: Vec<Item> = self.own_templates().collect();
+        self.certify(own)
+    }
+
+    /// `cairn check --std --generics`: each template of the linked library modules (functions,
+    /// and the methods of generic impls), at its witnesses.
+    pub fn certify_library_generics(&mut self) -> Vec<(String, String)> {
+        let templates: Vec<Item> = self
+            .program
+            .items(&self.db)
+            .iter()
+            .filter(|e| matches!(e.key.kind, ItemKind::Fn | ItemKind::Method) && e.library)
+            .filter(|e| !crate::foreign::is_extern(&self.db, e.item))
+            .filter(|e| !crate::generics::fn_generics(&self.db, e.item).is_empty())
+            .map(|e| e.item)
+            .collect();
+        self.certify(templates)
+    }
+
+    fn certify(&mut self, templates: Vec<Item>) -> Vec<(String, String)> {
         let typed = self.check().refusal.is_none();
         let scope = crate::scope::scope(&self.db);
-        self.own_templates()
+        templates
+            .into_iter()
             .map(|item| {
                 let verdict = if typed {
                     crate::certify::certify(&self.db, item)

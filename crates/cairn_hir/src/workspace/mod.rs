@@ -452,8 +452,10 @@ impl Workspace {
                             file: index as u32,
                             library: file.library,
                             origin: file.generated,
-                            // An impl's members are always public (language §20).
-                            public: member.kind() == SyntaxKind::FN,
+                            // An impl's members are always public (language §20); a trait's
+                            // are as visible as the trait.
+                            public: member.kind() == SyntaxKind::FN
+                                || child.children().any(|c| c.kind() == SyntaxKind::VISIBILITY),
                         });
                     }
                 }

@@ -190,7 +190,8 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
         Ty::Bool => MTy::Bool,
         Ty::Int(i) => MTy::Int(*i),
         Ty::Float(f) => MTy::Float(*f),
-        Ty::Void | Ty::Error | Ty::Param(_) | Ty::Dyn(..) => MTy::Void,
+        // An opaque witness lives only in the checks of `--generics`; no code is made for it.
+        Ty::Void | Ty::Error | Ty::Param(_) | Ty::Dyn(..) | Ty::Opaque(_) => MTy::Void,
         Ty::Record(adt) => {
             // An instance of a generic record is named with its arguments (`Pair[u64]`), so two
             // instances are two types.
