@@ -788,3 +788,22 @@ fn a_packet_lists_the_target_s_regions_and_the_lane_rules_judge_edits() {
     assert_eq!(code(&racy.record), "E-PARALLEL-RACE");
     assert_eq!(racy.record["card"], "parallel");
 }
+
+#[test]
+fn a_packet_shows_std_callees_with_their_rows() {
+    // A function calling the library: the packet discloses the callee, its signature and its
+    // row, read from the packaged source like any other function.
+    let text = "import std.vec (Vec);\nfn fill(n:u64) -> usize {\n  let mut v = vec.new[u64]();\n  vec.push(v, n);\n  return v.len;\n}\nfn main() -> i32 { return 0; }\n";
+    let mut host = EditHost::new();
+    let packet = host.open(
+        Sources::single("fill.cairn", text.to_string()),
+        OpenRequest { symbol: "fill".into(), ..OpenRequest::default() },
+    );
+    assert!(!packet.refused, "{}", Value::Object(packet.record.clone()));
+    let push = &packet.record["dependencies"]["std.vec.push"];
+    assert_eq!(push["signature"], "fn push[T:affine](v:rw<Vec[T]>, item:T)", "{push}");
+    assert_eq!(push["evidence"], "interface", "{push}");
+    let row: Vec<&str> = push["effects"].as_array().expect("a row").iter().filter_map(Value::as_str).collect();
+    assert!(row.contains(&"alloc") && row.contains(&"write:v"), "{push}");
+    assert!(packet.record["dependencies"]["std.vec.new"].is_object(), "{:?}", packet.record["dependencies"]);
+}

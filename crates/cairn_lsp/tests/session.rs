@@ -680,3 +680,39 @@ fn definition_of_a_trait_member_call_is_the_impl_s_method() {
     let line = found["range"]["start"]["line"].as_u64().or_else(|| found[0]["range"]["start"]["line"].as_u64());
     assert_eq!(line, Some(2), "the method in the impl, on line 3: {found:#}");
 }
+
+#[test]
+fn definition_and_hover_reach_into_std_functions_and_derived_code() {
+    // A library function: its definition is its name in the written std file, and its hover
+    // shows its signature with its row.
+    let text = "import std.vec (Vec);\nfn fill() -> usize {\n  let mut v = vec.new[u64]();\n  vec.push(v, 3);\n  return v.len;\n}\n";
+    let mut session = Session::new();
+    session.open(URI, text);
+    let at = text.find("push(v").expect("the call") + 1;
+    let at = json!({"textDocument": {"uri": URI}, "position": position(text, at)});
+    let definition = session.request("textDocument/definition", at.clone()).expect("definition");
+    let uri = definition["uri"].as_str().expect("a location");
+    assert!(uri.ends_with("/std/vec.cairn"), "{definition:#}");
+    let path = cairn_lsp::convert::uri_to_path(uri).expect("a file URI");
+    let written = std::fs::read_to_string(path).expect("the written std/vec.cairn");
+    let (start, end) = span(&written, &definition["range"]);
+    assert_eq!(&written[start..end], "push");
+    assert!(written[..start].rsplit('\n').next().unwrap_or_default().starts_with("pub fn "), "{definition:#}");
+    let shown = session.request("textDocument/hover", at).expect("hover");
+    let shown = shown["contents"]["value"].as_str().expect("a hover").to_string();
+    assert!(shown.contains("fn push[T:affine](v:rw<Vec[T]>, item:T)") && shown.contains("effects: `alloc"), "{shown}");
+    // A function a derivation generated: hover shows it like any other.
+    let derived = "struct P { x:u8; y:u16; }\nderive wire for P;\nfn size() -> usize = wire_size_$0P();\n";
+    let shown = hover(derived);
+    assert!(shown.contains("wire_size_P() -> usize"), "{shown}");
+    // Its definition is the `derive` that generates it.
+    let text = derived.replace("$0", "");
+    let mut session = Session::new();
+    session.open(URI, &text);
+    let at =
+        json!({"textDocument": {"uri": URI}, "position": position(&text, text.find("wire_size_P").expect("call") + 2)});
+    let definition = session.request("textDocument/definition", at).expect("definition");
+    assert_eq!(definition["uri"], URI, "{definition:#}");
+    let (start, _) = span(&text, &definition["range"]);
+    assert!(text[start..].starts_with("derive wire for P"), "{definition:#}");
+}

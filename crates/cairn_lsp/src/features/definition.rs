@@ -1,5 +1,6 @@
 //! `textDocument/definition`: the declaration's name (in the project, or in the packaged
-//! library's written copy), a variant's name in its enum, or a local's binder. A builtin has none.
+//! library's written copy; for generated code, the `derive` that generates it), a variant's name
+//! in its enum, or a local's binder. A builtin has none.
 
 use std::cell::OnceCell;
 
@@ -30,6 +31,11 @@ pub(super) fn definition(snapshot: &Snapshot<'_>, cursor: &Cursor<'_>) -> Option
 fn declaration_location(snapshot: &Snapshot<'_>, project: &Project, item: Item) -> Option<Value> {
     let workspace = &project.workspace;
     let (file, entry) = workspace.entry_of(item)?;
+    // A generated declaration has no text of its own on disk: its definition is the `derive`
+    // that generates it.
+    if let Some(derive) = workspace.files()[file].generated {
+        return declaration_location(snapshot, project, derive);
+    }
     let node = item.syntax(workspace.db()).syntax_node();
     let name =
         node.children().find(|c| c.kind() == SyntaxKind::NAME).map_or_else(|| node.text_range(), |n| n.text_range());
