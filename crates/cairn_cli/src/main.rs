@@ -9,7 +9,9 @@ mod check;
 mod diff;
 mod doc;
 mod emit;
+mod expand;
 mod find;
+mod fmt;
 mod inspect;
 mod output;
 mod process;
@@ -261,6 +263,32 @@ enum Command {
     /// The MCP server: the hosts as nine tools over standard input and output (one JSON-RPC
     /// message per line). Exits 0 when the input ends.
     Mcp,
+    /// Rewrite .cairn files in the canonical layout (2-space indent, one statement per line,
+    /// comments kept); with --check or --diff, only say which would change.
+    Fmt {
+        /// Files, or directories searched recursively for *.cairn.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Change nothing; exit 1 when a file would change.
+        #[arg(long)]
+        check: bool,
+        /// Change nothing; print a unified diff of what would change (exit 1 when any).
+        #[arg(long)]
+        diff: bool,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
+    /// Print the source the program's `derive` declarations generate, per derivation: the text
+    /// the checker judges, with `$` splices and static values carried out.
+    Expand {
+        /// A .cairn file, a project directory (its cairn.toml), or a manifest.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
     /// Revert the newest write-back a host made to the program's files, unless they changed since.
     Undo {
         /// A .cairn file, a project directory, or a manifest (the journal is in .cairn/ beside it).
@@ -337,6 +365,8 @@ fn command(cli: Cli) -> u8 {
             let status = cairn_mcp::serve_stdio(&start);
             u8::try_from(status).unwrap_or(2)
         }
+        Command::Fmt { paths, check, diff, format } => fmt::run(&paths, check, diff, output::Output::choose(format)),
+        Command::Expand { path, format } => expand::run(&path, output::Output::choose(format)),
         Command::Undo { path, format } => undo::run(&path, output::Output::choose(format)),
         Command::Lsp => u8::try_from(cairn_lsp::serve_stdio()).unwrap_or(2),
     }

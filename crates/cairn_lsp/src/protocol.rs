@@ -24,6 +24,7 @@ pub fn capabilities() -> Value {
         "workspaceSymbolProvider": true,
         "codeActionProvider": {"codeActionKinds": ["quickfix"]},
         "codeLensProvider": {"resolveProvider": false},
+        "documentFormattingProvider": true,
         "semanticTokensProvider": {
             "legend": {"tokenTypes": TOKEN_TYPES, "tokenModifiers": TOKEN_MODIFIERS},
             "full": true
@@ -65,7 +66,8 @@ pub fn check_params(method: &str, params: &Value) -> Result<(), Failure> {
         "textDocument/documentSymbol"
         | "textDocument/codeAction"
         | "textDocument/semanticTokens/full"
-        | "textDocument/codeLens" => false,
+        | "textDocument/codeLens"
+        | "textDocument/formatting" => false,
         "workspace/symbol" => {
             return match params.get("query") {
                 Some(Value::String(_)) => Ok(()),

@@ -716,3 +716,29 @@ fn definition_and_hover_reach_into_std_functions_and_derived_code() {
     let (start, _) = span(&text, &definition["range"]);
     assert!(text[start..].starts_with("derive wire for P"), "{definition:#}");
 }
+
+#[test]
+fn formatting_answers_the_cairn_fmt_layout_as_one_edit() {
+    let text = "fn f( a : u32 )->u32{let b=a+1; return b;}\n";
+    let mut session = Session::new();
+    session.open(URI, text);
+    let edits = session
+        .request(
+            "textDocument/formatting",
+            json!({"textDocument": {"uri": URI}, "options": {"tabSize": 2, "insertSpaces": true}}),
+        )
+        .expect("edits");
+    let edits = edits.as_array().expect("a list");
+    assert_eq!(edits.len(), 1, "{edits:?}");
+    assert_eq!(edits[0]["newText"], "fn f(a:u32) -> u32 {\n  let b = a + 1;\n  return b;\n}\n");
+    assert_eq!(edits[0]["range"]["start"], json!({"line": 0, "character": 0}));
+    // Already formatted, or not parsing: no edit.
+    for text in ["fn f(a:u32) -> u32 { return a; }\n", "fn f( {\n"] {
+        let mut session = Session::new();
+        session.open(URI, text);
+        let edits = session
+            .request("textDocument/formatting", json!({"textDocument": {"uri": URI}, "options": {}}))
+            .expect("edits");
+        assert_eq!(edits, json!([]), "{text}");
+    }
+}

@@ -16,6 +16,7 @@ mod syntax_kind;
 pub mod ast;
 mod builder;
 mod error;
+pub mod format;
 mod grammar;
 mod lexer;
 mod parallel;

@@ -288,7 +288,10 @@ fn expand(db: &dyn Db, item: Item) -> Result<(Item, String), Failure> {
         declarations: 0,
     };
     emitter.items(body.syntax()).map_err(fail)?;
-    Ok((recipe_item, emitter.out))
+    // Laid out as `cairn fmt` would (the text `cairn expand` shows and the generated lines that
+    // diagnostics quote); the raw text when it does not parse, so the checker reports why.
+    let text = cairn_syntax::format::format(&emitter.out).unwrap_or(emitter.out);
+    Ok((recipe_item, text))
 }
 
 /// What the hygiene of `recipe`'s expansion needs: its module, the names its body binds, and its

@@ -1,5 +1,5 @@
 //! The requests (protocol §17): hover, definition, references, highlights, document and
-//! workspace symbols, code actions, semantic tokens, code lenses. This module hands each request
+//! workspace symbols, code actions, semantic tokens, code lenses, formatting. This module hands each request
 //! to the file of its feature, with the document or the cursor its parameters name; parameters
 //! were checked for shape before anything is looked up (`protocol::check_params`).
 //!
@@ -11,6 +11,7 @@ mod code_actions;
 mod code_lens;
 mod cursor;
 mod definition;
+mod formatting;
 mod hover;
 mod references;
 mod semantic_tokens;
@@ -26,6 +27,7 @@ use self::code_actions::code_actions;
 use self::code_lens::code_lenses;
 use self::cursor::Cursor;
 use self::definition::definition;
+use self::formatting::formatting;
 use self::hover::hover;
 use self::references::{highlights, references};
 use self::semantic_tokens::semantic_tokens;
@@ -59,6 +61,7 @@ pub fn answer(snapshot: &Snapshot<'_>, method: &str, params: &Value) -> Result<V
         "textDocument/codeLens" => {
             Ok(document(snapshot, params).map_or(Value::Null, |(p, f)| json!(code_lenses(p, f))))
         }
+        "textDocument/formatting" => Ok(document(snapshot, params).map_or(Value::Null, |(p, f)| formatting(p, f))),
         _ => Err((-32601, format!("method not found: {method}"))),
     }
 }
