@@ -6,13 +6,16 @@
 
 mod build;
 mod check;
+mod completions;
 mod diff;
 mod doc;
+mod doctor;
 mod emit;
 mod expand;
 mod find;
 mod fmt;
 mod inspect;
+mod new;
 mod output;
 mod process;
 mod rules;
@@ -263,6 +266,34 @@ enum Command {
     /// The MCP server: the hosts as nine tools over standard input and output (one JSON-RPC
     /// message per line). Exits 0 when the input ends.
     Mcp,
+    /// Print a shell completion script (bash or zsh) made from these very argument definitions.
+    Completions {
+        /// The shell to write the script for.
+        #[arg(value_enum)]
+        shell: completions::Shell,
+    },
+    /// Say which tools this machine has of what the toolchain uses (LLVM, Z3, cc, bubblewrap,
+    /// the cache, …), each missing one with its fix. Installs nothing.
+    Doctor {
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
+    /// Make a new project that checks and runs at once: `cairn new DIR [--template T]`.
+    New {
+        /// The project's directory (it must not exist); its name is the project's name.
+        dir: PathBuf,
+        /// default (a module with tests and a main), cli (arguments), lib (a library),
+        /// service (a TCP line service), parallel (a parallel region and a reduction).
+        #[arg(long, value_enum, default_value = "default")]
+        template: new::Template,
+        /// A library project from a benchmark definition (not built in this version).
+        #[arg(long, value_name = "DEFINITION.json", conflicts_with = "template")]
+        from_sol_execbench: Option<PathBuf>,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
     /// Rewrite .cairn files in the canonical layout (2-space indent, one statement per line,
     /// comments kept); with --check or --diff, only say which would change.
     Fmt {
@@ -364,6 +395,11 @@ fn command(cli: Cli) -> u8 {
             let start = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
             let status = cairn_mcp::serve_stdio(&start);
             u8::try_from(status).unwrap_or(2)
+        }
+        Command::Doctor { format } => doctor::run(output::Output::choose(format)),
+        Command::Completions { shell } => completions::run(&<Cli as clap::CommandFactory>::command(), shell),
+        Command::New { dir, template, from_sol_execbench, format } => {
+            new::run(&dir, template, from_sol_execbench.as_deref(), output::Output::choose(format))
         }
         Command::Fmt { paths, check, diff, format } => fmt::run(&paths, check, diff, output::Output::choose(format)),
         Command::Expand { path, format } => expand::run(&path, output::Output::choose(format)),

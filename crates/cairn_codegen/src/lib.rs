@@ -32,7 +32,13 @@ use inkwell::context::Context;
 use crate::module::ModuleGen;
 use crate::target::Target;
 
-pub use runtime::{RUNTIME_C, link};
+pub use runtime::{RUNTIME_C, cache_dir, link};
+
+/// The version of the LLVM this toolchain links (`major.minor.patch`).
+pub fn llvm_version() -> String {
+    let (major, minor, patch) = inkwell::support::get_llvm_version();
+    format!("{major}.{minor}.{patch}")
+}
 
 /// How to compile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -267,7 +267,7 @@ fn path_list(table: &Table, key: &str, low: usize, high: usize, ext: &str) -> Re
     Ok(Some(paths))
 }
 
-fn valid_project_name(name: &str) -> bool {
+pub fn valid_project_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic())
         && name.len() <= 64

@@ -138,6 +138,12 @@ fn runtime_object(work: &Path) -> Result<PathBuf, String> {
     Err("no directory can hold the compiled runtime".into())
 }
 
+/// The per-user cache the compiled runtime goes to (`$XDG_CACHE_HOME/cairn`, else
+/// `~/.cache/cairn`), when the environment names one.
+pub fn cache_dir() -> Option<PathBuf> {
+    cache_dirs(Path::new("")).into_iter().find(|d| !d.as_os_str().is_empty())
+}
+
 fn cache_dirs(work: &Path) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(cache) = std::env::var_os("XDG_CACHE_HOME") {
