@@ -680,10 +680,11 @@ fn e_expression_body_for_a_function_returning_nothing() {
 #[test]
 fn compiler_refusals_pass_through_located_in_the_reply_or_the_candidate() {
     let (mut host, handle) = open_small("bump");
+    // The missing `;` is located at the end of the reply's line 2, where it belongs.
     let answer = host.request(&body(&handle, "{\n  return x\n}"));
     assert_eq!(
         (code(&answer.record), &answer.record["in"], &answer.record["line"]),
-        ("E-PARSE", &json!("reply"), &json!(3))
+        ("E-PARSE", &json!("reply"), &json!(2))
     );
     let answer = host.request(&body(&handle, "{\n  if x == 0 { return 1; }\n  return true;\n}"));
     assert_eq!(code(&answer.record), "E-TYPE-MISMATCH");

@@ -3,7 +3,7 @@
 //! values carried out (language §29).
 //!
 //! The expansions are the workspace's generated files (`cairn_hir::recipes`); a derivation that
-//! is refused generates nothing, and its refusal is the command's answer (exit 1).
+//! is refused generates nothing, and the check's refusal is the command's answer (exit 1).
 
 use std::path::Path;
 
@@ -32,11 +32,6 @@ struct Derivation {
     source: String,
 }
 
-/// The codes a derivation itself is refused with (what `expand` answers instead of the text).
-fn derivation_code(code: &str) -> bool {
-    code.starts_with("E-DERIVE") || code.starts_with("E-RECIPE") || code == "E-EXPANSION-LIMIT"
-}
-
 pub fn run(path: &Path, out: Output) -> u8 {
     let program = match cairn_vfs::load(path) {
         Ok(program) => program,
@@ -47,7 +42,13 @@ pub fn run(path: &Path, out: Output) -> u8 {
     };
     let mut workspace = load_workspace(&program);
     let outcome = workspace.check();
-    if let Some(refusal) = outcome.refusal.as_ref().filter(|r| derivation_code(&r.first.code)) {
+    // A derivation that generates nothing: the check reports its refusal first (derivations are
+    // judged before anything that reads what they generate).
+    let refused = workspace.program().items(workspace.db()).iter().any(|e| {
+        e.key.kind == cairn_hir::ItemKind::Derive
+            && cairn_hir::recipes::derive_expansion(workspace.db(), e.item).refusal.is_some()
+    });
+    if let Some(refusal) = outcome.refusal.as_ref().filter(|_| refused) {
         let lines = |file: Option<&str>, line: u32| -> Option<String> {
             let state = workspace.files().iter().find(|f| Some(f.name.as_str()) == file)?;
             state.line_index().line_text(&state.text, line).map(str::to_string)

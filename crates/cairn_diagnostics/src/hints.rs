@@ -15,7 +15,9 @@ pub fn static_hint(code: &str) -> Option<&'static str> {
         "E-TYPE-MISMATCH" => {
             "Give the value the expected type; an explicit conversion such as u32(x) may trap, and the signature stays as it is."
         }
-        "E-IMMUTABLE" => "Copy the value into a `let mut` local and change that.",
+        "E-IMMUTABLE" => {
+            "Declare the local `let mut` where it is bound, or change the value through an `rw` parameter."
+        }
         "E-WRITE-LEASE" => {
             "Write through an `rw` parameter or a `let mut` local; never turn an `ro` borrow into `rw` to make it fit."
         }

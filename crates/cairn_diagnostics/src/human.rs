@@ -94,21 +94,26 @@ pub fn render_one(out: &mut String, record: &Map<String, Value>, lines: &SourceL
     let line = count(record, "line") as u32;
     let column = count(record, "column") as u32;
     let file = record.get("file").and_then(Value::as_str);
+    // Everything below the header lines up with the gutter's bar, however wide the line number.
+    let gutter = " ".repeat(if line > 0 { line.to_string().len() } else { 1 });
+    let indent = format!("{gutter} ");
     if file.is_some() || line > 0 {
         let position = if line > 0 { format!(":{line}:{column}") } else { String::new() };
-        out.push_str(&format!("  {} {}{position}\n", painter.paint("-->", "1;34"), file.unwrap_or("")));
+        out.push_str(&format!("{indent}{} {}{position}\n", painter.paint("-->", "1;34"), file.unwrap_or("")));
     }
     if line > 0
         && let Some(text) = lines(file, line)
     {
         let text = text.trim_end();
-        let gutter = " ".repeat(line.to_string().len());
-        let marks =
-            format!("{}{}", " ".repeat(column.saturating_sub(1) as usize), "^".repeat(caret_width(text, column)));
+        // Tabs are shown as four spaces, and the carets placed under what the reader sees.
+        let shown: String = text.chars().map(|c| if c == '\t' { "    ".to_string() } else { c.to_string() }).collect();
+        let before: usize =
+            text.chars().take(column.saturating_sub(1) as usize).map(|c| if c == '\t' { 4 } else { 1 }).sum();
+        let marks = format!("{}{}", " ".repeat(before), "^".repeat(caret_width(text, column)));
         out.push_str(&painter.paint(&format!("{gutter} |"), "1;34"));
         out.push('\n');
         out.push_str(&painter.paint(&format!("{line} |"), "1;34"));
-        out.push_str(&format!(" {text}\n"));
+        out.push_str(&format!(" {shown}\n"));
         out.push_str(&painter.paint(&format!("{gutter} |"), "1;34"));
         out.push_str(&format!(" {}\n", painter.paint(&marks, "1;31")));
     }
@@ -131,16 +136,16 @@ pub fn render_one(out: &mut String, record: &Map<String, Value>, lines: &SourceL
         if message.contains(&shown) {
             continue;
         }
-        out.push_str(&format!("  {}: {}: {shown}\n", painter.paint("= note", "1;36"), key.replace('_', " ")));
+        out.push_str(&format!("{indent}{}: {}: {shown}\n", painter.paint("= note", "1;36"), key.replace('_', " ")));
     }
     if let Some(hint) = record.get("repair_hint").and_then(Value::as_str)
         && !hint.is_empty()
     {
-        out.push_str(&format!("  {}: {}\n", painter.paint("= help", "1;36"), lower_first(hint)));
+        out.push_str(&format!("{indent}{}: {}\n", painter.paint("= help", "1;36"), lower_first(hint)));
     }
     if let Some(card) = record.get("card").and_then(Value::as_str) {
         out.push_str(&format!(
-            "  {}: this rule belongs to the `{card}` card; `cairn rules {code}` prints it\n",
+            "{indent}{}: this rule belongs to the `{card}` card; `cairn rules {code}` prints it\n",
             painter.paint("= note", "1;36")
         ));
     }
@@ -234,6 +239,26 @@ mod tests {
           = note: this rule belongs to the `limits` card; `cairn rules E-DEPTH` prints it
 
         error: 2 refusals
+        ");
+    }
+
+    #[test]
+    fn a_wide_line_number_and_tabs_keep_every_mark_in_line() {
+        let source =
+            |_: Option<&str>, line: u32| -> Option<String> { (line == 12).then(|| "\tlet\ta3 = 2;".to_string()) };
+        let mut diagnostic = Diagnostic::new("E-IMMUTABLE", "a3 is not a mutable local.")
+            .at(Some("far.cairn".into()), LineColumn { line: 12, column: 6 });
+        diagnostic.repair_hint = Some("Declare it `let mut a3`.".into());
+        let refusal = Refusal::from_diagnostics(vec![diagnostic]).expect("one");
+        let text = render_refusal(&refusal_record(&refusal), &source, Color::Off);
+        insta::assert_snapshot!(text, @r"
+        error[E-IMMUTABLE]: a3 is not a mutable local.
+           --> far.cairn:12:6
+           |
+        12 |     let    a3 = 2;
+           |            ^^
+           = help: declare it `let mut a3`.
+           = note: this rule belongs to the `base` card; `cairn rules E-IMMUTABLE` prints it
         ");
     }
 

@@ -24,12 +24,28 @@ use crate::types::{AdtTy, Extent, Mode, Place, Ty, ViewTy};
 pub struct TypeError {
     pub code: &'static str,
     pub message: String,
+    /// The smallest fix, when the rule can say it (an import of the library type named).
+    pub hint: Option<String>,
 }
 
 impl TypeError {
     fn new(code: &'static str, message: impl Into<String>) -> TypeError {
-        TypeError { code, message: message.into() }
+        TypeError { code, message: message.into(), hint: None }
     }
+}
+
+/// The import that brings a packaged library's public type `name` into scope, when one declares
+/// it (`Result` → `import std.core (Result);`).
+fn library_import(name: &str) -> Option<String> {
+    crate::library::MODULES.iter().find_map(|module| {
+        let declared = ["pub struct ", "pub linear struct ", "pub enum "].iter().any(|form| {
+            module
+                .text
+                .lines()
+                .any(|l| l.starts_with(&format!("{form}{name} ")) || l.starts_with(&format!("{form}{name}[")))
+        });
+        declared.then(|| format!("import {} ({name});", module.name))
+    })
 }
 
 /// Where a type is resolved: its module and the generic parameters in scope.
@@ -169,7 +185,14 @@ fn resolve_path_type(cx: TypeCtx<'_>, path: &[Arc<str>], args: &[TypeArg]) -> Re
     }
     let found = cx.scope.resolve_path(cx.module, path, |kind| matches!(kind, ItemKind::Struct | ItemKind::Enum));
     let Lookup::Found(decl) = found else {
-        return Err(TypeError::new("E-TYPE", format!("Unknown type {written}.")));
+        let mut error = TypeError::new("E-TYPE", format!("Unknown type {written}."));
+        if let [name] = path
+            && let Some(import) = library_import(name)
+        {
+            error.message = format!("Unknown type {written}: it is the library's, and this module does not import it.");
+            error.hint = Some(format!("Add `{import}` at the top of the module."));
+        }
+        return Err(error);
     };
     let full_name = cx.scope.full_name(decl.item);
     if !cx.scope.visible_from(decl.item, cx.module) {

@@ -147,7 +147,8 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
         let ty = match resolve_type(cx, &written) {
             Ok(ty) => natural_as_type(generics, ty, &mut error),
             Err(e) => {
-                fail(&mut error, e.code, e.message);
+                let range = param.ty().map(|t| ast::AstNode::syntax(&t).text_range());
+                fail_type(&mut error, e, range);
                 Ty::Error
             }
         };
@@ -191,7 +192,7 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
         Some(written) => match resolve_type(cx, &lower_type(&written)) {
             Ok(ty) => natural_as_type(generics, ty, &mut error),
             Err(e) => {
-                fail(&mut error, e.code, e.message);
+                fail_type(&mut error, e, Some(ast::AstNode::syntax(&written).text_range()));
                 Ty::Error
             }
         },
@@ -264,4 +265,18 @@ pub fn instance_signature<'db>(db: &'db dyn Db, instance: crate::instance::Insta
         ret: subst(&template.ret),
         ..template.clone()
     }
+}
+
+/// A type of the signature that does not resolve: refused at the type itself (relative to the
+/// declaration), with the fix when the rule knows it.
+fn fail_type(error: &mut Option<Diag>, e: crate::decl::TypeError, range: Option<cairn_syntax::TextRange>) {
+    if error.is_some() {
+        return;
+    }
+    let anchor = range.map_or(Anchor::Item, Anchor::Range);
+    let mut diag = Diag::new(e.code, e.message, anchor);
+    if let Some(hint) = e.hint {
+        diag = diag.with_hint(hint);
+    }
+    *error = Some(diag);
 }

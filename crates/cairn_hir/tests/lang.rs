@@ -2,7 +2,8 @@
 //! prose and `cairn` blocks whose trailing comments state what the checker must answer.
 //!
 //! Annotations (trailing comments on a line of the block; see `tests/lang/README.md`):
-//! `// error: CODE` (the first refusal, on this line), `// also: CODE` (a further refusal on this
+//! `// error: CODE` (the first refusal, on this line; `// says: text` and `// hint: text` on the
+//! same line: its message and its repair hint hold that text), `// also: CODE` (a further refusal on this
 //! line), `// effects: a, b` / `none` / `unknown` (the row of the function declared on this
 //! line), `// sites: kind=n, …` / `none` (its guard sites), `// type: T` (the type of the `let`
 //! on this line). A block without `error` must be accepted, and its further refusals must be
@@ -65,6 +66,10 @@ fn blocks(path: &Path) -> Vec<Block> {
 #[derive(Default)]
 struct Expected {
     error: Option<(String, u32)>,
+    /// Text the first refusal's message must hold (`// says: …`).
+    says: Option<String>,
+    /// Text the first refusal's repair hint must hold (`// hint: …`).
+    hint: Option<String>,
     also: Vec<(String, u32)>,
     effects: Vec<(String, u32, Option<Vec<String>>)>,
     sites: Vec<(String, u32, Vec<String>)>,
@@ -101,6 +106,12 @@ fn expected(text: &str) -> Expected {
         if let Some(code) = annotation(line, "error") {
             assert!(out.error.is_none(), "two `// error:` annotations in one block");
             out.error = Some((code.to_string(), number));
+        }
+        if let Some(text) = annotation(line, "says") {
+            out.says = Some(text.to_string());
+        }
+        if let Some(text) = annotation(line, "hint") {
+            out.hint = Some(text.to_string());
         }
         if let Some(code) = annotation(line, "also") {
             out.also.push((code.to_string(), number));
@@ -177,6 +188,17 @@ fn judge(block: &Block, workspace: &mut Workspace) -> Vec<String> {
                     "expected {code} on line {line}, got {} on line {}: {}",
                     refusal.first.code, refusal.first.line, refusal.first.message
                 ));
+            }
+            if let Some(says) = &expected.says
+                && !refusal.first.message.contains(says.as_str())
+            {
+                fail(format!("the message should say {says:?}: {}", refusal.first.message));
+            }
+            let hint = refusal.first.repair_hint.clone().unwrap_or_default();
+            if let Some(wanted) = &expected.hint
+                && !hint.contains(wanted.as_str())
+            {
+                fail(format!("the hint should say {wanted:?}: {hint:?}"));
             }
         }
     }

@@ -58,6 +58,9 @@ impl<'a> TokenStream<'a> {
 
     pub(crate) fn error_range(&self, error: &ParseError) -> TextRange {
         let first = self.significant_range(error.first_token);
+        if error.after {
+            return TextRange::empty(first.end());
+        }
         if error.end_token <= error.first_token + 1 {
             return first;
         }

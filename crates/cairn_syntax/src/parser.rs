@@ -63,6 +63,9 @@ pub(crate) struct ParseError {
     pub first_token: usize,
     /// Index one past the last significant token covered (`first_token` for a point error).
     pub end_token: usize,
+    /// A point just after `first_token` (a `;` missing at the end of a line is reported where
+    /// it belongs, not at the next line's first token).
+    pub after: bool,
 }
 
 /// The kinds of nesting that [`Parser::enter`] bounds.
@@ -259,13 +262,38 @@ impl<'t> Parser<'t> {
         {
             return;
         }
-        self.errors.push(ParseError { code, message, first_token, end_token });
+        self.errors.push(ParseError { code, message, first_token, end_token, after: false });
+    }
+
+    /// Records an error at the point just after the previous significant token (the current
+    /// one when there is none).
+    pub(crate) fn error_after_previous(&mut self, code: ErrorCode, message: impl Into<String>) {
+        let Some(previous) = self.pos.checked_sub(1) else { return self.error(code, message) };
+        if self.errors.last().is_some_and(|last| last.first_token == previous) {
+            return;
+        }
+        self.errors.push(ParseError {
+            code,
+            message: message.into(),
+            first_token: previous,
+            end_token: previous,
+            after: true,
+        });
     }
 
     /// Consumes `kind` or reports `E-PARSE` saying what was expected.
     pub(crate) fn expect(&mut self, kind: SyntaxKind) -> bool {
         if self.eat(kind) {
             return true;
+        }
+        // A `;` missing at the end of a line: said there, not at the next line's first token.
+        if kind == T![;] && self.pos > 0 && self.at_line_start() && !self.at_end() {
+            let message = format!(
+                "Expected `;` at the end of this line (the next line starts with {}).",
+                self.describe_current()
+            );
+            self.error_after_previous(ErrorCode::Parse, message);
+            return false;
         }
         let message =
             format!("Expected {} here, found {}.{}", describe_kind(kind), self.describe_current(), self.habit_hint());

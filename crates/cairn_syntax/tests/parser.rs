@@ -76,7 +76,8 @@ fn independent_errors_are_all_reported_at_exact_positions() {
     assert_eq!(
         positions(text),
         vec![
-            ("E-PARSE".to_string(), 3, 3),
+            // The missing `;` is reported at the end of its line, not at the next line's `return`.
+            ("E-PARSE".to_string(), 2, 12),
             ("E-NAME".to_string(), 5, 18),
             ("E-PARSE".to_string(), 6, 16),
             ("E-PARSE".to_string(), 7, 14),

@@ -39,11 +39,22 @@ impl Cx<'_> {
                 };
                 let writable = local.mutable || matches!(local.ty, Ty::Borrow(crate::types::Mode::Rw, _));
                 if !writable || matches!(local.ty, Ty::View(_)) {
-                    return Err(Diag::new(
+                    let diag = Diag::new(
                         "E-IMMUTABLE",
-                        format!("{name} is not a mutable local: copy it into a `let mut` local to change it."),
+                        format!("{name} is not a mutable local: declare it `let mut {name}` to change it."),
                         Anchor::Expr(target),
-                    ));
+                    );
+                    // A parameter or a view is not the caller's to change: say what is.
+                    let hint = if matches!(local.ty, Ty::View(_)) {
+                        format!("{name} is a view; to write its elements, take it as `rw<…>[n]`.")
+                    } else if local.kind == crate::check::LocalKind::Param {
+                        format!(
+                            "{name} is a parameter: bind a copy `let mut {name}_now = {name};`, or take `rw<…>` to change the caller's value."
+                        )
+                    } else {
+                        format!("Declare it `let mut {name} = …;` where it is bound.")
+                    };
+                    return Err(diag.with_hint(hint));
                 }
                 if let Ty::Borrow(_, inner) = &local.ty {
                     self.effect(format!("write:{name}"));

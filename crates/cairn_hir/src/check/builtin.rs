@@ -233,9 +233,10 @@ impl Cx<'_> {
         if !(left.is_scalar() || left.is_error() || crate::decl::is_tag_only(self.db, &left)) {
             return Err(Diag::new(
                 "E-OPERATOR",
-                format!("== compares scalars and tag-only enums, not {left}; compare fields instead."),
+                format!("== compares scalars and tag-only enums, not {left}."),
                 Anchor::Expr(e),
-            ));
+            )
+            .with_hint(self.compare_hint(&left)));
         }
         Ok(left)
     }

@@ -431,12 +431,10 @@ impl Cx<'_> {
             if !ok {
                 return Err(Diag::new(
                     "E-OPERATOR",
-                    format!(
-                        "{} compares scalars (and tag-only enums for == and !=), not {left}; compare fields instead.",
-                        op.text()
-                    ),
+                    format!("{} compares scalars (and tag-only enums for == and !=), not {left}.", op.text()),
                     Anchor::Expr(e),
-                ));
+                )
+                .with_hint(self.compare_hint(left)));
             }
             return Ok(Ty::Bool);
         }

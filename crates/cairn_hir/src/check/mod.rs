@@ -621,6 +621,22 @@ impl Cx<'_> {
         self.scopes.lookup(self.at, name).and_then(|local| self.locals.get(&local))
     }
 
+    /// How to compare values of a type the operators do not compare: a sum is matched, a
+    /// record derives `Eq` (or compares its fields).
+    pub(crate) fn compare_hint(&self, ty: &Ty) -> String {
+        match ty.value() {
+            Ty::Enum(adt) => format!(
+                "Use `match` to tell the variants of the sum {} apart (a variant's payload is compared inside its arm).",
+                adt.name
+            ),
+            Ty::Record(adt) => format!(
+                "Compare the fields, or write `derive eq for {};` and call `same(a, b)` (with `import std.core (Eq);`).",
+                adt.name.rsplit('.').next().unwrap_or(&adt.name)
+            ),
+            other => format!("{other} has no operators: compare what it holds."),
+        }
+    }
+
     /// The names of the local bindings visible where the check stands (for hints).
     pub(crate) fn visible_names(&self) -> Vec<Arc<str>> {
         let mut names: Vec<Arc<str>> = self
@@ -701,15 +717,24 @@ impl Cx<'_> {
     /// `E-TYPE-MISMATCH` for a value of `got` where `want` is expected.
     pub(crate) fn mismatch(&self, at: ExprId, want: &Ty, got: &Ty) -> Diag {
         let mut details = vec![("expected_type", text(want)), ("actual_type", text(got))];
+        let mut literal_binding = None;
         if let Expr::Name(name) = self.body.expr(self.body.unparen(at))
             && let Some(local) = self.local(name)
             && let Some(literal) = &local.literal
         {
             details.push(("literal_binding", Detail::Text(Arc::from(format!("{name} = {literal}")))));
+            literal_binding = Some((name.clone(), literal.clone()));
         }
         let mut diag = Diag::new("E-TYPE-MISMATCH", format!("Expected {want}, got {got}."), Anchor::Expr(at))
             .with_details(details);
-        if want.is_numeric() && got.is_numeric() {
+        if let Some((name, literal)) = literal_binding
+            && want.is_numeric()
+        {
+            // A literal took its default type where it was bound: the fix is the binding's type.
+            diag = diag.with_hint(format!(
+                "{name} took {got}, a literal's default, where it was bound: give the binding its type, `let {name}:{want} = {literal};`."
+            ));
+        } else if want.is_numeric() && got.is_numeric() {
             diag = diag.with_hint(format!(
                 "Convert explicitly with {want}(...) (it traps when the value does not fit), or compute in {want}."
             ));

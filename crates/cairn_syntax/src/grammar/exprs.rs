@@ -188,8 +188,41 @@ fn primary(p: &mut Parser<'_>) -> Option<CompletedMarker> {
         _ => {
             // Not an expression. The original asks for an identifier here, so the code is `E-NAME`;
             // a reserved word is taken into the tree so that parsing can go on.
-            let message = format!("Expected an expression here, found {}.", p.describe_current());
-            p.error(ErrorCode::Name, message);
+            let habit = match p.current() {
+                T!['['] => Some(
+                    "CAIRN has no array literals: declare `stack xs:u64[3] = zeroed;` and assign each element, or build a Vec with std.vec.",
+                ),
+                T![&] | T![&&] => Some(
+                    "CAIRN lends without `&`: pass the name itself, and the parameter's type (`ro<T>` or `rw<T>`) says how it is lent.",
+                ),
+                T![=] if p.last_bumped() == Some(T![..]) => Some(
+                    "Ranges are half-open and have no `..=`: `lo..hi` stops before `hi`, so `0..=3` is written `0..4`.",
+                ),
+                T![+] if p.last_bumped() == Some(T![+]) => Some("CAIRN has no `++`: write `i += 1;`."),
+                T![-] if p.last_bumped() == Some(T![-]) => Some("CAIRN has no `--`: write `i -= 1;`."),
+                _ => None,
+            };
+            match habit {
+                Some(message) => {
+                    p.error(ErrorCode::Parse, message);
+                    // A stray `=`, `+` or `-`: taken into an error node, and what follows read
+                    // as the operand it was meant to precede, so one habit is one refusal.
+                    if matches!(p.current(), T![=] | T![+] | T![-]) {
+                        m.abandon(p);
+                        let e = p.start();
+                        p.bump_any();
+                        e.complete(p, ERROR);
+                        if p.at(T![;]) || p.at(T!['{']) || p.at_end() {
+                            return None;
+                        }
+                        return primary(p);
+                    }
+                }
+                None => {
+                    let message = format!("Expected an expression here, found {}.", p.describe_current());
+                    p.error(ErrorCode::Name, message);
+                }
+            }
             if !p.current().is_keyword() {
                 m.abandon(p);
                 return None;

@@ -484,7 +484,14 @@ fn match_arm(p: &mut Parser<'_>) {
         let b = p.start();
         p.bump(T!['(']);
         name(p);
-        p.expect(T![')']);
+        if p.at(T!['(']) {
+            p.error(
+                ErrorCode::Parse,
+                "A match arm names one variant and binds its payload to one name; patterns do not nest: write `X(inner) => { match inner { … } }`.",
+            );
+        } else {
+            p.expect(T![')']);
+        }
         b.complete(p, ARM_BINDER);
     }
     if !p.expect(T![=>]) {
@@ -752,7 +759,17 @@ fn expr_stmt(p: &mut Parser<'_>) {
             m.complete(p, EXPR_STMT);
         }
         _ => {
-            p.expect(T![;]);
+            if p.at(T!['}']) {
+                // Rust's tail expression: a block's last expression is not its value here.
+                p.error_after_previous(
+                    ErrorCode::Parse,
+                    "A block does not end in a value in CAIRN: a function returns with `return …;`, and every statement ends with `;`.",
+                );
+            } else if p.at(T![+]) && p.nth_at(1, T![+]) || p.at(T![-]) && p.nth_at(1, T![-]) {
+                p.error(ErrorCode::Parse, "CAIRN has no `++` or `--`: write `i += 1;` (or `i -= 1;`).");
+            } else {
+                p.expect(T![;]);
+            }
             m.complete(p, EXPR_STMT);
         }
     }

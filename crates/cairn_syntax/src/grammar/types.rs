@@ -31,8 +31,24 @@ pub(crate) fn type_(p: &mut Parser<'_>) {
 fn path_type(p: &mut Parser<'_>) {
     let m = p.start();
     if !at_word(p) {
-        let message = format!("Expected a type here, found {}.", p.describe_current());
-        p.error(ErrorCode::Name, message);
+        // Other languages' types get their CAIRN spelling.
+        let habit = match p.current() {
+            T![&] | T![&&] => Some(
+                "CAIRN writes a borrow as `ro<T>` (read) or `rw<T>` (read and write), not `&T`: for example `x:ro<u32>`.",
+            ),
+            T!['['] => Some(
+                "A fixed array type is `Array[T, N]` (held inline) or a view `ro<T>[N]`, not `[T; N]`; a local array is `stack xs:T[N] = zeroed;`.",
+            ),
+            T![*] => Some("CAIRN has no raw pointers: lend a view `ro<T>[n]` or a borrow `ro<T>`."),
+            _ => None,
+        };
+        match habit {
+            Some(message) => p.error(ErrorCode::Parse, message),
+            None => {
+                let message = format!("Expected a type here, found {}.", p.describe_current());
+                p.error(ErrorCode::Name, message);
+            }
+        }
         m.abandon(p);
         return;
     }
