@@ -14,6 +14,7 @@ mod emit;
 mod expand;
 mod find;
 mod fmt;
+mod graph;
 mod inspect;
 mod new;
 mod output;
@@ -310,6 +311,19 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
     },
+    /// The program's modules as a graph (`cairn.graph/1`): imports, exports, dependents,
+    /// source hashes, a dependencies-first order, cycles, the std modules imported.
+    Graph {
+        /// A .cairn file, a project directory (its cairn.toml), or a manifest.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Check the program and add each module's interface hash (public signatures and rows).
+        #[arg(long)]
+        interfaces: bool,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
     /// Print the source the program's `derive` declarations generate, per derivation: the text
     /// the checker judges, with `$` splices and static values carried out.
     Expand {
@@ -402,6 +416,7 @@ fn command(cli: Cli) -> u8 {
             new::run(&dir, template, from_sol_execbench.as_deref(), output::Output::choose(format))
         }
         Command::Fmt { paths, check, diff, format } => fmt::run(&paths, check, diff, output::Output::choose(format)),
+        Command::Graph { path, interfaces, format } => graph::run(&path, interfaces, output::Output::choose(format)),
         Command::Expand { path, format } => expand::run(&path, output::Output::choose(format)),
         Command::Undo { path, format } => undo::run(&path, output::Output::choose(format)),
         Command::Lsp => u8::try_from(cairn_lsp::serve_stdio()).unwrap_or(2),

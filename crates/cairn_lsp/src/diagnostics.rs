@@ -85,7 +85,11 @@ pub fn diagnostic_span(
     // Boundary: the checker's message (crates/cairn_hir/src/decl.rs and consts.rs) is the only
     // place the unknown type is named; a change of its wording leaves the token's range.
     let written = match diagnostic.code.as_str() {
-        "E-TYPE" => diagnostic.message.strip_prefix("Unknown type ").and_then(|rest| rest.strip_suffix('.')),
+        // "Unknown type T." or "Unknown type T: it is the library's, …".
+        "E-TYPE" => diagnostic.message.strip_prefix("Unknown type ").and_then(|rest| match rest.split_once(": ") {
+            Some((written, _)) => Some(written),
+            None => rest.strip_suffix('.'),
+        }),
         _ => None,
     };
     match (written, root) {

@@ -25,6 +25,7 @@ pub fn capabilities() -> Value {
         "codeActionProvider": {"codeActionKinds": ["quickfix"]},
         "codeLensProvider": {"resolveProvider": false},
         "documentFormattingProvider": true,
+        "completionProvider": {"triggerCharacters": ["."]},
         "semanticTokensProvider": {
             "legend": {"tokenTypes": TOKEN_TYPES, "tokenModifiers": TOKEN_MODIFIERS},
             "full": true
@@ -62,7 +63,8 @@ pub fn check_params(method: &str, params: &Value) -> Result<(), Failure> {
         "textDocument/hover"
         | "textDocument/definition"
         | "textDocument/references"
-        | "textDocument/documentHighlight" => true,
+        | "textDocument/documentHighlight"
+        | "textDocument/completion" => true,
         "textDocument/documentSymbol"
         | "textDocument/codeAction"
         | "textDocument/semanticTokens/full"

@@ -742,3 +742,38 @@ fn formatting_answers_the_cairn_fmt_layout_as_one_edit() {
         assert_eq!(edits, json!([]), "{text}");
     }
 }
+
+/// The labels completion offers at `$0`.
+fn completions(fixture: &str) -> Vec<String> {
+    let (text, cursor, _) = parse_fixture(fixture);
+    let mut session = Session::new();
+    session.open(URI, &text);
+    let at = json!({"textDocument": {"uri": URI}, "position": position(&text, cursor.expect("a $0 cursor"))});
+    let items = session.request("textDocument/completion", at).expect("completion");
+    items.as_array().expect("a list").iter().map(|i| i["label"].as_str().unwrap_or_default().to_string()).collect()
+}
+
+#[test]
+fn completion_offers_locals_declarations_modules_fields_and_variants() {
+    let program = |body: &str| {
+        format!(
+            "import std.vec (Vec);\nstruct Point {{ x:i64; y:i64; }}\nenum Mode {{ Fast; Slow; }}\nfn twice(v:u64) -> u64 = v * 2;\nfn main() -> i32 {{\n  let total:u64 = 3;\n  let p = Point(1, 2);\n{body}\n  return 0;\n}}\n"
+        )
+    };
+    // Unqualified: locals before the cursor, the module's declarations, builtins, keywords.
+    let got = completions(&program("  let t = to$0"));
+    assert!(got.contains(&"total".to_string()), "{got:?}");
+    let got = completions(&program("  let t = tw$0"));
+    assert_eq!(got, ["twice"], "only what starts with the typed word");
+    let got = completions(&program("  let t = u6$0"));
+    assert!(got.contains(&"u64".to_string()), "a builtin conversion: {got:?}");
+    let got = completions(&program("  ma$0"));
+    assert!(got.contains(&"match".to_string()) && got.contains(&"max".to_string()), "{got:?}");
+    // Fields of a local's record, variants of an enum, a module's public functions.
+    assert_eq!(completions(&program("  let a = p.$0")), ["x", "y"]);
+    assert_eq!(completions(&program("  let m = Mode.$0")), ["Fast", "Slow"]);
+    let got = completions(&program("  let v = vec.pu$0"));
+    assert_eq!(got, ["push"], "{got:?}");
+    let got = completions(&program("  let v = vec.$0"));
+    assert!(got.contains(&"new".to_string()) && !got.contains(&"move_all".to_string()), "public only: {got:?}");
+}

@@ -276,13 +276,21 @@ impl Cx<'_> {
                 Ok(())
             }
             ty if ty.is_scalar() || ty.is_error() => Ok(()),
-            other => Err(Diag::new(
-                "E-PRINT-ARG",
-                format!(
-                    "print writes integers, bools, character literals, floats and bytes; print the fields of a {other} one by one."
-                ),
-                Anchor::Expr(arg),
-            )),
+            other => {
+                // A sum has no fields to print: its variant is told apart by `match`.
+                let how = match other.value() {
+                    Ty::Enum(_) => format!(
+                        "match on the {other} and print what each variant holds (a word for the variant, then its payload)"
+                    ),
+                    Ty::Record(_) => format!("print the fields of the {other} one by one"),
+                    _ => format!("print what the {other} holds, one scalar at a time"),
+                };
+                Err(Diag::new(
+                    "E-PRINT-ARG",
+                    format!("print writes integers, bools, character literals, floats and bytes; {how}."),
+                    Anchor::Expr(arg),
+                ))
+            }
         }
     }
 }

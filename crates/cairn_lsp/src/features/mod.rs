@@ -1,5 +1,5 @@
 //! The requests (protocol §17): hover, definition, references, highlights, document and
-//! workspace symbols, code actions, semantic tokens, code lenses, formatting. This module hands each request
+//! workspace symbols, code actions, semantic tokens, code lenses, formatting, completion. This module hands each request
 //! to the file of its feature, with the document or the cursor its parameters name; parameters
 //! were checked for shape before anything is looked up (`protocol::check_params`).
 //!
@@ -9,6 +9,7 @@
 
 mod code_actions;
 mod code_lens;
+mod completion;
 mod cursor;
 mod definition;
 mod formatting;
@@ -25,6 +26,7 @@ use crate::world::{Project, Snapshot};
 
 use self::code_actions::code_actions;
 use self::code_lens::code_lenses;
+use self::completion::completion;
 use self::cursor::Cursor;
 use self::definition::definition;
 use self::formatting::formatting;
@@ -61,6 +63,7 @@ pub fn answer(snapshot: &Snapshot<'_>, method: &str, params: &Value) -> Result<V
         "textDocument/codeLens" => {
             Ok(document(snapshot, params).map_or(Value::Null, |(p, f)| json!(code_lenses(p, f))))
         }
+        "textDocument/completion" => Ok(at(snapshot, params).map_or(json!([]), |c| completion(&c))),
         "textDocument/formatting" => Ok(document(snapshot, params).map_or(Value::Null, |(p, f)| formatting(p, f))),
         _ => Err((-32601, format!("method not found: {method}"))),
     }
