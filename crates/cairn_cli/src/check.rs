@@ -14,16 +14,81 @@ use serde::Serialize;
 use crate::output::{Output, to_map};
 
 pub fn run(path: &Path, generics: bool, std_library: bool, out: Output) -> u8 {
+    check_once(path, generics, std_library, true, out).0
+}
+
+/// `cairn check --watch`: a check now, then one each time the manifest or a listed source
+/// changes (modification time and size, polled four times a second); a program that does not
+/// load is watched at its path until it does. Ctrl-C ends it with exit 0. JSON records are one
+/// per line; human mode starts each round with `-- <HH:MM:SS> <path>`.
+pub fn watch(path: &Path, generics: bool, out: Output) -> u8 {
+    static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    extern "C" fn stop(_: libc::c_int) {
+        STOP.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, stop as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, stop as *const () as libc::sighandler_t);
+    }
+    let out = out.lines();
+    loop {
+        if matches!(out.format, crate::output::FormatChoice::Human) {
+            out.text(&format!("-- {} {}\n", clock(), path.display()));
+        }
+        let (_, watched) = check_once(path, generics, false, false, out);
+        let stamps = |files: &[std::path::PathBuf]| -> Vec<Option<(std::time::SystemTime, u64)>> {
+            files.iter().map(|f| std::fs::metadata(f).ok().and_then(|m| Some((m.modified().ok()?, m.len())))).collect()
+        };
+        let before = stamps(&watched);
+        loop {
+            if STOP.load(std::sync::atomic::Ordering::SeqCst) {
+                return 0;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(250));
+            if stamps(&watched) != before {
+                break;
+            }
+        }
+    }
+}
+
+/// The local time of day as `HH:MM:SS`.
+fn clock() -> String {
+    let now =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as libc::time_t;
+    // SAFETY: `localtime_r` writes only into the `tm` it is given.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    unsafe { libc::localtime_r(&now, &mut tm) };
+    format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec)
+}
+
+/// One check: its exit status, and the files a watch follows (the manifest and every source; the
+/// path itself when the program does not load).
+fn check_once(
+    path: &Path,
+    generics: bool,
+    std_library: bool,
+    one_shot: bool,
+    out: Output,
+) -> (u8, Vec<std::path::PathBuf>) {
+    let mut watched = Vec::new();
     let mut workspace = if std_library {
         // The packaged library alone: a program that imports every module of it.
         let text: String = cairn_hir::library::MODULES.iter().map(|m| format!("import {};\n", m.name)).collect();
         Workspace::new(vec![SourceText { name: "std.cairn".into(), text }])
     } else {
         match cairn_vfs::load(path) {
-            Ok(program) => load_workspace(&program),
+            Ok(program) => {
+                watched.extend(program.manifest_path.iter().cloned());
+                watched.extend(program.files.iter().map(|f| f.path.clone()));
+                load_workspace(&program)
+            }
             Err(error) => {
                 out.environment(&error.message);
-                return 2;
+                let manifest = path.join("cairn.toml");
+                watched.push(if path.is_dir() { manifest } else { path.to_path_buf() });
+                return (2, watched);
             }
         }
     };
@@ -69,9 +134,12 @@ pub fn run(path: &Path, generics: bool, std_library: bool, out: Output) -> u8 {
             if failed.is_empty() { 0 } else { 1 }
         }
     };
-    // The process ends here: tearing down every tree and memo would only cost time.
-    std::mem::forget(workspace);
-    status
+    // A one-shot process ends here: tearing down every tree and memo would only cost time. A
+    // watch drops it (the next round loads the program again).
+    if one_shot {
+        std::mem::forget(workspace);
+    }
+    (status, watched)
 }
 
 /// The workspace of a loaded program.

@@ -57,6 +57,10 @@ enum Command {
         /// certify every library template.
         #[arg(long = "std")]
         std_library: bool,
+        /// Check again whenever the manifest or a source changes (Ctrl-C ends it, exit 0); JSON
+        /// records are one per line.
+        #[arg(long, conflicts_with = "std_library")]
+        watch: bool,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -366,8 +370,12 @@ fn main() -> ExitCode {
 
 fn command(cli: Cli) -> u8 {
     match cli.command {
-        Command::Check { path, generics, std_library, format } => {
-            check::run(&path, generics, std_library, output::Output::choose(format))
+        Command::Check { path, generics, std_library, watch, format } => {
+            if watch {
+                check::watch(&path, generics, output::Output::choose(format))
+            } else {
+                check::run(&path, generics, std_library, output::Output::choose(format))
+            }
         }
         Command::Build { path, keep_guards, out, debug, timeout, format } => {
             build::run(&path, &build::BuildFlags { keep_guards, out, debug, timeout }, output::Output::choose(format))

@@ -53,6 +53,12 @@ impl Output {
         }
     }
 
+    /// The same mode, but every JSON record on one compact line even at a terminal (JSON Lines,
+    /// for `--watch`).
+    pub fn lines(self) -> Output {
+        Output { stdout_terminal: false, ..self }
+    }
+
     /// Prints a record as JSON on standard output.
     pub fn json(&self, record: &Map<String, Value>) {
         let text = record::to_json_text(record, self.stdout_terminal);

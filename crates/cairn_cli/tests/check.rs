@@ -257,3 +257,29 @@ fn every_template_of_the_standard_library_certifies() {
     }
     assert!(verdicts.values().all(|v| v == "ok"), "{record}");
 }
+
+#[test]
+fn watch_checks_again_when_a_source_changes_and_ends_cleanly() {
+    use std::io::{BufRead, BufReader};
+    let scratch = Scratch::new("watch");
+    let file = scratch.0.join("w.cairn");
+    std::fs::write(&file, "fn main() -> i32 { return 0; }\n").expect("write");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["check", "--watch", "--format", "json", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let first: serde_json::Value = serde_json::from_str(&lines.next().expect("a record").expect("text")).expect("json");
+    assert_eq!(first["status"], "typed");
+    // A change of the source (its size moves too): a second round, one record per line.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::fs::write(&file, "fn main() -> i32 { let x:u32 = 1; x = 2; return 0; }\n").expect("write");
+    let second: serde_json::Value =
+        serde_json::from_str(&lines.next().expect("a record").expect("text")).expect("json");
+    assert_eq!(second["code"], "E-IMMUTABLE", "{second}");
+    // SIGINT ends the watch with status 0.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0));
+}
