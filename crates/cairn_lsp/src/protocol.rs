@@ -26,6 +26,9 @@ pub fn capabilities() -> Value {
         "codeLensProvider": {"resolveProvider": false},
         "documentFormattingProvider": true,
         "completionProvider": {"triggerCharacters": ["."]},
+        "signatureHelpProvider": {"triggerCharacters": ["(", ","]},
+        "renameProvider": true,
+        "inlayHintProvider": true,
         "semanticTokensProvider": {
             "legend": {"tokenTypes": TOKEN_TYPES, "tokenModifiers": TOKEN_MODIFIERS},
             "full": true
@@ -64,12 +67,15 @@ pub fn check_params(method: &str, params: &Value) -> Result<(), Failure> {
         | "textDocument/definition"
         | "textDocument/references"
         | "textDocument/documentHighlight"
-        | "textDocument/completion" => true,
+        | "textDocument/completion"
+        | "textDocument/signatureHelp"
+        | "textDocument/rename" => true,
         "textDocument/documentSymbol"
         | "textDocument/codeAction"
         | "textDocument/semanticTokens/full"
         | "textDocument/codeLens"
-        | "textDocument/formatting" => false,
+        | "textDocument/formatting"
+        | "textDocument/inlayHint" => false,
         "workspace/symbol" => {
             return match params.get("query") {
                 Some(Value::String(_)) => Ok(()),

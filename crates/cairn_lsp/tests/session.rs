@@ -777,3 +777,54 @@ fn completion_offers_locals_declarations_modules_fields_and_variants() {
     let got = completions(&program("  let v = vec.$0"));
     assert!(got.contains(&"new".to_string()) && !got.contains(&"move_all".to_string()), "public only: {got:?}");
 }
+
+#[test]
+fn signature_help_rename_and_inlay_hints() {
+    let text = "fn scale(x:u64, factor:u64) -> u64 = x * factor;\nfn main() -> i32 {\n  let base = 3;\n  let total:u64 = scale(base, 2);\n  return 0;\n}\n";
+    let mut session = Session::new();
+    session.open(URI, text);
+    // Signature help at the second argument.
+    let at = text.find("2);").expect("the call");
+    let help = session
+        .request("textDocument/signatureHelp", json!({"textDocument": {"uri": URI}, "position": position(text, at)}))
+        .expect("help");
+    assert_eq!(help["signatures"][0]["label"], "fn scale(x:u64, factor:u64) -> u64", "{help}");
+    assert_eq!(help["activeParameter"], 1);
+    assert_eq!(help["signatures"][0]["parameters"][1]["label"], "factor:u64");
+    // Inlay hints: the inferred type of `base`, none for `total` (written).
+    let hints = session
+        .request("textDocument/inlayHint", json!({"textDocument": {"uri": URI}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 6, "character": 0}}}))
+        .expect("hints");
+    assert_eq!(hints.as_array().map(Vec::len), Some(1), "{hints}");
+    assert_eq!(hints[0]["label"], ":u64");
+    assert_eq!(hints[0]["position"], json!({"line": 2, "character": 10}));
+    // Rename a local: its binder and its use; a declaration: across the file.
+    let at = text.find("base, 2").expect("use");
+    let edit = session
+        .request(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": URI}, "position": position(text, at), "newName": "start"}),
+        )
+        .expect("edit");
+    let edits = edit["changes"][URI].as_array().expect("edits");
+    let renamed = apply(text, edits);
+    assert!(renamed.contains("let start = 3;") && renamed.contains("scale(start, 2)"), "{renamed}");
+    let at = text.find("scale(x").expect("decl");
+    let edit = session
+        .request(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": URI}, "position": position(text, at), "newName": "times"}),
+        )
+        .expect("edit");
+    let renamed = apply(text, edit["changes"][URI].as_array().expect("edits"));
+    assert!(renamed.starts_with("fn times(") && renamed.contains("= times(base, 2)"), "{renamed}");
+    // Refused: a name that would change meaning, a reserved word, a builtin.
+    let at = text.find("base, 2").expect("use");
+    for name in ["total", "return", "9lives"] {
+        let answer = session.request(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": URI}, "position": position(text, at), "newName": name}),
+        );
+        assert!(answer.is_err(), "{name}: {answer:?}");
+    }
+}

@@ -1,5 +1,5 @@
 //! The requests (protocol §17): hover, definition, references, highlights, document and
-//! workspace symbols, code actions, semantic tokens, code lenses, formatting, completion. This module hands each request
+//! workspace symbols, code actions, semantic tokens, code lenses, formatting, completion, signature help, rename, inlay hints. This module hands each request
 //! to the file of its feature, with the document or the cursor its parameters name; parameters
 //! were checked for shape before anything is looked up (`protocol::check_params`).
 //!
@@ -14,8 +14,11 @@ mod cursor;
 mod definition;
 mod formatting;
 mod hover;
+mod inlay_hints;
 mod references;
+mod rename;
 mod semantic_tokens;
+mod signature_help;
 mod symbols;
 
 use serde_json::{Value, json};
@@ -31,8 +34,11 @@ use self::cursor::Cursor;
 use self::definition::definition;
 use self::formatting::formatting;
 use self::hover::hover;
+use self::inlay_hints::inlay_hints;
 use self::references::{highlights, references};
+use self::rename::rename;
 use self::semantic_tokens::semantic_tokens;
+use self::signature_help::signature_help;
 use self::symbols::{document_symbols, workspace_symbols};
 
 /// Answers one request.
@@ -63,6 +69,24 @@ pub fn answer(snapshot: &Snapshot<'_>, method: &str, params: &Value) -> Result<V
         "textDocument/codeLens" => {
             Ok(document(snapshot, params).map_or(Value::Null, |(p, f)| json!(code_lenses(p, f))))
         }
+        "textDocument/signatureHelp" => Ok(at(snapshot, params).map_or(Value::Null, |c| signature_help(&c))),
+        "textDocument/rename" => {
+            let name = params.get("newName").and_then(Value::as_str).unwrap_or_default();
+            match at(snapshot, params) {
+                Some(c) => rename(snapshot, &c, name),
+                None => Ok(Value::Null),
+            }
+        }
+        "textDocument/inlayHint" => Ok(document(snapshot, params).map_or(json!([]), |(p, f)| {
+            let text = p.workspace.files()[f].text.as_str();
+            let map = LineMap::new(text);
+            let point = |key: &str| -> Option<usize> {
+                let line = params.pointer(&format!("/range/{key}/line"))?.as_u64()? as u32;
+                let character = params.pointer(&format!("/range/{key}/character"))?.as_u64()? as u32;
+                Some(map.offset(text, line, character))
+            };
+            inlay_hints(p, f, point("start").unwrap_or(0), point("end").unwrap_or(text.len()))
+        })),
         "textDocument/completion" => Ok(at(snapshot, params).map_or(json!([]), |c| completion(&c))),
         "textDocument/formatting" => Ok(document(snapshot, params).map_or(Value::Null, |(p, f)| formatting(p, f))),
         _ => Err((-32601, format!("method not found: {method}"))),

@@ -33,7 +33,7 @@ pub(super) fn highlights(cursor: &Cursor<'_>) -> Vec<Value> {
 }
 
 /// Every place naming what the cursor names: `(file, start, end, is_write)` in byte offsets.
-fn reference_spans(cursor: &Cursor<'_>, include_declaration: bool) -> Vec<(usize, usize, usize, bool)> {
+pub(super) fn reference_spans(cursor: &Cursor<'_>, include_declaration: bool) -> Vec<(usize, usize, usize, bool)> {
     let workspace = &cursor.project.workspace;
     let db = workspace.db();
     let Some((item, _, token)) = item_at(workspace, cursor.file, cursor.offset) else { return Vec::new() };
