@@ -34,11 +34,19 @@ pub(crate) const TEXT_LIMIT: usize = 4 << 20;
 pub(crate) struct Qualifier {
     /// The recipe's module.
     pub module: Arc<str>,
-    /// Names the recipe binds itself (parameters, `let`s, loop and `each` binders): never
-    /// qualified.
-    pub locals: HashSet<String>,
+    /// Per function of the recipe (by its node's start), the names it binds (parameters, `let`s,
+    /// loop, arm and `each` binders): never qualified inside that function.
+    pub locals: HashMap<cairn_syntax::TextSize, HashSet<String>>,
     /// The recipe module's import aliases and the modules they reach.
     pub aliases: HashMap<String, Arc<str>>,
+}
+
+impl Qualifier {
+    /// True when `token` names something the function it stands in binds itself.
+    fn binds(&self, token: &SyntaxToken) -> bool {
+        let Some(function) = token.parent_ancestors().find(|n| n.kind() == SyntaxKind::FN) else { return false };
+        self.locals.get(&function.text_range().start()).is_some_and(|names| names.contains(token.text()))
+    }
 }
 
 pub(crate) struct Emitter<'a, 'db> {
@@ -126,6 +134,7 @@ impl Emitter<'_, '_> {
             let done = body(self);
             self.env.reset(mark);
             done?;
+            self.limit()?;
         }
         Ok(())
     }
@@ -239,9 +248,22 @@ impl Emitter<'_, '_> {
         }
         let operator = combiner.chars().all(|c| "+-*/%&|^<>=!".contains(c));
         let text = if operator {
+            // Each step in parentheses: `fold * each … { x + 1 }` is `((a + 1) * (b + 1))`.
+            let parts: Vec<String> = parts
+                .into_iter()
+                .map(|p| if p.contains(' ') || p.starts_with(['-', '!']) { format!("({p})") } else { p })
+                .collect();
             format!("({})", parts.join(&format!(" {combiner} ")))
         } else {
-            let function = self.splice(&combiner)?;
+            // The function is named as the recipe's module means it (hygiene), unless spliced.
+            let first = node.children().find(|c| c.kind() == SyntaxKind::REDUCER).and_then(|r| {
+                r.descendants_with_tokens().filter_map(|e| e.into_token()).find(|t| t.kind() == SyntaxKind::IDENT)
+            });
+            let function = match first.as_ref().and_then(|t| self.qualified(t).map(|full| (t.text().to_string(), full)))
+            {
+                Some((written, full)) => format!("{full}{}", &combiner[written.len()..]),
+                None => self.splice(&combiner)?,
+            };
             let mut parts = parts.into_iter();
             let mut acc = parts.next().expect("not empty");
             for part in parts {
@@ -273,7 +295,7 @@ impl Emitter<'_, '_> {
     fn qualified(&self, token: &SyntaxToken) -> Option<String> {
         use SyntaxKind::*;
         let text = token.text();
-        if text.contains('$') || self.qualifier.locals.contains(text) || self.env.get(text).is_some() {
+        if text.contains('$') || self.qualifier.binds(token) {
             return None;
         }
         if self.for_param.as_ref().is_some_and(|(p, _)| &**p == text) {
@@ -354,8 +376,16 @@ impl Emitter<'_, '_> {
             .find(|t| t.kind() == SyntaxKind::STRING)
             .map(|t| unquote(t.text()))
             .unwrap_or_else(|| format!("recipe {} does not accept this input", self.recipe));
+        // A code the message starts with is reported if a rule card owns it (never E-INTERNAL, which
+        // is the toolchain's own); any other message is the recipe's domain.
         let (code, text) = match message.split_once(':') {
-            Some((code, rest)) if is_code(code.trim()) => (intern(code.trim()), rest.trim().to_string()),
+            Some((code, rest))
+                if is_code(code.trim())
+                    && code.trim() != "E-INTERNAL"
+                    && cairn_diagnostics::registry::card_of(code.trim()).is_some() =>
+            {
+                (intern(code.trim()), rest.trim().to_string())
+            }
             _ => ("E-DERIVE-DOMAIN", message.clone()),
         };
         Err(refuse(code, format!("Recipe {} refuses this derivation: {text}", self.recipe)))

@@ -58,7 +58,19 @@ pub fn recipe_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
     let node = item.syntax(db).syntax_node();
     let recipe = ast::Recipe::cast(node)?;
     let list = recipe.generic_param_list()?;
+    let mut seen: Vec<String> = Vec::new();
     for param in list.syntax().children().filter(|c| c.kind() == SyntaxKind::GENERIC_PARAM) {
+        let name = param.children().find(|c| c.kind() == SyntaxKind::NAME).map(|n| n.text().to_string());
+        if let Some(name) = &name {
+            if seen.contains(name) {
+                return Some(Diag::new(
+                    "E-RECIPE",
+                    format!("The recipe names its parameter {name} twice: give each parameter its own name."),
+                    Anchor::Range(param.text_range()),
+                ));
+            }
+            seen.push(name.clone());
+        }
         if param_kind(&param).is_none() {
             let name = param.children().find(|c| c.kind() == SyntaxKind::NAME).map(|n| n.text().to_string());
             return Some(Diag::new(
@@ -242,6 +254,16 @@ fn expand(db: &dyn Db, item: Item) -> Result<(Item, String), Failure> {
                     format!("The derivation's target {text} names no record visible from {}.", display_module(&module)),
                 )));
             };
+            if !scope.visible_from(decl.item, &module) {
+                return Err(fail(refuse(
+                    "E-PRIVATE",
+                    format!(
+                        "{} is private to its module: mark it `pub` to derive for it from {}.",
+                        scope.full_name(decl.item),
+                        display_module(&module)
+                    ),
+                )));
+            }
             let adt = AdtTy { item: decl.item, name: scope.full_name(decl.item), args: Arc::from(Vec::new()) };
             let ty = if decl.kind == ItemKind::Struct { Ty::Record(adt) } else { Ty::Enum(adt) };
             let name: Arc<str> = Arc::from(text.rsplit('.').next().unwrap_or(&text));
@@ -288,6 +310,17 @@ fn expand(db: &dyn Db, item: Item) -> Result<(Item, String), Failure> {
         declarations: 0,
     };
     emitter.items(body.syntax()).map_err(fail)?;
+    // A splice can make text that is not CAIRN (`fn $b()` with a boolean `b`, a name starting with
+    // a digit): the derivation is refused there, not the generated code left unparsed.
+    if let Some(error) = cairn_syntax::parse(&emitter.out).errors().first() {
+        return Err(fail(refuse(
+            "E-RECIPE-STATIC",
+            format!(
+                "Recipe {recipe_name} generates text that is not CAIRN for this derivation ({}): a `$` splice must make a name, a type or a literal where one is written.",
+                error.message.trim_end_matches('.')
+            ),
+        )));
+    }
     // Laid out as `cairn fmt` would (the text `cairn expand` shows and the generated lines that
     // diagnostics quote); the raw text when it does not parse, so the checker reports why.
     let text = cairn_syntax::format::format(&emitter.out).unwrap_or(emitter.out);
@@ -300,7 +333,8 @@ fn expand(db: &dyn Db, item: Item) -> Result<(Item, String), Failure> {
 fn qualifier(db: &dyn Db, recipe: Item, body: &ast::RecipeBody) -> Qualifier {
     let scope = Resolver::new(db);
     let module = scope.module_of(recipe);
-    let mut locals = std::collections::HashSet::new();
+    let mut locals: std::collections::HashMap<cairn_syntax::TextSize, std::collections::HashSet<String>> =
+        std::collections::HashMap::new();
     for node in body.syntax().descendants() {
         let binds = matches!(
             node.parent().map(|p| p.kind()),
@@ -319,8 +353,11 @@ fn qualifier(db: &dyn Db, recipe: Item, body: &ast::RecipeBody) -> Qualifier {
                     | SyntaxKind::MATCH_ARM
             )
         );
-        if node.kind() == SyntaxKind::NAME && binds {
-            locals.insert(node.text().to_string().trim().to_string());
+        if node.kind() == SyntaxKind::NAME
+            && binds
+            && let Some(function) = node.ancestors().find(|n| n.kind() == SyntaxKind::FN)
+        {
+            locals.entry(function.text_range().start()).or_default().insert(node.text().to_string().trim().to_string());
         }
     }
     let aliases = scope

@@ -96,6 +96,10 @@ impl Static {
 /// The most steps one static iteration may take (language §29).
 pub(crate) const STEP_LIMIT: u64 = 1024;
 
+/// The most static steps one derivation may take in all (the node budget of language §29:
+/// nested iterations multiply).
+pub(crate) const TOTAL_STEP_LIMIT: u64 = 1 << 20;
+
 /// A refusal of a static expression, anchored at the derivation.
 pub(crate) fn refuse(code: &'static str, message: impl Into<String>) -> Diag {
     Diag::new(code, message, Anchor::Item)
@@ -112,6 +116,8 @@ pub(crate) fn snippet(node: &SyntaxNode) -> String {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Env {
     names: Vec<(Arc<str>, Static)>,
+    /// The static steps taken so far (against [`TOTAL_STEP_LIMIT`]).
+    pub spent: std::cell::Cell<u64>,
 }
 
 impl Env {
@@ -199,7 +205,7 @@ impl<'db> Schema<'db> {
             let desc = self.describe(field_ty);
             let size = self.bytes(&desc.ty, 0);
             out.push(FieldDesc { name: name.clone(), index: index as u64, ty: desc, offset });
-            offset = offset.zip(size).map(|(a, b)| a + b);
+            offset = offset.zip(size).and_then(|(a, b)| a.checked_add(b));
         }
         Ok(out)
     }
@@ -414,7 +420,10 @@ impl Eval<'_, '_> {
                     .schema
                     .bytes(&t.ty, 0)
                     .ok_or_else(|| self.not_static(node, &format!("{} has no static size.", t.text)))?;
-                Ok(Static::Nat(if name == "bits" { bytes * 8 } else { bytes }))
+                let value = if name == "bits" { bytes.checked_mul(8) } else { Some(bytes) };
+                value
+                    .map(Static::Nat)
+                    .ok_or_else(|| self.not_static(node, &format!("the bits of {} do not fit 64 bits.", t.text)))
             }
             "offset" | "index" => match &value {
                 Static::Field(f) if name == "index" => Ok(Static::Nat(f.index)),
@@ -511,7 +520,21 @@ impl Eval<'_, '_> {
                 (lo..hi.max(lo)).map(Static::Nat).collect()
             }
             None => match self.eval(&header.source)? {
-                Static::Type(t) => self.schema.fields(&t)?.into_iter().map(Static::Field).collect(),
+                Static::Type(t) => {
+                    let fields = self.schema.fields(&t)?;
+                    if fields.len() as u64 > STEP_LIMIT {
+                        return Err(refuse(
+                            "E-EXPANSION-LIMIT",
+                            format!(
+                                "In recipe {}, `each {binder} in {}` walks {} fields; a static iteration takes at most {STEP_LIMIT} steps.",
+                                self.recipe,
+                                t.text,
+                                fields.len()
+                            ),
+                        ));
+                    }
+                    fields.into_iter().map(Static::Field).collect()
+                }
                 other => {
                     return Err(self.not_static(
                         &header.source,
@@ -520,6 +543,18 @@ impl Eval<'_, '_> {
                 }
             },
         };
+        // Every step of every iteration, nested ones included, counts against one budget.
+        let spent = self.env.spent.get().saturating_add(values.len() as u64);
+        if spent > TOTAL_STEP_LIMIT {
+            return Err(refuse(
+                "E-EXPANSION-LIMIT",
+                format!(
+                    "Recipe {} takes more than {TOTAL_STEP_LIMIT} static steps for this derivation (nested iterations multiply); generate less.",
+                    self.recipe
+                ),
+            ));
+        }
+        self.env.spent.set(spent);
         let mut steps = Vec::with_capacity(values.len());
         for value in values {
             let mark = self.env.mark();

@@ -657,7 +657,7 @@ fn last_module(root: &SyntaxNode) -> Option<Arc<str>> {
 
 /// How many times the workspace expands derivations after a structural edit: a derivation may
 /// target a record another derivation generates, to this depth.
-const DERIVE_ROUNDS: usize = 8;
+const DERIVE_ROUNDS: usize = 32;
 
 /// The packaged modules a file's bare `derive` names may fall back to (language §29:
 /// `std.<name>`, then `std.derived`), linked without an import.
