@@ -450,11 +450,26 @@ pub fn coherence_refusal(db: &dyn Db) -> Option<(Item, Diag)> {
                     && b.methods.iter().any(|(n, _)| a.method(n).is_some())
             });
             if repeats {
-                let message = format!(
-                    "{} for {} is defined in two impl blocks that both define a member: define each member once, in one block.",
-                    b.trait_name, b.self_ty
-                );
-                return Some((later, Diag::new("E-DUPLICATE", message, Anchor::Item)));
+                // A derivation's impl repeating a written one is the derivation's collision.
+                let generated = Program::get(db).items(db).iter().any(|e| e.item == later && e.origin.is_some());
+                let (code, message) = if generated {
+                    (
+                        "E-DERIVE-COLLISION",
+                        format!(
+                            "{} for {} is written already; drop the derivation or the written impl.",
+                            b.trait_name, b.self_ty
+                        ),
+                    )
+                } else {
+                    (
+                        "E-DUPLICATE",
+                        format!(
+                            "{} for {} is defined in two impl blocks that both define a member: define each member once, in one block.",
+                            b.trait_name, b.self_ty
+                        ),
+                    )
+                };
+                return Some((later, Diag::new(code, message, Anchor::Item)));
             }
             if overlap {
                 let message = format!(
