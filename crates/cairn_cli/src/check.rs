@@ -142,6 +142,18 @@ fn check_once(
     (status, watched)
 }
 
+/// The program at `path`, or `None` once the environment record saying why it does not load is
+/// printed (the caller exits 2).
+pub fn load_program(path: &Path, out: Output) -> Option<cairn_vfs::Program> {
+    match cairn_vfs::load(path) {
+        Ok(program) => Some(program),
+        Err(error) => {
+            out.environment(&error.message);
+            None
+        }
+    }
+}
+
 /// The workspace of a loaded program.
 pub fn load_workspace(program: &cairn_vfs::Program) -> Workspace {
     Workspace::new(sources_of(program).files)

@@ -42,13 +42,7 @@ pub fn run(path: &Path, modules: &[String], std_library: bool, out: Output) -> u
         };
         (workspace, Some(wanted))
     } else {
-        let program = match cairn_vfs::load(path) {
-            Ok(program) => program,
-            Err(error) => {
-                out.environment(&error.message);
-                return 2;
-            }
-        };
+        let Some(program) = crate::check::load_program(path, out) else { return 2 };
         let wanted = (!modules.is_empty()).then(|| modules.iter().cloned().collect());
         (load_workspace(&program), wanted)
     };

@@ -13,13 +13,7 @@ use crate::check::load_workspace;
 use crate::output::Output;
 
 pub fn run(path: &Path, mir: bool, unoptimized: bool, keep_guards: bool, debug: bool, out: Output) -> u8 {
-    let program = match cairn_vfs::load(path) {
-        Ok(program) => program,
-        Err(error) => {
-            out.environment(&error.message);
-            return 2;
-        }
-    };
+    let Some(program) = crate::check::load_program(path, out) else { return 2 };
     let mut workspace = load_workspace(&program);
     if let Some(refusal) = workspace.check().refusal {
         let lines = |file: Option<&str>, line: u32| workspace.line_text(file, line);

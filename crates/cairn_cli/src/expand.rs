@@ -33,13 +33,7 @@ struct Derivation {
 }
 
 pub fn run(path: &Path, out: Output) -> u8 {
-    let program = match cairn_vfs::load(path) {
-        Ok(program) => program,
-        Err(error) => {
-            out.environment(&error.message);
-            return 2;
-        }
-    };
+    let Some(program) = crate::check::load_program(path, out) else { return 2 };
     let mut workspace = load_workspace(&program);
     let outcome = workspace.check();
     // A derivation that generates nothing: the check reports its refusal first (derivations are
@@ -49,10 +43,7 @@ pub fn run(path: &Path, out: Output) -> u8 {
             && cairn_hir::recipes::derive_expansion(workspace.db(), e.item).refusal.is_some()
     });
     if let Some(refusal) = outcome.refusal.as_ref().filter(|_| refused) {
-        let lines = |file: Option<&str>, line: u32| -> Option<String> {
-            let state = workspace.files().iter().find(|f| Some(f.name.as_str()) == file)?;
-            state.line_index().line_text(&state.text, line).map(str::to_string)
-        };
+        let lines = |file: Option<&str>, line: u32| workspace.line_text(file, line);
         out.refusal(&refusal_record(refusal), &lines);
         return 1;
     }

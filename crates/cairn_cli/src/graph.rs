@@ -56,13 +56,7 @@ fn shown(module: &str) -> String {
 }
 
 pub fn run(path: &Path, interfaces: bool, out: Output) -> u8 {
-    let program = match cairn_vfs::load(path) {
-        Ok(program) => program,
-        Err(error) => {
-            out.environment(&error.message);
-            return 2;
-        }
-    };
+    let Some(program) = crate::check::load_program(path, out) else { return 2 };
     let mut workspace = load_workspace(&program);
     let rows = if interfaces {
         let _ = workspace.check();

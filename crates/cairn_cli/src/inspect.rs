@@ -20,13 +20,7 @@ pub struct InspectFlags {
 }
 
 pub fn run(path: &Path, flags: &InspectFlags, out: Output) -> u8 {
-    let program = match cairn_vfs::load(path) {
-        Ok(program) => program,
-        Err(error) => {
-            out.environment(&error.message);
-            return 2;
-        }
-    };
+    let Some(program) = crate::check::load_program(path, out) else { return 2 };
     let sources = sources_of(&program);
     let mut host = EditHost::new();
     if flags.explain {

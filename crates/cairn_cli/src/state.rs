@@ -17,13 +17,7 @@ use crate::output::Output;
 const SINCE_LIMIT: u64 = 16_000_000;
 
 pub fn run(path: &Path, since: Option<&Path>, out: Output) -> u8 {
-    let program = match cairn_vfs::load(path) {
-        Ok(program) => program,
-        Err(error) => {
-            out.environment(&error.message);
-            return 2;
-        }
-    };
+    let Some(program) = crate::check::load_program(path, out) else { return 2 };
     let before = match since.map(read_state).transpose() {
         Ok(before) => before,
         Err(message) => {

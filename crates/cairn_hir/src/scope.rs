@@ -170,6 +170,15 @@ pub fn module_alias<'db>(db: &'db dyn Db, path: NamePath<'db>) -> bool {
     path.segments(db).first().is_some_and(|name| scope.is_module_alias(path.module(db), name))
 }
 
+/// The module an import alias reaches inside a module (`import a.b as c;` in `m`: `c` → `a.b`),
+/// a narrow projection of the scope like [`module_alias`].
+#[salsa::tracked(returns(ref))]
+pub fn alias_target<'db>(db: &'db dyn Db, path: NamePath<'db>) -> Option<Arc<str>> {
+    let scope = scope_of_module(db, path.module(db));
+    let name = path.segments(db).first()?;
+    scope.imports.iter().find(|i| i.in_module == *path.module(db) && &i.alias == name).map(|i| i.module.clone())
+}
+
 /// A declaration's full name (`module.name`), the key of [`declared`].
 #[salsa::interned(debug)]
 pub struct FullName<'db> {
@@ -230,6 +239,13 @@ impl<'db> Resolver<'db> {
         let segments: Arc<[Arc<str>]> = Arc::from(vec![Arc::<str>::from(name)]);
         let path = NamePath::new(self.db, Arc::from(module), segments);
         module_alias(self.db, path)
+    }
+
+    /// The module the import alias `name` reaches inside `module`, if it is one.
+    pub fn alias_target(&self, module: &str, name: &str) -> Option<Arc<str>> {
+        let segments: Arc<[Arc<str>]> = Arc::from(vec![Arc::<str>::from(name)]);
+        let path = NamePath::new(self.db, Arc::from(module), segments);
+        alias_target(self.db, path).clone()
     }
 
     /// The declarations named exactly `full` (`module.name`).

@@ -643,6 +643,12 @@ fn a_body_edit_reruns_no_derivation_and_no_generated_body() {
     assert_eq!(log.iter().filter(|e| e.starts_with("check_fn(")).count(), 1, "{log:?}");
     assert!(!ran_any(&log, "derive_expansion"), "{log:?}");
     assert_eq!(workspace.last_check_kind(), CheckKind::Incremental);
+    // A declaration added elsewhere re-runs no expansion: a derivation reads its recipe, its
+    // target and the names it uses through narrow lookups, never the whole scope.
+    let log = executed(&mut workspace, |w| {
+        edit(w, "fn main(", "fn main(", "fn unrelated() -> u32 { return 7; }\n\nfn main(")
+    });
+    assert!(!ran_any(&log, "derive_expansion"), "{log:?}");
     // A comment above a derivation changes its input, not what it generates: the expansion
     // re-runs and backdates, so no generated body is checked again.
     let log = executed(&mut workspace, |w| edit(w, "derive sums", "derive sums", "// per field\nderive sums"));

@@ -46,7 +46,7 @@ pub fn format(text: &str) -> Result<String, FormatError> {
     if let Some(error) = parse.errors().first() {
         return Err(FormatError::Syntax(error.message.clone()));
     }
-    let mut out = layout(&parse.syntax_node(), None);
+    let mut out = layout(&parse.syntax_node());
     // Lines past the width: break them, and lay the text out again with those breaks.
     for _ in 0..8 {
         let Some(wrapped) = wrap_once(&out) else { break };
@@ -54,7 +54,7 @@ pub fn format(text: &str) -> Result<String, FormatError> {
         if !reparsed.errors().is_empty() {
             break;
         }
-        out = layout(&reparsed.syntax_node(), None);
+        out = layout(&reparsed.syntax_node());
     }
     safe(text, &out)?;
     Ok(out)
@@ -179,8 +179,8 @@ fn next_atom_token(token: &SyntaxToken) -> Option<SyntaxToken> {
     None
 }
 
-/// Lays the tree out. `wrap_after`: unused (kept for symmetry with `wrap_once`).
-fn layout(root: &SyntaxNode, _wrap_after: Option<usize>) -> String {
+/// Lays the tree out.
+fn layout(root: &SyntaxNode) -> String {
     let atoms = atoms(root);
     let breaks = forced_breaks(root);
     // Lines: the atoms each holds, and whether a blank line comes before it.

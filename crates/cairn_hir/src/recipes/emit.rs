@@ -14,7 +14,7 @@
 //! the derivation generates is checked exactly like written code.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use cairn_syntax::{SyntaxElement, SyntaxKind, SyntaxNode, SyntaxToken};
 
@@ -37,8 +37,6 @@ pub(crate) struct Qualifier {
     /// Per function of the recipe (by its node's start), the names it binds (parameters, `let`s,
     /// loop, arm and `each` binders): never qualified inside that function.
     pub locals: HashMap<cairn_syntax::TextSize, HashSet<String>>,
-    /// The recipe module's import aliases and the modules they reach.
-    pub aliases: HashMap<String, Arc<str>>,
 }
 
 impl Qualifier {
@@ -311,10 +309,10 @@ impl Emitter<'_, '_> {
         if !root {
             return None;
         }
-        if let Some(module) = self.qualifier.aliases.get(text) {
+        let scope = crate::scope::Resolver::new(self.schema.db);
+        if let Some(module) = scope.alias_target(&self.qualifier.module, text) {
             return Some(module.to_string());
         }
-        let scope = crate::scope::Resolver::new(self.schema.db);
         let segments = [Arc::<str>::from(text)];
         match scope.resolve_path(&self.qualifier.module, &segments, |_| true) {
             crate::scope::Lookup::Found(decl) => {
@@ -378,15 +376,13 @@ impl Emitter<'_, '_> {
             .unwrap_or_else(|| format!("recipe {} does not accept this input", self.recipe));
         // A code the message starts with is reported if a rule card owns it (never E-INTERNAL, which
         // is the toolchain's own); any other message is the recipe's domain.
-        let (code, text) = match message.split_once(':') {
-            Some((code, rest))
-                if is_code(code.trim())
-                    && code.trim() != "E-INTERNAL"
-                    && cairn_diagnostics::registry::card_of(code.trim()).is_some() =>
-            {
-                (intern(code.trim()), rest.trim().to_string())
-            }
-            _ => ("E-DERIVE-DOMAIN", message.clone()),
+        let carded = |code: &str| -> Option<&'static str> {
+            let card = cairn_diagnostics::registry::card_of(code).filter(|_| code != "E-INTERNAL")?;
+            card.codes.iter().copied().find(|c| *c == code)
+        };
+        let (code, text) = match message.split_once(':').and_then(|(c, rest)| Some((carded(c.trim())?, rest))) {
+            Some((code, rest)) => (code, rest.trim().to_string()),
+            None => ("E-DERIVE-DOMAIN", message.clone()),
         };
         Err(refuse(code, format!("Recipe {} refuses this derivation: {text}", self.recipe)))
     }
@@ -410,24 +406,4 @@ fn unquote(text: &str) -> String {
         }
     }
     out
-}
-
-/// True for text shaped like a diagnostic code (`E-` then capitals, digits and dashes).
-fn is_code(text: &str) -> bool {
-    text.strip_prefix("E-").is_some_and(|rest| {
-        !rest.is_empty() && rest.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '-')
-    })
-}
-
-/// A code a `require` chose, as the `&'static str` refusals carry: one leak per distinct code
-/// for the life of the process.
-fn intern(code: &str) -> &'static str {
-    static CODES: OnceLock<Mutex<Vec<&'static str>>> = OnceLock::new();
-    let mut codes = CODES.get_or_init(|| Mutex::new(Vec::new())).lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(known) = codes.iter().find(|c| **c == code) {
-        return known;
-    }
-    let leaked: &'static str = Box::leak(code.to_string().into_boxed_str());
-    codes.push(leaked);
-    leaked
 }

@@ -310,26 +310,26 @@ fn expand(db: &dyn Db, item: Item) -> Result<(Item, String), Failure> {
         declarations: 0,
     };
     emitter.items(body.syntax()).map_err(fail)?;
-    // A splice can make text that is not CAIRN (`fn $b()` with a boolean `b`, a name starting with
-    // a digit): the derivation is refused there, not the generated code left unparsed.
-    if let Some(error) = cairn_syntax::parse(&emitter.out).errors().first() {
-        return Err(fail(refuse(
+    // Laid out as `cairn fmt` would (the text `cairn expand` shows and the generated lines that
+    // diagnostics quote). A splice can make text that is not CAIRN (`fn $b()` with a boolean `b`,
+    // a name starting with a digit): the formatter's parse says so, and the derivation is refused
+    // there rather than the generated code left unparsed.
+    match cairn_syntax::format::format(&emitter.out) {
+        Ok(text) => Ok((recipe_item, text)),
+        Err(cairn_syntax::format::FormatError::Syntax(why)) => Err(fail(refuse(
             "E-RECIPE-STATIC",
             format!(
                 "Recipe {recipe_name} generates text that is not CAIRN for this derivation ({}): a `$` splice must make a name, a type or a literal where one is written.",
-                error.message.trim_end_matches('.')
+                why.trim_end_matches('.')
             ),
-        )));
+        ))),
+        Err(cairn_syntax::format::FormatError::Unsafe(_)) => Ok((recipe_item, emitter.out)),
     }
-    // Laid out as `cairn fmt` would (the text `cairn expand` shows and the generated lines that
-    // diagnostics quote); the raw text when it does not parse, so the checker reports why.
-    let text = cairn_syntax::format::format(&emitter.out).unwrap_or(emitter.out);
-    Ok((recipe_item, text))
 }
 
-/// What the hygiene of `recipe`'s expansion needs: its module, the names its body binds, and its
-/// module's import aliases (read from the whole scope: a derivation re-runs when an import of the
-/// recipe's module changes, which is what it should do).
+/// What the hygiene of `recipe`'s expansion needs: its module and the names each of its
+/// functions binds (the module's import aliases are looked up per name, through a narrow query,
+/// so a declaration added elsewhere re-runs no expansion).
 fn qualifier(db: &dyn Db, recipe: Item, body: &ast::RecipeBody) -> Qualifier {
     let scope = Resolver::new(db);
     let module = scope.module_of(recipe);
@@ -360,14 +360,7 @@ fn qualifier(db: &dyn Db, recipe: Item, body: &ast::RecipeBody) -> Qualifier {
             locals.entry(function.text_range().start()).or_default().insert(node.text().to_string().trim().to_string());
         }
     }
-    let aliases = scope
-        .whole()
-        .imports
-        .iter()
-        .filter(|i| i.in_module == module)
-        .map(|i| (i.alias.to_string(), i.module.clone()))
-        .collect();
-    Qualifier { module, locals, aliases }
+    Qualifier { module, locals }
 }
 
 fn display_module(module: &str) -> String {

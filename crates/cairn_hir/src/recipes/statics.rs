@@ -245,25 +245,9 @@ pub(crate) fn expr_children(node: &SyntaxNode) -> impl Iterator<Item = SyntaxNod
     node.children().filter(|c| is_expr(c.kind()))
 }
 
+/// True for an expression node (the typed AST's own test).
 pub(crate) fn is_expr(kind: SyntaxKind) -> bool {
-    use SyntaxKind::*;
-    matches!(
-        kind,
-        LITERAL
-            | NAME_EXPR
-            | PAREN_EXPR
-            | CALL_EXPR
-            | FIELD_EXPR
-            | PREFIX_EXPR
-            | BIN_EXPR
-            | INDEX_EXPR
-            | PART_EXPR
-            | FOLD_EXPR
-            | EACH_EXPR
-            | CLOSURE_EXPR
-            | TRY_EXPR
-            | SPAWN_EXPR
-    )
+    <cairn_syntax::ast::Expr as cairn_syntax::ast::AstNode>::can_cast(kind)
 }
 
 /// The operator token of a binary or prefix expression.

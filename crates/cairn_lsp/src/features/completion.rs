@@ -14,7 +14,7 @@ use cairn_hir::types::Ty;
 use cairn_hir::{Item, ItemKind};
 use serde_json::{Value, json};
 
-use super::cursor::{Cursor, item_at, locals_of};
+use super::cursor::{Cursor, item_at, locals_of, run_start};
 
 // LSP's CompletionItemKind values.
 const FUNCTION: u32 = 3;
@@ -38,12 +38,7 @@ const KEYWORDS: &[&str] = &[
 pub(super) fn completion(cursor: &Cursor<'_>) -> Value {
     let text = cursor.text;
     let offset = cursor.offset.min(text.len());
-    let word_start = text[..offset]
-        .char_indices()
-        .rev()
-        .take_while(|(_, c)| c.is_alphanumeric() || *c == '_' || *c == '$')
-        .last()
-        .map_or(offset, |(i, _)| i);
+    let word_start = run_start(text, offset, |c| c.is_alphanumeric() || c == '_' || c == '$');
     let prefix = &text[word_start..offset];
     let mut items: BTreeMap<String, Value> = BTreeMap::new();
     let mut add = |label: &str, kind: u32, detail: Option<String>| {
@@ -65,12 +60,7 @@ pub(super) fn completion(cursor: &Cursor<'_>) -> Value {
     // `q.` : the qualifier before the dot.
     if text[..word_start].ends_with('.') {
         let before = &text[..word_start - 1];
-        let qualifier_start = before
-            .char_indices()
-            .rev()
-            .take_while(|(_, c)| c.is_alphanumeric() || *c == '_')
-            .last()
-            .map_or(before.len(), |(i, _)| i);
+        let qualifier_start = run_start(before, before.len(), |c| c.is_alphanumeric() || c == '_');
         let qualifier = &before[qualifier_start..];
         // A module reached by its alias: its public declarations.
         if let Some(import) = scope.imports.iter().find(|i| i.in_module == module && &*i.alias == qualifier) {

@@ -357,3 +357,9 @@ fn call_target_at(workspace: &Workspace, item: Item, range: TextRange) -> Option
         cairn_hir::check::CallTarget::Constructor | cairn_hir::check::CallTarget::Indirect => None,
     }
 }
+
+/// Where the run of characters `keep` accepts that ends at byte `end` of `text` starts (`end`
+/// when there is none): the word being typed, a qualifier before a `.`, a callee before a `(`.
+pub(super) fn run_start(text: &str, end: usize, keep: impl Fn(char) -> bool) -> usize {
+    text[..end].char_indices().rev().take_while(|(_, c)| keep(*c)).last().map_or(end, |(i, _)| i)
+}

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::cursor::{Cursor, item_at};
+use super::cursor::{Cursor, item_at, run_start};
 
 pub(super) fn signature_help(cursor: &Cursor<'_>) -> Value {
     let text = cursor.text;
@@ -32,12 +32,7 @@ pub(super) fn signature_help(cursor: &Cursor<'_>) -> Value {
     }
     let Some(open) = open else { return Value::Null };
     let callee_end = open;
-    let callee_start = text[..callee_end]
-        .char_indices()
-        .rev()
-        .take_while(|(_, c)| c.is_alphanumeric() || *c == '_' || *c == '.')
-        .last()
-        .map_or(callee_end, |(i, _)| i);
+    let callee_start = run_start(text, callee_end, |c| c.is_alphanumeric() || c == '_' || c == '.');
     let callee = &text[callee_start..callee_end];
     if callee.is_empty() {
         return Value::Null;
