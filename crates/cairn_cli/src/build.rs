@@ -383,6 +383,12 @@ struct FunctionReceipt {
     /// The `unsafe` blocks the body writes (language §45), when it writes any.
     #[serde(skip_serializing_if = "is_zero")]
     unsafe_blocks: u32,
+    /// For an implementation (language §27): the reference it implements.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    implements: Option<String>,
+    /// For an implementation: the identity (SHA-256) of each of its instances, by instance name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    identity: Option<BTreeMap<String, String>>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -443,6 +449,8 @@ fn frontend(workspace: &Workspace, functions: &[Arc<Function>]) -> Frontend {
             syntactic_check_sites: fact.sites.iter().map(|(kind, count)| ((*kind).to_string(), *count)).collect(),
             discharged_check_sites: discharged,
             unsafe_blocks: fact.unsafe_blocks,
+            implements: fact.implements.as_ref().map(|(reference, _)| reference.to_string()),
+            identity: fact.implements.as_ref().map(|(_, identities)| identities.iter().cloned().collect()),
         };
         out.insert(name, entry);
     }

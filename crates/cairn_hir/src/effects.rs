@@ -146,13 +146,34 @@ pub fn effect_rows(db: &dyn Db, program: Program) -> Arc<Rows> {
             }
         }
     }
+    // A reference's row is the join of its own and its implementations' (language §27): for
+    // the rows, it calls each implementation with its own parameters.
+    let implementations = crate::implementations::implementations(db, program);
     let effective: Vec<Arc<[crate::check::CallEdge]>> = checks
         .iter()
-        .map(|c| {
-            if taken.is_empty() || !c.local_row.contains("indirect_call") {
+        .zip(&functions)
+        .map(|(c, &function)| {
+            let joined: Vec<crate::check::CallEdge> = implementations
+                .iter()
+                .filter(|(_, reference)| *reference == function)
+                .map(|&(implementation, _)| crate::check::CallEdge {
+                    callee: implementation,
+                    args: Arc::from(Vec::new()),
+                    mapping: fn_signature(db, function)
+                        .params
+                        .iter()
+                        .map(|p| if p.borrowed() { Mapped::Borrow(p.name.clone()) } else { Mapped::Dropped })
+                        .collect(),
+                })
+                .collect();
+            if joined.is_empty() && (taken.is_empty() || !c.local_row.contains("indirect_call")) {
                 return c.calls.clone();
             }
             let mut calls = c.calls.to_vec();
+            calls.extend(joined);
+            if taken.is_empty() || !c.local_row.contains("indirect_call") {
+                return Arc::from(calls);
+            }
             for &target in &taken {
                 let params = fn_signature(db, target).params.len();
                 calls.push(crate::check::CallEdge {
@@ -239,7 +260,7 @@ pub fn fn_order(db: &dyn Db, item: Item) -> Option<Diag> {
 }
 
 /// A callee's row as seen by the caller: footprints renamed through the argument mapping.
-fn rename(row: &Row, signature: &crate::signature::Signature, mapping: &[Mapped]) -> Vec<Arc<str>> {
+pub(crate) fn rename(row: &Row, signature: &crate::signature::Signature, mapping: &[Mapped]) -> Vec<Arc<str>> {
     let mut out = Vec::with_capacity(row.len());
     for effect in row {
         // `lane:p`: the callee's lanes call its `fn` parameter `p`; a caller's own `fn`

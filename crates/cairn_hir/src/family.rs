@@ -79,6 +79,16 @@ pub fn family_def(db: &dyn Db, item: Item) -> FamilyDef {
         ));
         return def;
     }
+    if template.is_some_and(|t| crate::implementations::is_implementation(db, t)) {
+        def.error = Some(Diag::new(
+            "E-IMPL-PARAM",
+            format!(
+                "{written} is an implementation: its instances are the values its `tune` list names, never a family's."
+            ),
+            Anchor::Item,
+        ));
+        return def;
+    }
     def.template = template;
     if lo >= hi || hi - lo > FAMILY_WIDTH || hi > 1u64 << 32 {
         def.error = Some(Diag::new(

@@ -104,6 +104,13 @@ pub fn requested_instances(db: &dyn Db, program: Program) -> Requested {
             push(&mut out, &edge);
         }
     }
+    // A tuned implementation's listed instances are made whether or not selected (language §27).
+    for entry in program.items(db).iter().filter(|e| e.key.kind == ItemKind::Fn && !e.library) {
+        for args in crate::implementations::tuned_instances(db, entry.item) {
+            let edge = crate::check::CallEdge { callee: entry.item, args, mapping: Arc::from(Vec::new()) };
+            push(&mut out, &edge);
+        }
+    }
     for entry in ordinary {
         for edge in crate::check::check_fn(db, entry.item).calls.iter() {
             push(&mut out, edge);

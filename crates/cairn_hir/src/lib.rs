@@ -32,6 +32,7 @@ mod diag;
 mod effects;
 mod family;
 pub mod foreign;
+pub mod implementations;
 mod input;
 mod lanes;
 pub mod plans;

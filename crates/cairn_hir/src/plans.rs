@@ -13,8 +13,8 @@
 //! logical operators, float arithmetic, `min`, `max`, conversions to a float) and calls of
 //! functions whose rows do none of that, given values. A bound `reduce` over the same extent
 //! whose yield is such an expression may end a chain (it is judged with the chain, and runs after
-//! the fused regions). A plan selecting an implementation
-//! (`plan f use g;`, §27) is not in this build (`E-UNSUPPORTED`).
+//! the fused regions). A plan selecting an implementation (`plan f use g;`, §27) is judged with
+//! the implementations (`implementations.rs`).
 
 use std::sync::Arc;
 
@@ -91,19 +91,14 @@ const HOST_ITEMS: [(&str, u64, u64); 3] = [("grain", 1, (1 << 63) - 1), ("lanes"
 /// The items of device regions (tier 2: no function has one in this build).
 const DEVICE_ITEMS: [&str; 5] = ["block", "per_lane", "unroll", "vector", "stage"];
 
-/// `E-PLAN` (or `E-UNSUPPORTED` for a selection) for one plan, judged alone.
+/// `E-PLAN` for one schedule plan, judged alone (a selection is judged with the implementations).
 pub fn plan_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
     let def = plan_def(db, plan);
     let refuse = |message: String| Some(Diag::new("E-PLAN", message, Anchor::Item));
     let written = def.target.join(".");
+    // A selection is an implementation rule, judged with the others (`implementations.rs`).
     if def.selection {
-        return Some(Diag::new(
-            "E-UNSUPPORTED",
-            format!(
-                "`plan {written} use …;` selects an implementation (language §27), which this build does not have yet; a schedule plan (`plan {written} {{ grain 2048; }}`) is supported."
-            ),
-            Anchor::Item,
-        ));
+        return None;
     }
     let Some(function) = plan_target(db, plan) else {
         return refuse(format!("The plan names {written}, and no function of that name is visible here."));

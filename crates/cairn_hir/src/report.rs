@@ -311,12 +311,21 @@ pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
             }
         }
     }
+    // Implementation rules (language §27) are judged only for a program every other rule
+    // accepted (tools.md §3.1); until they pass, a row that joins an implementation's is not
+    // judged: the ceilings and order of the functions reaching a reference with implementations
+    // wait for them, and are not judged when they refuse.
+    let implementation = if result.bodies.is_empty() { implementation_phase(db, program) } else { None };
+    let waiting = match &implementation {
+        Some(_) => joining_functions(db, &rows),
+        None => HashSet::new(),
+    };
     let mut unjudged: HashSet<Item> = HashSet::new();
     for (index, &function) in rows.functions.iter().enumerate() {
         if result.bodies.contains_key(&(index as u32)) {
             continue;
         }
-        if rows.row(function).is_none() {
+        if rows.row(function).is_none() || waiting.contains(&function) {
             unjudged.insert(function);
             continue;
         }
@@ -357,7 +366,54 @@ pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
     }
     let knocked_items: HashSet<Item> = result.knocked.iter().map(|k| rows.functions[*k as usize]).collect();
     result.not_judged = own.iter().filter(|f| unjudged.contains(f) || knocked_items.contains(f)).count();
+    // What the implementation rules read — signatures, the clauses, rows and call edges —
+    // moves only with edits that take the whole pass, so the record stays right after a body
+    // edit the workspace brings it up to date from.
+    if result.ceilings.is_empty()
+        && result.orders.is_empty()
+        && let Some(refusal) = implementation
+    {
+        result.early.push(refusal);
+    }
     result
+}
+
+/// The functions whose rows join an implementation's: the references with implementations and
+/// every function that reaches one.
+fn joining_functions(db: &dyn Db, rows: &crate::effects::Rows) -> HashSet<Item> {
+    let mut out: HashSet<Item> = HashSet::new();
+    let mut work: Vec<Item> =
+        crate::implementations::implementations(db, Program::get(db)).iter().map(|&(_, reference)| reference).collect();
+    while let Some(function) = work.pop() {
+        if out.insert(function) {
+            work.extend(rows.callers_of(function));
+        }
+    }
+    out
+}
+
+/// The first refusal of the implementation rules: each implementation's structural rules, each
+/// selection, a second selection of one reference, then what needs the rows.
+fn implementation_phase(db: &dyn Db, program: Program) -> Option<(Item, Diag)> {
+    use crate::implementations as imp;
+    let entries = program.items(db);
+    // Methods too: a trait member cannot be an implementation (`E-IMPLEMENTS`).
+    let functions = entries.iter().filter(|e| matches!(e.key.kind, ItemKind::Fn | ItemKind::Method) && !e.library);
+    let implementations: Vec<Item> = functions.filter(|e| imp::is_implementation(db, e.item)).map(|e| e.item).collect();
+    for &item in &implementations {
+        if let Some(diag) = imp::implementation_refusal(db, item) {
+            return Some((item, diag));
+        }
+    }
+    for entry in entries.iter().filter(|e| e.key.kind == ItemKind::Plan) {
+        if let Some(diag) = imp::selection_refusal(db, entry.item) {
+            return Some((entry.item, diag));
+        }
+    }
+    if let Some(found) = imp::second_selection(db) {
+        return Some(found);
+    }
+    implementations.iter().find_map(|&item| imp::row_refusal(db, item).map(|diag| (item, diag)))
 }
 
 /// True when `function` calls, directly or through others, a function in `refused` other than

@@ -151,6 +151,9 @@ pub fn scopes_of(body: &Body) -> BodyScopes {
         body.params.iter().enumerate().map(|(i, name)| (name.clone(), LocalRef::Param(i as u32))).collect();
     let root = walk.push(None, params);
     walk.block(&body.root, root);
+    if let Some(when) = body.when {
+        walk.expr(when, root);
+    }
     BodyScopes {
         binder_kinds: walk.binder_kinds.into_boxed_slice(),
         scopes: walk.scopes.into_boxed_slice(),

@@ -127,9 +127,6 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
     if function.as_ref().is_some_and(ast::Fn::is_kernel) {
         fail(&mut error, "E-UNSUPPORTED", "Kernel functions are tier 2, which this checker does not check yet.".into());
     }
-    if function.as_ref().is_some_and(|f| f.implements_clause().is_some()) {
-        fail(&mut error, "E-UNSUPPORTED", "Implementations are tier 1, which this checker does not check yet.".into());
-    }
     let mut params: Vec<Param> = Vec::new();
     let mut extent_params: Vec<usize> = Vec::new();
     let foreign = crate::foreign::is_extern(db, item);

@@ -682,3 +682,42 @@ fn an_edit_of_the_target_record_regenerates_what_derives_from_it() {
     assert!(workspace.check().refusal.is_none());
     assert_eq!(generated(&workspace), ["decode_Pair", "encode_Pair", "std.core.Eq for Pair", "wire_size_Pair"]);
 }
+
+const IMPLEMENTED: &str = "\
+fn total(n:usize, xs:ro<u64>[n]) -> u64 {
+  let mut h:u64 = 0;
+  for i in 0..n { h = add_wrap(h, xs[i]); }
+  return h;
+}
+fn total_by[K:nat](n:usize, xs:ro<u64>[n]) -> u64 implements total when n % K == 0 tune K in [2, 4] {
+  let mut h:u64 = 0;
+  for i in 0..n { h = add_wrap(h, xs[i]); }
+  return h;
+}
+plan total use total_by[4];
+fn user(n:usize, xs:ro<u64>[n]) -> u64 = total(n, xs);
+fn main() -> i32 { return 0; }
+";
+
+#[test]
+fn an_implementation_s_body_edit_rechecks_its_instances_only() {
+    let mut workspace = workspace(IMPLEMENTED);
+    // A literal in the implementation: its two tuned instances are checked again, and nothing
+    // else — not the reference, not the reference's caller, not the whole-program pass.
+    let log = executed(&mut workspace, |w| edit(w, "fn total_by", "let mut h:u64 = 0;", "let mut h:u64 = 1;"));
+    let instances = log.iter().filter(|e| e.starts_with("check_generic_instance(")).count();
+    assert_eq!(instances, 2, "total_by[2] and total_by[4]: {log:?}");
+    for other in ["total", "user", "main"] {
+        assert!(!ran(&log, "check_fn", &id(&workspace, other)), "{other} was re-checked: {log:?}");
+    }
+    for query in PROGRAM_QUERIES {
+        assert!(!ran_any(&log, query), "{query} re-ran: {log:?}");
+    }
+    assert_eq!(workspace.last_check_kind(), CheckKind::Incremental);
+    // The reference's body: only it, and the implementation rules read nothing of its body.
+    let log = executed(&mut workspace, |w| edit(w, "fn total(", "let mut h:u64 = 0;", "let mut h:u64 = 2;"));
+    assert!(ran(&log, "check_fn", &id(&workspace, "total")), "{log:?}");
+    assert_eq!(log.iter().filter(|e| e.starts_with("check_")).count(), 1, "{log:?}");
+    assert!(!ran_any(&log, "implementation_def"), "{log:?}");
+    assert_eq!(workspace.last_check_kind(), CheckKind::Incremental);
+}

@@ -30,6 +30,13 @@ pub fn collect<'db>(db: &'db dyn Db, roots: &[Instance<'db>]) -> Vec<Instance<'d
         let instance = out[next];
         next += 1;
         let check = instance_check(db, instance);
+        // A reference reaches the implementation a plan selects (language §27).
+        if instance.is_monomorphic(db)
+            && let Some(chosen) = cairn_hir::implementations::selected(db, instance.item(db))
+            && seen.insert(chosen)
+        {
+            out.push(chosen);
+        }
         for edge in check.calls.iter() {
             let reached = Instance::new(db, edge.callee, edge.args.clone());
             if seen.insert(reached) {

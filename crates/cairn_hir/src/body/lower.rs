@@ -23,6 +23,11 @@ pub(super) fn lower(root: SyntaxNode) -> BodyWithSourceMap {
         }
         lower.body.params = Arc::from(names);
     }
+    if let Some(when) =
+        ast::Fn::cast(root.clone()).and_then(|f| f.implements_clause()).and_then(|clause| clause.when_clause())
+    {
+        lower.body.when = Some(lower.expr_opt(when.condition(), when.syntax()));
+    }
     let block = root.children().find(|c| c.kind() == SyntaxKind::BLOCK);
     let expression = root.children().find(|c| c.kind() == SyntaxKind::EXPR_BODY);
     if root.kind() == SyntaxKind::CONST {

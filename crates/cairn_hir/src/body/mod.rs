@@ -405,6 +405,9 @@ pub struct Body {
     pub expression_body: bool,
     /// False when the function has no body at all (syntax error).
     pub present: bool,
+    /// An implementation's `when` condition (language §27), over the parameters; checked and
+    /// lowered with the body, never run by it (the reference's entry tests it).
+    pub when: Option<ExprId>,
 }
 
 impl Body {

@@ -385,6 +385,7 @@ impl Cx<'_> {
             let full = self.scope.full_name(item);
             return Err(Diag::new("E-PRIVATE", format!("{full} is private to module {owner}."), Anchor::Expr(e)));
         }
+        self.implementation_use(item, e)?;
         if crate::foreign::is_extern(self.db, item) {
             let full = self.scope.full_name(item);
             self.lane_call(e, &format!("Calling the foreign function {full}"))?;

@@ -818,6 +818,7 @@ impl Cx<'_> {
             let owner = self.scope.module_of(item);
             return Err(Diag::new("E-PRIVATE", format!("{name} is private to module {owner}."), Anchor::Expr(e)));
         }
+        self.implementation_use(item, e)?;
         if !crate::generics::fn_generics(self.db, item).is_empty() {
             return Err(Diag::new(
                 "E-FN-TYPE",

@@ -21,6 +21,7 @@ mod dispatch;
 mod dynamic;
 mod expr;
 mod generic;
+mod implements;
 mod linear;
 mod moves;
 mod owner;
@@ -326,6 +327,7 @@ pub fn uninstantiated_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
         || !scope.module_of(item).is_empty()
         || scope.info(item).is_none_or(|info| info.library)
         || crate::generics::in_family(db, item)
+        || crate::implementations::is_implementation(db, item)
     {
         return None;
     }
@@ -563,6 +565,9 @@ impl Cx<'_> {
         let body = self.body.clone();
         if !body.present {
             return Ok(());
+        }
+        if let Some(when) = body.when {
+            self.when_condition(when)?;
         }
         let ends = self.block(&body.root)?;
         if !ends && self.signature.ret != Ty::Void && !self.signature.ret.is_error() {

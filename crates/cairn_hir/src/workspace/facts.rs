@@ -22,9 +22,28 @@ pub struct FunctionFacts {
     pub sites: Vec<(&'static str, u32)>,
     /// How many `unsafe` blocks its body writes (language §45: the receipt counts them).
     pub unsafe_blocks: u32,
+    /// For an implementation (language §27): its reference's full name, and the identity of each
+    /// of its instances (one for an untuned implementation), by instance name.
+    pub implements: Option<(Arc<str>, Vec<(String, String)>)>,
 }
 
 impl Workspace {
+    /// An implementation's reference and the identity of each of its instances.
+    fn implementation_facts(&self, item: Item) -> Option<(Arc<str>, Vec<(String, String)>)> {
+        let reference = crate::implementations::implementation_reference(&self.db, item)?;
+        let tuned = crate::implementations::tuned_instances(&self.db, item);
+        let instances: Vec<crate::instance::Instance<'_>> = if tuned.is_empty() {
+            vec![crate::instance::Instance::monomorphic(&self.db, item)]
+        } else {
+            tuned.into_iter().map(|args| crate::instance::Instance::new(&self.db, item, args)).collect()
+        };
+        let identities = instances
+            .into_iter()
+            .filter_map(|i| Some((i.display(&self.db), crate::implementations::identity(&self.db, i)?)))
+            .collect();
+        Some((crate::scope::Resolver::new(&self.db).full_name(reference), identities))
+    }
+
     /// `cairn check --generics`: each own template's verdict at its witnesses, by full name
     /// (`crate::certify`); every verdict is `unknown` when the program does not check.
     pub fn certify_generics(&mut self) -> Vec<(String, String)> {
@@ -105,6 +124,7 @@ impl Workspace {
                         .iter()
                         .filter(|s| matches!(s, crate::body::Stmt::Unsafe(_)))
                         .count() as u32,
+                    implements: self.implementation_facts(entry.item),
                 }
             })
             .collect()

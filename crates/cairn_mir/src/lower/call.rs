@@ -148,7 +148,7 @@ impl Lower<'_> {
         }
         let args: Vec<Operand> = lowered.into_iter().map(|v| v.unwrap_or(lit_usize(0))).collect();
         let ret = mty(self.db, &signature.ret);
-        let callee = instance_symbol(self.db, instance);
+        let callee = self.direct_implementation(instance, &args).unwrap_or_else(|| instance_symbol(self.db, instance));
         if ret == MTy::Void {
             self.emit(Inst::Call { dst: None, callee, args });
             return Ok(Operand::Const(Const::Bool(false)));

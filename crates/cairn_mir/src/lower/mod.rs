@@ -38,6 +38,7 @@ use cairn_hir::{fields_of, variants_of};
 mod call;
 mod cfg;
 mod closure;
+mod dispatch;
 mod elide;
 mod expr;
 mod owner;
@@ -270,6 +271,12 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function,
         lower.bindings.insert(LocalRef::Param(i as u32), local);
         param_locals.push(local);
     }
+    // A selected implementation runs first where its condition holds (language §27).
+    if instance.is_monomorphic(db)
+        && let Some(chosen) = cairn_hir::implementations::selected(db, item)
+    {
+        lower.dispatch(chosen, &param_locals);
+    }
     // By-value owner parameters are the function's to release.
     lower.open_frame();
     for (param, &local) in signature.params.iter().zip(&param_locals) {
@@ -345,7 +352,11 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function,
         blocks,
         extents,
     };
-    Ok((function, lower.extra))
+    let mut extra = lower.extra;
+    if fn_body(db, item).when.is_some() {
+        extra.push(dispatch::when_function(db, instance, fn_body(db, item), check, signature)?);
+    }
+    Ok((function, extra))
 }
 
 /// A block under construction.
