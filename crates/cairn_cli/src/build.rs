@@ -94,12 +94,22 @@ pub struct Stopped(pub u8);
 
 /// Loads, checks and builds; prints the refusal or the environment record when it stops.
 pub fn build(path: &Path, purpose: Purpose, flags: &BuildFlags, out: Output) -> Result<Built, Stopped> {
-    let started = Instant::now();
-    let _watchdog = Watchdog::start(flags.timeout, out);
     let program = cairn_vfs::load(path).map_err(|error| {
         out.environment(&error.message);
         Stopped(2)
     })?;
+    build_program(program, purpose, flags, out)
+}
+
+/// Checks and builds a loaded program (`cairn validate` builds programs it made this way).
+pub fn build_program(
+    program: cairn_vfs::Program,
+    purpose: Purpose,
+    flags: &BuildFlags,
+    out: Output,
+) -> Result<Built, Stopped> {
+    let started = Instant::now();
+    let _watchdog = Watchdog::start(flags.timeout, out);
     let mut workspace = load_workspace(&program);
     let outcome = workspace.check();
     if let Some(refusal) = outcome.refusal {

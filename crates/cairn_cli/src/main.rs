@@ -24,6 +24,7 @@ mod run;
 mod state;
 mod test;
 mod undo;
+mod validate;
 mod verify;
 
 use std::path::PathBuf;
@@ -236,6 +237,15 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
     },
+    /// Run an implementation side by side with its reference on generated edge-case inputs (finite
+    /// evidence, not a proof; Z3's bounded check is not in this build)
+    Validate {
+        #[command(flatten)]
+        flags: validate::ValidateFlags,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
     /// SMT source equivalence of a function (or every function) between a reference and a candidate file
     Verify {
         #[command(flatten)]
@@ -409,6 +419,7 @@ fn command(cli: Cli) -> u8 {
         }
         Command::Diff { flags, format } => diff::run(&flags, output::Output::choose(format)),
         Command::Verify { flags, format } => verify::run(&flags, output::Output::choose(format)),
+        Command::Validate { flags, format } => validate::run(&flags, output::Output::choose(format)),
         Command::Inspect { path, symbol, scope, expand, explain, format } => {
             let flags = inspect::InspectFlags { symbol, scope, expand, explain };
             inspect::run(&path, &flags, output::Output::choose(format))

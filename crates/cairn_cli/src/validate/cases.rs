@@ -1,0 +1,294 @@
+//! The inputs `cairn validate` feeds a reference and its implementation (tools.md §3.14).
+//!
+//! A [`Shape`] is what the signature says can be fed: extents (`usize` parameters sizing a view),
+//! scalar values, and views of scalars. A [`Case`] is one input: one value for every extent (all
+//! extents of a case take the same value, so views that share or relate their extents stay
+//! consistent), a fill [`Pattern`] for every view, and a value for every other scalar.
+//!
+//! Extents come from the tiles: the naturals of the instance, the divisors the `when` condition
+//! names and the literal factors the implementation indexes by, the host pool's cutoff when a
+//! region may split; each tile −1, itself, +1 and a partial second tile, then 0, 1 and the
+//! domain's largest. Views are zeroed, all ones, ascending, at the type's maximum, alternating,
+//! random, and ascending one element off an aligned allocation. Scalars cycle through their type's
+//! edges. Everything is deterministic for a seed.
+
+use serde::{Deserialize, Serialize};
+
+use cairn_hir::types::{Extent, FloatTy, IntTy, Mode, Ty};
+
+/// The type of a fed value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scalar {
+    Int(IntTy),
+    Float(FloatTy),
+    Bool,
+}
+
+impl Scalar {
+    fn of(ty: &Ty) -> Option<Scalar> {
+        match ty {
+            Ty::Int(int) => Some(Scalar::Int(*int)),
+            Ty::Float(float) => Some(Scalar::Float(*float)),
+            Ty::Bool => Some(Scalar::Bool),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::Int(int) => int.name(),
+            Scalar::Float(float) => float.name(),
+            Scalar::Bool => "bool",
+        }
+    }
+
+    /// The values a scalar parameter cycles through: its type's edges.
+    fn edges(self) -> Vec<String> {
+        match self {
+            Scalar::Int(int) => {
+                let (lo, hi) = int.range();
+                let mut out =
+                    vec!["0".to_string(), "1".to_string(), hi.to_string(), "2".to_string(), (hi / 2).to_string()];
+                if int.signed() {
+                    out.push("-1".to_string());
+                    out.push(lo.to_string());
+                }
+                out
+            }
+            Scalar::Float(FloatTy::F64) => {
+                ["0.0", "1.0", "-1.0", "0.5", "1e300", "-2.5"].iter().map(|s| s.to_string()).collect()
+            }
+            Scalar::Float(FloatTy::F32) => {
+                ["0.0", "1.0", "-1.0", "0.5", "3e38", "-2.5"].iter().map(|s| s.to_string()).collect()
+            }
+            Scalar::Bool => vec!["false".to_string(), "true".to_string()],
+        }
+    }
+}
+
+/// How a view's extent is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViewExtent {
+    /// The extent parameter at this position.
+    Param(usize),
+    Literal(u64),
+}
+
+/// One parameter as the harness feeds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fed {
+    Extent,
+    Scalar(Scalar),
+    View { elem: Scalar, rw: bool, extent: ViewExtent },
+}
+
+/// What the signature lets the harness feed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    pub params: Vec<(String, Fed)>,
+    /// `None` for a function that returns nothing.
+    pub ret: Option<Scalar>,
+}
+
+impl Shape {
+    /// The shape of a signature, or why it cannot be fed.
+    pub fn of(signature: &cairn_hir::Signature) -> Result<Shape, String> {
+        let mut params = Vec::new();
+        for (index, param) in signature.params.iter().enumerate() {
+            let fed = match &param.ty {
+                Ty::Int(IntTy::Usize) if signature.extent_params.contains(&index) => Fed::Extent,
+                Ty::View(view) => {
+                    let elem = Scalar::of(&view.elem)
+                        .ok_or_else(|| format!("the view {} holds {}, not scalars", param.name, view.elem))?;
+                    let extent = match &view.extent {
+                        Extent::Literal(n) => ViewExtent::Literal(*n),
+                        Extent::Name(name) => ViewExtent::Param(
+                            signature
+                                .param_index(name)
+                                .ok_or_else(|| format!("the extent {name} is not a parameter"))?,
+                        ),
+                        _ => return Err(format!("the extent of {} is not a parameter or a literal", param.name)),
+                    };
+                    Fed::View { elem, rw: view.mode == Mode::Rw, extent }
+                }
+                ty => Fed::Scalar(Scalar::of(ty).ok_or_else(|| format!("the parameter {} is a {ty}", param.name))?),
+            };
+            params.push((param.name.to_string(), fed));
+        }
+        let ret = match &signature.ret {
+            Ty::Void => None,
+            ty => Some(Scalar::of(ty).ok_or_else(|| format!("the result is a {ty}"))?),
+        };
+        Ok(Shape { params, ret })
+    }
+
+    /// The scalars a run prints, in order: the result, then each `rw` view's elements.
+    pub fn printed(&self, case: &Case) -> Vec<Scalar> {
+        let mut out: Vec<Scalar> = self.ret.into_iter().collect();
+        for (_, fed) in &self.params {
+            if let Fed::View { elem, rw: true, extent } = fed {
+                let n = match extent {
+                    ViewExtent::Literal(n) => *n,
+                    ViewExtent::Param(_) => case.extent,
+                };
+                out.extend(std::iter::repeat_n(*elem, n as usize));
+            }
+        }
+        out
+    }
+}
+
+/// How a view is filled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    Zeroed,
+    Ones,
+    Ascending,
+    Maximum,
+    Alternating,
+    Random,
+    /// Ascending, passed one element off an aligned allocation.
+    Offset,
+}
+
+pub const PATTERNS: [Pattern; 7] = [
+    Pattern::Zeroed,
+    Pattern::Ones,
+    Pattern::Ascending,
+    Pattern::Maximum,
+    Pattern::Alternating,
+    Pattern::Random,
+    Pattern::Offset,
+];
+
+/// One input.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Case {
+    pub extent: u64,
+    pub pattern: Pattern,
+    pub seed: u64,
+    /// Each scalar parameter's value as a CAIRN literal, by name.
+    pub scalars: std::collections::BTreeMap<String, String>,
+}
+
+/// The extents a validation tries, ascending, within `largest`.
+pub fn extents(tiles: &[u64], largest: u64) -> Vec<u64> {
+    let mut out = vec![0, 1, largest];
+    for &tile in tiles.iter().filter(|&&t| t > 0) {
+        out.extend([tile - 1, tile, tile + 1, tile + (tile / 2).max(1)]);
+    }
+    out.retain(|&e| e <= largest);
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The cases of a validation: every extent with every pattern, scalars cycling through their
+/// edges, at most `budget`, spread over the grid when it is larger.
+pub fn generate(shape: &Shape, extents: &[u64], budget: usize, seed: u64) -> Vec<Case> {
+    let has_views = shape.params.iter().any(|(_, f)| matches!(f, Fed::View { .. }));
+    let has_extents = shape.params.iter().any(|(_, f)| matches!(f, Fed::Extent));
+    let extents: Vec<u64> = if has_extents { extents.to_vec() } else { vec![0] };
+    let patterns: Vec<Pattern> = if has_views { PATTERNS.to_vec() } else { vec![Pattern::Zeroed] };
+    let scalars: Vec<(&str, Vec<String>)> = shape
+        .params
+        .iter()
+        .filter_map(|(name, fed)| match fed {
+            Fed::Scalar(s) => Some((name.as_str(), s.edges())),
+            _ => None,
+        })
+        .collect();
+    // Enough rounds that every edge of every scalar is met at least once.
+    let rounds = scalars.iter().map(|(_, e)| e.len()).max().unwrap_or(1).max(1);
+    let mut grid: Vec<Case> = Vec::new();
+    let mut counter = 0usize;
+    for round in 0..rounds {
+        for &extent in &extents {
+            for &pattern in &patterns {
+                let values = scalars
+                    .iter()
+                    .enumerate()
+                    .map(|(k, (name, edges))| (name.to_string(), edges[(counter + k * round) % edges.len()].clone()))
+                    .collect();
+                grid.push(Case {
+                    extent,
+                    pattern,
+                    seed: seed.wrapping_mul(6364136223846793005).wrapping_add(counter as u64),
+                    scalars: values,
+                });
+                counter += 1;
+            }
+        }
+        if scalars.is_empty() {
+            break;
+        }
+    }
+    if grid.len() <= budget {
+        return grid;
+    }
+    // Spread evenly over the grid: `budget` cases, the first one first.
+    let len = grid.len();
+    (0..budget).map(|i| grid[i * len / budget].clone()).collect()
+}
+
+/// Simpler neighbours of a failing case, simplest first: smaller extents, then each scalar at 0.
+pub fn probes(case: &Case, extents: &[u64], shape: &Shape) -> Vec<Case> {
+    let mut out = Vec::new();
+    for &extent in extents.iter().filter(|&&e| e < case.extent) {
+        out.push(Case { extent, ..case.clone() });
+    }
+    for (name, fed) in &shape.params {
+        if let Fed::Scalar(scalar) = fed {
+            let zero = if matches!(scalar, Scalar::Float(_)) {
+                "0.0"
+            } else if *scalar == Scalar::Bool {
+                "false"
+            } else {
+                "0"
+            };
+            if case.scalars.get(name).is_some_and(|v| v != zero) {
+                let mut simpler = case.clone();
+                simpler.scalars.insert(name.clone(), zero.to_string());
+                out.push(simpler);
+            }
+        }
+    }
+    if case.pattern != Pattern::Zeroed {
+        out.push(Case { pattern: Pattern::Zeroed, ..case.clone() });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extents_surround_each_tile() {
+        assert_eq!(extents(&[8], 64), vec![0, 1, 7, 8, 9, 12, 64]);
+        assert_eq!(extents(&[], 16), vec![0, 1, 16]);
+        // Past the domain's largest, a tile is left out.
+        assert_eq!(extents(&[100], 64), vec![0, 1, 64]);
+    }
+
+    #[test]
+    fn the_budget_keeps_the_first_cases_of_each_extent_and_pattern_spread() {
+        let shape = Shape {
+            params: vec![
+                ("n".into(), Fed::Extent),
+                ("xs".into(), Fed::View { elem: Scalar::Int(IntTy::U64), rw: false, extent: ViewExtent::Param(0) }),
+                ("k".into(), Fed::Scalar(Scalar::Int(IntTy::U8))),
+            ],
+            ret: Some(Scalar::Int(IntTy::U64)),
+        };
+        let all = generate(&shape, &[0, 1, 8], 10_000, 1);
+        // 3 extents x 7 patterns, for each of the u8 edges (5 rounds).
+        assert_eq!(all.len(), 3 * 7 * 5);
+        let values: std::collections::BTreeSet<&str> = all.iter().map(|c| c.scalars["k"].as_str()).collect();
+        assert_eq!(values.into_iter().collect::<Vec<_>>(), vec!["0", "1", "127", "2", "255"]);
+        let some = generate(&shape, &[0, 1, 8], 20, 1);
+        assert_eq!(some.len(), 20);
+        assert_eq!(generate(&shape, &[0, 1, 8], 20, 1), some, "deterministic for a seed");
+    }
+}

@@ -1,0 +1,168 @@
+//! `cairn validate` (tools.md §3.14): a correct implementation passes on generated cases that run
+//! it; a subtly wrong one fails with the simplest failing input found, kept in the regressions
+//! file (written identically by the next run, which tries it first); floats compare under the
+//! policy's tolerance; what cannot be fed is `unknown`; what is not an implementation is
+//! `rejected`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cairn-validate-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    dir
+}
+
+/// `cairn validate FILE --symbol G [extra]`: the record and the exit status.
+fn validate(dir: &Path, file: &str, symbol: &str, extra: &[&str]) -> (serde_json::Value, i32) {
+    let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .current_dir(dir)
+        .args(["validate", file, "--symbol", symbol, "--format", "json"])
+        .args(extra)
+        .output()
+        .expect("run cairn");
+    let record = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("no record: {output:?}"));
+    (record, output.status.code().unwrap_or(-1))
+}
+
+const TOTAL: &str = "fn total(n:usize, xs:ro<u32>[n], scale:u32) -> u64 {
+  let mut h:u64 = 0;
+  for i in 0..n { h = h + u64(xs[i]) * u64(scale); }
+  return h;
+}
+
+fn total_pairs(n:usize, xs:ro<u32>[n], scale:u32) -> u64 implements total when n % 2 == 0 {
+  let mut h:u64 = 0;
+  for k in 0..n / 2 { h = h + (u64(xs[2 * k]) + u64(xs[2 * k + 1])) * u64(scale); }
+  return h;
+}
+
+fn total_wrong(n:usize, xs:ro<u32>[n], scale:u32) -> u64 implements total when n % 2 == 0 {
+  let mut h:u64 = 0;
+  for k in 0..n / 2 {
+    let a = u64(xs[2 * k]);
+    let b = u64(xs[2 * k + 1]);
+    h = h + (a + b) * u64(scale);
+    if a > 4000000000 { h = h + 1; }
+  }
+  return h;
+}
+
+fn total_by[K:nat](n:usize, xs:ro<u32>[n], scale:u32) -> u64 implements total when n % K == 0 tune K in [4, 8] {
+  let mut h:u64 = 0;
+  for i in 0..n { h = h + u64(xs[i]) * u64(scale); }
+  return h;
+}
+
+fn fill(n:usize, out:rw<u64>[n], v:u64) { for i in 0..n { out[i] = v; } }
+fn fill_fast(n:usize, out:rw<u64>[n], v:u64) implements fill { for i in 0..n { out[n - 1 - i] = v; } }
+
+fn main() -> i32 { return 0; }
+";
+
+#[test]
+fn a_correct_implementation_passes_on_cases_that_run_it() {
+    let dir = scratch("pass");
+    std::fs::write(dir.join("p.cairn"), TOTAL).expect("write");
+    let (record, code) = validate(&dir, "p.cairn", "total_pairs", &[]);
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(record["protocol"], "cairn.validation/1");
+    assert_eq!(record["status"], "passed");
+    assert_eq!(record["reference"], "total");
+    assert_eq!(record["evidence"], "finite-tested");
+    let cases = record["finite"]["cases"].as_u64().expect("cases");
+    let ran = record["finite"]["implementation_ran"].as_u64().expect("ran");
+    assert!(cases >= 20 && ran > 0 && ran < cases, "{record}");
+    // The tile 2 from `n % 2` and `xs[2 * k]`: its neighbours are tried.
+    assert_eq!(record["coverage"]["tiles"], serde_json::json!([2]));
+    assert!(record["coverage"]["extents"].as_array().is_some_and(|e| e.contains(&serde_json::json!(3))), "{record}");
+    assert!(!dir.join("regressions").exists(), "nothing failed, nothing kept");
+    // An implementation writing an rw view in another order, without a condition: every case runs it.
+    let (record, code) = validate(&dir, "p.cairn", "fill_fast", &[]);
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(record["finite"]["implementation_ran"], record["finite"]["cases"]);
+    // One instance of a tuned implementation; its name alone lists them.
+    let (record, code) = validate(&dir, "p.cairn", "total_by[8]", &[]);
+    assert_eq!(code, 0, "{record}");
+    let (record, code) = validate(&dir, "p.cairn", "total_by", &[]);
+    assert_eq!((code, &record["status"]), (2, &serde_json::json!("unknown")));
+    assert_eq!(record["instances"], serde_json::json!(["total_by[4]", "total_by[8]"]));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_subtly_wrong_implementation_fails_at_a_shrunk_input_kept_for_next_time() {
+    let dir = scratch("fail");
+    std::fs::write(dir.join("p.cairn"), TOTAL).expect("write");
+    let (record, code) = validate(&dir, "p.cairn", "total_wrong", &[]);
+    assert_eq!(code, 1, "{record}");
+    assert_eq!(record["status"], "failed");
+    let failed = &record["finite"]["failed"];
+    // The simplest failing input: two elements at the maximum (the smallest extent the condition
+    // admits and that shows the bug).
+    assert_eq!(failed["inputs"]["extent"], 2, "{record}");
+    assert_eq!(failed["inputs"]["pattern"], "maximum", "{record}");
+    assert_eq!(failed["reference"]["ended"], "returned");
+    assert_ne!(failed["reference"]["stdout"], failed["implementation"]["stdout"], "{record}");
+    let kept = dir.join("regressions/total.json");
+    let first = std::fs::read(&kept).expect("the failing case is kept");
+    // The next run tries the kept case first and writes the file identically.
+    let (again, code) = validate(&dir, "p.cairn", "total_wrong", &[]);
+    assert_eq!(code, 1);
+    assert_eq!(again["finite"]["kept_cases"], 1, "{again}");
+    assert_eq!(std::fs::read(&kept).expect("kept"), first, "written identically");
+    // A correct implementation of the same reference is not held to another's kept cases.
+    let (record, code) = validate(&dir, "p.cairn", "total_pairs", &[]);
+    assert_eq!((code, &record["finite"]["kept_cases"]), (0, &serde_json::json!(0)), "{record}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn floats_agree_under_the_policy_s_tolerance() {
+    let dir = scratch("float");
+    let source = "fn sum(n:usize, xs:ro<f64>[n]) -> f64 {
+  let mut s:f64 = 0.0;
+  for i in 0..n { s = s + xs[i]; }
+  return s;
+}
+fn sum_pairs(n:usize, xs:ro<f64>[n]) -> f64 implements sum when n % 2 == 0 {
+  let mut a:f64 = 0.0;
+  let mut b:f64 = 0.0;
+  for k in 0..n / 2 { a = a + xs[2 * k]; b = b + xs[2 * k + 1]; }
+  return a + b;
+}
+fn main() -> i32 { return 0; }
+";
+    std::fs::write(dir.join("f.cairn"), source).expect("write");
+    // Reassociated sums differ in the last bits on random inputs: exact comparison fails...
+    let (record, code) = validate(&dir, "f.cairn", "sum_pairs", &["--regressions", "exact.json"]);
+    assert_eq!(code, 1, "{record}");
+    // ...and a relative tolerance accepts them.
+    std::fs::write(dir.join("policy.json"), r#"{"tolerance": {"relative": 1e-9}}"#).expect("write");
+    let (record, code) =
+        validate(&dir, "f.cairn", "sum_pairs", &["--policy", "policy.json", "--regressions", "tolerant.json"]);
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(record["agreement"]["tolerance"]["relative"], 1e-9);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn what_cannot_be_fed_is_unknown_and_what_is_no_implementation_is_rejected() {
+    let dir = scratch("edges");
+    let source = "struct P { x:u64; }
+fn get(p:P) -> u64 { return p.x; }
+fn get_fast(p:P) -> u64 implements get { return p.x; }
+fn main() -> i32 { return 0; }
+";
+    std::fs::write(dir.join("r.cairn"), source).expect("write");
+    let (record, code) = validate(&dir, "r.cairn", "get_fast", &[]);
+    assert_eq!((code, &record["status"]), (2, &serde_json::json!("unknown")), "{record}");
+    assert!(record["reason"].as_str().is_some_and(|r| r.contains("cannot be fed")), "{record}");
+    let (record, code) = validate(&dir, "r.cairn", "get", &[]);
+    assert_eq!((code, &record["status"]), (1, &serde_json::json!("rejected")), "{record}");
+    std::fs::write(dir.join("bad.json"), r#"{"budget": 10, "cases": 3}"#).expect("write");
+    let (record, code) = validate(&dir, "r.cairn", "get_fast", &["--policy", "bad.json"]);
+    assert_eq!((code, &record["status"]), (1, &serde_json::json!("rejected")), "{record}");
+    std::fs::remove_dir_all(&dir).ok();
+}
