@@ -1,60 +1,50 @@
-//! `cairn validate` (tools.md §3.14): one implementation run side by side with its reference on
-//! generated edge-case inputs — evidence from finitely many cases, not a proof.
+//! Validation of an implementation (tools.md §3.14): one implementation run side by side with
+//! its reference on generated edge-case inputs — evidence from finitely many cases, not a proof.
+//! `cairn validate` and implementation sessions (protocol.md §9) both ask [`validate`].
 //!
 //! The inputs come from the signature and the tiles (`cases.rs`); each case is a `test` block of a
-//! generated harness (`harness.rs`) appended to the program, built twice: once with no selection
-//! of the reference (its blocks run the reference, and the implementation where its condition
-//! holds) and once with `plan f use g;` (its blocks run the reference under the dispatch). Every
-//! block runs in its own process, standard input on the null device. Agreement (`agree.rs`): both
-//! trap, or the same values (integers and booleans bit-equal, floats within the policy's
+//! generated harness (`harness.rs`) appended to the implementation's file, built twice: once with
+//! no selection of the reference (its blocks run the reference, and the implementation where its
+//! condition holds) and once with `plan f use g;` (its blocks run the reference under the
+//! dispatch). Building and running is IO, which this crate does not do: a [`Runner`] handed in by
+//! the caller builds a program and runs each block in its own process. Agreement (`agree.rs`):
+//! both trap, or the same values (integers and booleans bit-equal, floats within the policy's
 //! tolerance). A failing case is shrunk over simpler neighbours (smaller extents, scalars at
-//! zero, zeroed views) and kept in the regressions file, which later runs try first and which is
-//! written identically every run.
+//! zero, zeroed views); the caller keeps it in the regressions file ([`Regressions`]), which later
+//! runs pass back as `kept` and try first.
 //!
-//! Not in this build: Z3's separate bounded check (`smt` says `not-run`), `--history`,
-//! `--emulate` and device targets.
-//!
-//! Exit: 0 passed; 1 failed or rejected; 2 unknown.
+//! Not in this build: Z3's separate bounded check (`smt` says `not-run`), the candidate history,
+//! emulation and device targets.
 
-mod agree;
-mod cases;
-mod harness;
-
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Duration;
+pub mod agree;
+pub mod cases;
+pub mod harness;
 
 use serde::{Deserialize, Serialize};
 
 use cairn_hir::body::{BinaryOp, Expr, ExprId};
 use cairn_hir::check::Resolution;
 use cairn_hir::instance::{Instance, InstanceArg};
-use cairn_hir::{Item, ItemKind, Resolver, Workspace};
+use cairn_hir::{Item, ItemKind, Resolver, SourceText, Workspace};
 use cairn_syntax::ast::{self, AstNode};
 
-use crate::build::{BuildFlags, Purpose, build_program};
-use crate::output::{Output, to_map};
-use crate::process::{OUTPUT_CAP, limit, wait_captured};
-use cases::{Case, Shape};
+pub use agree::Outcome;
+pub use cases::Case;
+use cases::Shape;
 use harness::{Callee, Run};
 
-/// `cairn validate` options.
-#[derive(Debug, clap::Args)]
-pub struct ValidateFlags {
-    /// A .cairn file, a project directory (its cairn.toml), or a manifest.
-    #[arg(default_value = ".")]
-    pub path: PathBuf,
-    /// The implementation, or one instance of a tuned one (`g[16]`).
-    #[arg(long, value_name = "G")]
-    pub symbol: String,
-    /// The validation policy (strict JSON, at most 200,000 bytes): `tolerance`, `domain`,
-    /// `budget`, `seed`, `probes`, `seconds`.
-    #[arg(long, value_name = "POLICY.json")]
-    pub policy: Option<PathBuf>,
-    /// Where failing cases are kept (default: `regressions/<reference>.json` in the project).
-    #[arg(long, value_name = "FILE")]
-    pub regressions: Option<PathBuf>,
+/// Builds programs and runs their blocks: the IO a validation needs, handed in by its caller.
+pub trait Runner: Sync {
+    /// Builds `files` (a program) as a test runner, then runs each of `blocks` (test names) in a
+    /// process of its own with standard input on the null device, within `seconds`: each block's
+    /// outcome, or why it decided nothing (it timed out, or could not start). `Err` when the
+    /// program did not build.
+    fn run(
+        &self,
+        files: &[SourceText],
+        blocks: &[String],
+        seconds: u64,
+    ) -> Result<Vec<Result<Outcome, String>>, String>;
 }
 
 /// The policy (tools.md §3.14, protocol.md §9.1).
@@ -107,75 +97,76 @@ impl Default for Policy {
 /// The regressions file: the policy it pinned and the failing cases kept, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Regressions {
-    protocol: String,
-    reference: String,
-    policy: Policy,
-    cases: Vec<Kept>,
+pub struct Regressions {
+    pub protocol: String,
+    pub reference: String,
+    pub policy: Policy,
+    pub cases: Vec<Kept>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Kept {
-    implementation: String,
-    case: Case,
+pub struct Kept {
+    pub implementation: String,
+    pub case: Case,
 }
 
-const REGRESSIONS: &str = "cairn.regressions/1";
+pub const REGRESSIONS: &str = "cairn.regressions/1";
 const PROTOCOL: &str = "cairn.validation/1";
 
 /// The `cairn.validation/1` record.
 #[derive(Serialize, Default)]
-struct Record {
-    protocol: &'static str,
-    status: &'static str,
-    implementation: String,
-    reference: String,
+pub struct Record {
+    pub protocol: &'static str,
+    pub status: &'static str,
+    pub implementation: String,
+    pub reference: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    finite: Option<Finite>,
-    smt: Smt,
+    pub finite: Option<Finite>,
+    pub smt: Smt,
     #[serde(skip_serializing_if = "Option::is_none")]
-    evidence: Option<&'static str>,
+    pub evidence: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    identity: Option<String>,
-    agreement: agree::Statement,
+    pub identity: Option<String>,
+    pub agreement: agree::Statement,
     #[serde(skip_serializing_if = "Option::is_none")]
-    coverage: Option<Coverage>,
+    pub coverage: Option<Coverage>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    instances: Vec<String>,
+    pub instances: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<String>,
-    compiler: String,
+    pub reason: Option<String>,
+    pub compiler: String,
 }
 
 #[derive(Serialize, Default)]
-struct Finite {
-    status: &'static str,
-    cases: usize,
-    implementation_ran: usize,
-    kept_cases: usize,
+pub struct Finite {
+    pub status: &'static str,
+    pub cases: usize,
+    pub implementation_ran: usize,
+    pub kept_cases: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    failed: Option<Failed>,
+    pub failed: Option<Failed>,
+    /// Where the failing case was kept (the caller writes it).
     #[serde(skip_serializing_if = "Option::is_none")]
-    kept: Option<String>,
+    pub kept: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<String>,
+    pub reason: Option<String>,
 }
 
 #[derive(Serialize)]
-struct Failed {
-    inputs: Case,
-    reference: agree::Outcome,
+pub struct Failed {
+    pub inputs: Case,
+    pub reference: agree::Outcome,
     #[serde(skip_serializing_if = "Option::is_none")]
-    implementation: Option<agree::Outcome>,
+    pub implementation: Option<agree::Outcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    dispatch: Option<agree::Outcome>,
+    pub dispatch: Option<agree::Outcome>,
 }
 
 #[derive(Serialize)]
-struct Smt {
-    status: &'static str,
-    reason: &'static str,
+pub struct Smt {
+    pub status: &'static str,
+    pub reason: &'static str,
 }
 
 impl Default for Smt {
@@ -185,7 +176,7 @@ impl Default for Smt {
 }
 
 #[derive(Serialize, Default)]
-struct Coverage {
+pub struct Coverage {
     generated: usize,
     kept: usize,
     ran: usize,
@@ -193,73 +184,66 @@ struct Coverage {
     tiles: Vec<u64>,
 }
 
-pub fn run(flags: &ValidateFlags, out: Output) -> u8 {
-    let (record, code) = validate(flags);
-    let record = to_map(&record);
-    let detail = format!(
-        "{} against {}",
-        record.get("implementation").and_then(|v| v.as_str()).unwrap_or(""),
-        record.get("reference").and_then(|v| v.as_str()).unwrap_or("")
-    );
-    out.summary(&record, code == 0, &detail);
-    code
+/// What a validation found: its record, the exit status `cairn validate` gives it (0 passed;
+/// 1 failed or rejected; 2 unknown), and the failing case to keep.
+pub struct Validation {
+    pub record: Record,
+    pub code: u8,
+    pub keep: Option<Case>,
 }
 
-fn rejected(implementation: &str, reason: String) -> (Record, u8) {
+/// A `rejected` validation of `implementation`.
+pub fn rejected(implementation: &str, reason: String) -> Validation {
     let record = Record {
         protocol: PROTOCOL,
         status: "rejected",
         implementation: implementation.to_string(),
         reason: Some(reason),
-        compiler: cairn_agent::profile(),
+        compiler: crate::profile(),
         ..Record::default()
     };
-    (record, 1)
+    Validation { record, code: 1, keep: None }
 }
 
-fn unknown(mut record: Record, reason: String) -> (Record, u8) {
+fn unknown(mut record: Record, reason: String) -> Validation {
     record.status = "unknown";
     record.reason = Some(reason);
-    (record, 2)
+    Validation { record, code: 2, keep: None }
 }
 
-fn validate(flags: &ValidateFlags) -> (Record, u8) {
-    let policy = match read_policy(flags.policy.as_deref()) {
-        Ok(policy) => policy,
-        Err(reason) => return rejected(&flags.symbol, reason),
-    };
-    let program = match cairn_vfs::load(&flags.path) {
-        Ok(program) => program,
-        Err(error) => return rejected(&flags.symbol, error.message),
-    };
-    let mut workspace = crate::check::load_workspace(&program);
-    if let Some(refusal) = workspace.check().refusal {
-        let first = format!("{}: {}", refusal.first.code, refusal.first.message);
-        return rejected(&flags.symbol, format!("The program is refused: {first}"));
-    }
-    let (written, values) = split_symbol(&flags.symbol);
+/// Validates `symbol` — an implementation `g`, or one instance `g[8]` of a tuned one — of the
+/// program in `workspace` (checked and accepted by the caller) under `policy`, trying `kept`
+/// (this implementation's kept cases) first.
+pub fn validate(
+    workspace: &Workspace,
+    symbol: &str,
+    policy: &Policy,
+    kept: &[Case],
+    runner: &dyn Runner,
+) -> Validation {
+    let (written, values) = split_symbol(symbol);
     let db = workspace.db();
     let scope = Resolver::new(db);
-    let Some(item) = own_functions(&workspace).find(|&i| *scope.full_name(i) == *written) else {
-        return rejected(&flags.symbol, format!("No function {written} in the program."));
+    let Some(item) = own_functions(workspace).find(|&i| *scope.full_name(i) == *written) else {
+        return rejected(symbol, format!("No function {written} in the program."));
     };
     let Some(reference) = cairn_hir::implementations::implementation_reference(db, item) else {
-        return rejected(&flags.symbol, format!("{written} is not an implementation (`implements f`)."));
+        return rejected(symbol, format!("{written} is not an implementation (`implements f`)."));
     };
     let reference_name = scope.full_name(reference).to_string();
     let mut record = Record {
         protocol: PROTOCOL,
-        implementation: flags.symbol.clone(),
+        implementation: symbol.to_string(),
         reference: reference_name.clone(),
         agreement: agree::Statement::of(&policy.tolerance),
-        compiler: cairn_agent::profile(),
+        compiler: crate::profile(),
         ..Record::default()
     };
     // The instance: a tuned implementation is validated one instance at a time.
     let tuned = cairn_hir::implementations::tuned_instances(db, item);
     let instance = if tuned.is_empty() {
         if !values.is_empty() {
-            return rejected(&flags.symbol, format!("{written} is not tuned: name it without values."));
+            return rejected(symbol, format!("{written} is not tuned: name it without values."));
         }
         Instance::monomorphic(db, item)
     } else {
@@ -278,7 +262,7 @@ fn validate(flags: &ValidateFlags) -> (Record, u8) {
         Ok(shape) => shape,
         Err(why) => return unknown(record, format!("The signature cannot be fed: {why}.")),
     };
-    let (tiles, thresholds) = tiles(&workspace, instance, reference);
+    let (tiles, thresholds) = tiles(workspace, instance, reference);
     let largest = policy
         .domain
         .largest_extent
@@ -289,29 +273,8 @@ fn validate(flags: &ValidateFlags) -> (Record, u8) {
     tiles.dedup();
     let extents = cases::extents(&tiles, largest);
     let generated = cases::generate(&shape, &extents, policy.budget, policy.seed);
-    // Kept regressions first (those of this implementation), then the generated cases.
-    let regressions_path = flags
-        .regressions
-        .clone()
-        .unwrap_or_else(|| program.root.join("regressions").join(format!("{}.json", reference_name.replace('.', "_"))));
-    let mut kept = match read_regressions(&regressions_path) {
-        Ok(kept) => kept,
-        Err(reason) => return rejected(&flags.symbol, reason),
-    };
-    if let Some(kept) = &kept
-        && kept.reference != reference_name
-    {
-        return rejected(
-            &flags.symbol,
-            format!("{} keeps the cases of {}, not {reference_name}.", regressions_path.display(), kept.reference),
-        );
-    }
-    let kept_cases: Vec<Case> = kept
-        .iter()
-        .flat_map(|k| k.cases.iter())
-        .filter(|k| k.implementation == flags.symbol)
-        .map(|k| k.case.clone())
-        .collect();
+    // Kept cases first, then the generated cases.
+    let kept_cases: Vec<Case> = kept.to_vec();
     let mut all: Vec<Case> = kept_cases.clone();
     all.extend(generated.iter().filter(|c| !kept_cases.contains(c)).cloned());
     record.coverage = Some(Coverage {
@@ -321,7 +284,7 @@ fn validate(flags: &ValidateFlags) -> (Record, u8) {
         extents: extents.clone(),
         tiles: tiles.clone(),
     });
-    let setup = Setup::new(&workspace, &program, item, instance, reference, &shape, &policy);
+    let setup = Setup::new(workspace, item, instance, reference, &shape, policy, runner);
     let results = match setup.run(&all) {
         Ok(results) => results,
         Err(reason) => return unknown(record, reason),
@@ -334,7 +297,7 @@ fn validate(flags: &ValidateFlags) -> (Record, u8) {
         kept_cases: kept_cases.len(),
         ..Finite::default()
     };
-    let failing: Vec<usize> = (0..all.len()).filter(|&i| !results[i].agrees(&shape, &all[i], &policy)).collect();
+    let failing: Vec<usize> = (0..all.len()).filter(|&i| !results[i].agrees(&shape, &all[i], policy)).collect();
     if let Some(&first) = failing.iter().min_by_key(|&&i| simplicity(&all[i])) {
         // Shrink: simpler neighbours of the simplest failing case, while one still fails.
         let (mut case, mut result) = (all[first].clone(), results[first].clone());
@@ -347,24 +310,10 @@ fn validate(flags: &ValidateFlags) -> (Record, u8) {
             }
             budget -= probes.len();
             let Ok(probed) = setup.run(&probes) else { break };
-            match (0..probes.len()).find(|&i| !probed[i].agrees(&shape, &probes[i], &policy)) {
+            match (0..probes.len()).find(|&i| !probed[i].agrees(&shape, &probes[i], policy)) {
                 Some(i) => (case, result) = (probes[i].clone(), probed[i].clone()),
                 None => break,
             }
-        }
-        let file = kept.get_or_insert_with(|| Regressions {
-            protocol: REGRESSIONS.into(),
-            reference: reference_name.clone(),
-            policy: policy.clone(),
-            cases: Vec::new(),
-        });
-        let entry = Kept { implementation: flags.symbol.clone(), case: case.clone() };
-        if !file.cases.contains(&entry) {
-            file.cases.push(entry);
-        }
-        match write_regressions(&regressions_path, file) {
-            Ok(()) => finite.kept = Some(regressions_path.display().to_string()),
-            Err(reason) => finite.reason = Some(reason),
         }
         // The implementation's own outcome where it ran and differs, else the dispatch's.
         let printed = shape.printed(&case);
@@ -372,11 +321,12 @@ fn validate(flags: &ValidateFlags) -> (Record, u8) {
             result.implementation.clone().filter(|i| !agree::agrees(&printed, &result.reference, i, &policy.tolerance));
         let dispatch = implementation.is_none().then(|| result.dispatch.clone());
         finite.status = "failed";
-        finite.failed = Some(Failed { inputs: case, reference: result.reference.clone(), implementation, dispatch });
+        finite.failed =
+            Some(Failed { inputs: case.clone(), reference: result.reference.clone(), implementation, dispatch });
         record.status = "failed";
         record.finite = Some(finite);
         record.evidence = Some("finite-tested");
-        return (record, 1);
+        return Validation { record, code: 1, keep: Some(case) };
     }
     if let Some(reason) = results.iter().find_map(|r| r.undecided.clone()) {
         finite.status = "unknown";
@@ -387,7 +337,7 @@ fn validate(flags: &ValidateFlags) -> (Record, u8) {
     record.status = "passed";
     record.finite = Some(finite);
     record.evidence = Some("finite-tested");
-    (record, 0)
+    Validation { record, code: 0, keep: None }
 }
 
 /// `g[16, 2]` → (`g`, [16, 2]).
@@ -479,43 +429,63 @@ fn tiles(workspace: &Workspace, instance: Instance<'_>, reference: Item) -> (Vec
     (out, thresholds)
 }
 
-fn read_policy(path: Option<&Path>) -> Result<Policy, String> {
-    let Some(path) = path else { return Ok(Policy::default()) };
-    let bytes = std::fs::read(path).map_err(|e| format!("Cannot read the policy {}: {e}.", path.display()))?;
+/// A policy from its JSON (strict, at most 200,000 bytes), held to its ranges.
+pub fn parse_policy(bytes: &[u8]) -> Result<Policy, String> {
     if bytes.len() > 200_000 {
-        return Err(format!("The policy {} is over 200,000 bytes.", path.display()));
+        return Err("A policy is at most 200,000 bytes.".into());
     }
-    let policy: Policy = serde_json::from_slice(&bytes)
-        .map_err(|e| format!("The policy {} is not a validation policy: {e}.", path.display()))?;
-    if policy.budget == 0 || policy.budget > 4096 || policy.seconds == 0 || policy.seconds > 300 {
-        return Err("A policy's budget is 1..4096 cases and seconds 1..300.".into());
-    }
-    if policy.domain.largest_extent.is_some_and(|l| l > 1 << 20) {
-        return Err("A policy's largest extent is at most 2^20.".into());
-    }
-    if !(policy.tolerance.absolute >= 0.0 && policy.tolerance.relative >= 0.0) {
-        return Err("A tolerance is zero or positive.".into());
-    }
-    Ok(policy)
+    let policy: Policy = serde_json::from_slice(bytes).map_err(|e| format!("Not a validation policy: {e}."))?;
+    policy.checked()
 }
 
-fn read_regressions(path: &Path) -> Result<Option<Regressions>, String> {
-    match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice::<Regressions>(&bytes)
-            .map(Some)
-            .map_err(|e| format!("{} is not a regressions file: {e}.", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("Cannot read {}: {e}.", path.display())),
+impl Policy {
+    /// The policy, if its values are in range.
+    pub fn checked(self) -> Result<Policy, String> {
+        if self.budget == 0 || self.budget > 4096 || self.seconds == 0 || self.seconds > 300 {
+            return Err("A policy's budget is 1..4096 cases and seconds 1..300.".into());
+        }
+        if self.domain.largest_extent.is_some_and(|l| l > 1 << 20) {
+            return Err("A policy's largest extent is at most 2^20.".into());
+        }
+        if !(self.tolerance.absolute >= 0.0 && self.tolerance.relative >= 0.0) {
+            return Err("A tolerance is zero or positive.".into());
+        }
+        Ok(self)
     }
 }
 
-/// Written identically for the same cases: pretty JSON in a fixed field order, a final newline.
-fn write_regressions(path: &Path, file: &Regressions) -> Result<(), String> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("Cannot make {}: {e}.", parent.display()))?;
+impl Regressions {
+    /// An empty file for `reference`, pinning `policy`.
+    pub fn new(reference: &str, policy: &Policy) -> Regressions {
+        Regressions {
+            protocol: REGRESSIONS.into(),
+            reference: reference.into(),
+            policy: policy.clone(),
+            cases: Vec::new(),
+        }
     }
-    let text = serde_json::to_string_pretty(file).map_err(|e| e.to_string())? + "\n";
-    std::fs::write(path, text).map_err(|e| format!("Cannot write {}: {e}.", path.display()))
+
+    pub fn parse(bytes: &[u8]) -> Result<Regressions, String> {
+        serde_json::from_slice(bytes).map_err(|e| format!("not a regressions file: {e}"))
+    }
+
+    /// The file's text: the same for the same cases (fixed field order, a final newline).
+    pub fn text(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+    }
+
+    /// The kept cases of `implementation`, in order.
+    pub fn of(&self, implementation: &str) -> Vec<Case> {
+        self.cases.iter().filter(|k| k.implementation == implementation).map(|k| k.case.clone()).collect()
+    }
+
+    /// Keeps `case` for `implementation` (once).
+    pub fn keep(&mut self, implementation: &str, case: Case) {
+        let entry = Kept { implementation: implementation.to_string(), case };
+        if !self.cases.contains(&entry) {
+            self.cases.push(entry);
+        }
+    }
 }
 
 /// What one case gave under each run.
@@ -543,10 +513,12 @@ impl CaseResult {
 
 /// The program and the implementation a validation builds its harnesses from.
 struct Setup<'a> {
-    program: &'a cairn_vfs::Program,
+    /// The program's files.
+    files: Vec<SourceText>,
+    runner: &'a dyn Runner,
     /// The file the harness is appended to (the implementation's), and its text without any
     /// selection of the reference.
-    file: usize,
+    file: String,
     plain: String,
     /// The selection the dispatch build adds (`plan f use g[8];`).
     selection: String,
@@ -559,12 +531,12 @@ struct Setup<'a> {
 impl<'a> Setup<'a> {
     fn new(
         workspace: &Workspace,
-        program: &'a cairn_vfs::Program,
         item: Item,
         instance: Instance<'_>,
         reference: Item,
         shape: &'a Shape,
         policy: &Policy,
+        runner: &'a dyn Runner,
     ) -> Setup<'a> {
         let db = workspace.db();
         let (file, _) = workspace.locate(item).unwrap_or((0, 0.into()));
@@ -614,9 +586,16 @@ impl<'a> Setup<'a> {
                 format!("cairn_validate_when{brackets}"),
             )
         });
+        let files = workspace
+            .files()
+            .iter()
+            .filter(|f| !f.library && f.generated.is_none())
+            .map(|f| SourceText { name: f.name.clone(), text: f.text.clone() })
+            .collect();
         Setup {
-            program,
-            file,
+            files,
+            runner,
+            file: state.name.clone(),
             plain,
             selection: format!("\nplan {} use {g};\n", name(reference)),
             reference_call: name(reference),
@@ -630,40 +609,21 @@ impl<'a> Setup<'a> {
     fn run(&self, cases: &[Case]) -> Result<Vec<CaseResult>, String> {
         let plain_runs = [Run::Reference, Run::Implementation];
         let text = harness::harness(self.shape, cases, &plain_runs, &self.reference_call, &self.callee);
-        let plain = self.build(&format!("{}{text}", self.plain))?;
+        let blocks: Vec<String> =
+            (0..cases.len()).flat_map(|i| plain_runs.map(|run| harness::block_name(i, run))).collect();
+        let plain = self.runner.run(&self.with(&format!("{}{text}", self.plain)), &blocks, self.seconds)?;
         let text = harness::harness(self.shape, cases, &[Run::Dispatch], &self.reference_call, &self.callee);
-        let dispatch = self.build(&format!("{}{}{text}", self.plain, self.selection))?;
+        let blocks: Vec<String> = (0..cases.len()).map(|i| harness::block_name(i, Run::Dispatch)).collect();
+        let dispatch =
+            self.runner.run(&self.with(&format!("{}{}{text}", self.plain, self.selection)), &blocks, self.seconds)?;
+        if plain.len() != 2 * cases.len() || dispatch.len() != cases.len() {
+            return Err("internal error (E-INTERNAL): the runner answered for other blocks".into());
+        }
         let mut results = Vec::with_capacity(cases.len());
-        let jobs: Vec<(usize, Run)> = (0..cases.len())
-            .flat_map(|i| [(i, Run::Reference), (i, Run::Implementation), (i, Run::Dispatch)])
-            .collect();
-        let outcomes = std::sync::Mutex::new(BTreeMap::new());
-        let next = std::sync::Mutex::new(0usize);
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| {
-                    loop {
-                        let position = {
-                            let mut next = next.lock().expect("the job counter");
-                            *next += 1;
-                            *next - 1
-                        };
-                        let Some(&(case, run)) = jobs.get(position) else { break };
-                        let built = if run == Run::Dispatch { &dispatch } else { &plain };
-                        let outcome = self.run_block(built, &harness::block_name(case, run));
-                        outcomes.lock().expect("the outcomes").insert((case, run.name()), outcome);
-                    }
-                });
-            }
-        });
-        let mut outcomes = outcomes.into_inner().unwrap_or_default();
         for i in 0..cases.len() {
-            let mut take = |run: Run| outcomes.remove(&(i, run.name())).unwrap_or(Err("not run".into()));
-            let (reference, implementation, dispatch) =
-                (take(Run::Reference), take(Run::Implementation), take(Run::Dispatch));
-            let undecided = [&reference, &implementation, &dispatch].iter().find_map(|o| o.as_ref().err().cloned());
-            let unwrap = |o: Result<agree::Outcome, String>| o.unwrap_or_else(|_| agree::Outcome::default());
+            let (reference, implementation, dispatch) = (&plain[2 * i], &plain[2 * i + 1], &dispatch[i]);
+            let undecided = [reference, implementation, dispatch].iter().find_map(|o| o.as_ref().err().cloned());
+            let unwrap = |o: &Result<agree::Outcome, String>| o.clone().unwrap_or_default();
             let implementation = unwrap(implementation);
             let ran = !implementation.stdout.first().is_some_and(|l| l == harness::NOT_RUN);
             results.push(CaseResult {
@@ -676,45 +636,12 @@ impl<'a> Setup<'a> {
         Ok(results)
     }
 
-    /// Builds the program with `text` in place of the implementation's file.
-    fn build(&self, text: &str) -> Result<(PathBuf, Vec<(String, String, u32)>), String> {
-        let mut program = self.program.clone();
-        program.files[self.file].text = text.to_string();
-        let scratch = std::env::temp_dir().join(format!("cairn-validate-{}", std::process::id()));
-        std::fs::create_dir_all(&scratch).map_err(|e| format!("Cannot make {}: {e}.", scratch.display()))?;
-        // The harness must check: a refusal here is this tool's fault, said as such.
-        let mut workspace = crate::check::load_workspace(&program);
-        if let Some(refusal) = workspace.check().refusal {
-            let first = format!("{}: {}", refusal.first.code, refusal.first.message);
-            return Err(format!("internal error (E-INTERNAL): the validation harness was refused: {first}"));
+    /// The program's files with `text` in place of the implementation's.
+    fn with(&self, text: &str) -> Vec<SourceText> {
+        let mut files = self.files.clone();
+        if let Some(file) = files.iter_mut().find(|f| f.name == self.file) {
+            file.text = text.to_string();
         }
-        let flags = BuildFlags { keep_guards: false, out: Some(scratch), debug: false, timeout: 600 };
-        let output = Output::choose(Some(crate::output::FormatChoice::Json));
-        let built = build_program(program, Purpose::Tests, &flags, output)
-            .map_err(|_| "internal error (E-INTERNAL): the validation harness did not build".to_string())?;
-        let result = (built.artifact.clone(), built.tests.clone());
-        std::mem::forget(built.workspace);
-        Ok(result)
-    }
-
-    /// Runs one block in its own process: its ending and what it printed.
-    fn run_block(&self, built: &(PathBuf, Vec<(String, String, u32)>), name: &str) -> Result<agree::Outcome, String> {
-        let (artifact, tests) = built;
-        let index = tests.iter().position(|(n, _, _)| n == name || n.rsplit('.').next() == Some(name));
-        let index = index.ok_or_else(|| format!("internal error (E-INTERNAL): no block {name}"))?;
-        let mut command = Command::new(artifact);
-        command.arg(index.to_string()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        limit(&mut command, Some(1024));
-        let child = command.spawn().map_err(|e| format!("could not start a case: {e}"))?;
-        let captured = wait_captured(child, Duration::from_secs(self.seconds), OUTPUT_CAP);
-        if captured.timed_out {
-            return Err(format!("a call ran past {} s", self.seconds));
-        }
-        if captured.capped {
-            return Err("a call wrote more than the output cap".into());
-        }
-        let status = captured.status.ok_or("a case could not be waited for")?;
-        let stdout = String::from_utf8_lossy(&captured.stdout).lines().map(str::to_string).collect();
-        Ok(agree::Outcome::new(status.success(), stdout, &String::from_utf8_lossy(&captured.stderr)))
+        files
     }
 }

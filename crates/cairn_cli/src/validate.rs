@@ -1,0 +1,198 @@
+//! `cairn validate` (tools.md §3.14): the command around `cairn_agent::validate` — loading the
+//! program, the policy and the regressions file, the native [`NativeRunner`] that builds a
+//! harness and runs each block in its own process, printing the `cairn.validation/1` record and
+//! keeping a failing case. docs/tools/validate.md says what is generated and compared.
+//!
+//! Exit: 0 passed; 1 failed or rejected; 2 unknown.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use cairn_agent::validate::{Outcome, Policy, Regressions, Runner, parse_policy, rejected, validate};
+use cairn_hir::SourceText;
+
+use crate::build::{BuildFlags, Purpose, build_program};
+use crate::output::{Output, to_map};
+use crate::process::{OUTPUT_CAP, limit, wait_captured};
+
+/// `cairn validate` options.
+#[derive(Debug, clap::Args)]
+pub struct ValidateFlags {
+    /// A .cairn file, a project directory (its cairn.toml), or a manifest.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// The implementation, or one instance of a tuned one (`g[16]`).
+    #[arg(long, value_name = "G")]
+    pub symbol: String,
+    /// The validation policy (strict JSON, at most 200,000 bytes): `tolerance`, `domain`,
+    /// `budget`, `seed`, `probes`, `seconds`.
+    #[arg(long, value_name = "POLICY.json")]
+    pub policy: Option<PathBuf>,
+    /// Where failing cases are kept (default: `regressions/<reference>.json` in the project).
+    #[arg(long, value_name = "FILE")]
+    pub regressions: Option<PathBuf>,
+}
+
+pub fn run(flags: &ValidateFlags, out: Output) -> u8 {
+    let validation = validate_program(flags);
+    let detail = format!("{} against {}", validation.record.implementation, validation.record.reference);
+    out.summary(&to_map(&validation.record), validation.code == 0, &detail);
+    validation.code
+}
+
+fn validate_program(flags: &ValidateFlags) -> cairn_agent::validate::Validation {
+    let policy = match &flags.policy {
+        None => Policy::default(),
+        Some(path) => match std::fs::read(path).map_err(|e| e.to_string()).and_then(|b| parse_policy(&b)) {
+            Ok(policy) => policy,
+            Err(reason) => return rejected(&flags.symbol, format!("The policy {}: {reason}", path.display())),
+        },
+    };
+    let program = match cairn_vfs::load(&flags.path) {
+        Ok(program) => program,
+        Err(error) => return rejected(&flags.symbol, error.message),
+    };
+    let mut workspace = crate::check::load_workspace(&program);
+    if let Some(refusal) = workspace.check().refusal {
+        return rejected(
+            &flags.symbol,
+            format!("The program is refused: {}: {}", refusal.first.code, refusal.first.message),
+        );
+    }
+    // The reference names the regressions file; read it before validating.
+    let reference = reference_of(&workspace, &flags.symbol);
+    let path = flags
+        .regressions
+        .clone()
+        .unwrap_or_else(|| program.root.join("regressions").join(format!("{}.json", reference.replace('.', "_"))));
+    let file = match std::fs::read(&path) {
+        Ok(bytes) => match Regressions::parse(&bytes) {
+            Ok(file) if file.reference == reference || reference.is_empty() => Some(file),
+            Ok(file) => {
+                let message = format!("{} keeps the cases of {}, not {reference}.", path.display(), file.reference);
+                return rejected(&flags.symbol, message);
+            }
+            Err(reason) => return rejected(&flags.symbol, format!("{}: {reason}.", path.display())),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return rejected(&flags.symbol, format!("Cannot read {}: {e}.", path.display())),
+    };
+    let kept = file.as_ref().map(|f| f.of(&flags.symbol)).unwrap_or_default();
+    let runner = NativeRunner { base: program.clone() };
+    let mut validation = validate(&workspace, &flags.symbol, &policy, &kept, &runner);
+    if let Some(case) = validation.keep.take() {
+        let mut file = file.unwrap_or_else(|| Regressions::new(&reference, &policy));
+        file.keep(&flags.symbol, case);
+        let written =
+            path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&path, file.text()));
+        if let Some(finite) = validation.record.finite.as_mut() {
+            match written {
+                Ok(()) => finite.kept = Some(path.display().to_string()),
+                Err(e) => {
+                    finite.reason = Some(format!("The failing case could not be kept in {}: {e}.", path.display()))
+                }
+            }
+        }
+    }
+    std::mem::forget(workspace);
+    validation
+}
+
+/// The full name of the reference `symbol` implements, or "" (the validation says why).
+fn reference_of(workspace: &cairn_hir::Workspace, symbol: &str) -> String {
+    let name = symbol.split('[').next().unwrap_or_default().trim();
+    let db = workspace.db();
+    let scope = cairn_hir::Resolver::new(db);
+    workspace
+        .files()
+        .iter()
+        .filter(|f| !f.library)
+        .flat_map(|f| f.items.iter())
+        .find(|i| i.key.kind == cairn_hir::ItemKind::Fn && *scope.full_name(i.item) == *name)
+        .and_then(|i| cairn_hir::implementations::implementation_reference(db, i.item))
+        .map(|r| scope.full_name(r).to_string())
+        .unwrap_or_default()
+}
+
+/// Builds with this toolchain into a scratch directory and runs blocks as `cairn test` does.
+pub struct NativeRunner {
+    /// The program whose build choices (libraries, target) the harness keeps.
+    pub base: cairn_vfs::Program,
+}
+
+impl Runner for NativeRunner {
+    fn run(
+        &self,
+        files: &[SourceText],
+        blocks: &[String],
+        seconds: u64,
+    ) -> Result<Vec<Result<Outcome, String>>, String> {
+        let mut program = self.base.clone();
+        for file in program.files.iter_mut() {
+            if let Some(text) = files.iter().find(|f| f.name == file.name) {
+                file.text = text.text.clone();
+            }
+        }
+        // The harness must check: a refusal here is this tool's fault, said as such.
+        let mut workspace = crate::check::load_workspace(&program);
+        if let Some(refusal) = workspace.check().refusal {
+            return Err(format!(
+                "internal error (E-INTERNAL): the validation harness was refused: {}: {}",
+                refusal.first.code, refusal.first.message
+            ));
+        }
+        std::mem::forget(workspace);
+        let scratch = std::env::temp_dir().join(format!("cairn-validate-{}", std::process::id()));
+        std::fs::create_dir_all(&scratch).map_err(|e| format!("Cannot make {}: {e}.", scratch.display()))?;
+        let flags = BuildFlags { keep_guards: false, out: Some(scratch), debug: false, timeout: 600 };
+        let output = Output::choose(Some(crate::output::FormatChoice::Json));
+        let built = build_program(program, Purpose::Tests, &flags, output)
+            .map_err(|_| "internal error (E-INTERNAL): the validation harness did not build".to_string())?;
+        let (artifact, tests) = (built.artifact.clone(), built.tests.clone());
+        std::mem::forget(built.workspace);
+        let outcomes = std::sync::Mutex::new(vec![None; blocks.len()]);
+        let next = std::sync::Mutex::new(0usize);
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    loop {
+                        let position = {
+                            let mut next = next.lock().expect("the job counter");
+                            *next += 1;
+                            *next - 1
+                        };
+                        let Some(name) = blocks.get(position) else { break };
+                        let index = tests.iter().position(|(n, _, _)| n == name || n.rsplit('.').next() == Some(name));
+                        let outcome = match index {
+                            Some(index) => run_block(&artifact, index, seconds),
+                            None => Err(format!("internal error (E-INTERNAL): no block {name}")),
+                        };
+                        outcomes.lock().expect("the outcomes")[position] = Some(outcome);
+                    }
+                });
+            }
+        });
+        let _ = std::fs::remove_dir_all(artifact.parent().unwrap_or(&artifact));
+        Ok(outcomes.into_inner().unwrap_or_default().into_iter().map(|o| o.unwrap_or(Err("not run".into()))).collect())
+    }
+}
+
+/// Runs block `index` of the runner `artifact` in its own process: its ending and what it printed.
+fn run_block(artifact: &std::path::Path, index: usize, seconds: u64) -> Result<Outcome, String> {
+    let mut command = Command::new(artifact);
+    command.arg(index.to_string()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    limit(&mut command, Some(1024));
+    let child = command.spawn().map_err(|e| format!("could not start a case: {e}"))?;
+    let captured = wait_captured(child, Duration::from_secs(seconds), OUTPUT_CAP);
+    if captured.timed_out {
+        return Err(format!("a call ran past {seconds} s"));
+    }
+    if captured.capped {
+        return Err("a call wrote more than the output cap".into());
+    }
+    let status = captured.status.ok_or("a case could not be waited for")?;
+    let stdout = String::from_utf8_lossy(&captured.stdout).lines().map(str::to_string).collect();
+    Ok(Outcome::new(status.success(), stdout, &String::from_utf8_lossy(&captured.stderr)))
+}
