@@ -24,11 +24,13 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from mcp_common import expect, record_of
 
-# The tools that answer today; plan and implementation sessions are not listed until they do.
+# The tools that answer today; plan sessions are not listed until they do.
 TOOLS = [
     "check",
     "edit_open",
     "edit_request",
+    "implementation_open",
+    "implementation_submit",
     "state",
     "find",
 ]

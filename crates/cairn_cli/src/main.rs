@@ -426,7 +426,8 @@ fn command(cli: Cli) -> u8 {
         }
         Command::Mcp => {
             let start = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-            let status = cairn_mcp::serve_stdio(&start);
+            let runner = Box::new(validate::NativeRunner { base: None });
+            let status = cairn_mcp::serve_stdio(&start, Some(runner));
             u8::try_from(status).unwrap_or(2)
         }
         Command::Doctor { format } => doctor::run(output::Output::choose(format)),

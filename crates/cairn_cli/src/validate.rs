@@ -79,7 +79,7 @@ fn validate_program(flags: &ValidateFlags) -> cairn_agent::validate::Validation 
         Err(e) => return rejected(&flags.symbol, format!("Cannot read {}: {e}.", path.display())),
     };
     let kept = file.as_ref().map(|f| f.of(&flags.symbol)).unwrap_or_default();
-    let runner = NativeRunner { base: program.clone() };
+    let runner = NativeRunner { base: Some(program.clone()) };
     let mut validation = validate(&workspace, &flags.symbol, &policy, &kept, &runner);
     if let Some(case) = validation.keep.take() {
         let mut file = file.unwrap_or_else(|| Regressions::new(&reference, &policy));
@@ -117,8 +117,43 @@ fn reference_of(workspace: &cairn_hir::Workspace, symbol: &str) -> String {
 
 /// Builds with this toolchain into a scratch directory and runs blocks as `cairn test` does.
 pub struct NativeRunner {
-    /// The program whose build choices (libraries, target) the harness keeps.
-    pub base: cairn_vfs::Program,
+    /// The program whose build choices (libraries, target) the harness keeps; without one (an
+    /// MCP session's program), the defaults of a one-file program.
+    pub base: Option<cairn_vfs::Program>,
+}
+
+impl NativeRunner {
+    /// The program to build: the base's, with the files' texts; or the files alone.
+    fn program(&self, files: &[SourceText]) -> cairn_vfs::Program {
+        if let Some(base) = &self.base {
+            let mut program = base.clone();
+            for file in program.files.iter_mut() {
+                if let Some(text) = files.iter().find(|f| f.name == file.name) {
+                    file.text = text.text.clone();
+                }
+            }
+            return program;
+        }
+        let root = std::env::temp_dir();
+        cairn_vfs::Program {
+            name: "validate".into(),
+            root: root.clone(),
+            manifest_path: None,
+            build: cairn_vfs::BuildConfig::default(),
+            tests: Vec::new(),
+            dependencies: Vec::new(),
+            files: files
+                .iter()
+                .map(|f| cairn_vfs::SourceFile {
+                    name: f.name.clone(),
+                    path: root.join(&f.name),
+                    text: f.text.clone(),
+                    had_bom: false,
+                    project: "validate".into(),
+                })
+                .collect(),
+        }
+    }
 }
 
 impl Runner for NativeRunner {
@@ -128,12 +163,7 @@ impl Runner for NativeRunner {
         blocks: &[String],
         seconds: u64,
     ) -> Result<Vec<Result<Outcome, String>>, String> {
-        let mut program = self.base.clone();
-        for file in program.files.iter_mut() {
-            if let Some(text) = files.iter().find(|f| f.name == file.name) {
-                file.text = text.text.clone();
-            }
-        }
+        let program = self.program(files);
         // The harness must check: a refusal here is this tool's fault, said as such.
         let mut workspace = crate::check::load_workspace(&program);
         if let Some(refusal) = workspace.check().refusal {
@@ -142,7 +172,8 @@ impl Runner for NativeRunner {
                 refusal.first.code, refusal.first.message
             ));
         }
-        std::mem::forget(workspace);
+        // Dropped, not forgotten: an MCP server runs many validations.
+        drop(workspace);
         let scratch = std::env::temp_dir().join(format!("cairn-validate-{}", std::process::id()));
         std::fs::create_dir_all(&scratch).map_err(|e| format!("Cannot make {}: {e}.", scratch.display()))?;
         let flags = BuildFlags { keep_guards: false, out: Some(scratch), debug: false, timeout: 600 };
@@ -150,7 +181,7 @@ impl Runner for NativeRunner {
         let built = build_program(program, Purpose::Tests, &flags, output)
             .map_err(|_| "internal error (E-INTERNAL): the validation harness did not build".to_string())?;
         let (artifact, tests) = (built.artifact.clone(), built.tests.clone());
-        std::mem::forget(built.workspace);
+        drop(built);
         let outcomes = std::sync::Mutex::new(vec![None; blocks.len()]);
         let next = std::sync::Mutex::new(0usize);
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);

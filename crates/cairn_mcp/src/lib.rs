@@ -9,6 +9,7 @@
 //! `durable` checkpoints the session table and brings sessions back after a restart.
 
 mod durable;
+mod implement;
 mod restore;
 pub mod server;
 pub mod tools;
@@ -26,11 +27,14 @@ pub use tools::{Server, ToolResult};
 /// Before anything else it keeps private duplicates of descriptors 0 and 1 for the wire, points
 /// descriptor 1 at standard error and descriptor 0 at the null device, so nothing the server or
 /// anything it starts writes or reads can touch the protocol (protocol §16.1).
-pub fn serve_stdio(start: &Path) -> i32 {
+/// `runner` builds and runs validation harnesses for implementation sessions.
+pub fn serve_stdio(start: &Path, runner: Option<Box<dyn cairn_agent::validate::Runner + Send>>) -> i32 {
     let Ok((wire_in, wire_out)) = cairn_vfs::stdio::reserve_protocol_descriptors() else {
         eprintln!("cairn mcp: cannot reserve the standard descriptors");
         return 2;
     };
-    let handler = Handler::new(Server::new(start));
+    let mut server = Server::new(start);
+    server.runner = runner;
+    let handler = Handler::new(server);
     wire::serve(handler, BufReader::new(wire_in), std::io::LineWriter::new(wire_out))
 }

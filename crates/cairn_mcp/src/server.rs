@@ -122,7 +122,8 @@ pub const INSTRUCTIONS: &str = "cairn checks CAIRN programs (.cairn files) and e
 .cairn file yourself. The loop: `check` a program; `edit_open` the function to change (you get a packet: its source, \
 its neighbours' interfaces, rule cards, a draft request); send `edit_request` with the new body in the draft; the \
 whole program is re-checked and the edit is admitted (written back for a path) or refused with a code, its card, \
-the rule and a repair hint. Fix and resend with the same handle. `state` shows the program as [signature, effect \
+the rule and a repair hint. Fix and resend with the same handle. To speed a function up, `implementation_open` it \
+and `implementation_submit` an alternative: it is validated against the original before it is kept. `state` shows the program as [signature, effect \
 row] per function, `find` suggests functions to call. Cards and terms are sent once per server: keep them. A \
 handle survives a server restart while the files are unchanged; a resent request is answered once, never applied \
 twice.";
@@ -175,6 +176,29 @@ pub fn descriptors() -> Vec<Tool> {
              \"replacement\":\"{ return max(lo, min(v, hi)); }\"}}",
             schema(
                 serde_json::json!({"request": {"type": "object", "description": "The packet's draft_protocol with replacement set."}}),
+                &["request"],
+            ),
+            false,
+        ),
+        (
+            "implementation_open",
+            "Open a session to write a faster version of a function. Returns a packet: handle, reference \
+             (source, effects), pinned policy, rule_cards, reply. Example: {\"path\":\"clip.cairn\",\"reference\":\"clip\"}",
+            schema(
+                serde_json::json!({"path": path, "source": source, "reference": symbol,
+                    "policy": {"type": "object", "description": "tolerance, domain, budget, seed, probes, seconds."}}),
+                &["reference"],
+            ),
+            false,
+        ),
+        (
+            "implementation_submit",
+            "Submit `fn g(..) implements f when c {..}` (and helpers); g is checked and validated against f. \
+             Returns {status:\"validated\",select_with} or a refusal (E-VALIDATION: failing inputs). \
+             Example: {\"request\":{\"protocol\":\"cairn.implementation/1\",\"handle\":\"i1\",\"kind\":\"submit\",\
+             \"source\":\"fn clip2(v:i32, lo:i32, hi:i32) -> i32 implements clip when lo <= hi { return max(lo, min(v, hi)); }\"}}",
+            schema(
+                serde_json::json!({"request": {"type": "object", "description": "The packet's reply with source set."}}),
                 &["request"],
             ),
             false,

@@ -1,7 +1,7 @@
 //! The tools of the MCP server (protocol §16.2), as plain functions over one [`Server`]:
-//! arguments in, `(record, isError)` out. Of the nine the protocol names, the four of plan and
-//! implementation sessions are not offered yet: `tools/list` leaves them out, and a call to one
-//! is answered with a coded refusal that says so. No transport here — `server.rs` puts this behind
+//! arguments in, `(record, isError)` out. Of the nine the protocol names, the two of plan sessions
+//! are not offered yet: `tools/list` leaves them out, and a call to one is answered with a coded
+//! refusal that says so. The implementation tools live in `implement.rs`. No transport here — `server.rs` puts this behind
 //! rmcp — so tests drive the tools directly.
 //!
 //! One [`EditHost`] lives for the whole process: every tool reads its compiles (a program is
@@ -41,9 +41,9 @@ pub const TOOLS: &[ToolEntry] = &[
     ToolEntry {
         name: "implementation_open",
         keys: &["path", "source", "reference", "policy", "emulate"],
-        offered: false,
+        offered: true,
     },
-    ToolEntry { name: "implementation_submit", keys: &["request"], offered: false },
+    ToolEntry { name: "implementation_submit", keys: &["request"], offered: true },
     ToolEntry { name: "state", keys: &["path", "source", "symbol", "since", "whole"], offered: true },
     ToolEntry {
         name: "find",
@@ -115,6 +115,11 @@ pub struct Server {
     pub(crate) durable: Durable,
     /// The newest state digest sent per (path, symbol), for implicit deltas.
     last_state: HashMap<(String, String), String>,
+    /// What builds and runs a validation's harness (`implement.rs`); `None`: submissions cannot
+    /// be validated here, and are refused `E-VALIDATION` saying so.
+    pub(crate) runner: Option<Box<dyn cairn_agent::validate::Runner + Send>>,
+    /// Per implementation session on a project, its regressions file.
+    pub(crate) regressions: HashMap<String, PathBuf>,
 }
 
 impl Server {
@@ -125,8 +130,15 @@ impl Server {
         let start = start.canonicalize().unwrap_or_else(|_| start.to_path_buf());
         let durable = Durable::start(&start);
         let adopted = !durable.dormant.is_empty();
-        let mut server =
-            Server { start, host: EditHost::new(), sessions: HashMap::new(), durable, last_state: HashMap::new() };
+        let mut server = Server {
+            start,
+            host: EditHost::new(),
+            sessions: HashMap::new(),
+            durable,
+            last_state: HashMap::new(),
+            runner: None,
+            regressions: HashMap::new(),
+        };
         if adopted {
             server.checkpoint(true);
         }
@@ -162,11 +174,13 @@ impl Server {
             "edit_request" => self.edit_request(&arguments),
             "state" => self.state(&arguments),
             "find" => self.find(&arguments),
+            "implementation_open" => self.implementation_open(&arguments),
+            "implementation_submit" => self.implementation_submit(&arguments),
             other => self.not_offered(other, &arguments),
         })
     }
 
-    fn request_refusal(&self, message: impl Into<String>, details: Vec<(&str, Value)>) -> ToolResult {
+    pub(crate) fn request_refusal(&self, message: impl Into<String>, details: Vec<(&str, Value)>) -> ToolResult {
         ToolResult::error(self.host.refusal("E-REQUEST", message, details))
     }
 
@@ -182,7 +196,11 @@ impl Server {
     // ----- arguments -------------------------------------------------------------------------
 
     /// A non-empty string argument, if given.
-    fn text_argument(&self, arguments: &Map<String, Value>, key: &str) -> Result<Option<String>, ToolResult> {
+    pub(crate) fn text_argument(
+        &self,
+        arguments: &Map<String, Value>,
+        key: &str,
+    ) -> Result<Option<String>, ToolResult> {
         match arguments.get(key) {
             None => Ok(None),
             Some(Value::String(text)) if !text.is_empty() => Ok(Some(text.clone())),
@@ -192,7 +210,11 @@ impl Server {
 
     /// The program a tool names: exactly one of `path` and `source` (at most one when
     /// `optional`).
-    fn program(&mut self, arguments: &Map<String, Value>, optional: bool) -> Result<Option<Loaded>, ToolResult> {
+    pub(crate) fn program(
+        &mut self,
+        arguments: &Map<String, Value>,
+        optional: bool,
+    ) -> Result<Option<Loaded>, ToolResult> {
         let path = self.text_argument(arguments, "path")?;
         let source = self.text_argument(arguments, "source")?;
         match (path, source) {
@@ -260,7 +282,7 @@ impl Server {
     }
 
     /// A `request`/`reply` argument: an object, or JSON text parsed strictly.
-    fn request_argument(&self, arguments: &Map<String, Value>, key: &str) -> Result<Value, ToolResult> {
+    pub(crate) fn request_argument(&self, arguments: &Map<String, Value>, key: &str) -> Result<Value, ToolResult> {
         match arguments.get(key) {
             None => Err(self.request_refusal(format!("{key} is required."), vec![])),
             Some(Value::Object(map)) => Ok(Value::Object(map.clone())),
@@ -670,14 +692,9 @@ impl Server {
         {
             return refusal;
         }
-        let what = if tool.starts_with("plan") {
-            "Plan sessions (cairn.plan/1)"
-        } else {
-            "Implementation sessions (cairn.implementation/1)"
-        };
         ToolResult::error(self.host.refusal(
             "E-REQUEST",
-            format!("{what} need parallel plans and native validation, which this server does not offer yet; {tool} changes nothing."),
+            format!("Plan sessions (cairn.plan/1) are not built: this server does not offer them yet; {tool} changes nothing."),
             vec![],
         ))
     }

@@ -17,11 +17,13 @@
 //! `terms` (what an agent is shown), `request` and `v1` (the `cairn.edit/2` and `cairn.edit/1`
 //! requests), `admission` (judging a reply, one rule per step), `expand`, `state`, `refusal`
 //! (every refusal record), `records` (the typed protocol records) and `program` (read-only
-//! questions over a checked workspace).
+//! questions over a checked workspace); `implementation` is the implementation host (protocol §9),
+//! which shares the compiles, cards and terms.
 
 mod admission;
 mod contract;
 mod expand;
+mod implementation;
 mod open;
 mod packet;
 mod program;
@@ -40,6 +42,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 pub use cairn_hir::SourceText;
 use serde_json::{Map, Value};
 
+pub use self::implementation::{IMPLEMENTATION, Submitted};
 pub use self::packet::implementation_hash;
 use self::sessions::{HostProgram, Session};
 pub use self::sources::{Admitted, Sources};
@@ -115,6 +118,9 @@ pub struct EditHost {
     pending: Vec<(usize, Admitted)>,
     /// The number of the last handle issued.
     handles: u64,
+    /// Implementation sessions (protocol §9), and the number of the last one's handle.
+    implementations: Vec<implementation::ImplSession>,
+    impl_handles: u64,
 }
 
 impl EditHost {

@@ -1,0 +1,125 @@
+//! The implementation tools (protocol §16.2, §9): `implementation_open` and
+//! `implementation_submit`, over the edit host's implementation sessions.
+//!
+//! On a project the reference's regressions file (`regressions/<reference>.json` beside the
+//! manifest) pins the policy: a session asking another is `E-TEST-POLICY`, and the cases a
+//! failing submission keeps are written there. Validation runs through the server's runner (the
+//! CLI hands in its native one); a server without one refuses a submission `E-VALIDATION`,
+//! saying why. A validated implementation is kept in the session's program and not written to
+//! disk (`written: false`): selecting and keeping one is the host's decision.
+
+use std::path::PathBuf;
+
+use cairn_agent::edit::SourceText;
+use cairn_agent::validate::{Outcome, Policy, Regressions, Runner, parse_policy};
+use serde_json::{Map, Value};
+
+use crate::tools::{Server, ToolResult};
+
+/// Stands in for a runner where the server has none: every build is refused with the reason.
+struct NoRunner;
+
+impl Runner for NoRunner {
+    fn run(&self, _: &[SourceText], _: &[String], _: u64) -> Result<Vec<Result<Outcome, String>>, String> {
+        Err("this server cannot build and run programs natively (start it as `cairn mcp`)".into())
+    }
+}
+
+impl Server {
+    /// A server whose paths resolve inside `start`, validating through `runner`.
+    pub fn with_runner(start: &std::path::Path, runner: Box<dyn Runner + Send>) -> Server {
+        let mut server = Server::new(start);
+        server.runner = Some(runner);
+        server
+    }
+
+    pub(crate) fn implementation_open(&mut self, arguments: &Map<String, Value>) -> ToolResult {
+        let reference = match self.text_argument(arguments, "reference") {
+            Ok(Some(reference)) => reference,
+            Ok(None) => return self.request_refusal("reference is required: the function to implement.", vec![]),
+            Err(refusal) => return refusal,
+        };
+        if arguments.contains_key("emulate") {
+            return self.request_refusal(
+                "Device emulation (emulate) is not in this build: implementations are validated on the host.",
+                vec![],
+            );
+        }
+        let asked = match arguments.get("policy") {
+            None => None,
+            Some(Value::Object(policy)) => match parse_policy(Value::Object(policy.clone()).to_string().as_bytes()) {
+                Ok(policy) => Some(policy),
+                Err(why) => return ToolResult::error(self.host.refusal("E-TEST-POLICY", why, vec![])),
+            },
+            Some(_) => return self.request_refusal("policy must be an object.", vec![]),
+        };
+        let loaded = match self.program(arguments, false) {
+            Ok(Some(loaded)) => loaded,
+            Ok(None) => unreachable!("a required program is present"),
+            Err(refusal) => return refusal,
+        };
+        // On a project, the regressions file pins the policy.
+        let file = loaded
+            .disk
+            .as_ref()
+            .map(|disk| disk.root.join("regressions").join(format!("{}.json", reference.replace('.', "_"))));
+        let kept = match file.as_ref().map(std::fs::read) {
+            Some(Ok(bytes)) => match Regressions::parse(&bytes) {
+                Ok(kept) => Some(kept),
+                Err(why) => return self.request_refusal(format!("The regressions file is unreadable: {why}."), vec![]),
+            },
+            _ => None,
+        };
+        let policy = match (&kept, asked) {
+            (Some(kept), Some(asked)) if asked != kept.policy => {
+                return ToolResult::error(self.host.refusal(
+                    "E-TEST-POLICY",
+                    "The project's regressions file pinned another policy: open without one (the pinned policy is used), or keep the file's.",
+                    vec![("pinned", serde_json::to_value(&kept.policy).unwrap_or_default())],
+                ));
+            }
+            (Some(kept), _) => kept.policy.clone(),
+            (None, asked) => asked.unwrap_or_else(Policy::default),
+        };
+        let answer = self.host.implementation_open(loaded.sources, &reference, policy, kept);
+        let mut record = answer.record;
+        if !answer.refused {
+            if let (Some(handle), Some(file)) = (record.get("handle").and_then(Value::as_str), file) {
+                self.regressions.insert(handle.to_string(), file);
+            }
+            record.insert("write_back".into(), Value::Bool(false));
+        }
+        ToolResult { record, is_error: answer.refused }
+    }
+
+    pub(crate) fn implementation_submit(&mut self, arguments: &Map<String, Value>) -> ToolResult {
+        let request = match self.request_argument(arguments, "request") {
+            Ok(request) => request,
+            Err(refusal) => return refusal,
+        };
+        let runner: &dyn Runner = match &self.runner {
+            Some(runner) => runner.as_ref(),
+            None => &NoRunner,
+        };
+        let submitted = self.host.implementation_submit(&request, runner);
+        let handle = request.get("handle").and_then(Value::as_str).unwrap_or_default();
+        let mut record = submitted.answer.record;
+        if let (Some(kept), Some(file)) = (&submitted.regressions, self.regressions.get(handle)) {
+            if let Err(why) = keep(file, kept) {
+                record.insert("kept".into(), Value::from(format!("the failing case could not be kept: {why}")));
+            }
+        }
+        if !submitted.answer.refused {
+            record.insert("written".into(), Value::Bool(false));
+        }
+        ToolResult { record, is_error: submitted.answer.refused }
+    }
+}
+
+/// Writes the regressions file (its directory made when missing).
+fn keep(file: &PathBuf, kept: &Regressions) -> Result<(), String> {
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+    }
+    std::fs::write(file, kept.text()).map_err(|e| e.to_string())
+}

@@ -1,0 +1,111 @@
+"""End-to-end: an implementation session driven through `cairn mcp` by the official MCP Python SDK.
+
+Usage: mcp_implementation.py CAIRN_BINARY WORKDIR
+
+The scenario (issue 17): open a session on a reference, have keys that reach the pinned parts
+refused before anything is compiled, a test block refused, a condition that could trap refused by
+the compiler inside the submission, a subtly wrong implementation refused E-VALIDATION with its
+shrunk failing input (kept in the regressions file), a correct one validated and selectable, and
+a second session asking another policy than the one the regressions file pinned refused.
+Prints one line per step; exits 1 on the first failed expectation.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from mcp_common import expect, record_of
+
+PROGRAM = """fn total(n:usize, xs:ro<u32>[n]) -> u64 {
+  let mut h:u64 = 0;
+  for i in 0..n { h = h + u64(xs[i]); }
+  return h;
+}
+
+fn main() -> i32 { return 0; }
+"""
+
+WRONG = """fn total_pairs(n:usize, xs:ro<u32>[n]) -> u64 implements total when n % 2 == 0 {
+  let mut h:u64 = 0;
+  for k in 0..n / 2 { h = h + pair(xs[2 * k], xs[2 * k + 1]); }
+  return h;
+}
+
+fn pair(a:u32, b:u32) -> u64 {
+  if a > 4000000000 { return u64(a) + u64(b) + 1; }
+  return u64(a) + u64(b);
+}"""
+
+RIGHT = """fn total_pairs(n:usize, xs:ro<u32>[n]) -> u64 implements total when n % 2 == 0 {
+  let mut h:u64 = 0;
+  for k in 0..n / 2 { h = h + u64(xs[2 * k]) + u64(xs[2 * k + 1]); }
+  return h;
+}"""
+
+
+def submit(handle, source, **extra):
+    request = {"protocol": "cairn.implementation/1", "handle": handle, "kind": "submit", "source": source}
+    request.update(extra)
+    return {"request": request}
+
+
+async def main(cairn, workdir):
+    os.makedirs(workdir, exist_ok=True)
+    with open(os.path.join(workdir, "total.cairn"), "w") as f:
+        f.write(PROGRAM)
+    params = StdioServerParameters(command=cairn, args=["mcp"], cwd=workdir)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            names = [t.name for t in (await session.list_tools()).tools]
+            expect("implementation_open" in names and "implementation_submit" in names, "the implementation tools are listed")
+
+            opened = await session.call_tool("implementation_open", {"path": "total.cairn", "reference": "total"})
+            packet = record_of(opened)
+            expect(not opened.is_error and packet["protocol"] == "cairn.implementation/1", "a packet")
+            handle = packet["handle"]
+            expect(packet["reference"]["symbol"] == "total" and "fn total" in packet["reference"]["source"], "the reference is shown")
+            expect(len(packet["pinned"]["reference_sha256"]) == 64 and "tolerance_sha256" in packet["pinned"], "the pins")
+            expect(packet["reply"]["kind"] == "submit" and "implements total" in packet["reply"]["source"], "the reply to fill")
+
+            refused = record_of(await session.call_tool("implementation_submit", submit(handle, RIGHT, tolerance={"absolute": 1})))
+            expect(refused["code"] == "E-TOLERANCE", "a tolerance key is E-TOLERANCE")
+            refused = record_of(await session.call_tool("implementation_submit", submit(handle, RIGHT, budget=3)))
+            expect(refused["code"] == "E-TEST-POLICY", "a budget key is E-TEST-POLICY")
+            refused = record_of(await session.call_tool("implementation_submit", submit(handle, RIGHT + "\ntest t { assert(true); }")))
+            expect(refused["code"] == "E-TEST-POLICY", "a test block is E-TEST-POLICY")
+            trapping = RIGHT.replace("when n % 2 == 0", "when n + 1 > 2")
+            refused = record_of(await session.call_tool("implementation_submit", submit(handle, trapping)))
+            expect(refused["code"] == "E-IMPL-WHEN" and refused.get("in") == "reply" and refused["line"] == 1,
+                   f"a trapping condition is E-IMPL-WHEN, located in the submission ({refused.get('line')})")
+
+            wrong = await session.call_tool("implementation_submit", submit(handle, WRONG))
+            refused = record_of(wrong)
+            expect(wrong.is_error and refused["code"] == "E-VALIDATION", "a subtly wrong implementation is E-VALIDATION")
+            inputs = refused["failed"]["inputs"]
+            expect(inputs["extent"] == 2 and inputs["pattern"] == "maximum", f"the shrunk failing input ({json.dumps(inputs)})")
+            kept = os.path.join(workdir, "regressions", "total.json")
+            expect(os.path.exists(kept), "the failing case is kept in the regressions file")
+            with open(kept) as f:
+                expect(json.load(f)["cases"][0]["case"] == inputs, "the kept case is the shrunk one")
+
+            right = await session.call_tool("implementation_submit", submit(handle, RIGHT))
+            answer = record_of(right)
+            expect(not right.is_error and answer["status"] == "validated", "a correct implementation is validated")
+            expect(answer["select_with"] == "plan total use total_pairs;" and answer["selected"] is False, "selectable, not selected")
+            expect(answer["finite"]["implementation_ran"] > 0 and answer["evidence"] == "finite-tested", "validated on cases that ran it")
+            expect(len(answer["identity"]) == 64 and answer["written"] is False, "its identity; nothing written")
+            with open(os.path.join(workdir, "total.cairn")) as f:
+                expect(f.read() == PROGRAM, "the program on disk is unchanged")
+
+            other = await session.call_tool("implementation_open", {"path": "total.cairn", "reference": "total", "policy": {"budget": 5}})
+            expect(other.is_error and record_of(other)["code"] == "E-TEST-POLICY", "another policy than the pinned one is E-TEST-POLICY")
+    print("all steps passed", flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], sys.argv[2]))
