@@ -2,11 +2,12 @@
 
 Usage: mcp_implementation.py CAIRN_BINARY WORKDIR
 
-The scenario (issue 17): open a session on a reference, have keys that reach the pinned parts
+The scenario (issue 17): open an implementation session on a reference, have keys that reach the pinned parts
 refused before anything is compiled, a test block refused, a condition that could trap refused by
 the compiler inside the submission, a subtly wrong implementation refused E-VALIDATION with its
 shrunk failing input (kept in the regressions file), a correct one validated and selectable, and
-a second session asking another policy than the one the regressions file pinned refused.
+a second session asking another policy than the one the regressions file pinned refused; then a
+plan session: a function without a region refused, a reply out of range E-PLAN, one admitted.
 Prints one line per step; exits 1 on the first failed expectation.
 """
 
@@ -24,6 +25,10 @@ PROGRAM = """fn total(n:usize, xs:ro<u32>[n]) -> u64 {
   let mut h:u64 = 0;
   for i in 0..n { h = h + u64(xs[i]); }
   return h;
+}
+
+fn fill(n:usize, out:rw<u64>[n]) {
+  parallel i in n { out[i] = u64(i); }
 }
 
 fn main() -> i32 { return 0; }
@@ -104,6 +109,22 @@ async def main(cairn, workdir):
 
             other = await session.call_tool("implementation_open", {"path": "total.cairn", "reference": "total", "policy": {"budget": 5}})
             expect(other.is_error and record_of(other)["code"] == "E-TEST-POLICY", "another policy than the pinned one is E-TEST-POLICY")
+
+            # A plan session: items and whole numbers only.
+            refused = await session.call_tool("plan_open", {"path": "total.cairn", "symbol": "total"})
+            expect(refused.is_error and record_of(refused)["code"] == "E-PLAN", "a function without a region has no plan")
+            opened = await session.call_tool("plan_open", {"path": "total.cairn", "symbol": "fill"})
+            packet = record_of(opened)
+            expect(not opened.is_error and packet["items"]["lanes"]["most"] == 1024, "a plan packet with the items' ranges")
+            reply = dict(packet["reply"])
+            reply["items"] = {"lanes": 5000}
+            out_of_range = await session.call_tool("plan_reply", {"reply": reply})
+            expect(out_of_range.is_error and record_of(out_of_range)["code"] == "E-PLAN", "a plan reply out of range is E-PLAN")
+            reply["items"] = {"lanes": 2, "grain": 4096}
+            admitted = record_of(await session.call_tool("plan_reply", {"reply": reply}))
+            expect(admitted["status"] == "admitted" and admitted["plan"] == "plan fill { grain 4096; lanes 2; }", "an admitted plan")
+            again = await session.call_tool("plan_reply", {"reply": reply})
+            expect(again.is_error and record_of(again)["code"] == "E-SESSION", "an answered session is spent")
     print("all steps passed", flush=True)
 
 

@@ -29,6 +29,8 @@ TOOLS = [
     "check",
     "edit_open",
     "edit_request",
+    "plan_open",
+    "plan_reply",
     "implementation_open",
     "implementation_submit",
     "state",

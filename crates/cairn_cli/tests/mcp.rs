@@ -173,7 +173,7 @@ fn malformed_lines_get_their_codes_and_never_stop_the_server() {
     assert_eq!(record["source_line"], "fn f() -> u32 { return true; }", "a model-facing record shows the line");
     assert_eq!(record["automatic_edit"], false);
     let (record, error) = tool_record(by_id(15));
-    assert!(error && record["code"] == "E-REQUEST", "plan sessions answer a coded refusal: {record}");
+    assert!(error && record["code"] == "E-PLAN", "a plan of a function without a region: {record}");
     assert_eq!(by_id(17)["result"]["protocolVersion"], "2025-11-25", "initialize without params: the newest version");
     assert_eq!(code(by_id(18)), Some(-32602), "arguments null is not an object");
     assert_eq!(by_id(16)["result"], json!({}), "still serving at the end");

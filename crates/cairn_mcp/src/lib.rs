@@ -9,7 +9,7 @@
 //! `durable` checkpoints the session table and brings sessions back after a restart.
 
 mod durable;
-mod implement;
+mod hosts;
 mod restore;
 pub mod server;
 pub mod tools;

@@ -132,9 +132,9 @@ twice.";
 /// is for and what it returns, with a worked example of its arguments.
 pub fn descriptors() -> Vec<Tool> {
     let text = |text: &str| -> Value { serde_json::json!({"type": "string", "description": text}) };
-    let path = text("A .cairn file, project directory or cairn.toml, relative to the server's directory.");
-    let source = text("Program text instead of path (never written).");
-    let symbol = text("A function, with its module if any (lib.spread).");
+    let path = text("File, project dir or cairn.toml.");
+    let source = text("Program text.");
+    let symbol = text("A function (lib.spread).");
     let schema = |properties: Value, required: &[&str]| -> Map<String, Value> {
         let mut schema = Map::new();
         schema.insert("type".into(), Value::String("object".into()));
@@ -155,14 +155,14 @@ pub fn descriptors() -> Vec<Tool> {
         ),
         (
             "edit_open",
-            "Open an edit session on one function. Returns a packet: handle, context (its source), \
-             dependencies (signature, effects), rule_cards, terms, draft_protocol (the request to fill). \
+            "Open an edit session on a function. Returns a packet: handle, context (its source), \
+             dependencies, rule_cards, terms, draft_protocol (to fill). \
              Example: {\"path\":\"clip.cairn\",\"symbol\":\"clip\"}",
             schema(
                 serde_json::json!({"path": path, "source": source, "symbol": symbol,
-                    "scope": {"enum": ["focused", "component"], "description": "focused (default): neighbours' interfaces; component: their sources."},
-                    "site": {"type": "string", "description": "An expression site (x3) to edit alone."},
-                    "preserve": {"enum": ["equivalent", "identical"], "description": "Admit only edits keeping behaviour or code."}}),
+                    "scope": {"enum": ["focused", "component"]},
+                    "site": {"type": "string", "description": "An expression site (x3)."},
+                    "preserve": {"enum": ["equivalent", "identical"]}}),
                 &["symbol"],
             ),
             true,
@@ -181,12 +181,27 @@ pub fn descriptors() -> Vec<Tool> {
             false,
         ),
         (
+            "plan_open",
+            "Choose how a function's parallel regions are split (never what they compute). Returns a \
+             packet: session, items with ranges, current plan, reply. Example: {\"path\":\"clip.cairn\",\"symbol\":\"fill\"}",
+            schema(serde_json::json!({"path": path, "source": source, "symbol": symbol}), &["symbol"]),
+            false,
+        ),
+        (
+            "plan_reply",
+            "Send the packet's reply with items set (0: the runtime's choice). Returns {status:\"admitted\",plan,\
+             next_session} or E-PLAN. Example: {\"reply\":{\"protocol\":\"cairn.plan/1\",\"session\":\"<from plan_open>\",\
+             \"items\":{\"grain\":4096}}}",
+            schema(serde_json::json!({"reply": {"type": "object"}}), &["reply"]),
+            false,
+        ),
+        (
             "implementation_open",
             "Open a session to write a faster version of a function. Returns a packet: handle, reference \
              (source, effects), pinned policy, rule_cards, reply. Example: {\"path\":\"clip.cairn\",\"reference\":\"clip\"}",
             schema(
                 serde_json::json!({"path": path, "source": source, "reference": symbol,
-                    "policy": {"type": "object", "description": "tolerance, domain, budget, seed, probes, seconds."}}),
+                    "policy": {"type": "object"}}),
                 &["reference"],
             ),
             false,
@@ -205,13 +220,12 @@ pub fn descriptors() -> Vec<Tool> {
         ),
         (
             "state",
-            "Show the program. Returns per module each function as [signature, effect row], sealed by \
-             a digest; with since, only what changed; with symbol, that function's investigation. \
-             Example: {\"path\":\"clip.cairn\"}",
+            "Show the program. Returns per module each function as [signature, effect row], with a \
+             digest; with since, what changed. Example: {\"path\":\"clip.cairn\"}",
             schema(
                 serde_json::json!({"path": path, "source": source, "symbol": symbol,
-                    "since": {"type": "string", "description": "A digest this server returned."},
-                    "whole": {"type": "boolean", "description": "The whole state even after one was sent."}}),
+                    "since": {"type": "string"},
+                    "whole": {"type": "boolean"}}),
                 &[],
             ),
             true,

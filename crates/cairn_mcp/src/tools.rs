@@ -1,7 +1,5 @@
 //! The tools of the MCP server (protocol §16.2), as plain functions over one [`Server`]:
-//! arguments in, `(record, isError)` out. Of the nine the protocol names, the two of plan sessions
-//! are not offered yet: `tools/list` leaves them out, and a call to one is answered with a coded
-//! refusal that says so. The implementation tools live in `implement.rs`. No transport here — `server.rs` puts this behind
+//! arguments in, `(record, isError)` out. The plan and implementation tools live in `hosts.rs`. No transport here — `server.rs` puts this behind
 //! rmcp — so tests drive the tools directly.
 //!
 //! One [`EditHost`] lives for the whole process: every tool reads its compiles (a program is
@@ -36,8 +34,8 @@ pub const TOOLS: &[ToolEntry] = &[
     ToolEntry { name: "check", keys: &["path", "source"], offered: true },
     ToolEntry { name: "edit_open", keys: &["path", "source", "symbol", "scope", "site", "preserve"], offered: true },
     ToolEntry { name: "edit_request", keys: &["request"], offered: true },
-    ToolEntry { name: "plan_open", keys: &["path", "source", "symbol", "sizes"], offered: false },
-    ToolEntry { name: "plan_reply", keys: &["reply"], offered: false },
+    ToolEntry { name: "plan_open", keys: &["path", "source", "symbol", "sizes"], offered: true },
+    ToolEntry { name: "plan_reply", keys: &["reply"], offered: true },
     ToolEntry {
         name: "implementation_open",
         keys: &["path", "source", "reference", "policy", "emulate"],
@@ -174,9 +172,11 @@ impl Server {
             "edit_request" => self.edit_request(&arguments),
             "state" => self.state(&arguments),
             "find" => self.find(&arguments),
+            "plan_open" => self.plan_open(&arguments),
+            "plan_reply" => self.plan_reply(&arguments),
             "implementation_open" => self.implementation_open(&arguments),
             "implementation_submit" => self.implementation_submit(&arguments),
-            other => self.not_offered(other, &arguments),
+            other => Err((-32602, unknown_tool(other)))?,
         })
     }
 
@@ -683,20 +683,6 @@ impl Server {
                 ToolResult::error(self.host.refusal(&diagnostic.code, diagnostic.message.clone(), details))
             }
         }
-    }
-
-    fn not_offered(&mut self, tool: &str, arguments: &Map<String, Value>) -> ToolResult {
-        // The program arguments are judged as for any tool, so a malformed call reads the same.
-        if tool.ends_with("_open")
-            && let Err(refusal) = self.program(arguments, false)
-        {
-            return refusal;
-        }
-        ToolResult::error(self.host.refusal(
-            "E-REQUEST",
-            format!("Plan sessions (cairn.plan/1) are not built: this server does not offer them yet; {tool} changes nothing."),
-            vec![],
-        ))
     }
 }
 

@@ -18,7 +18,7 @@
 //! requests), `admission` (judging a reply, one rule per step), `expand`, `state`, `refusal`
 //! (every refusal record), `records` (the typed protocol records) and `program` (read-only
 //! questions over a checked workspace); `implementation` is the implementation host (protocol §9),
-//! which shares the compiles, cards and terms.
+//! which shares the compiles, cards and terms; `plan` is the plan host (protocol §8).
 
 mod admission;
 mod contract;
@@ -26,6 +26,7 @@ mod expand;
 mod implementation;
 mod open;
 mod packet;
+mod plan;
 mod program;
 mod records;
 mod refusal;
@@ -44,6 +45,7 @@ use serde_json::{Map, Value};
 
 pub use self::implementation::{IMPLEMENTATION, Submitted};
 pub use self::packet::implementation_hash;
+pub use self::plan::{PLAN, PlanWritten};
 use self::sessions::{HostProgram, Session};
 pub use self::sources::{Admitted, Sources};
 
@@ -121,6 +123,8 @@ pub struct EditHost {
     /// Implementation sessions (protocol §9), and the number of the last one's handle.
     implementations: Vec<implementation::ImplSession>,
     impl_handles: u64,
+    /// Plan sessions (protocol §8), live and spent.
+    plans: Vec<plan::PlanSession>,
 }
 
 impl EditHost {

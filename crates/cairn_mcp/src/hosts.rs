@@ -1,5 +1,8 @@
-//! The implementation tools (protocol §16.2, §9): `implementation_open` and
-//! `implementation_submit`, over the edit host's implementation sessions.
+//! The tools of the plan and implementation hosts (protocol §16.2, §8, §9): `plan_open` and
+//! `plan_reply`, `implementation_open` and `implementation_submit`, over the edit host's sessions.
+//! An admitted plan becomes the session's successor and, like a validated implementation, is not
+//! written to disk by this server (`written: false`); `sizes` (predictions) are refused until
+//! `cairn predict` exists.
 //!
 //! On a project the reference's regressions file (`regressions/<reference>.json` beside the
 //! manifest) pins the policy: a session asking another is `E-TEST-POLICY`, and the cases a
@@ -122,4 +125,47 @@ fn keep(file: &PathBuf, kept: &Regressions) -> Result<(), String> {
         std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
     }
     std::fs::write(file, kept.text()).map_err(|e| e.to_string())
+}
+
+impl Server {
+    pub(crate) fn plan_open(&mut self, arguments: &Map<String, Value>) -> ToolResult {
+        let symbol = match self.text_argument(arguments, "symbol") {
+            Ok(Some(symbol)) => symbol,
+            Ok(None) => return self.request_refusal("symbol is required: the function to plan.", vec![]),
+            Err(refusal) => return refusal,
+        };
+        match arguments.get("sizes") {
+            None => {}
+            Some(Value::Array(sizes)) if sizes.iter().all(Value::is_object) => {
+                if !sizes.is_empty() {
+                    return self.request_refusal(
+                        "sizes (predictions) are not in this build: open without them (cairn predict is not built yet).",
+                        vec![],
+                    );
+                }
+            }
+            Some(_) => return self.request_refusal("sizes must be a list of objects.", vec![]),
+        }
+        let loaded = match self.program(arguments, false) {
+            Ok(Some(loaded)) => loaded,
+            Ok(None) => unreachable!("a required program is present"),
+            Err(refusal) => return refusal,
+        };
+        let answer = self.host.plan_open(loaded.sources, &symbol);
+        ToolResult { record: answer.record, is_error: answer.refused }
+    }
+
+    pub(crate) fn plan_reply(&mut self, arguments: &Map<String, Value>) -> ToolResult {
+        let reply = match self.request_argument(arguments, "reply") {
+            Ok(reply) => reply,
+            Err(refusal) => return refusal,
+        };
+        let (answer, _) = self.host.plan_reply(&reply);
+        let mut record = answer.record;
+        if !answer.refused {
+            // The admitted plan is the session's successor; this server does not write plans to disk.
+            record.insert("written".into(), Value::Bool(false));
+        }
+        ToolResult { record, is_error: answer.refused }
+    }
 }

@@ -1,0 +1,194 @@
+//! The plan and implementation hosts behind their tools (protocol §8, §9): every refusal a reply
+//! can meet before validation, judged without building anything (validation runs on a stand-in
+//! runner here and natively in crates/cairn_cli/tests/implementation_sessions.rs).
+
+mod common;
+
+use cairn_mcp::Server;
+use common::{Scratch, Silent, call};
+use serde_json::{Value, json};
+
+const PROGRAM: &str =
+    "fn total(n:usize, xs:ro<u32>[n]) -> u64 effects(ffi_precondition, read:xs, trap, io, ffi:write) {
+  let mut h:u64 = 0;
+  for i in 0..n { h = h + u64(xs[i]); }
+  return h;
+}
+
+fn report(n:usize, xs:ro<u32>[n]) -> u64 = total(n, xs);
+
+fn fill(n:usize, out:rw<u64>[n]) {
+  parallel i in n { out[i] = u64(i); }
+}
+
+fn twice(n:usize, a:rw<u64>[n], b:rw<u64>[n]) {
+  parallel i in n { a[i] = 1; }
+  parallel i in n { b[i] = a[i] * 2; }
+}
+
+fn main() -> i32 { return 0; }
+";
+
+const RIGHT: &str = "fn total_pairs(n:usize, xs:ro<u32>[n]) -> u64 implements total when n % 2 == 0 {
+  let mut h:u64 = 0;
+  for k in 0..n / 2 { h = h + u64(xs[2 * k]) + u64(xs[2 * k + 1]); }
+  return h;
+}";
+
+fn server(tag: &str) -> (Scratch, Server) {
+    let scratch = Scratch::new(tag);
+    std::fs::write(scratch.file("p.cairn"), PROGRAM).expect("write");
+    let server = Server::with_runner(&scratch.0, Box::new(Silent));
+    (scratch, server)
+}
+
+fn open_implementation(server: &mut Server) -> String {
+    let (packet, refused) = call(server, "implementation_open", json!({"path": "p.cairn", "reference": "total"}));
+    assert!(!refused, "{packet:?}");
+    packet["handle"].as_str().expect("a handle").to_string()
+}
+
+fn submit(server: &mut Server, handle: &str, source: &str) -> (serde_json::Map<String, Value>, bool) {
+    call(
+        server,
+        "implementation_submit",
+        json!({"request": {"protocol": "cairn.implementation/1", "handle": handle, "kind": "submit", "source": source}}),
+    )
+}
+
+#[test]
+fn a_submission_holds_one_implementation_of_the_reference_and_nothing_else() {
+    let (_scratch, mut server) = server("hosts-declarations");
+    let handle = open_implementation(&mut server);
+    let code = |server: &mut Server, source: &str| -> String {
+        let (record, refused) = submit(server, &handle, source);
+        assert!(refused, "{record:?}");
+        record["code"].as_str().expect("a code").to_string()
+    };
+    assert_eq!(code(&mut server, &format!("{RIGHT}\nstruct P {{ x:u64; }}")), "E-DECLARATION");
+    assert_eq!(code(&mut server, "fn helper(x:u64) -> u64 = x;"), "E-DECLARATION");
+    assert_eq!(
+        code(&mut server, &format!("{RIGHT}\n{}", RIGHT.replace("total_pairs", "total_other"))),
+        "E-DECLARATION"
+    );
+    assert_eq!(code(&mut server, "fn total(n:usize, xs:ro<u32>[n]) -> u64 { return 0; }"), "E-REFERENCE");
+    assert_eq!(code(&mut server, &RIGHT.replace("implements total", "implements report")), "E-REFERENCE");
+    // A helper may not replace a function of the program, nor the implementation a plain one.
+    assert_eq!(code(&mut server, &format!("{RIGHT}\nfn fill(x:u64) -> u64 = x;")), "E-DECLARATION");
+    assert_eq!(code(&mut server, &RIGHT.replace("total_pairs", "report")), "E-DECLARATION");
+    assert_eq!(code(&mut server, "fn total_pairs(n:usize) -> u64 implements total { return 0; }"), "E-IMPL-SIGNATURE");
+    assert_eq!(
+        code(&mut server, "fn total_pairs(n:usize, xs:ro<u32>[n]) -> u64 implements total { return 0 }"),
+        "E-PARSE"
+    );
+    // A request of another shape, or to another handle.
+    let (record, _) = call(
+        &mut server,
+        "implementation_submit",
+        json!({"request": {"protocol": "cairn.implementation/1", "handle": "i99", "kind": "submit", "source": RIGHT}}),
+    );
+    assert_eq!(record["code"], "E-SESSION");
+    let (record, _) = call(
+        &mut server,
+        "implementation_submit",
+        json!({"request": {"protocol": "cairn.implementation/1", "handle": handle, "kind": "submit", "source": RIGHT, "inputs": []}}),
+    );
+    assert_eq!(record["code"], "E-DOMAIN");
+    let (record, _) = call(
+        &mut server,
+        "implementation_submit",
+        json!({"request": {"protocol": "cairn.implementation/1", "handle": handle, "kind": "submit", "source": RIGHT, "reference": "x"}}),
+    );
+    assert_eq!(record["code"], "E-REFERENCE");
+    let (record, _) = call(
+        &mut server,
+        "implementation_submit",
+        json!({"request": {"protocol": "cairn.implementation/1", "handle": handle, "kind": "send", "source": RIGHT}}),
+    );
+    assert_eq!(record["code"], "E-REQUEST");
+    // Then a correct one is validated (on the stand-in runner), and a resubmission of the same
+    // name replaces it.
+    let (record, refused) = submit(&mut server, &handle, RIGHT);
+    assert!(!refused, "{record:?}");
+    assert_eq!(record["select_with"], "plan total use total_pairs;");
+    let (record, refused) = submit(&mut server, &handle, &RIGHT.replace("% 2 == 0", "% 4 == 0"));
+    assert!(!refused, "{record:?}");
+    assert_eq!(record["when"], "n % 4 == 0");
+}
+
+#[test]
+fn a_submission_that_grows_another_function_s_row_is_refused() {
+    let (_scratch, mut server) = server("hosts-caller");
+    let handle = open_implementation(&mut server);
+    // Within the reference's ceiling, beyond its own row: the reference's row, and its caller's,
+    // would grow.
+    let loud = RIGHT.replace("return h;", "println(h);\n  return h;");
+    let (record, refused) = submit(&mut server, &handle, &loud);
+    assert!(refused);
+    assert_eq!(record["code"], "E-CALLER-EFFECT", "{record:?}");
+    assert_eq!(record["added_effects"], json!(["ffi:write", "io"]));
+}
+
+#[test]
+fn the_packet_shows_the_reference_and_pins_the_policy() {
+    let (_scratch, mut server) = server("hosts-packet");
+    let (packet, refused) = call(
+        &mut server,
+        "implementation_open",
+        json!({"path": "p.cairn", "reference": "total", "policy": {"budget": 7}}),
+    );
+    assert!(!refused, "{packet:?}");
+    assert_eq!(packet["pinned"]["tests"]["budget"], 7);
+    let ceiling = packet["reference"]["ceiling"].as_array().expect("the declared ceiling");
+    assert!(ceiling.contains(&json!("io")) && ceiling.contains(&json!("trap")), "{ceiling:?}");
+    for digest in ["reference_sha256", "tolerance_sha256", "tests_sha256", "domain_sha256", "agreement_sha256"] {
+        assert_eq!(packet["pinned"][digest].as_str().map(str::len), Some(64), "{digest}");
+    }
+    assert_eq!(packet["write_back"], false);
+    let (record, refused) =
+        call(&mut server, "implementation_open", json!({"path": "p.cairn", "reference": "nothing"}));
+    assert!(refused);
+    assert_eq!(record["code"], "E-SYMBOL");
+    let (record, refused) = call(
+        &mut server,
+        "implementation_open",
+        json!({"path": "p.cairn", "reference": "total", "policy": {"cases": 3}}),
+    );
+    assert!(refused);
+    assert_eq!(record["code"], "E-TEST-POLICY");
+}
+
+#[test]
+fn a_plan_reply_sets_items_in_range_and_spends_its_session() {
+    let (_scratch, mut server) = server("hosts-plan");
+    let (record, refused) = call(&mut server, "plan_open", json!({"path": "p.cairn", "symbol": "total"}));
+    assert!(refused);
+    assert_eq!(record["code"], "E-PLAN");
+    // One region: grain and lanes; two: fuse too.
+    let (packet, _) = call(&mut server, "plan_open", json!({"path": "p.cairn", "symbol": "fill"}));
+    let items: Vec<&String> = packet["items"].as_object().expect("items").keys().collect();
+    assert_eq!(items, ["grain", "lanes"]);
+    let (two, _) = call(&mut server, "plan_open", json!({"path": "p.cairn", "symbol": "twice"}));
+    assert_eq!(two["items"]["fuse"], json!({"region": "either", "least": 2, "most": 16}));
+    let reply = |session: &Value, items: Value| json!({"reply": {"protocol": "cairn.plan/1", "session": session, "items": items}});
+    let session = packet["session"].clone();
+    for (items, code) in [
+        (json!({"fuse": 2}), "E-PLAN"),
+        (json!({"lanes": 1025}), "E-PLAN"),
+        (json!({"grain": -1}), "E-REQUEST"),
+        (json!({"grain": "big"}), "E-REQUEST"),
+    ] {
+        let (record, refused) = call(&mut server, "plan_reply", reply(&session, items.clone()));
+        assert!(refused, "{items}");
+        assert_eq!(record["code"], code, "{items}: {record:?}");
+    }
+    let (admitted, refused) = call(&mut server, "plan_reply", reply(&session, json!({"grain": 2048, "lanes": 0})));
+    assert!(!refused, "{admitted:?}");
+    assert_eq!(admitted["plan"], "plan fill { grain 2048; }");
+    let (record, _) = call(&mut server, "plan_reply", reply(&session, json!({"grain": 1})));
+    assert_eq!(record["code"], "E-SESSION", "an answered session is spent");
+    // The successor holds the plan; all zeros removes it.
+    let (admitted, refused) = call(&mut server, "plan_reply", reply(&admitted["next_session"], json!({"grain": 0})));
+    assert!(!refused, "{admitted:?}");
+    assert_eq!(admitted["plan"], "(no plan for fill)");
+}
