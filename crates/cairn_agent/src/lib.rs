@@ -13,6 +13,7 @@ pub mod find;
 pub mod named;
 pub mod state;
 pub mod strict;
+pub mod tune;
 pub mod validate;
 
 /// The analysis stack (`cairn_hir::stack`), for the servers above this crate that run the hosts

@@ -23,6 +23,7 @@ mod rules;
 mod run;
 mod state;
 mod test;
+mod tune;
 mod undo;
 mod validate;
 mod verify;
@@ -237,6 +238,14 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
     },
+    /// Search a function's plans: each candidate checked, the first K timed on this host
+    Tune {
+        #[command(flatten)]
+        flags: tune::TuneFlags,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
     /// Run an implementation side by side with its reference on generated edge-case inputs (finite
     /// evidence, not a proof; Z3's bounded check is not in this build)
     Validate {
@@ -420,13 +429,14 @@ fn command(cli: Cli) -> u8 {
         Command::Diff { flags, format } => diff::run(&flags, output::Output::choose(format)),
         Command::Verify { flags, format } => verify::run(&flags, output::Output::choose(format)),
         Command::Validate { flags, format } => validate::run(&flags, output::Output::choose(format)),
+        Command::Tune { flags, format } => tune::run(&flags, output::Output::choose(format)),
         Command::Inspect { path, symbol, scope, expand, explain, format } => {
             let flags = inspect::InspectFlags { symbol, scope, expand, explain };
             inspect::run(&path, &flags, output::Output::choose(format))
         }
         Command::Mcp => {
             let start = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-            let runner = Box::new(validate::NativeRunner { base: None });
+            let runner = Box::new(validate::NativeRunner { base: None, workers: validate::NativeRunner::parallel() });
             let status = cairn_mcp::serve_stdio(&start, Some(runner));
             u8::try_from(status).unwrap_or(2)
         }

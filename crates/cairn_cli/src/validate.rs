@@ -79,7 +79,7 @@ fn validate_program(flags: &ValidateFlags) -> cairn_agent::validate::Validation 
         Err(e) => return rejected(&flags.symbol, format!("Cannot read {}: {e}.", path.display())),
     };
     let kept = file.as_ref().map(|f| f.of(&flags.symbol)).unwrap_or_default();
-    let runner = NativeRunner { base: Some(program.clone()) };
+    let runner = NativeRunner { base: Some(program.clone()), workers: NativeRunner::parallel() };
     let mut validation = validate(&workspace, &flags.symbol, &policy, &kept, &runner);
     if let Some(case) = validation.keep.take() {
         let mut file = file.unwrap_or_else(|| Regressions::new(&reference, &policy));
@@ -120,9 +120,16 @@ pub struct NativeRunner {
     /// The program whose build choices (libraries, target) the harness keeps; without one (an
     /// MCP session's program), the defaults of a one-file program.
     pub base: Option<cairn_vfs::Program>,
+    /// How many blocks run at once (1 for timing: runs must not share the cores).
+    pub workers: usize,
 }
 
 impl NativeRunner {
+    /// One worker per core, at most 8.
+    pub fn parallel() -> usize {
+        std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8)
+    }
+
     /// The program to build: the base's, with the files' texts; or the files alone.
     fn program(&self, files: &[SourceText]) -> cairn_vfs::Program {
         if let Some(base) = &self.base {
@@ -184,7 +191,7 @@ impl Runner for NativeRunner {
         drop(built);
         let outcomes = std::sync::Mutex::new(vec![None; blocks.len()]);
         let next = std::sync::Mutex::new(0usize);
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+        let workers = self.workers.clamp(1, 8);
         std::thread::scope(|scope| {
             for _ in 0..workers {
                 scope.spawn(|| {
@@ -215,6 +222,7 @@ fn run_block(artifact: &std::path::Path, index: usize, seconds: u64) -> Result<O
     let mut command = Command::new(artifact);
     command.arg(index.to_string()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     limit(&mut command, Some(1024));
+    let started = std::time::Instant::now();
     let child = command.spawn().map_err(|e| format!("could not start a case: {e}"))?;
     let captured = wait_captured(child, Duration::from_secs(seconds), OUTPUT_CAP);
     if captured.timed_out {
@@ -225,5 +233,7 @@ fn run_block(artifact: &std::path::Path, index: usize, seconds: u64) -> Result<O
     }
     let status = captured.status.ok_or("a case could not be waited for")?;
     let stdout = String::from_utf8_lossy(&captured.stdout).lines().map(str::to_string).collect();
-    Ok(Outcome::new(status.success(), stdout, &String::from_utf8_lossy(&captured.stderr)))
+    let mut outcome = Outcome::new(status.success(), stdout, &String::from_utf8_lossy(&captured.stderr));
+    outcome.elapsed_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    Ok(outcome)
 }

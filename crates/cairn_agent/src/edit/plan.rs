@@ -431,3 +431,36 @@ fn plan_digest(sources: &Sources, symbol: &str, generation: u64) -> String {
     let value = serde_json::to_value((PLAN, sources.sha256(), symbol, generation)).unwrap_or_default();
     crate::canonical::digest(&value)
 }
+
+/// The function `name` names (a full name, or a name one module declares), for the tools that
+/// plan outside a session (`cairn tune`).
+pub fn function_item(workspace: &Workspace, name: &str) -> Option<Item> {
+    super::program::resolve_function(workspace, name).ok()
+}
+
+/// The items of `item`'s schedule plan now, in the documented order.
+pub fn plan_items(workspace: &Workspace, item: Item) -> Vec<(&'static str, u64)> {
+    let current = current_plan(workspace, item);
+    HOST_ITEMS
+        .iter()
+        .map(|i| i.0)
+        .chain([FUSE.0])
+        .filter_map(|w| current.get(w).map(|&v| (w, v)))
+        .filter(|(_, v)| *v != 0)
+        .collect()
+}
+
+/// The program's `files` with `item`'s schedule plan set to `items` (written after the function,
+/// any other schedule plan of it removed; no plan when `items` is empty).
+pub fn with_plan(
+    workspace: &Workspace,
+    files: &[cairn_hir::SourceText],
+    item: Item,
+    items: &[(&'static str, u64)],
+) -> Vec<cairn_hir::SourceText> {
+    let symbol = cairn_hir::Resolver::new(workspace.db()).full_name(item).to_string();
+    let plan = crate::tune::plan_text(&symbol, items);
+    let sources = Sources { files: files.to_vec(), project: false };
+    let (candidate, _) = write_plan(workspace, &sources, item, (!items.is_empty()).then_some(plan.as_str()));
+    candidate.files
+}

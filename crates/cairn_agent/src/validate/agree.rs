@@ -19,15 +19,18 @@ pub struct Outcome {
     /// A trap's message (the guard that failed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trap: Option<String>,
+    /// The run's wall time in nanoseconds, process included (what `cairn tune` measures with).
+    #[serde(skip)]
+    pub elapsed_ns: u64,
 }
 
 impl Outcome {
     pub fn new(success: bool, stdout: Vec<String>, stderr: &str) -> Outcome {
         if success {
-            return Outcome { ended: "returned", stdout, trap: None };
+            return Outcome { ended: "returned", stdout, trap: None, elapsed_ns: 0 };
         }
         let trap = stderr.lines().find(|l| !l.trim().is_empty()).map(str::to_string);
-        Outcome { ended: "trapped", stdout, trap }
+        Outcome { ended: "trapped", stdout, trap, elapsed_ns: 0 }
     }
 
     fn trapped(&self) -> bool {

@@ -230,3 +230,33 @@ fn fill(cells: &str, elem: Scalar, capacity: u64, case: &Case) -> String {
         }
     }
 }
+
+/// The name of a timing block: `setup` makes the inputs only, `run` makes them and calls.
+pub fn timing_name(index: usize, run: bool) -> String {
+    format!("cairn_tune_{index}_{}", if run { "run" } else { "setup" })
+}
+
+/// The timing harness of `cairn tune`: per case, a block that only makes the inputs and one that
+/// makes them and calls `function` `reps` times (the result kept alive by printing it once).
+pub fn timing(shape: &Shape, cases: &[Case], function: &str, reps: &[u64]) -> String {
+    let mut out = String::from("\n// cairn tune: generated timing harness\n");
+    for (index, case) in cases.iter().enumerate() {
+        let args = arguments(shape, case);
+        let _ = writeln!(out, "test {} {{\n{}}}", timing_name(index, false), setup(shape, case));
+        let _ = writeln!(out, "test {} {{", timing_name(index, true));
+        out.push_str(&setup(shape, case));
+        let reps = reps.get(index).copied().unwrap_or(1).max(1);
+        match shape.ret {
+            Some(ret) => {
+                let _ = writeln!(out, "  let mut cairn_last:{} = {function}({args});", ret.name());
+                let _ = writeln!(out, "  for cairn_r in 1..{reps} {{ cairn_last = {function}({args}); }}");
+                let _ = writeln!(out, "  println({});", shown(ret, "cairn_last"));
+            }
+            None => {
+                let _ = writeln!(out, "  for cairn_r in 0..{reps} {{ {function}({args}); }}");
+            }
+        }
+        out.push_str("}\n");
+    }
+    out
+}

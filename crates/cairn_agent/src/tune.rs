@@ -1,0 +1,373 @@
+//! `cairn tune` (tools.md §3.15): a bounded search over a function's plans, each candidate checked
+//! as a whole program and, with `--measure K`, the first K and the current plan timed on this
+//! host by successive halving. No IO here: building and running is the caller's [`Runner`].
+//!
+//! The space is every combination of the items the function's regions take: `grain` (the
+//! runtime's choice, 1,024, 4,096, 16,384, 65,536), `lanes` (the runtime's choice, 1, 2, 4, … up
+//! to the host's lanes) and, with two regions or more, `fuse` (none, 2 … the regions). Candidates
+//! come in generation order — the empty plan, each single item, then combinations — and a
+//! candidate whose lowered code equals an earlier one's is `same_code` and shares its
+//! measurement. Without a price model (`cairn predict` is not built) nothing is ranked by
+//! prediction: `predicted_ns` is absent and the measured candidates are the first K in
+//! generation order. Timing: per size, a block that makes the inputs and one that makes them
+//! and calls the function `reps` times; a candidate's time at a size is the difference of the
+//! two wall times over `reps`, the median of the rounds it survived; rounds halve the field.
+//! Implementations are not candidates yet (the candidate history that would hold their
+//! validations is not built).
+
+use std::collections::BTreeMap;
+
+use cairn_hir::{SourceText, Workspace};
+use serde::Serialize;
+
+use crate::validate::Runner;
+use crate::validate::cases::{Case, Fed, Pattern, Shape};
+
+/// The `cairn.tune/2` record (the fields this build fills).
+#[derive(Debug, Serialize, Default)]
+pub struct TuneRecord {
+    pub protocol: &'static str,
+    pub function: String,
+    pub sizes: Vec<u64>,
+    pub objective: &'static str,
+    pub regions: usize,
+    pub current: String,
+    pub space: Space,
+    pub candidates: Vec<Candidate>,
+    pub chosen: String,
+    pub chosen_by: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fastest: Option<String>,
+    pub budget: Budget,
+    pub measured_order: Vec<String>,
+    pub written: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Serialize, Default)]
+pub struct Space {
+    pub configurations: usize,
+    pub checked: usize,
+    pub legal: usize,
+    pub same_code: usize,
+    pub refused: Vec<Refused>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Refused {
+    pub code: String,
+    pub message: String,
+    pub configurations: usize,
+    pub example: String,
+}
+
+#[derive(Debug, Serialize, Clone)]
+pub struct Candidate {
+    pub plan: String,
+    pub items: BTreeMap<&'static str, u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub same_code: Option<String>,
+    /// Per size, the measured nanoseconds a call took (absent: not measured).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub measured_ns: Vec<u64>,
+    /// The objective over the sizes: the geometric mean of the measured times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_geomean_ns: Option<f64>,
+    #[serde(skip)]
+    sources: Vec<SourceText>,
+}
+
+#[derive(Debug, Serialize, Default)]
+pub struct Budget {
+    pub seconds: Allowed,
+    pub runs: Allowed,
+    pub undone: BTreeMap<&'static str, usize>,
+}
+
+#[derive(Debug, Serialize, Default)]
+pub struct Allowed {
+    pub allowed: u64,
+    pub spent: u64,
+}
+
+/// What a search asks for.
+pub struct Request<'a> {
+    pub symbol: &'a str,
+    /// Each size: the value of every extent.
+    pub sizes: Vec<u64>,
+    /// Time this many candidates (and the current plan).
+    pub measure: usize,
+    /// The host's lanes (the largest `lanes` tried).
+    pub lanes: u32,
+    pub budget_seconds: u64,
+    /// Where the clock stands (seconds since the search began), asked between steps.
+    pub clock: &'a dyn Fn() -> f64,
+}
+
+/// Searches the plans of `request.symbol` in the accepted program of `workspace`.
+pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -> Result<TuneRecord, String> {
+    let Some(item) = crate::edit::function_item(workspace, request.symbol) else {
+        return Err(format!("{} names no function of the program.", request.symbol));
+    };
+    let db = workspace.db();
+    let full = cairn_hir::Resolver::new(db).full_name(item).to_string();
+    let regions = cairn_hir::regions::fn_regions(db, item).len();
+    if regions == 0 {
+        return Err(format!("{full} has no parallel region: there is no plan to tune."));
+    }
+    let files: Vec<SourceText> = workspace
+        .files()
+        .iter()
+        .filter(|f| !f.library && f.generated.is_none())
+        .map(|f| SourceText { name: f.name.clone(), text: f.text.clone() })
+        .collect();
+    let current_items = crate::edit::plan_items(workspace, item);
+    let mut record = TuneRecord {
+        protocol: "cairn.tune/2",
+        function: full.clone(),
+        sizes: request.sizes.clone(),
+        objective: "geomean",
+        regions,
+        current: plan_text(&full, &current_items),
+        budget: Budget {
+            seconds: Allowed { allowed: request.budget_seconds, spent: 0 },
+            runs: Allowed { allowed: 0, spent: 0 },
+            undone: BTreeMap::new(),
+        },
+        ..TuneRecord::default()
+    };
+    // The space, in generation order.
+    let space = configurations(regions, request.lanes);
+    record.space.configurations = space.len();
+    let mut refused: BTreeMap<String, Refused> = BTreeMap::new();
+    let mut codes: Vec<(u64, String)> = Vec::new();
+    for items in space {
+        if (request.clock)() > request.budget_seconds as f64 {
+            *record.budget.undone.entry("seconds").or_default() += 1;
+            continue;
+        }
+        let plan = plan_text(&full, &items);
+        let candidate = crate::edit::with_plan(workspace, &files, item, &items);
+        record.space.checked += 1;
+        let mut checked = Workspace::new(candidate.clone());
+        if let Some(refusal) = checked.check().refusal {
+            let entry = refused.entry(refusal.first.code.clone()).or_insert_with(|| Refused {
+                code: refusal.first.code.clone(),
+                message: refusal.first.message.clone(),
+                configurations: 0,
+                example: plan.clone(),
+            });
+            entry.configurations += 1;
+            continue;
+        }
+        record.space.legal += 1;
+        let code = code_of(&checked, &full);
+        let same = codes.iter().find(|(c, _)| *c == code).map(|(_, p)| p.clone());
+        if same.is_some() {
+            record.space.same_code += 1;
+        } else {
+            codes.push((code, plan.clone()));
+        }
+        record.candidates.push(Candidate {
+            plan,
+            items: items.into_iter().collect(),
+            same_code: same,
+            measured_ns: Vec::new(),
+            measured_geomean_ns: None,
+            sources: candidate,
+        });
+    }
+    record.space.refused = refused.into_values().collect();
+    // Measure: the current plan and the first K distinct candidates, halving each round.
+    let signature = cairn_hir::fn_signature(db, item);
+    let shape = Shape::of(signature).map_err(|why| format!("{full}'s inputs cannot be made: {why}."))?;
+    let current = record.candidates.iter().position(|c| c.plan == record.current);
+    let mut field: Vec<usize> = (0..record.candidates.len())
+        .filter(|&i| record.candidates[i].same_code.is_none())
+        .take(request.measure)
+        .collect();
+    if let Some(current) = current
+        && request.measure > 0
+        && !field.contains(&current)
+        && record.candidates[current].same_code.is_none()
+    {
+        field.push(current);
+    }
+    let bare = full.rsplit('.').next().unwrap_or(&full).to_string();
+    let mut samples: BTreeMap<usize, Vec<Vec<u64>>> = BTreeMap::new();
+    let mut round = 0;
+    while !field.is_empty() && request.measure > 0 {
+        round += 1;
+        for &index in &field {
+            if (request.clock)() > request.budget_seconds as f64 {
+                *record.budget.undone.entry("seconds").or_default() += 1;
+                continue;
+            }
+            let times = measure(&record.candidates[index], &shape, &request.sizes, &bare, runner)?;
+            record.budget.runs.spent += 2 * request.sizes.len() as u64;
+            samples.entry(index).or_default().push(times);
+        }
+        for (&index, rounds) in &samples {
+            let candidate = &mut record.candidates[index];
+            candidate.measured_ns =
+                (0..request.sizes.len()).map(|s| median(rounds.iter().map(|r| r[s]).collect())).collect();
+            candidate.measured_geomean_ns = Some(geomean(&candidate.measured_ns));
+        }
+        if field.len() == 1 || round >= 4 {
+            break;
+        }
+        field.sort_by(|a, b| score(&record.candidates[*a]).total_cmp(&score(&record.candidates[*b])));
+        field.truncate(field.len().div_ceil(2));
+    }
+    record.budget.runs.allowed = record.budget.runs.spent;
+    // Shares: a same-code candidate has its twin's measurement.
+    for i in 0..record.candidates.len() {
+        if let Some(twin) = record.candidates[i].same_code.clone()
+            && let Some(measured) = record.candidates.iter().find(|c| c.plan == twin).map(|c| c.measured_ns.clone())
+        {
+            record.candidates[i].measured_geomean_ns = (!measured.is_empty()).then(|| geomean(&measured));
+            record.candidates[i].measured_ns = measured;
+        }
+    }
+    let mut measured: Vec<&Candidate> =
+        record.candidates.iter().filter(|c| c.measured_geomean_ns.is_some() && c.same_code.is_none()).collect();
+    measured.sort_by(|a, b| score(a).total_cmp(&score(b)));
+    record.measured_order = measured.iter().map(|c| c.plan.clone()).collect();
+    match measured.first() {
+        Some(best) => {
+            record.fastest = Some(best.plan.clone());
+            record.chosen = best.plan.clone();
+            record.chosen_by = "measurement".into();
+        }
+        None => {
+            record.chosen = record.current.clone();
+            record.chosen_by = "nothing measured: the current plan is kept (no price model in this build)".into();
+        }
+    }
+    record.budget.seconds.spent = (request.clock)().ceil() as u64;
+    Ok(record)
+}
+
+/// The program with the chosen plan (for `--write`), when the search chose one.
+pub fn chosen_sources(record: &TuneRecord) -> Option<&[SourceText]> {
+    record.candidates.iter().find(|c| c.plan == record.chosen).map(|c| c.sources.as_slice())
+}
+
+fn score(candidate: &Candidate) -> f64 {
+    candidate.measured_geomean_ns.unwrap_or(f64::INFINITY)
+}
+
+fn median(mut values: Vec<u64>) -> u64 {
+    values.sort_unstable();
+    values.get(values.len() / 2).copied().unwrap_or(0)
+}
+
+fn geomean(values: &[u64]) -> f64 {
+    if values.is_empty() {
+        return f64::INFINITY;
+    }
+    (values.iter().map(|&v| (v.max(1) as f64).ln()).sum::<f64>() / values.len() as f64).exp()
+}
+
+/// Times one candidate at each size: (make inputs and call `reps` times) − (make inputs), over `reps`.
+fn measure(
+    candidate: &Candidate,
+    shape: &Shape,
+    sizes: &[u64],
+    function: &str,
+    runner: &dyn Runner,
+) -> Result<Vec<u64>, String> {
+    let cases: Vec<Case> = sizes.iter().map(|&extent| timing_case(shape, extent)).collect();
+    // Enough calls that the call dominates starting a process (~10^8 element steps in all).
+    let reps: Vec<u64> = sizes.iter().map(|&n| (100_000_000 / n.max(1)).clamp(1, 1000)).collect();
+    let text = crate::validate::harness::timing(shape, &cases, function, &reps);
+    let mut files = candidate.sources.clone();
+    let target = files.iter().position(|f| f.text.contains(&format!("fn {function}"))).unwrap_or(0);
+    files[target].text.push_str(&text);
+    let blocks: Vec<String> = (0..cases.len())
+        .flat_map(|i| [crate::validate::harness::timing_name(i, false), crate::validate::harness::timing_name(i, true)])
+        .collect();
+    let outcomes = runner.run(&files, &blocks, 300)?;
+    let mut out = Vec::new();
+    for (i, &reps) in reps.iter().enumerate() {
+        let setup = outcomes[2 * i].as_ref().map_err(Clone::clone)?;
+        let run = outcomes[2 * i + 1].as_ref().map_err(Clone::clone)?;
+        if run.ended != "returned" {
+            return Err(format!("the timed call trapped: {}", run.trap.clone().unwrap_or_default()));
+        }
+        out.push(run.elapsed_ns.saturating_sub(setup.elapsed_ns) / reps);
+    }
+    Ok(out)
+}
+
+/// Inputs for timing: every extent at `extent`, views ascending, scalars 1.
+fn timing_case(shape: &Shape, extent: u64) -> Case {
+    let scalars = shape
+        .params
+        .iter()
+        .filter_map(|(name, fed)| match fed {
+            Fed::Scalar(crate::validate::cases::Scalar::Float(_)) => Some((name.clone(), "1.0".to_string())),
+            Fed::Scalar(crate::validate::cases::Scalar::Bool) => Some((name.clone(), "true".to_string())),
+            Fed::Scalar(_) => Some((name.clone(), "1".to_string())),
+            _ => None,
+        })
+        .collect();
+    Case { extent, pattern: Pattern::Ascending, seed: 1, scalars }
+}
+
+/// Every configuration of the items, in generation order: the empty plan, single items, then
+/// combinations.
+fn configurations(regions: usize, lanes: u32) -> Vec<Vec<(&'static str, u64)>> {
+    let grains: Vec<u64> = vec![1024, 4096, 16_384, 65_536];
+    let mut lane_counts: Vec<u64> = vec![1];
+    while (*lane_counts.last().unwrap_or(&1) * 2) <= u64::from(lanes.max(1)) {
+        let next = lane_counts.last().unwrap_or(&1) * 2;
+        lane_counts.push(next);
+    }
+    if !lane_counts.contains(&u64::from(lanes)) && lanes > 1 {
+        lane_counts.push(u64::from(lanes));
+    }
+    let fuses: Vec<u64> = if regions >= 2 { (2..=regions.min(16) as u64).collect() } else { Vec::new() };
+    let with_none =
+        |v: &[u64]| -> Vec<Option<u64>> { std::iter::once(None).chain(v.iter().copied().map(Some)).collect() };
+    let mut all: Vec<Vec<(&'static str, u64)>> = Vec::new();
+    for g in with_none(&grains) {
+        for l in with_none(&lane_counts) {
+            for f in with_none(&fuses) {
+                let items: Vec<(&'static str, u64)> = [("grain", g), ("lanes", l), ("fuse", f)]
+                    .into_iter()
+                    .filter_map(|(w, v)| v.map(|v| (w, v)))
+                    .collect();
+                all.push(items);
+            }
+        }
+    }
+    all.sort_by_key(|items| items.len());
+    all
+}
+
+/// A plan's text (`plan f { grain 4096; }`), or `(no plan for f)`.
+pub fn plan_text(full: &str, items: &[(&'static str, u64)]) -> String {
+    let bare = full.rsplit('.').next().unwrap_or(full);
+    if items.is_empty() {
+        return format!("(no plan for {bare})");
+    }
+    let order = ["grain", "lanes", "fuse"];
+    let mut items = items.to_vec();
+    items.sort_by_key(|(w, _)| order.iter().position(|o| o == w));
+    let text: Vec<String> = items.iter().map(|(w, v)| format!("{w} {v};")).collect();
+    format!("plan {bare} {{ {} }}", text.join(" "))
+}
+
+/// A digest of the function's lowered code (its MIR and what its lowering made), for `same_code`.
+fn code_of(workspace: &Workspace, full: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let program = cairn_mir::program_mir(workspace.db());
+    let symbol = format!("cairn.{full}");
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for function in program.functions.iter().filter(|f| f.symbol.starts_with(symbol.as_str())) {
+        format!("{function:?}").hash(&mut hasher);
+    }
+    hasher.finish()
+}

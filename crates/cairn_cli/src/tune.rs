@@ -1,0 +1,132 @@
+//! `cairn tune` (tools.md §3.15): the command around `cairn_agent::tune` — loading and checking
+//! the program, the sizes, the native runner (one run at a time, so runs do not share the cores),
+//! the `cairn.tune/2` record, and `--write` of the chosen plan. What is searched and how it is
+//! timed: the agent crate's module comment; what is not built: docs/tools/tune.md.
+//!
+//! Exit: 0 (also when nothing was measured); 1 for a refused program; 2 for an environment error.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use cairn_agent::tune::{Request, chosen_sources, tune};
+
+use crate::output::{Output, to_map};
+use crate::validate::NativeRunner;
+
+/// `cairn tune` options.
+#[derive(Debug, clap::Args)]
+pub struct TuneFlags {
+    /// A .cairn file, a project directory (its cairn.toml), or a manifest.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// The function whose plans are searched (qualified with its module when it has one).
+    #[arg(long, value_name = "F")]
+    pub symbol: String,
+    /// A size to time at, `NAME=SIZE` (every extent takes SIZE; `n=1e6`); repeatable. Default: 1e6.
+    #[arg(long = "at", value_name = "NAME=SIZE")]
+    pub at: Vec<String>,
+    /// Time the first K candidates and the current plan on this host, halving each round.
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    pub measure: usize,
+    /// Write the chosen plan after the function's declaration (the program must still check).
+    #[arg(long)]
+    pub write: bool,
+    /// The whole search's wall time, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 300)]
+    pub budget_seconds: u64,
+}
+
+pub fn run(flags: &TuneFlags, out: Output) -> u8 {
+    let started = Instant::now();
+    let mut sizes = Vec::new();
+    for at in &flags.at {
+        match parse_size(at) {
+            Some(size) => sizes.push(size),
+            None => {
+                out.environment(&format!("--at {at}: write NAME=SIZE with SIZE a whole number (1000000 or 1e6)."));
+                return 2;
+            }
+        }
+    }
+    if sizes.is_empty() {
+        sizes.push(1_000_000);
+    }
+    let program = match cairn_vfs::load(&flags.path) {
+        Ok(program) => program,
+        Err(error) => {
+            out.environment(&error.message);
+            return 2;
+        }
+    };
+    let mut workspace = crate::check::load_workspace(&program);
+    if let Some(refusal) = workspace.check().refusal {
+        let lines = |file: Option<&str>, line: u32| workspace.line_text(file, line);
+        out.refusal(&cairn_diagnostics::record::refusal_record(&refusal), &lines);
+        return 1;
+    }
+    let runner = NativeRunner { base: Some(program.clone()), workers: 1 };
+    let lanes = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let clock = || started.elapsed().as_secs_f64();
+    let request = Request {
+        symbol: &flags.symbol,
+        sizes,
+        measure: flags.measure,
+        lanes,
+        budget_seconds: flags.budget_seconds,
+        clock: &clock,
+    };
+    let mut record = match tune(&workspace, &request, &runner) {
+        Ok(record) => record,
+        Err(message) => {
+            out.environment(&message);
+            return 2;
+        }
+    };
+    if flags.write && record.chosen != record.current {
+        match write(&program, chosen_sources(&record)) {
+            Ok(()) => record.written = true,
+            Err(message) => record.reason = Some(message),
+        }
+    }
+    let detail = format!("{}: {} (by {})", record.function, record.chosen, record.chosen_by);
+    out.summary(&to_map(&record), true, &detail);
+    std::mem::forget(workspace);
+    0
+}
+
+/// `n=1e6`, `n=1000000` or `1e6` → 1000000.
+fn parse_size(at: &str) -> Option<u64> {
+    let value = at.rsplit('=').next()?.trim();
+    if let Ok(n) = value.parse::<u64>() {
+        return Some(n);
+    }
+    let (mantissa, exponent) = value.split_once(['e', 'E'])?;
+    let (mantissa, exponent): (u64, u32) = (mantissa.parse().ok()?, exponent.parse().ok()?);
+    mantissa.checked_mul(10u64.checked_pow(exponent)?)
+}
+
+/// Writes the files of the chosen candidate that differ from the program's (a byte-order mark kept).
+fn write(program: &cairn_vfs::Program, chosen: Option<&[cairn_hir::SourceText]>) -> Result<(), String> {
+    let chosen = chosen.ok_or("the chosen plan has no program")?;
+    for file in &program.files {
+        let Some(new) = chosen.iter().find(|f| f.name == file.name) else { continue };
+        if new.text == file.text {
+            continue;
+        }
+        let text = if file.had_bom { format!("\u{feff}{}", new.text) } else { new.text.clone() };
+        std::fs::write(&file.path, text).map_err(|e| format!("Cannot write {}: {e}.", file.path.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sizes_are_whole_numbers_or_powers_of_ten() {
+        assert_eq!(super::parse_size("n=1e6"), Some(1_000_000));
+        assert_eq!(super::parse_size("n=4096"), Some(4096));
+        assert_eq!(super::parse_size("2e3"), Some(2000));
+        assert_eq!(super::parse_size("n=1.5"), None);
+        assert_eq!(super::parse_size("n=1e30"), None);
+    }
+}
