@@ -612,35 +612,33 @@ pub fn fold_condition(body: &Body, e: ExprId, leaf: &dyn Fn(ExprId) -> Option<Va
                     BinaryOp::BitAnd => Value::Int(a & b),
                     BinaryOp::BitOr => Value::Int(a | b),
                     BinaryOp::BitXor => Value::Int(a ^ b),
-                    BinaryOp::Eq => Value::Bool(a == b),
-                    BinaryOp::Ne => Value::Bool(a != b),
-                    BinaryOp::Lt => Value::Bool(a < b),
-                    BinaryOp::Le => Value::Bool(a <= b),
-                    BinaryOp::Gt => Value::Bool(a > b),
-                    BinaryOp::Ge => Value::Bool(a >= b),
-                    BinaryOp::And | BinaryOp::Or => return None,
+                    _ => Value::Bool(compare(*op, a, b)?),
                 },
                 (Value::Bool(a), Value::Bool(b)) => match op {
                     BinaryOp::And => Value::Bool(a && b),
                     BinaryOp::Or => Value::Bool(a || b),
-                    BinaryOp::Eq => Value::Bool(a == b),
-                    BinaryOp::Ne => Value::Bool(a != b),
+                    BinaryOp::Eq | BinaryOp::Ne => Value::Bool(compare(*op, a, b)?),
                     _ => return None,
                 },
-                (Value::Float(a), Value::Float(b)) => match op {
-                    BinaryOp::Eq => Value::Bool(a == b),
-                    BinaryOp::Ne => Value::Bool(a != b),
-                    BinaryOp::Lt => Value::Bool(a < b),
-                    BinaryOp::Le => Value::Bool(a <= b),
-                    BinaryOp::Gt => Value::Bool(a > b),
-                    BinaryOp::Ge => Value::Bool(a >= b),
-                    _ => return None,
-                },
+                (Value::Float(a), Value::Float(b)) => Value::Bool(compare(*op, a, b)?),
                 _ => return None,
             })
         }
         _ => None,
     }
+}
+
+/// A comparison's answer (`None` for an operator that is not a comparison).
+fn compare<T: PartialOrd>(op: BinaryOp, a: T, b: T) -> Option<bool> {
+    Some(match op {
+        BinaryOp::Eq => a == b,
+        BinaryOp::Ne => a != b,
+        BinaryOp::Lt => a < b,
+        BinaryOp::Le => a <= b,
+        BinaryOp::Gt => a > b,
+        BinaryOp::Ge => a >= b,
+        _ => return None,
+    })
 }
 
 /// The folded value of a constant declaration.

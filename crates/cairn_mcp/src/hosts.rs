@@ -37,9 +37,8 @@ impl Server {
     }
 
     pub(crate) fn implementation_open(&mut self, arguments: &Map<String, Value>) -> ToolResult {
-        let reference = match self.text_argument(arguments, "reference") {
-            Ok(Some(reference)) => reference,
-            Ok(None) => return self.request_refusal("reference is required: the function to implement.", vec![]),
+        let reference = match self.required_text(arguments, "reference", "the function to implement") {
+            Ok(reference) => reference,
             Err(refusal) => return refusal,
         };
         if arguments.contains_key("emulate") {
@@ -129,9 +128,8 @@ fn keep(file: &PathBuf, kept: &Regressions) -> Result<(), String> {
 
 impl Server {
     pub(crate) fn plan_open(&mut self, arguments: &Map<String, Value>) -> ToolResult {
-        let symbol = match self.text_argument(arguments, "symbol") {
-            Ok(Some(symbol)) => symbol,
-            Ok(None) => return self.request_refusal("symbol is required: the function to plan.", vec![]),
+        let symbol = match self.required_text(arguments, "symbol", "the function to plan") {
+            Ok(symbol) => symbol,
             Err(refusal) => return refusal,
         };
         match arguments.get("sizes") {

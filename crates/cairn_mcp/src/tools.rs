@@ -195,6 +195,17 @@ impl Server {
 
     // ----- arguments -------------------------------------------------------------------------
 
+    /// A non-empty string argument that must be given (`what` says what it names).
+    pub(crate) fn required_text(
+        &self,
+        arguments: &Map<String, Value>,
+        key: &str,
+        what: &str,
+    ) -> Result<String, ToolResult> {
+        self.text_argument(arguments, key)?
+            .ok_or_else(|| self.request_refusal(format!("{key} is required: {what}."), vec![]))
+    }
+
     /// A non-empty string argument, if given.
     pub(crate) fn text_argument(
         &self,
@@ -339,12 +350,8 @@ impl Server {
     }
 
     fn edit_open(&mut self, arguments: &Map<String, Value>) -> ToolResult {
-        let symbol = match self.text_argument(arguments, "symbol") {
-            Ok(Some(symbol)) => symbol,
-            Ok(None) => {
-                return self
-                    .request_refusal("symbol is required: the function to edit, qualified with its module.", vec![]);
-            }
+        let symbol = match self.required_text(arguments, "symbol", "the function to edit, qualified with its module") {
+            Ok(symbol) => symbol,
             Err(refusal) => return refusal,
         };
         let scope = match arguments.get("scope") {
