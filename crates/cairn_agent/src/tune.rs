@@ -278,11 +278,23 @@ fn measure(
     function: &str,
     runner: &dyn Runner,
 ) -> Result<Vec<u64>, String> {
+    time_calls(&candidate.sources, shape, sizes, function, runner)
+}
+
+/// The nanoseconds one call of `function` (in `files`, with inputs as `shape` says) takes at
+/// each size on this host: setup-subtracted wall times over enough calls that the calls dominate
+/// starting a process (~10^8 element steps in all). `cairn predict` calibrates with it too.
+pub fn time_calls(
+    files: &[SourceText],
+    shape: &Shape,
+    sizes: &[u64],
+    function: &str,
+    runner: &dyn Runner,
+) -> Result<Vec<u64>, String> {
     let cases: Vec<Case> = sizes.iter().map(|&extent| timing_case(shape, extent)).collect();
-    // Enough calls that the call dominates starting a process (~10^8 element steps in all).
     let reps: Vec<u64> = sizes.iter().map(|&n| (100_000_000 / n.max(1)).clamp(1, 1000)).collect();
     let text = crate::validate::harness::timing(shape, &cases, function, &reps);
-    let mut files = candidate.sources.clone();
+    let mut files = files.to_vec();
     let target = files.iter().position(|f| f.text.contains(&format!("fn {function}"))).unwrap_or(0);
     files[target].text.push_str(&text);
     let blocks: Vec<String> = (0..cases.len())

@@ -18,6 +18,7 @@ mod graph;
 mod inspect;
 mod new;
 mod output;
+mod predict;
 mod process;
 mod rules;
 mod run;
@@ -238,6 +239,15 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
     },
+    /// Estimate functions' running times from the checker's work counts priced by a machine
+    /// profile (nothing built or run); --calibrate fits a profile to this host
+    Predict {
+        #[command(flatten)]
+        flags: predict::PredictFlags,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
     /// Search a function's plans: each candidate checked, the first K timed on this host
     Tune {
         #[command(flatten)]
@@ -430,6 +440,7 @@ fn command(cli: Cli) -> u8 {
         Command::Verify { flags, format } => verify::run(&flags, output::Output::choose(format)),
         Command::Validate { flags, format } => validate::run(&flags, output::Output::choose(format)),
         Command::Tune { flags, format } => tune::run(&flags, output::Output::choose(format)),
+        Command::Predict { flags, format } => predict::run(&flags, output::Output::choose(format)),
         Command::Inspect { path, symbol, scope, expand, explain, format } => {
             let flags = inspect::InspectFlags { symbol, scope, expand, explain };
             inspect::run(&path, &flags, output::Output::choose(format))

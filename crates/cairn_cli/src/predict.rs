@@ -1,0 +1,145 @@
+//! `cairn predict` (tools.md §3.16): each named function's running time estimated from the
+//! checker's work counts priced by a machine profile, without building or running anything; and
+//! `--calibrate`, which fits a profile to this host by timing calibration kernels and states its
+//! accuracy on kernels it never saw (`cairn_agent::predict`; docs/tools/predict.md).
+//!
+//! Exit: 0; 1 for a refused program; 2 for an environment error.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use cairn_agent::predict::{Profile, calibrate, default_sizes, predict, work_of};
+use serde::Serialize;
+
+use crate::output::{Output, to_map};
+use crate::validate::NativeRunner;
+
+/// `cairn predict` options.
+#[derive(Debug, clap::Args)]
+pub struct PredictFlags {
+    /// A .cairn file, a project directory (its cairn.toml), or a manifest.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// A function to predict (repeatable; qualified with its module when it has one).
+    #[arg(long, value_name = "F")]
+    pub symbol: Vec<String>,
+    /// Sizes to price, `NAME=SIZE[,NAME=SIZE]` (repeatable). Default: each extent at 1e3, 1e5, 1e7.
+    #[arg(long = "at", value_name = "NAME=SIZE")]
+    pub at: Vec<String>,
+    /// The machine profile (a calibration's `profile`); default: $CAIRN_PROFILE, else uncalibrated defaults.
+    #[arg(long, value_name = "P.json")]
+    pub profile: Option<PathBuf>,
+    /// Fit a profile to this host (times calibration kernels) instead of predicting.
+    #[arg(long)]
+    pub calibrate: bool,
+    /// With --calibrate: where to write the profile.
+    #[arg(long, value_name = "P.json")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct PredictRecord {
+    protocol: &'static str,
+    predicted: &'static str,
+    profile: Profile,
+    functions: BTreeMap<String, cairn_agent::predict::FunctionPrediction>,
+}
+
+pub fn run(flags: &PredictFlags, out: Output) -> u8 {
+    let lanes = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    if flags.calibrate {
+        let runner = NativeRunner { base: None, workers: 1 };
+        let host = format!("{} lanes, {}", lanes, std::env::consts::ARCH);
+        return match calibrate(&runner, lanes, &host) {
+            Ok(calibration) => {
+                if let Some(path) = &flags.out {
+                    let text = serde_json::to_string_pretty(&calibration.profile).unwrap_or_default() + "\n";
+                    if let Err(e) = std::fs::write(path, text) {
+                        out.environment(&format!("Cannot write {}: {e}.", path.display()));
+                        return 2;
+                    }
+                }
+                let detail = format!(
+                    "held out: Kendall tau {:.2}, median error {:.0}%",
+                    calibration.held_out.kendall_tau,
+                    calibration.held_out.median_relative_error * 100.0
+                );
+                out.summary(&to_map(&calibration), true, &detail);
+                0
+            }
+            Err(message) => {
+                out.environment(&message);
+                2
+            }
+        };
+    }
+    let profile = match load_profile(
+        flags.profile.clone().or_else(|| std::env::var_os("CAIRN_PROFILE").map(PathBuf::from)),
+        lanes,
+    ) {
+        Ok(profile) => profile,
+        Err(message) => {
+            out.environment(&message);
+            return 2;
+        }
+    };
+    if flags.symbol.is_empty() {
+        out.environment("Name a function with --symbol F (or calibrate with --calibrate).");
+        return 2;
+    }
+    let mut sizes: Vec<BTreeMap<String, f64>> = Vec::new();
+    for at in &flags.at {
+        let mut point = BTreeMap::new();
+        for pair in at.split(',') {
+            let Some((name, value)) = pair.split_once('=') else {
+                out.environment(&format!("--at {at}: write NAME=SIZE[,NAME=SIZE]."));
+                return 2;
+            };
+            match value.trim().parse::<f64>() {
+                Ok(v) if v >= 0.0 && v.is_finite() => point.insert(name.trim().to_string(), v),
+                _ => {
+                    out.environment(&format!("--at {at}: {value} is not a size."));
+                    return 2;
+                }
+            };
+        }
+        sizes.push(point);
+    }
+    let program = match cairn_vfs::load(&flags.path) {
+        Ok(program) => program,
+        Err(error) => {
+            out.environment(&error.message);
+            return 2;
+        }
+    };
+    let mut workspace = crate::check::load_workspace(&program);
+    if let Some(refusal) = workspace.check().refusal {
+        let lines = |file: Option<&str>, line: u32| workspace.line_text(file, line);
+        out.refusal(&cairn_diagnostics::record::refusal_record(&refusal), &lines);
+        return 1;
+    }
+    let mut functions = BTreeMap::new();
+    for symbol in &flags.symbol {
+        let Some(item) = cairn_agent::edit::function_item(&workspace, symbol) else {
+            out.environment(&format!("{symbol} names no function of the program."));
+            return 2;
+        };
+        let at = if sizes.is_empty() { default_sizes(&workspace, item) } else { sizes.clone() };
+        functions.insert(symbol.clone(), predict(&work_of(&workspace, item), &at, &profile));
+    }
+    let record = PredictRecord {
+        protocol: "cairn.predict/1",
+        predicted: "predicted, not measured: the checker's work counts priced by the profile",
+        profile,
+        functions,
+    };
+    out.summary(&to_map(&record), true, "predicted, not measured");
+    std::mem::forget(workspace);
+    0
+}
+
+fn load_profile(path: Option<PathBuf>, lanes: u32) -> Result<Profile, String> {
+    let Some(path) = path else { return Ok(Profile::default_for(lanes)) };
+    let bytes = std::fs::read(&path).map_err(|e| format!("Cannot read the profile {}: {e}.", path.display()))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{} is not a profile: {e}.", path.display()))
+}

@@ -1,0 +1,112 @@
+//! `cairn predict` (tools.md §3.16): predictions grow with the sizes as the work counts say, the
+//! confidence follows what could be counted, a profile prices them, and `--calibrate` fits a
+//! profile on this host and states its accuracy on held-out kernels (the accuracy itself is a
+//! measurement, reported, never asserted: machines here are noisy).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cairn-predict-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    dir
+}
+
+fn cairn(dir: &Path, args: &[&str]) -> (serde_json::Value, i32) {
+    let output = Command::new(env!("CARGO_BIN_EXE_cairn")).current_dir(dir).args(args).output().expect("run cairn");
+    let record = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("no record: {output:?}"));
+    (record, output.status.code().unwrap_or(-1))
+}
+
+const PROGRAM: &str = "fn sum(n:usize, xs:ro<u64>[n]) -> u64 {
+  let mut s:u64 = 0;
+  for i in 0..n { s = add_wrap(s, xs[i]); }
+  return s;
+}
+
+fn pairs(n:usize, xs:ro<u64>[n]) -> u64 {
+  let mut s:u64 = 0;
+  for i in 0..n { for j in 0..n { s = add_wrap(s, xs[i] ^ xs[j]); } }
+  return s;
+}
+
+fn halve(k:u64) -> u64 {
+  let mut v:u64 = k;
+  while v > 1 { v = v / 2; }
+  return v;
+}
+
+fn fill(n:usize, xs:ro<u64>[n], out:rw<u64>[n]) {
+  parallel i in n { out[i] = sum(n, xs); }
+}
+
+fn main() -> i32 { return 0; }
+";
+
+fn ns(record: &serde_json::Value, function: &str, index: usize) -> f64 {
+    record["functions"][function]["predictions"][index]["ns"].as_f64().expect("a prediction")
+}
+
+#[test]
+fn predictions_follow_the_work_counts() {
+    let dir = scratch("counts");
+    std::fs::write(dir.join("p.cairn"), PROGRAM).expect("write");
+    let (record, code) = cairn(
+        &dir,
+        &[
+            "predict", "p.cairn", "--symbol", "sum", "--symbol", "pairs", "--symbol", "halve", "--symbol", "fill",
+            "--format", "json",
+        ],
+    );
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(record["protocol"], "cairn.predict/1");
+    // One extent: 1e3, 1e5, 1e7; linear work grows 100× a step, quadratic 10,000×.
+    assert_eq!(record["functions"]["sum"]["predictions"].as_array().map(Vec::len), Some(3));
+    let ratio = ns(&record, "sum", 1) / ns(&record, "sum", 0);
+    assert!((ratio - 100.0).abs() < 1.0, "{ratio}");
+    let ratio = ns(&record, "pairs", 1) / ns(&record, "pairs", 0);
+    assert!((ratio - 10_000.0).abs() < 100.0, "{ratio}");
+    assert_eq!(record["functions"]["sum"]["predictions"][0]["confidence"], "high");
+    assert_eq!(record["functions"]["halve"]["predictions"][0]["confidence"], "low");
+    assert_eq!(record["functions"]["fill"]["predictions"][0]["confidence"], "medium");
+    // A call inside a region counts the callee at the caller's size: n·n.
+    let ratio = ns(&record, "fill", 1) / ns(&record, "fill", 0);
+    assert!((ratio - 10_000.0).abs() < 100.0, "{ratio}");
+    // A profile prices them: twice the prices, twice the time.
+    let profile = |op: f64| {
+        format!(
+            "{{\"protocol\":\"cairn.profile/1\",\"source\":\"test\",\"ns_per_op\":{op},\"ns_per_access\":{op},\"effective_lanes\":1.0}}"
+        )
+    };
+    std::fs::write(dir.join("one.json"), profile(1.0)).expect("write");
+    std::fs::write(dir.join("two.json"), profile(2.0)).expect("write");
+    let at = ["predict", "p.cairn", "--symbol", "sum", "--at", "n=5000", "--format", "json", "--profile"];
+    let (one, _) = cairn(&dir, &[&at[..], &["one.json"]].concat());
+    let (two, _) = cairn(&dir, &[&at[..], &["two.json"]].concat());
+    assert_eq!(ns(&two, "sum", 0), 2.0 * ns(&one, "sum", 0));
+    let (record, code) = cairn(&dir, &["predict", "p.cairn", "--symbol", "nothing", "--format", "json"]);
+    assert_eq!(code, 2, "{record}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn calibration_fits_a_profile_and_states_its_held_out_accuracy() {
+    let dir = scratch("calibrate");
+    let (record, code) = cairn(&dir, &["predict", "--calibrate", "--out", "profile.json", "--format", "json"]);
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(record["protocol"], "cairn.calibration/1");
+    assert!(record["profile"]["ns_per_op"].as_f64().is_some_and(|p| p > 0.0), "{record}");
+    assert_eq!(record["held_out"]["points"], 9);
+    let tau = record["held_out"]["kendall_tau"].as_f64().expect("tau");
+    assert!((-1.0..=1.0).contains(&tau));
+    let points = record["points"].as_array().expect("points");
+    assert!(points.iter().filter(|p| p["held_out"] == true).all(|p| p["measured_ns"].as_u64().is_some_and(|n| n > 0)));
+    // The written profile is one `--profile` reads.
+    std::fs::write(dir.join("p.cairn"), PROGRAM).expect("write");
+    let (record, code) =
+        cairn(&dir, &["predict", "p.cairn", "--symbol", "sum", "--profile", "profile.json", "--format", "json"]);
+    assert_eq!(code, 0, "{record}");
+    assert!(record["profile"]["source"].as_str().is_some_and(|s| s.starts_with("calibrated on")));
+    std::fs::remove_dir_all(&dir).ok();
+}
