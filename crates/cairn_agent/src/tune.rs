@@ -7,9 +7,9 @@
 //! to the host's lanes) and, with two regions or more, `fuse` (none, 2 … the regions). Candidates
 //! come in generation order — the empty plan, each single item, then combinations — and a
 //! candidate whose lowered code equals an earlier one's is `same_code` and shares its
-//! measurement. Without a price model (`cairn predict` is not built) nothing is ranked by
-//! prediction: `predicted_ns` is absent and the measured candidates are the first K in
-//! generation order. Timing: per size, a block that makes the inputs and one that makes them
+//! measurement. Each candidate is priced by `cairn predict`'s model (its parallel work over the
+//! fewer of the profile's lanes and its plan's), and the K predicted fastest are measured (the
+//! model cannot tell grains apart: between equal prices, generation order decides). Timing: per size, a block that makes the inputs and one that makes them
 //! and calls the function `reps` times; a candidate's time at a size is the difference of the
 //! two wall times over `reps`, the median of the rounds it survived; rounds halve the field.
 //! Implementations are not candidates yet (the candidate history that would hold their
@@ -68,6 +68,8 @@ pub struct Candidate {
     pub items: BTreeMap<&'static str, u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub same_code: Option<String>,
+    /// Per size, the predicted nanoseconds of a call (the work priced with the plan's lanes).
+    pub predicted_ns: Vec<f64>,
     /// Per size, the measured nanoseconds a call took (absent: not measured).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub measured_ns: Vec<u64>,
@@ -100,6 +102,8 @@ pub struct Request<'a> {
     pub measure: usize,
     /// The host's lanes (the largest `lanes` tried).
     pub lanes: u32,
+    /// The profile that prices candidates (`cairn predict`).
+    pub profile: crate::predict::Profile,
     pub budget_seconds: u64,
     /// Where the clock stands (seconds since the search began), asked between steps.
     pub clock: &'a dyn Fn() -> f64,
@@ -137,6 +141,10 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
         },
         ..TuneRecord::default()
     };
+    // The price of each candidate: the function's work, its parallel part over the plan's lanes.
+    let work = crate::predict::work_of(workspace, item);
+    let signature = cairn_hir::fn_signature(db, item);
+    let shape = Shape::of(signature).map_err(|why| format!("{full}'s inputs cannot be made: {why}."))?;
     // The space, in generation order.
     let space = configurations(regions, request.lanes);
     record.space.configurations = space.len();
@@ -171,22 +179,25 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
         }
         record.candidates.push(Candidate {
             plan,
-            items: items.into_iter().collect(),
+            items: items.iter().copied().collect(),
             same_code: same,
+            predicted_ns: predicted(&work, &request.sizes, &request.profile, &items, &shape),
             measured_ns: Vec::new(),
             measured_geomean_ns: None,
             sources: candidate,
         });
     }
     record.space.refused = refused.into_values().collect();
-    // Measure: the current plan and the first K distinct candidates, halving each round.
-    let signature = cairn_hir::fn_signature(db, item);
-    let shape = Shape::of(signature).map_err(|why| format!("{full}'s inputs cannot be made: {why}."))?;
+    // Measure: the current plan and the K distinct candidates predicted fastest (generation
+    // order between equals), halving each round.
     let current = record.candidates.iter().position(|c| c.plan == record.current);
-    let mut field: Vec<usize> = (0..record.candidates.len())
-        .filter(|&i| record.candidates[i].same_code.is_none())
-        .take(request.measure)
-        .collect();
+    let mut ranked: Vec<usize> =
+        (0..record.candidates.len()).filter(|&i| record.candidates[i].same_code.is_none()).collect();
+    ranked.sort_by(|a, b| {
+        let price = |i: &usize| record.candidates[*i].predicted_ns.iter().sum::<f64>();
+        price(a).total_cmp(&price(b))
+    });
+    let mut field: Vec<usize> = ranked.into_iter().take(request.measure).collect();
     if let Some(current) = current
         && request.measure > 0
         && !field.contains(&current)
@@ -247,6 +258,26 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
     }
     record.budget.seconds.spent = (request.clock)().ceil() as u64;
     Ok(record)
+}
+
+/// A candidate's predicted nanoseconds at each size: its parallel work over the fewer of the
+/// profile's effective lanes and the lanes its plan allows.
+fn predicted(
+    work: &crate::predict::Work,
+    sizes: &[u64],
+    profile: &crate::predict::Profile,
+    items: &[(&'static str, u64)],
+    shape: &Shape,
+) -> Vec<f64> {
+    let mut profile = profile.clone();
+    if let Some(&(_, lanes)) = items.iter().find(|(w, _)| *w == "lanes") {
+        profile.effective_lanes = profile.effective_lanes.min(lanes as f64);
+    }
+    let extents: Vec<&String> =
+        shape.params.iter().filter(|(_, fed)| matches!(fed, Fed::Extent)).map(|(name, _)| name).collect();
+    let at: Vec<BTreeMap<String, f64>> =
+        sizes.iter().map(|&n| extents.iter().map(|e| ((*e).clone(), n as f64)).collect()).collect();
+    crate::predict::predict(work, &at, &profile).predictions.iter().map(|p| p.ns).collect()
 }
 
 /// The program with the chosen plan (for `--write`), when the search chose one.

@@ -67,11 +67,22 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
     let runner = NativeRunner { base: Some(program.clone()), workers: 1 };
     let lanes = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let clock = || started.elapsed().as_secs_f64();
+    let profile = match std::env::var_os("CAIRN_PROFILE") {
+        Some(path) => match std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
+            Some(profile) => profile,
+            None => {
+                out.environment(&format!("CAIRN_PROFILE={} is not a profile.", PathBuf::from(path).display()));
+                return 2;
+            }
+        },
+        None => cairn_agent::predict::Profile::default_for(lanes),
+    };
     let request = Request {
         symbol: &flags.symbol,
         sizes,
         measure: flags.measure,
         lanes,
+        profile,
         budget_seconds: flags.budget_seconds,
         clock: &clock,
     };

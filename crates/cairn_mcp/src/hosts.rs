@@ -1,8 +1,8 @@
 //! The tools of the plan and implementation hosts (protocol §16.2, §8, §9): `plan_open` and
 //! `plan_reply`, `implementation_open` and `implementation_submit`, over the edit host's sessions.
 //! An admitted plan becomes the session's successor and, like a validated implementation, is not
-//! written to disk by this server (`written: false`); `sizes` (predictions) are refused until
-//! `cairn predict` exists.
+//! written to disk by this server (`written: false`); `sizes` add the function's predictions,
+//! priced by `$CAIRN_PROFILE` or the uncalibrated defaults.
 //!
 //! On a project the reference's regressions file (`regressions/<reference>.json` beside the
 //! manifest) pins the policy: a session asking another is `E-TEST-POLICY`, and the cases a
@@ -132,14 +132,20 @@ impl Server {
             Ok(symbol) => symbol,
             Err(refusal) => return refusal,
         };
+        // Sizes for predictions: a list of objects from size names to numbers.
+        let mut sizes: Vec<std::collections::BTreeMap<String, f64>> = Vec::new();
         match arguments.get("sizes") {
             None => {}
-            Some(Value::Array(sizes)) if sizes.iter().all(Value::is_object) => {
-                if !sizes.is_empty() {
-                    return self.request_refusal(
-                        "sizes (predictions) are not in this build: open without them (cairn predict is not built yet).",
-                        vec![],
-                    );
+            Some(Value::Array(list)) if list.iter().all(Value::is_object) => {
+                for entry in list.iter().filter_map(Value::as_object) {
+                    let mut point = std::collections::BTreeMap::new();
+                    for (name, value) in entry {
+                        match value.as_f64().filter(|v| *v >= 0.0 && v.is_finite()) {
+                            Some(v) => point.insert(name.clone(), v),
+                            None => return self.request_refusal(format!("sizes: {name} is not a size."), vec![]),
+                        };
+                    }
+                    sizes.push(point);
                 }
             }
             Some(_) => return self.request_refusal("sizes must be a list of objects.", vec![]),
@@ -149,7 +155,12 @@ impl Server {
             Ok(None) => unreachable!("a required program is present"),
             Err(refusal) => return refusal,
         };
-        let answer = self.host.plan_open(loaded.sources, &symbol);
+        let lanes = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        let profile = std::env::var_os("CAIRN_PROFILE")
+            .and_then(|path| std::fs::read(path).ok())
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_else(|| cairn_agent::predict::Profile::default_for(lanes));
+        let answer = self.host.plan_open(loaded.sources, &symbol, &sizes, &profile);
         ToolResult { record: answer.record, is_error: answer.refused }
     }
 

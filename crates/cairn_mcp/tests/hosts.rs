@@ -168,6 +168,14 @@ fn a_plan_reply_sets_items_in_range_and_spends_its_session() {
     let (packet, _) = call(&mut server, "plan_open", json!({"path": "p.cairn", "symbol": "fill"}));
     let items: Vec<&String> = packet["items"].as_object().expect("items").keys().collect();
     assert_eq!(items, ["grain", "lanes"]);
+    // With sizes, the packet predicts (cairn predict's model, uncalibrated here).
+    let (sized, _) =
+        call(&mut server, "plan_open", json!({"path": "p.cairn", "symbol": "fill", "sizes": [{"n": 1e3}, {"n": 1e6}]}));
+    let predictions = sized["predicted"]["predictions"].as_array().expect("predictions");
+    assert!(predictions[1]["ns"].as_f64() > predictions[0]["ns"].as_f64(), "{sized:?}");
+    let (record, refused) =
+        call(&mut server, "plan_open", json!({"path": "p.cairn", "symbol": "fill", "sizes": [{"n": "big"}]}));
+    assert!(refused && record["code"] == "E-REQUEST", "{record:?}");
     let (two, _) = call(&mut server, "plan_open", json!({"path": "p.cairn", "symbol": "twice"}));
     assert_eq!(two["items"]["fuse"], json!({"region": "either", "least": 2, "most": 16}));
     let reply = |session: &Value, items: Value| json!({"reply": {"protocol": "cairn.plan/1", "session": session, "items": items}});

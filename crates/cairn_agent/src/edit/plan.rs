@@ -50,6 +50,9 @@ struct Packet {
     pinned: Vec<&'static str>,
     reply: Reply,
     note: &'static str,
+    /// With sizes: the function's predictions (`cairn predict`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    predicted: Option<crate::predict::FunctionPrediction>,
 }
 
 #[derive(Serialize)]
@@ -104,16 +107,29 @@ pub struct PlanWritten {
 }
 
 impl EditHost {
-    /// Opens a plan session on `symbol` of `sources`.
-    pub fn plan_open(&mut self, sources: Sources, symbol: &str) -> Answer {
+    /// Opens a plan session on `symbol` of `sources`; with `sizes` (each a map from size names to
+    /// values) the packet carries the function's predictions under `profile`.
+    pub fn plan_open(
+        &mut self,
+        sources: Sources,
+        symbol: &str,
+        sizes: &[BTreeMap<String, f64>],
+        profile: &crate::predict::Profile,
+    ) -> Answer {
         self.settle();
-        match self.try_plan_open(sources, symbol) {
+        match self.try_plan_open(sources, symbol, sizes, profile) {
             Ok(record) => Answer::ok(record),
             Err(refusal) => refusal.into(),
         }
     }
 
-    fn try_plan_open(&mut self, sources: Sources, symbol: &str) -> Result<Map<String, Value>, Refusal> {
+    fn try_plan_open(
+        &mut self,
+        sources: Sources,
+        symbol: &str,
+        sizes: &[BTreeMap<String, f64>],
+        profile: &crate::predict::Profile,
+    ) -> Result<Map<String, Value>, Refusal> {
         let (index, _) = self.program(sources.clone());
         if let Some(refusal) = self.ws_mut(index).check().refusal {
             return Err(self.compiler_refusal(&refusal.first, Some(index)));
@@ -149,6 +165,8 @@ impl EditHost {
             .trim()
             .to_string();
         let effects = super::program::row_of(workspace.last_rows().as_deref(), item);
+        let predicted = (!sizes.is_empty())
+            .then(|| crate::predict::predict(&crate::predict::work_of(workspace, item), sizes, profile));
         // A reopen spends the function's live session.
         for session in self.plans.iter_mut().filter(|s| s.symbol == full) {
             session.spent = true;
@@ -174,6 +192,7 @@ impl EditHost {
             written_in,
             pinned: PINNED.to_vec(),
             note: NOTE,
+            predicted,
         };
         Ok(super::records::to_map(&packet))
     }
