@@ -10,6 +10,7 @@ pub mod diff;
 pub mod edit;
 pub mod equiv;
 pub mod find;
+pub mod history;
 pub mod named;
 pub mod predict;
 pub mod state;

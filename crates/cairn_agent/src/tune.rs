@@ -43,6 +43,22 @@ pub struct TuneRecord {
     pub written: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The function's implementations, and whether each was a candidate (and why not).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub implementations: Vec<ImplementationRow>,
+    /// The records this search adds to the candidate history (the caller appends them).
+    #[serde(skip)]
+    pub records: Vec<crate::history::Record>,
+}
+
+/// An implementation of the tuned function, as a search saw it.
+#[derive(Debug, Serialize)]
+pub struct ImplementationRow {
+    #[serde(rename = "use")]
+    pub symbol: String,
+    pub candidate: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 #[derive(Debug, Serialize, Default)]
@@ -66,6 +82,9 @@ pub struct Refused {
 pub struct Candidate {
     pub plan: String,
     pub items: BTreeMap<&'static str, u64>,
+    /// For an implementation's candidate: the implementation it selects.
+    #[serde(rename = "use", skip_serializing_if = "Option::is_none")]
+    pub selects: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub same_code: Option<String>,
     /// Per size, the predicted nanoseconds of a call (the work priced with the plan's lanes).
@@ -107,6 +126,9 @@ pub struct Request<'a> {
     pub budget_seconds: u64,
     /// Where the clock stands (seconds since the search began), asked between steps.
     pub clock: &'a dyn Fn() -> f64,
+    /// The candidate history's records (implementations are candidates only under a current
+    /// validation there).
+    pub history: &'a [crate::history::Record],
 }
 
 /// Searches the plans of `request.symbol` in the accepted program of `workspace`.
@@ -116,9 +138,14 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
     };
     let db = workspace.db();
     let full = cairn_hir::Resolver::new(db).full_name(item).to_string();
+    if !cairn_hir::generics::fn_generics(db, item).is_empty() {
+        return Err(format!(
+            "{full} is a template: its plans are its instances', which this build does not tune one by one; tune a function that calls it."
+        ));
+    }
     let regions = cairn_hir::regions::fn_regions(db, item).len();
-    if regions == 0 {
-        return Err(format!("{full} has no parallel region: there is no plan to tune."));
+    if regions == 0 && cairn_hir::implementations::implementations_of(db, item).is_empty() {
+        return Err(format!("{full} has no parallel region and no implementation: there is nothing to tune."));
     }
     let files: Vec<SourceText> = workspace
         .files()
@@ -180,6 +207,7 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
         record.candidates.push(Candidate {
             plan,
             items: items.iter().copied().collect(),
+            selects: None,
             same_code: same,
             predicted_ns: predicted(&work, &request.sizes, &request.profile, &items, &shape),
             measured_ns: Vec::new(),
@@ -188,6 +216,37 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
         });
     }
     record.space.refused = refused.into_values().collect();
+    // Implementations: candidates while the history holds a current validation of each.
+    let base = crate::history::base_as_written(workspace, item);
+    for symbol in implementation_symbols(workspace, item) {
+        let why = match &base {
+            None => Some("the function's code could not be digested".to_string()),
+            Some(base) => validation_holds(workspace, request.history, &full, &symbol, base).err(),
+        };
+        if let Some(why) = why {
+            record.implementations.push(ImplementationRow { symbol, candidate: false, why: Some(why) });
+            continue;
+        }
+        let candidate = crate::edit::with_selection(workspace, &files, item, &symbol);
+        let mut checked = Workspace::new(candidate.clone());
+        if let Some(refusal) = checked.check().refusal {
+            let why = format!("its selection is refused: {}: {}", refusal.first.code, refusal.first.message);
+            record.implementations.push(ImplementationRow { symbol, candidate: false, why: Some(why) });
+            continue;
+        }
+        let bare = full.rsplit('.').next().unwrap_or(&full);
+        record.candidates.push(Candidate {
+            plan: format!("plan {bare} use {};", symbol.rsplit('.').next().unwrap_or(&symbol)),
+            items: BTreeMap::new(),
+            selects: Some(symbol.clone()),
+            same_code: None,
+            predicted_ns: Vec::new(),
+            measured_ns: Vec::new(),
+            measured_geomean_ns: None,
+            sources: candidate,
+        });
+        record.implementations.push(ImplementationRow { symbol, candidate: true, why: None });
+    }
     // Measure: the current plan and the K distinct candidates predicted fastest (generation
     // order between equals), halving each round.
     let current = record.candidates.iter().position(|c| c.plan == record.current);
@@ -257,7 +316,129 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
         }
     }
     record.budget.seconds.spent = (request.clock)().ceil() as u64;
+    if let Some(base) = &base {
+        record.records = history_records(&record, base, request.sizes.as_slice());
+    }
     Ok(record)
+}
+
+/// What a search adds to the candidate history: a `measurement` per measured candidate and an
+/// `attempt` for the search itself.
+fn history_records(record: &TuneRecord, base: &str, sizes: &[u64]) -> Vec<crate::history::Record> {
+    use crate::history::{Identity, Record, compiler, contract, host_target, now, source};
+    use serde_json::{Map, Value};
+    let identity = |variant: &Value| Identity {
+        source: source(base, variant),
+        contract: contract(&Value::from("a plan changes no result; an implementation holds under its validation")),
+        target: host_target(),
+        compiler: compiler(),
+        artifact: None,
+    };
+    let sizes: Vec<Value> = sizes.iter().map(|&n| Value::from(n)).collect();
+    let mut out = Vec::new();
+    for candidate in record.candidates.iter().filter(|c| c.same_code.is_none() && !c.measured_ns.is_empty()) {
+        let mut variant = Map::new();
+        match &candidate.selects {
+            Some(symbol) => variant.insert("use".into(), Value::from(symbol.clone())),
+            None => variant.insert("plan".into(), serde_json::to_value(&candidate.items).unwrap_or_default()),
+        };
+        let variant = Value::Object(variant);
+        let mut detail = Map::new();
+        detail.insert(
+            "procedure".into(),
+            Value::from("setup-subtracted wall time of repeated calls, one process at a time on this host; the median of the halving rounds the candidate survived"),
+        );
+        detail.insert("measured_ns".into(), serde_json::to_value(&candidate.measured_ns).unwrap_or_default());
+        detail.insert("sizes".into(), Value::Array(sizes.clone()));
+        if let Ok(r) = Record::new(
+            "measurement",
+            &record.function,
+            &candidate.plan,
+            variant.clone(),
+            identity(&variant),
+            detail,
+            now(),
+        ) {
+            out.push(r);
+        }
+    }
+    let mut detail = Map::new();
+    detail.insert("by".into(), Value::from("cairn tune"));
+    detail.insert("configurations".into(), Value::from(record.space.configurations));
+    detail.insert("legal".into(), Value::from(record.space.legal));
+    detail.insert("chosen".into(), Value::from(record.chosen.clone()));
+    detail.insert("measured_best".into(), serde_json::to_value(&record.fastest).unwrap_or_default());
+    detail.insert("ranked".into(), serde_json::to_value(&record.measured_order).unwrap_or_default());
+    if let Ok(r) =
+        Record::new("attempt", &record.function, "search", Value::Null, identity(&Value::Null), detail, now())
+    {
+        out.push(r);
+    }
+    out
+}
+
+/// The implementations of `item` as validations name them: each implementation, or each instance
+/// a `tune` list names.
+fn implementation_symbols(workspace: &Workspace, item: cairn_hir::Item) -> Vec<String> {
+    let db = workspace.db();
+    let scope = cairn_hir::Resolver::new(db);
+    let mut out = Vec::new();
+    for g in cairn_hir::implementations::implementations_of(db, item) {
+        let tuned = cairn_hir::implementations::tuned_instances(db, g);
+        if tuned.is_empty() {
+            out.push(scope.full_name(g).to_string());
+        } else {
+            out.extend(tuned.into_iter().map(|args| cairn_hir::instance::Instance::new(db, g, args).display(db)));
+        }
+    }
+    out
+}
+
+/// Whether the history holds a current validation of `symbol` against `function` (protocol
+/// §18.5's citation rule): a `validation` record of this implementation as it is now (its widened
+/// identity), of the function as it is now, by this build, under a policy at least as strict as
+/// the default (as many cases, no tolerance looser than exact), and no failure of it kept since.
+fn validation_holds(
+    workspace: &Workspace,
+    history: &[crate::history::Record],
+    function: &str,
+    symbol: &str,
+    base: &str,
+) -> Result<(), String> {
+    let db = workspace.db();
+    let (name, values) = crate::validate::split_symbol(symbol);
+    let Some(item) = workspace.function_named(&name) else { return Err("not found".into()) };
+    let instance = if values.is_empty() {
+        cairn_hir::instance::Instance::monomorphic(db, item)
+    } else {
+        let args: std::sync::Arc<[cairn_hir::instance::InstanceArg]> =
+            values.iter().map(|&v| cairn_hir::instance::InstanceArg::Nat(v)).collect();
+        cairn_hir::instance::Instance::new(db, item, args)
+    };
+    let Some(widened) = crate::history::widened_identity(workspace, instance) else {
+        return Err("its identity could not be computed".into());
+    };
+    let judged = crate::history::judged(history, function, base, &[], &[]);
+    let about = |r: &crate::history::Record| {
+        r.variant.get("identity").and_then(serde_json::Value::as_str) == Some(widened.as_str())
+    };
+    if judged.current.iter().any(|r| about(r) && r.kind == "failure") {
+        return Err("the history keeps a failed validation of it as it is".into());
+    }
+    let strict = |r: &crate::history::Record| {
+        let policy = r.detail.get("policy");
+        let budget = policy.and_then(|p| p.get("budget")).and_then(serde_json::Value::as_u64).unwrap_or(0);
+        let loose = policy.and_then(|p| p.get("tolerance")).is_some_and(|t| {
+            ["absolute", "relative"].iter().any(|k| t.get(k).and_then(serde_json::Value::as_f64).unwrap_or(0.0) > 0.0)
+        });
+        budget >= crate::validate::Policy::default().budget as u64 && !loose
+    };
+    match judged.current.iter().find(|r| about(r) && r.kind == "validation" && strict(r)) {
+        Some(_) => Ok(()),
+        None => {
+            Err(format!("no current validation in the history (run `cairn validate --symbol {symbol} --history …`)"))
+        }
+    }
 }
 
 /// A candidate's predicted nanoseconds at each size: its parallel work over the fewer of the
@@ -362,6 +543,10 @@ fn timing_case(shape: &Shape, extent: u64) -> Case {
 /// Every configuration of the items, in generation order: the empty plan, single items, then
 /// combinations.
 fn configurations(regions: usize, lanes: u32) -> Vec<Vec<(&'static str, u64)>> {
+    if regions == 0 {
+        // No region: the empty plan alone (the implementations are the other candidates).
+        return vec![Vec::new()];
+    }
     let grains: Vec<u64> = vec![1024, 4096, 16_384, 65_536];
     let mut lane_counts: Vec<u64> = vec![1];
     while (*lane_counts.last().unwrap_or(&1) * 2) <= u64::from(lanes.max(1)) {

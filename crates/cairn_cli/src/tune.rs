@@ -34,6 +34,12 @@ pub struct TuneFlags {
     /// The whole search's wall time, in seconds.
     #[arg(long, value_name = "S", default_value_t = 300)]
     pub budget_seconds: u64,
+    /// The candidate history to read and record into (default: `.cairn/history` in the project).
+    #[arg(long, value_name = "DIR")]
+    pub history: Option<PathBuf>,
+    /// Neither read nor record a candidate history.
+    #[arg(long, conflicts_with = "history")]
+    pub no_history: bool,
 }
 
 pub fn run(flags: &TuneFlags, out: Output) -> u8 {
@@ -77,6 +83,18 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
         },
         None => cairn_agent::predict::Profile::default_for(lanes),
     };
+    let history_dir = (!flags.no_history)
+        .then(|| flags.history.clone().unwrap_or_else(|| program.root.join(".cairn").join("history")));
+    let records = match &history_dir {
+        Some(dir) => match cairn_vfs::history::read(dir) {
+            Ok(values) => cairn_agent::history::records_of(values),
+            Err(e) => {
+                out.environment(&format!("The history in {} cannot be read: {e}.", dir.display()));
+                return 2;
+            }
+        },
+        None => Vec::new(),
+    };
     let request = Request {
         symbol: &flags.symbol,
         sizes,
@@ -85,6 +103,7 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
         profile,
         budget_seconds: flags.budget_seconds,
         clock: &clock,
+        history: &records,
     };
     let mut record = match tune(&workspace, &request, &runner) {
         Ok(record) => record,
@@ -93,6 +112,14 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
             return 2;
         }
     };
+    if let Some(dir) = &history_dir {
+        for entry in &record.records {
+            if let Err(e) = cairn_vfs::history::append(dir, &serde_json::to_value(entry).unwrap_or_default()) {
+                record.reason = Some(format!("The history in {} could not be written: {e}.", dir.display()));
+                break;
+            }
+        }
+    }
     if flags.write && record.chosen != record.current {
         match write(&program, chosen_sources(&record)) {
             Ok(()) => record.written = true,

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use cairn_agent::validate::{Outcome, Policy, Regressions, Runner, parse_policy, rejected, validate};
+use cairn_agent::validate::{Outcome, Regressions, Runner, parse_policy, rejected, validate};
 use cairn_hir::SourceText;
 
 use crate::build::{BuildFlags, Purpose, build_program};
@@ -32,6 +32,9 @@ pub struct ValidateFlags {
     /// Where failing cases are kept (default: `regressions/<reference>.json` in the project).
     #[arg(long, value_name = "FILE")]
     pub regressions: Option<PathBuf>,
+    /// Also record the result in the candidate history in DIR (`.cairn/history` is the project's).
+    #[arg(long, value_name = "DIR")]
+    pub history: Option<PathBuf>,
 }
 
 pub fn run(flags: &ValidateFlags, out: Output) -> u8 {
@@ -42,10 +45,10 @@ pub fn run(flags: &ValidateFlags, out: Output) -> u8 {
 }
 
 fn validate_program(flags: &ValidateFlags) -> cairn_agent::validate::Validation {
-    let policy = match &flags.policy {
-        None => Policy::default(),
+    let asked = match &flags.policy {
+        None => None,
         Some(path) => match std::fs::read(path).map_err(|e| e.to_string()).and_then(|b| parse_policy(&b)) {
-            Ok(policy) => policy,
+            Ok(policy) => Some(policy),
             Err(reason) => return rejected(&flags.symbol, format!("The policy {}: {reason}", path.display())),
         },
     };
@@ -65,7 +68,7 @@ fn validate_program(flags: &ValidateFlags) -> cairn_agent::validate::Validation 
     let path = flags
         .regressions
         .clone()
-        .unwrap_or_else(|| program.root.join("regressions").join(format!("{}.json", reference.replace('.', "_"))));
+        .unwrap_or_else(|| program.root.join("regressions").join(cairn_agent::validate::regressions_name(&reference)));
     let file = match std::fs::read(&path) {
         Ok(bytes) => match Regressions::parse(&bytes) {
             Ok(file) if file.reference == reference || reference.is_empty() => Some(file),
@@ -77,6 +80,20 @@ fn validate_program(flags: &ValidateFlags) -> cairn_agent::validate::Validation 
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return rejected(&flags.symbol, format!("Cannot read {}: {e}.", path.display())),
+    };
+    // The regressions file pins the policy its cases were found under (tools.md §3.14).
+    let policy = match (&file, asked) {
+        (Some(file), Some(asked)) if asked != file.policy => {
+            return rejected(
+                &flags.symbol,
+                format!(
+                    "{} pins another policy than --policy gives: validate without --policy (the pinned one is used), or keep the cases elsewhere (--regressions).",
+                    path.display()
+                ),
+            );
+        }
+        (Some(file), _) => file.policy.clone(),
+        (None, asked) => asked.unwrap_or_default(),
     };
     let kept = file.as_ref().map(|f| f.of(&flags.symbol)).unwrap_or_default();
     let runner = NativeRunner { base: Some(program.clone()), workers: NativeRunner::parallel() };
@@ -93,6 +110,20 @@ fn validate_program(flags: &ValidateFlags) -> cairn_agent::validate::Validation 
                     finite.reason = Some(format!("The failing case could not be kept in {}: {e}.", path.display()))
                 }
             }
+        }
+    }
+    if let Some(dir) = &flags.history
+        && validation.record.status != "rejected"
+    {
+        match cairn_agent::validate::history_record(&workspace, &validation, &policy) {
+            Some(record) => match cairn_vfs::history::append(dir, &serde_json::to_value(&record).unwrap_or_default()) {
+                Ok(kept) => validation.record.history = kept.get("id").and_then(|v| v.as_str()).map(str::to_string),
+                Err(e) => {
+                    validation.record.reason =
+                        Some(format!("The history in {} could not be written: {e}.", dir.display()))
+                }
+            },
+            None => validation.record.reason = Some("The validation could not be recorded in the history.".into()),
         }
     }
     std::mem::forget(workspace);
@@ -175,7 +206,7 @@ impl Runner for NativeRunner {
         let mut workspace = crate::check::load_workspace(&program);
         if let Some(refusal) = workspace.check().refusal {
             return Err(format!(
-                "internal error (E-INTERNAL): the validation harness was refused: {}: {}",
+                "internal error (E-INTERNAL): the generated harness was refused: {}: {}",
                 refusal.first.code, refusal.first.message
             ));
         }
@@ -186,7 +217,7 @@ impl Runner for NativeRunner {
         let flags = BuildFlags { keep_guards: false, out: Some(scratch), debug: false, timeout: 600 };
         let output = Output::choose(Some(crate::output::FormatChoice::Json));
         let built = build_program(program, Purpose::Tests, &flags, output)
-            .map_err(|_| "internal error (E-INTERNAL): the validation harness did not build".to_string())?;
+            .map_err(|_| "internal error (E-INTERNAL): the generated harness did not build".to_string())?;
         let (artifact, tests) = (built.artifact.clone(), built.tests.clone());
         drop(built);
         let outcomes = std::sync::Mutex::new(vec![None; blocks.len()]);

@@ -89,8 +89,66 @@ fn write_leaves_a_program_that_checks_with_the_chosen_plan() {
     }
     let (checked, code) = cairn(&dir, &["check", "k.cairn", "--format", "json"]);
     assert_eq!((code, &checked["status"]), (0, &serde_json::json!("typed")), "{checked}");
-    // A function without a region has nothing to tune.
+    // A function without a region or implementation has nothing to tune; a template is not tuned.
     let (record, code) = cairn(&dir, &["tune", "k.cairn", "--symbol", "plain", "--format", "json"]);
     assert_eq!(code, 2, "{record}");
+    std::fs::write(dir.join("t.cairn"), "fn fill[K:nat](n:usize, out:rw<u64>[n]) {\n  parallel i in n { out[i] = u64(K); }\n}\nfn main() -> i32 { return 0; }\nfamily fills = fill[1..3];\n").expect("write");
+    let (record, code) = cairn(&dir, &["tune", "t.cairn", "--symbol", "fill", "--format", "json"]);
+    assert_eq!(code, 2, "{record}");
+    assert!(record["message"].as_str().is_some_and(|m| m.contains("template")), "{record}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+const SCALE: &str =
+    "fn scale(n:usize, xs:ro<f64>[n], ys:rw<f64>[n]) effects(ffi_precondition, read:xs, write:ys, par:host, trap) {
+  for i in 0..n { ys[i] = xs[i] * 2.0; }
+}
+
+fn scale_lanes(n:usize, xs:ro<f64>[n], ys:rw<f64>[n]) implements scale when n >= 4096 {
+  parallel i in n { ys[i] = xs[i] * 2.0; }
+}
+
+fn main() -> i32 { return 0; }
+";
+
+#[test]
+fn an_implementation_is_a_candidate_only_under_a_current_validation_in_the_history() {
+    let dir = scratch("history");
+    std::fs::write(dir.join("s.cairn"), SCALE).expect("write");
+    let implementations = |record: &serde_json::Value| record["implementations"][0].clone();
+    // No validation yet: listed, not a candidate, and why.
+    let (record, code) = cairn(&dir, &["tune", "s.cairn", "--symbol", "scale", "--format", "json"]);
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(implementations(&record)["candidate"], false, "{record}");
+    // Validated into the project's history: a candidate, timed beside the reference.
+    let (validated, code) = cairn(
+        &dir,
+        &["validate", "s.cairn", "--symbol", "scale_lanes", "--history", ".cairn/history", "--format", "json"],
+    );
+    assert_eq!(code, 0, "{validated}");
+    assert!(validated["history"].as_str().is_some_and(|id| id.len() == 16), "{validated}");
+    let (record, _) =
+        cairn(&dir, &["tune", "s.cairn", "--symbol", "scale", "--at", "n=1e5", "--measure", "2", "--format", "json"]);
+    assert_eq!(implementations(&record)["candidate"], true, "{record}");
+    let plans: Vec<&str> =
+        record["measured_order"].as_array().expect("order").iter().filter_map(|p| p.as_str()).collect();
+    assert!(plans.contains(&"plan scale use scale_lanes;"), "{record}");
+    // The search and its measurements are in the history.
+    let history = std::fs::read_to_string(dir.join(".cairn/history/records.jsonl")).expect("history");
+    let kinds: Vec<String> = history
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).expect("a record")["kind"].as_str().unwrap_or("").to_string()
+        })
+        .collect();
+    assert!(kinds.iter().any(|k| k == "validation") && kinds.iter().any(|k| k == "measurement"), "{kinds:?}");
+    // The implementation changed since its validation: not a candidate any more.
+    std::fs::write(
+        dir.join("s.cairn"),
+        SCALE.replace("ys[i] = xs[i] * 2.0; }\n}\n\nfn main", "ys[i] = 2.0 * xs[i]; }\n}\n\nfn main"),
+    )
+    .expect("write");
+    let (record, _) = cairn(&dir, &["tune", "s.cairn", "--symbol", "scale", "--format", "json"]);
+    assert_eq!(implementations(&record)["candidate"], false, "{record}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -166,3 +166,54 @@ fn main() -> i32 { return 0; }
     assert_eq!((code, &record["status"]), (1, &serde_json::json!("rejected")), "{record}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn an_implementation_that_never_ran_is_not_passed_and_conditions_feed_scalars() {
+    let dir = scratch("never");
+    let source = "fn f(a:u32) -> u32 { return a; }
+fn g(a:u32) -> u32 implements f when a == 7 { return 0; }
+fn h(n:usize, xs:ro<u8>[n]) -> usize { return n; }
+fn h_big(n:usize, xs:ro<u8>[n]) -> usize implements h when n >= 2000000 { return n; }
+fn main() -> i32 { return 0; }
+";
+    std::fs::write(dir.join("p.cairn"), source).expect("write");
+    // `a == 7`: 7 is fed, so the wrong implementation runs and fails.
+    let (record, code) = validate(&dir, "p.cairn", "g", &[]);
+    assert_eq!(code, 1, "{record}");
+    assert_eq!(record["finite"]["failed"]["inputs"]["scalars"]["a"], "7", "{record}");
+    // Past 2^20 no case reaches the condition: nothing was compared, so nothing passed.
+    let (record, code) = validate(&dir, "p.cairn", "h_big", &[]);
+    assert_eq!((code, &record["status"]), (2, &serde_json::json!("unknown")), "{record}");
+    assert_eq!(record["finite"]["implementation_ran"], 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn kept_cases_that_no_longer_fit_are_left_out_and_the_file_pins_the_policy() {
+    let dir = scratch("kept");
+    std::fs::write(dir.join("p.cairn"), TOTAL).expect("write");
+    let (_, code) = validate(&dir, "p.cairn", "total_wrong", &[]);
+    assert_eq!(code, 1);
+    // A case planted past 2^20, and one whose scalar is not a u32: left out, never a crash.
+    let path = dir.join("regressions/total.json");
+    let mut file: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).expect("kept")).expect("json");
+    let case = file["cases"][0].clone();
+    let mut huge = case.clone();
+    huge["case"]["extent"] = serde_json::json!(u64::MAX);
+    let mut bad = case.clone();
+    bad["case"]["scalars"]["scale"] = serde_json::json!("7)); assert(false");
+    file["cases"].as_array_mut().expect("cases").extend([huge, bad]);
+    std::fs::write(&path, serde_json::to_string_pretty(&file).expect("json")).expect("write");
+    let (record, code) = validate(&dir, "p.cairn", "total_wrong", &[]);
+    assert_eq!(code, 1, "{record}");
+    assert_eq!(record["coverage"]["kept"], 1, "{record}");
+    assert_eq!(record["coverage"]["kept_skipped"], 2, "{record}");
+    // The file pins its policy: another one given is refused; a policy is an object.
+    std::fs::write(dir.join("other.json"), r#"{"budget": 40}"#).expect("write");
+    let (record, code) = validate(&dir, "p.cairn", "total_wrong", &["--policy", "other.json"]);
+    assert_eq!((code, &record["status"]), (1, &serde_json::json!("rejected")), "{record}");
+    std::fs::write(dir.join("array.json"), r#"[{"absolute": 0.5, "relative": 0}]"#).expect("write");
+    let (record, _) = validate(&dir, "p.cairn", "total_pairs", &["--policy", "array.json", "--regressions", "x.json"]);
+    assert_eq!(record["status"], "rejected", "{record}");
+    std::fs::remove_dir_all(&dir).ok();
+}

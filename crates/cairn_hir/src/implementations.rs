@@ -392,6 +392,16 @@ pub fn selection_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
             d.with_details(vec![("implementation", list(&known.iter().map(String::as_str).collect::<Vec<_>>()))])
         });
     };
+    let scope = Resolver::new(db);
+    if !scope.visible_from(implementation, &scope.module_of(plan)) {
+        return refuse(
+            "E-PRIVATE",
+            format!(
+                "{g} is private to module {}: select it from that module, or make it `pub`.",
+                scope.module_of(implementation)
+            ),
+        );
+    }
     let def = implementation_def(db, implementation).as_ref()?;
     let generics = crate::generics::fn_generics(db, implementation);
     if generics.is_empty() {

@@ -64,7 +64,7 @@ impl Server {
         let file = loaded
             .disk
             .as_ref()
-            .map(|disk| disk.root.join("regressions").join(format!("{}.json", reference.replace('.', "_"))));
+            .map(|disk| disk.root.join("regressions").join(cairn_agent::validate::regressions_name(&reference)));
         let kept = match file.as_ref().map(std::fs::read) {
             Some(Ok(bytes)) => match Regressions::parse(&bytes) {
                 Ok(kept) => Some(kept),

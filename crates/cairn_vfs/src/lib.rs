@@ -12,6 +12,7 @@
 //! file and byte offset rather than decoded lossily.
 
 pub mod fault;
+pub mod history;
 pub mod journal;
 mod key;
 mod manifest;

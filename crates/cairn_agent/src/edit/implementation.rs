@@ -360,10 +360,24 @@ impl EditHost {
                     ));
                 }
                 other => {
-                    let kind = format!("{:?}", other.syntax().kind()).to_lowercase().replace('_', " ");
+                    let kind = match other {
+                        ast::Item::Module(_) => "a module",
+                        ast::Item::Import(_) => "an import",
+                        ast::Item::Const(_) => "a constant",
+                        ast::Item::Struct(_) => "a record",
+                        ast::Item::Enum(_) => "an enum",
+                        ast::Item::ExternFn(_) => "a foreign function",
+                        ast::Item::Trait(_) => "a trait",
+                        ast::Item::Impl(_) => "an impl",
+                        ast::Item::Family(_) => "a family",
+                        ast::Item::Recipe(_) => "a recipe",
+                        ast::Item::Derive(_) => "a derivation",
+                        ast::Item::Plan(_) => "a plan",
+                        _ => "a declaration that is not a function",
+                    };
                     return Err(self.rejection(
                         "E-DECLARATION",
-                        format!("A submission holds functions only, and this one declares a {kind}."),
+                        format!("A submission holds functions only, and this one declares {kind}."),
                     ));
                 }
             };

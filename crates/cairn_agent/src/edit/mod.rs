@@ -45,7 +45,7 @@ use serde_json::{Map, Value};
 
 pub use self::implementation::{IMPLEMENTATION, Submitted};
 pub use self::packet::implementation_hash;
-pub use self::plan::{PLAN, PlanWritten, function_item, plan_items, with_plan};
+pub use self::plan::{PLAN, PlanWritten, function_item, plan_items, with_plan, with_selection};
 use self::sessions::{HostProgram, Session};
 pub use self::sources::{Admitted, Sources};
 

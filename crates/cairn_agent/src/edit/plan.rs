@@ -483,3 +483,44 @@ pub fn with_plan(
     let (candidate, _) = write_plan(workspace, &sources, item, (!items.is_empty()).then_some(plan.as_str()));
     candidate.files
 }
+
+/// The program's `files` with `plan <f> use <symbol>;` written after `item` (any other selection
+/// of it removed): how `cairn tune` makes an implementation's candidate.
+pub fn with_selection(
+    workspace: &Workspace,
+    files: &[cairn_hir::SourceText],
+    item: Item,
+    symbol: &str,
+) -> Vec<cairn_hir::SourceText> {
+    let db = workspace.db();
+    let full = cairn_hir::Resolver::new(db).full_name(item).to_string();
+    let bare = full.rsplit('.').next().unwrap_or(&full).to_string();
+    let mut out = files.to_vec();
+    let Some((file, start)) = workspace.locate(item) else { return out };
+    let name = workspace.files()[file].name.clone();
+    let mut end = usize::from(start) + usize::from(item.syntax(db).syntax_node().text_range().len());
+    let state = &workspace.files()[file];
+    let mut cuts: Vec<(usize, usize)> = state
+        .items
+        .iter()
+        .filter(|e| e.key.kind == ItemKind::Plan)
+        .filter(|e| {
+            cairn_hir::implementations::selection_def(db, e.item).as_ref().is_some_and(|s| s.reference == Some(item))
+        })
+        .map(|e| {
+            let s = usize::from(e.start);
+            (s, s + usize::from(e.item.syntax(db).syntax_node().text_range().len()))
+        })
+        .collect();
+    cuts.sort_unstable();
+    let Some(target) = out.iter_mut().find(|f| f.name == name) else { return out };
+    for &(s, e) in cuts.iter().rev() {
+        target.text.replace_range(s..e, "");
+        if s < end {
+            end -= e - s;
+        }
+    }
+    let bare_symbol = symbol.rsplit('.').next().unwrap_or(symbol);
+    target.text.insert_str(end, &format!("\nplan {bare} use {bare_symbol};"));
+    out
+}

@@ -138,6 +138,39 @@ impl Shape {
     }
 }
 
+impl Shape {
+    /// Whether a (kept) case fits this signature: an extent within 2^20, exactly the scalar
+    /// parameters, each a literal of its type.
+    pub fn fits(&self, case: &Case) -> Result<(), String> {
+        if case.extent > 1 << 20 {
+            return Err(format!("the extent {} is past 2^20", case.extent));
+        }
+        let scalars: Vec<(&String, Scalar)> = self
+            .params
+            .iter()
+            .filter_map(|(name, fed)| if let Fed::Scalar(s) = fed { Some((name, *s)) } else { None })
+            .collect();
+        if scalars.len() != case.scalars.len() || scalars.iter().any(|(n, _)| !case.scalars.contains_key(*n)) {
+            return Err("its scalars are not the signature's".into());
+        }
+        for (name, scalar) in scalars {
+            let text = &case.scalars[name];
+            let ok = match scalar {
+                Scalar::Int(int) => text.parse::<i128>().is_ok_and(|v| v >= int.range().0 && v <= int.range().1),
+                Scalar::Float(_) => {
+                    text.parse::<f64>().is_ok_and(f64::is_finite)
+                        && text.chars().all(|c| c.is_ascii_digit() || ".-eE+".contains(c))
+                }
+                Scalar::Bool => text == "true" || text == "false",
+            };
+            if !ok {
+                return Err(format!("{name} = {text} is not a {}", scalar.name()));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// How a view is filled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -186,7 +219,13 @@ pub fn extents(tiles: &[u64], largest: u64) -> Vec<u64> {
 
 /// The cases of a validation: every extent with every pattern, scalars cycling through their
 /// edges, at most `budget`, spread over the grid when it is larger.
-pub fn generate(shape: &Shape, extents: &[u64], budget: usize, seed: u64) -> Vec<Case> {
+pub fn generate(
+    shape: &Shape,
+    extents: &[u64],
+    extra: &std::collections::BTreeMap<String, Vec<String>>,
+    budget: usize,
+    seed: u64,
+) -> Vec<Case> {
     let has_views = shape.params.iter().any(|(_, f)| matches!(f, Fed::View { .. }));
     let has_extents = shape.params.iter().any(|(_, f)| matches!(f, Fed::Extent));
     let extents: Vec<u64> = if has_extents { extents.to_vec() } else { vec![0] };
@@ -195,7 +234,16 @@ pub fn generate(shape: &Shape, extents: &[u64], budget: usize, seed: u64) -> Vec
         .params
         .iter()
         .filter_map(|(name, fed)| match fed {
-            Fed::Scalar(s) => Some((name.as_str(), s.edges())),
+            Fed::Scalar(s) => {
+                // The type's edges, then the values the condition compares with.
+                let mut edges = s.edges();
+                for value in extra.get(name).into_iter().flatten() {
+                    if !edges.contains(value) {
+                        edges.push(value.clone());
+                    }
+                }
+                Some((name.as_str(), edges))
+            }
             _ => None,
         })
         .collect();
@@ -282,13 +330,14 @@ mod tests {
             ],
             ret: Some(Scalar::Int(IntTy::U64)),
         };
-        let all = generate(&shape, &[0, 1, 8], 10_000, 1);
+        let none = std::collections::BTreeMap::new();
+        let all = generate(&shape, &[0, 1, 8], &none, 10_000, 1);
         // 3 extents x 7 patterns, for each of the u8 edges (5 rounds).
         assert_eq!(all.len(), 3 * 7 * 5);
         let values: std::collections::BTreeSet<&str> = all.iter().map(|c| c.scalars["k"].as_str()).collect();
         assert_eq!(values.into_iter().collect::<Vec<_>>(), vec!["0", "1", "127", "2", "255"]);
-        let some = generate(&shape, &[0, 1, 8], 20, 1);
+        let some = generate(&shape, &[0, 1, 8], &none, 20, 1);
         assert_eq!(some.len(), 20);
-        assert_eq!(generate(&shape, &[0, 1, 8], 20, 1), some, "deterministic for a seed");
+        assert_eq!(generate(&shape, &[0, 1, 8], &none, 20, 1), some, "deterministic for a seed");
     }
 }

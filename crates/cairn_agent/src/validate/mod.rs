@@ -20,7 +20,10 @@ pub mod agree;
 pub mod cases;
 pub mod harness;
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use cairn_hir::body::{BinaryOp, Expr, ExprId};
 use cairn_hir::check::Resolution;
@@ -136,6 +139,9 @@ pub struct Record {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub compiler: String,
+    /// The id of the candidate-history record made of this validation, when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<String>,
 }
 
 #[derive(Serialize, Default)]
@@ -179,6 +185,9 @@ impl Default for Smt {
 pub struct Coverage {
     generated: usize,
     kept: usize,
+    /// Kept cases that no longer fit the signature (left out).
+    #[serde(skip_serializing_if = "is_zero")]
+    kept_skipped: usize,
     ran: usize,
     extents: Vec<u64>,
     tiles: Vec<u64>,
@@ -262,7 +271,7 @@ pub fn validate(
         Ok(shape) => shape,
         Err(why) => return unknown(record, format!("The signature cannot be fed: {why}.")),
     };
-    let (tiles, thresholds) = tiles(workspace, instance, reference);
+    let (tiles, thresholds, scalar_values) = tiles(workspace, instance, reference);
     let largest = policy
         .domain
         .largest_extent
@@ -272,14 +281,16 @@ pub fn validate(
     tiles.sort_unstable();
     tiles.dedup();
     let extents = cases::extents(&tiles, largest);
-    let generated = cases::generate(&shape, &extents, policy.budget, policy.seed);
-    // Kept cases first, then the generated cases.
-    let kept_cases: Vec<Case> = kept.to_vec();
+    let generated = cases::generate(&shape, &extents, &scalar_values, policy.budget, policy.seed);
+    // Kept cases first (those that still fit the signature), then the generated cases.
+    let kept_cases: Vec<Case> = kept.iter().filter(|c| shape.fits(c).is_ok()).cloned().collect();
+    let kept_skipped = kept.len() - kept_cases.len();
     let mut all: Vec<Case> = kept_cases.clone();
     all.extend(generated.iter().filter(|c| !kept_cases.contains(c)).cloned());
     record.coverage = Some(Coverage {
         generated: generated.len(),
         kept: kept_cases.len(),
+        kept_skipped,
         ran: all.len(),
         extents: extents.clone(),
         tiles: tiles.clone(),
@@ -328,6 +339,13 @@ pub fn validate(
         record.evidence = Some("finite-tested");
         return Validation { record, code: 1, keep: Some(case) };
     }
+    if implementation_ran == 0 {
+        let reason = "No generated case satisfied the implementation's condition, so it never ran: nothing was compared. Widen the policy's domain (largest_extent) or the condition.".to_string();
+        finite.status = "unknown";
+        finite.reason = Some(reason.clone());
+        record.finite = Some(finite);
+        return unknown(record, reason);
+    }
     if let Some(reason) = results.iter().find_map(|r| r.undecided.clone()) {
         finite.status = "unknown";
         finite.reason = Some(reason.clone());
@@ -341,7 +359,7 @@ pub fn validate(
 }
 
 /// `g[16, 2]` → (`g`, [16, 2]).
-fn split_symbol(symbol: &str) -> (String, Vec<u64>) {
+pub fn split_symbol(symbol: &str) -> (String, Vec<u64>) {
     match symbol.split_once('[') {
         Some((name, rest)) => {
             let values = rest.trim_end_matches(']').split(',').filter_map(|v| v.trim().parse().ok()).collect();
@@ -370,7 +388,11 @@ fn simplicity(case: &Case) -> (u64, cases::Pattern, usize) {
 /// implementation names (in its condition or body), the literal factors its index expressions
 /// multiply by, and the host pool's cutoff when a region of either function may split; then the
 /// thresholds its `when` condition compares with (`n >= 65536`).
-fn tiles(workspace: &Workspace, instance: Instance<'_>, reference: Item) -> (Vec<u64>, Vec<u64>) {
+fn tiles(
+    workspace: &Workspace,
+    instance: Instance<'_>,
+    reference: Item,
+) -> (Vec<u64>, Vec<u64>, BTreeMap<String, Vec<String>>) {
     let db = workspace.db();
     let item = instance.item(db);
     let mut out: Vec<u64> =
@@ -409,24 +431,62 @@ fn tiles(workspace: &Workspace, instance: Instance<'_>, reference: Item) -> (Vec
     out.retain(|&t| t > 1);
     out.sort_unstable();
     out.dedup();
+    // What the condition compares with: an extent's thresholds, a scalar's values around them.
+    let signature = cairn_hir::fn_signature(db, item);
+    let scopes = cairn_hir::scopes::body_scopes(db, item);
     let mut thresholds = Vec::new();
+    let mut scalars: BTreeMap<String, Vec<String>> = BTreeMap::new();
     if let Some(condition) = body.when {
         let mut work = vec![condition];
         while let Some(e) = work.pop() {
             match body.expr(e) {
                 Expr::Binary { op, lhs, rhs } => {
-                    if matches!(op, BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq) {
-                        thresholds.extend(constant(*lhs).or_else(|| constant(*rhs)));
+                    if matches!(
+                        op,
+                        BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne
+                    ) {
+                        let (value, side) = match (constant(*lhs), constant(*rhs)) {
+                            (Some(v), None) => (Some(v), *rhs),
+                            (None, Some(v)) => (Some(v), *lhs),
+                            _ => (None, *lhs),
+                        };
+                        let param = match scopes.resolve(body.unparen(side)) {
+                            Some(cairn_hir::scopes::LocalRef::Param(i)) => signature.params.get(i as usize),
+                            _ => None,
+                        };
+                        match (value, param) {
+                            (Some(v), Some(p))
+                                if !signature
+                                    .extent_params
+                                    .contains(&signature.param_index(&p.name).unwrap_or(usize::MAX)) =>
+                            {
+                                if let cairn_hir::types::Ty::Int(int) = p.ty {
+                                    let (lo, hi) = int.range();
+                                    let around = [i128::from(v) - 1, i128::from(v), i128::from(v) + 1];
+                                    scalars
+                                        .entry(p.name.to_string())
+                                        .or_default()
+                                        .extend(around.iter().filter(|&&x| x >= lo && x <= hi).map(i128::to_string));
+                                }
+                            }
+                            (Some(v), _) => thresholds.push(v),
+                            _ => {}
+                        }
                     }
                     work.extend([*lhs, *rhs]);
                 }
                 Expr::Unary { operand, .. } | Expr::Paren(operand) => work.push(*operand),
+                Expr::Call { args, .. } => work.extend(args.iter().copied()),
                 _ => {}
             }
         }
     }
     thresholds.retain(|&t| t > 1 && t <= 1 << 20);
-    (out, thresholds)
+    (out, thresholds, scalars)
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A policy from its JSON (strict, at most 200,000 bytes), held to its ranges.
@@ -434,7 +494,11 @@ pub fn parse_policy(bytes: &[u8]) -> Result<Policy, String> {
     if bytes.len() > 200_000 {
         return Err("A policy is at most 200,000 bytes.".into());
     }
-    let policy: Policy = serde_json::from_slice(bytes).map_err(|e| format!("Not a validation policy: {e}."))?;
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("Not a validation policy: {e}."))?;
+    if !value.is_object() {
+        return Err("A policy is a JSON object.".into());
+    }
+    let policy: Policy = serde_json::from_value(value).map_err(|e| format!("Not a validation policy: {e}."))?;
     policy.checked()
 }
 
@@ -452,6 +516,12 @@ impl Policy {
         }
         Ok(self)
     }
+}
+
+/// The regressions file of `reference` (its full name) inside a project's `regressions/`
+/// directory: `m.f.json` for `m.f`, so references of different modules never share one.
+pub fn regressions_name(reference: &str) -> String {
+    format!("{reference}.json")
 }
 
 impl Regressions {
@@ -644,4 +714,67 @@ impl<'a> Setup<'a> {
         }
         files
     }
+}
+
+/// The candidate-history record of a validation (protocol §18): `validation` when it passed,
+/// `failure` (stage `validation`) when it failed, `attempt` when it decided nothing; the candidate
+/// is the selection that would run it (`plan f use g;`), the variant its widened identity, the
+/// contract the policy it was judged under.
+pub fn history_record(
+    workspace: &Workspace,
+    validation: &Validation,
+    policy: &Policy,
+) -> Option<crate::history::Record> {
+    use crate::history::{Identity, Record, base_as_written, compiler, contract, host_target, source};
+    let record = &validation.record;
+    let db = workspace.db();
+    let reference = workspace.function_named(&record.reference)?;
+    let (name, values) = split_symbol(&record.implementation);
+    let item = own_functions(workspace).find(|&i| *Resolver::new(db).full_name(i) == *name)?;
+    let instance = if values.is_empty() {
+        Instance::monomorphic(db, item)
+    } else {
+        Instance::new(db, item, values.iter().map(|&v| InstanceArg::Nat(v)).collect::<std::sync::Arc<[InstanceArg]>>())
+    };
+    let widened = crate::history::widened_identity(workspace, instance)?;
+    let bare = |full: &str| full.rsplit('.').next().unwrap_or(full).to_string();
+    let candidate = format!("plan {} use {};", bare(&record.reference), bare(&record.implementation));
+    let mut variant = Map::new();
+    variant.insert("use".into(), Value::from(record.implementation.clone()));
+    variant.insert("identity".into(), Value::from(widened));
+    let variant = Value::Object(variant);
+    let identity = Identity {
+        source: source(&base_as_written(workspace, reference)?, &variant),
+        contract: contract(&serde_json::to_value(policy).ok()?),
+        target: host_target(),
+        compiler: compiler(),
+        artifact: None,
+    };
+    let full = serde_json::to_value(record).ok()?;
+    let mut detail = Map::new();
+    let field = |key: &str| full.get(key).cloned().unwrap_or(Value::Null);
+    let kind = match record.status {
+        "passed" => {
+            detail.insert("evidence".into(), field("evidence"));
+            detail.insert("finite".into(), field("finite"));
+            detail.insert("smt".into(), field("smt"));
+            detail.insert("policy".into(), serde_json::to_value(policy).ok()?);
+            detail.insert("agreement".into(), field("agreement"));
+            "validation"
+        }
+        "failed" => {
+            detail.insert("stage".into(), Value::from("validation"));
+            detail.insert(
+                "why".into(),
+                Value::from(format!("E-VALIDATION: {} disagrees with {}", record.implementation, record.reference)),
+            );
+            detail.insert("inputs".into(), full.pointer("/finite/failed/inputs").cloned().unwrap_or(Value::Null));
+            "failure"
+        }
+        _ => {
+            detail.insert("why".into(), Value::from(record.reason.clone().unwrap_or_default()));
+            "attempt"
+        }
+    };
+    Record::new(kind, &record.reference, &candidate, variant, identity, detail, crate::history::now()).ok()
 }

@@ -603,6 +603,7 @@ impl Cx<'_> {
             }
         }
         self.alias_check(e, &places)?;
+        self.tuned_instance(item, &instance_args, e)?;
         self.calls.push(CallEdge { callee: item, args: instance_args.clone(), mapping: Arc::from(mapping) });
         self.target(e, CallTarget::Function(item, instance_args));
         Ok(signature.ret.clone())

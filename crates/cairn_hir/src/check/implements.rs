@@ -64,6 +64,28 @@ impl Cx<'_> {
         ))
     }
 
+    /// `E-IMPL-PARAM` for a test's call of a tuned implementation at values its `tune` lists do
+    /// not name.
+    pub(crate) fn tuned_instance(&self, callee: Item, args: &[crate::instance::InstanceArg], e: ExprId) -> R<()> {
+        if args.is_empty() || !crate::implementations::is_implementation(self.db, callee) {
+            return Ok(());
+        }
+        let listed = crate::implementations::tuned_instances(self.db, callee);
+        if listed.is_empty() || listed.iter().any(|l| **l == *args) {
+            return Ok(());
+        }
+        let name = self.scope.full_name(callee);
+        let shown: Vec<String> = listed
+            .iter()
+            .map(|l| crate::instance::Instance::new(self.db, callee, l.clone()).display(self.db))
+            .collect();
+        Err(Diag::new(
+            "E-IMPL-PARAM",
+            format!("This instance of {name} is not one its `tune` list names: call one of {}.", shown.join(", ")),
+            Anchor::Expr(e),
+        ))
+    }
+
     /// The first part of the condition `e` that breaks the rule, and why.
     fn when_refusal(&self, e: ExprId) -> Option<(ExprId, String)> {
         let body = self.body.clone();
