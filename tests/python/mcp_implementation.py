@@ -106,6 +106,9 @@ async def main(cairn, workdir):
             expect(len(answer["identity"]) == 64 and answer["written"] is False, "its identity; nothing written")
             with open(os.path.join(workdir, "total.cairn")) as f:
                 expect(f.read() == PROGRAM, "the program on disk is unchanged")
+            with open(os.path.join(workdir, ".cairn", "history", "records.jsonl")) as f:
+                kinds = [json.loads(line)["kind"] for line in f]
+            expect("failure" in kinds and "validation" in kinds, f"both submissions are in the candidate history ({kinds})")
 
             other = await session.call_tool("implementation_open", {"path": "total.cairn", "reference": "total", "policy": {"budget": 5}})
             expect(other.is_error and record_of(other)["code"] == "E-TEST-POLICY", "another policy than the pinned one is E-TEST-POLICY")

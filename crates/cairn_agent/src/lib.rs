@@ -11,6 +11,7 @@ pub mod edit;
 pub mod equiv;
 pub mod find;
 pub mod history;
+pub mod investigation;
 pub mod named;
 pub mod predict;
 pub mod state;

@@ -97,6 +97,9 @@ pub struct Candidate {
     pub measured_geomean_ns: Option<f64>,
     #[serde(skip)]
     sources: Vec<SourceText>,
+    /// For an implementation's candidate: its widened identity now (what its records cite).
+    #[serde(skip)]
+    identity: Option<String>,
 }
 
 #[derive(Debug, Serialize, Default)]
@@ -213,6 +216,7 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
             measured_ns: Vec::new(),
             measured_geomean_ns: None,
             sources: candidate,
+            identity: None,
         });
     }
     record.space.refused = refused.into_values().collect();
@@ -244,6 +248,7 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
             measured_ns: Vec::new(),
             measured_geomean_ns: None,
             sources: candidate,
+            identity: current_identity(workspace, &symbol),
         });
         record.implementations.push(ImplementationRow { symbol, candidate: true, why: None });
     }
@@ -339,9 +344,14 @@ fn history_records(record: &TuneRecord, base: &str, sizes: &[u64]) -> Vec<crate:
     for candidate in record.candidates.iter().filter(|c| c.same_code.is_none() && !c.measured_ns.is_empty()) {
         let mut variant = Map::new();
         match &candidate.selects {
-            Some(symbol) => variant.insert("use".into(), Value::from(symbol.clone())),
-            None => variant.insert("plan".into(), serde_json::to_value(&candidate.items).unwrap_or_default()),
-        };
+            Some(symbol) => {
+                variant.insert("use".into(), Value::from(symbol.clone()));
+                variant.insert("identity".into(), candidate.identity.clone().map(Value::from).unwrap_or(Value::Null));
+            }
+            None => {
+                variant.insert("plan".into(), serde_json::to_value(&candidate.items).unwrap_or_default());
+            }
+        }
         let variant = Value::Object(variant);
         let mut detail = Map::new();
         detail.insert(
@@ -379,7 +389,7 @@ fn history_records(record: &TuneRecord, base: &str, sizes: &[u64]) -> Vec<crate:
 
 /// The implementations of `item` as validations name them: each implementation, or each instance
 /// a `tune` list names.
-fn implementation_symbols(workspace: &Workspace, item: cairn_hir::Item) -> Vec<String> {
+pub(crate) fn implementation_symbols(workspace: &Workspace, item: cairn_hir::Item) -> Vec<String> {
     let db = workspace.db();
     let scope = cairn_hir::Resolver::new(db);
     let mut out = Vec::new();
@@ -392,6 +402,21 @@ fn implementation_symbols(workspace: &Workspace, item: cairn_hir::Item) -> Vec<S
         }
     }
     out
+}
+
+/// The widened identity now of the implementation (instance) `symbol` names.
+pub(crate) fn current_identity(workspace: &Workspace, symbol: &str) -> Option<String> {
+    let db = workspace.db();
+    let (name, values) = crate::validate::split_symbol(symbol);
+    let item = workspace.function_named(&name)?;
+    let instance = if values.is_empty() {
+        cairn_hir::instance::Instance::monomorphic(db, item)
+    } else {
+        let args: std::sync::Arc<[cairn_hir::instance::InstanceArg]> =
+            values.iter().map(|&v| cairn_hir::instance::InstanceArg::Nat(v)).collect();
+        cairn_hir::instance::Instance::new(db, item, args)
+    };
+    crate::history::widened_identity(workspace, instance)
 }
 
 /// Whether the history holds a current validation of `symbol` against `function` (protocol

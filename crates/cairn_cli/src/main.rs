@@ -173,6 +173,10 @@ enum Command {
         /// Print a `cairn.state-delta/1` from this saved state instead.
         #[arg(long, value_name = "STATE.json")]
         since: Option<PathBuf>,
+        /// Print `cairn.investigation/1` for this function instead: its performance work, from the
+        /// project's candidate history (`.cairn/history`).
+        #[arg(long, value_name = "F", conflicts_with = "since")]
+        symbol: Option<String>,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -427,7 +431,13 @@ fn command(cli: Cli) -> u8 {
         Command::Emit { path, mir, unoptimized, debug, keep_guards, format } => {
             emit::run(&path, mir, unoptimized, keep_guards, debug, output::Output::choose(format))
         }
-        Command::State { path, since, format } => state::run(&path, since.as_deref(), output::Output::choose(format)),
+        Command::State { path, since, symbol: Some(symbol), format: f } => {
+            let _ = since;
+            state::investigate(&path, &symbol, output::Output::choose(f))
+        }
+        Command::State { path, since, symbol: None, format } => {
+            state::run(&path, since.as_deref(), output::Output::choose(format))
+        }
         Command::Doc { path, modules, std_library, format } => {
             doc::run(&path, &modules, std_library, output::Output::choose(format))
         }

@@ -1,5 +1,6 @@
 //! `cairn state`: the program as it stands, for an agent to resume from (tools.md §3.6,
-//! protocol §7.1), or with `--since FILE` the delta from a saved state (§7.2).
+//! protocol §7.1), or with `--since FILE` the delta from a saved state (§7.2), or with
+//! `--symbol F` the function's investigation from the candidate history (§7.3).
 //!
 //! The record is JSON in both output modes (it is made for programs); human mode adds nothing
 //! but indentation at a terminal. Exit: 0 when the program is typed, 1 when refused, 2 when the
@@ -42,6 +43,33 @@ pub fn run(path: &Path, since: Option<&Path>, out: Output) -> u8 {
         },
     }
     status
+}
+
+/// `cairn state --symbol F`: the function's investigation (protocol §7.3) from the project's
+/// candidate history. Exit 0; 1 for a refused program; 2 for an environment error.
+pub fn investigate(path: &Path, symbol: &str, out: Output) -> u8 {
+    let Some(program) = crate::check::load_program(path, out) else { return 2 };
+    let mut workspace = crate::check::load_workspace(&program);
+    if let Some(refusal) = workspace.check().refusal {
+        let lines = |file: Option<&str>, line: u32| workspace.line_text(file, line);
+        out.refusal(&cairn_diagnostics::record::refusal_record(&refusal), &lines);
+        return 1;
+    }
+    let Some(item) = cairn_agent::edit::function_item(&workspace, symbol) else {
+        out.environment(&format!("{symbol} names no function of the program."));
+        return 2;
+    };
+    let records = match cairn_vfs::history::read(&program.root.join(".cairn").join("history")) {
+        Ok(values) => cairn_agent::history::records_of(values),
+        Err(e) => {
+            out.environment(&format!("The candidate history cannot be read: {e}."));
+            return 2;
+        }
+    };
+    let investigation = cairn_agent::investigation::investigation(&workspace, item, &records);
+    out.json(&crate::output::to_map(&investigation));
+    std::mem::forget(workspace);
+    0
 }
 
 fn read_state(path: &Path) -> Result<Map<String, Value>, String> {

@@ -142,6 +142,15 @@ fn an_implementation_is_a_candidate_only_under_a_current_validation_in_the_histo
         })
         .collect();
     assert!(kinds.iter().any(|k| k == "validation") && kinds.iter().any(|k| k == "measurement"), "{kinds:?}");
+    // The investigation shows them by candidate.
+    let (investigation, code) = cairn(&dir, &["state", "s.cairn", "--symbol", "scale"]);
+    assert_eq!(code, 0, "{investigation}");
+    assert_eq!(investigation["protocol"], "cairn.investigation/1");
+    let entry = &investigation["candidates"]["plan scale use scale_lanes;"];
+    assert!(entry["validated"].as_array().is_some_and(|v| !v.is_empty()), "{investigation}");
+    assert!(entry["measured"].as_array().is_some_and(|v| !v.is_empty()), "{investigation}");
+    assert_eq!(investigation["searches"].as_array().map(Vec::len), Some(2));
+    assert_eq!(investigation["stale"]["records"], 0);
     // The implementation changed since its validation: not a candidate any more.
     std::fs::write(
         dir.join("s.cairn"),
@@ -150,5 +159,9 @@ fn an_implementation_is_a_candidate_only_under_a_current_validation_in_the_histo
     .expect("write");
     let (record, _) = cairn(&dir, &["tune", "s.cairn", "--symbol", "scale", "--format", "json"]);
     assert_eq!(implementations(&record)["candidate"], false, "{record}");
+    // Its validation and measurements no longer hold: counted, not shown.
+    let (investigation, _) = cairn(&dir, &["state", "s.cairn", "--symbol", "scale"]);
+    assert!(investigation["candidates"]["plan scale use scale_lanes;"].is_null(), "{investigation}");
+    assert!(investigation["stale"]["by_part"]["source"].as_u64().is_some_and(|n| n >= 2), "{investigation}");
     std::fs::remove_dir_all(&dir).ok();
 }

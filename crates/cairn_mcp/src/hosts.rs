@@ -111,6 +111,19 @@ impl Server {
                 record.insert("kept".into(), Value::from(format!("the failing case could not be kept: {why}")));
             }
         }
+        // On a project, every validation is recorded in its candidate history.
+        if let Some(file) = self.regressions.get(handle)
+            && let Some(root) = file.parent().and_then(|regressions| regressions.parent())
+        {
+            let history = root.join(".cairn").join("history");
+            for entry in &submitted.records {
+                if let Err(why) = cairn_vfs::history::append(&history, &serde_json::to_value(entry).unwrap_or_default())
+                {
+                    record.insert("history".into(), Value::from(format!("the history could not be written: {why}")));
+                    break;
+                }
+            }
+        }
         if !submitted.answer.refused {
             record.insert("written".into(), Value::Bool(false));
         }

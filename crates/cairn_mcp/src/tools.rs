@@ -602,12 +602,14 @@ impl Server {
             Err(refusal) => return refusal,
         };
         if let Some(symbol) = symbol {
-            return self.request_refusal(
-                format!(
-                    "The investigation of {symbol} reads the candidate history, which this server does not keep yet; ask for the program state without symbol."
-                ),
-                vec![],
-            );
+            // The investigation, from the candidate history beside the program.
+            let root = loaded.disk.as_ref().map(|d| d.root.join(".cairn").join("history"));
+            let records = root
+                .and_then(|dir| cairn_vfs::history::read(&dir).ok())
+                .map(cairn_agent::history::records_of)
+                .unwrap_or_default();
+            let answer = self.host.investigation(loaded.sources, &symbol, &records);
+            return ToolResult { record: answer.record, is_error: answer.refused };
         }
         let key = loaded.disk.as_ref().map(|d| (d.identity.clone(), String::new()));
         let with_file = loaded.sources.project;

@@ -200,3 +200,15 @@ fn a_plan_reply_sets_items_in_range_and_spends_its_session() {
     assert!(!refused, "{admitted:?}");
     assert_eq!(admitted["plan"], "(no plan for fill)");
 }
+
+#[test]
+fn the_state_of_a_function_is_its_investigation() {
+    let (_scratch, mut server) = server("hosts-investigation");
+    let (record, refused) = call(&mut server, "state", json!({"path": "p.cairn", "symbol": "fill"}));
+    assert!(!refused, "{record:?}");
+    assert_eq!(record["protocol"], "cairn.investigation/1");
+    assert_eq!(record["plan"], "(no plan for fill)");
+    assert_eq!(record["regions"].as_array().map(Vec::len), Some(1));
+    let (record, refused) = call(&mut server, "state", json!({"source": PROGRAM, "symbol": "fill"}));
+    assert!(refused && record["code"] == "E-REQUEST", "{record:?}");
+}

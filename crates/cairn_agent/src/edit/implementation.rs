@@ -170,6 +170,8 @@ pub struct Submitted {
     pub answer: Answer,
     pub regressions: Option<Regressions>,
     pub program: Option<Sources>,
+    /// The candidate-history records of this submission's validations (the caller appends them).
+    pub records: Vec<crate::history::Record>,
 }
 
 const CLAIM: &str =
@@ -286,7 +288,8 @@ impl EditHost {
     /// Judges one `cairn.implementation/1` submission (protocol §9.3), validating through `runner`.
     pub fn implementation_submit(&mut self, request: &Value, runner: &dyn Runner) -> Submitted {
         self.settle();
-        let mut submitted = Submitted { answer: Answer::ok(Map::new()), regressions: None, program: None };
+        let mut submitted =
+            Submitted { answer: Answer::ok(Map::new()), regressions: None, program: None, records: Vec::new() };
         match self.try_submit(request, runner, &mut submitted) {
             Ok(record) => submitted.answer = Answer::ok(record),
             Err(refusal) => submitted.answer = refusal.into(),
@@ -481,6 +484,7 @@ impl EditHost {
         for symbol in &symbols {
             let kept = regressions.of(symbol);
             let validation = crate::validate::validate(workspace, symbol, &policy, &kept, runner);
+            submitted.records.extend(crate::validate::history_record(workspace, &validation, &policy));
             let record = serde_json::to_value(&validation.record).unwrap_or_default();
             if validation.code != 0 {
                 let kept_now = validation.keep.is_some();

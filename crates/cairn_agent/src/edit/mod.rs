@@ -24,6 +24,7 @@ mod admission;
 mod contract;
 mod expand;
 mod implementation;
+mod investigate;
 mod open;
 mod packet;
 mod plan;
@@ -45,7 +46,7 @@ use serde_json::{Map, Value};
 
 pub use self::implementation::{IMPLEMENTATION, Submitted};
 pub use self::packet::implementation_hash;
-pub use self::plan::{PLAN, PlanWritten, function_item, plan_items, with_plan, with_selection};
+pub use self::plan::{PLAN, PlanWritten, function_item, function_source, plan_items, with_plan, with_selection};
 use self::sessions::{HostProgram, Session};
 pub use self::sources::{Admitted, Sources};
 

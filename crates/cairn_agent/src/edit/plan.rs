@@ -524,3 +524,9 @@ pub fn with_selection(
     target.text.insert_str(end, &format!("\nplan {bare} use {bare_symbol};"));
     out
 }
+
+/// A function's source as written (from its first significant token), for the tools that show it
+/// outside a session.
+pub fn function_source(workspace: &Workspace, item: Item) -> String {
+    super::program::source_of(workspace, item)
+}
