@@ -520,7 +520,8 @@ fn measure(
 
 /// The nanoseconds one call of `function` (in `files`, with inputs as `shape` says) takes at
 /// each size on this host: setup-subtracted wall times over enough calls that the calls dominate
-/// starting a process (~10^8 element steps in all). `cairn predict` calibrates with it too.
+/// starting a process (~10^8 element steps in all), the median of three samples. `cairn predict`
+/// calibrates with it too.
 pub fn time_calls(
     files: &[SourceText],
     shape: &Shape,
@@ -534,21 +535,32 @@ pub fn time_calls(
     let mut files = files.to_vec();
     let target = files.iter().position(|f| f.text.contains(&format!("fn {function}"))).unwrap_or(0);
     files[target].text.push_str(&text);
-    let blocks: Vec<String> = (0..cases.len())
-        .flat_map(|i| [crate::validate::harness::timing_name(i, false), crate::validate::harness::timing_name(i, true)])
+    // Each size's pair of blocks, SAMPLES times over, interleaved so drift touches all alike; a
+    // size's time is the median of its samples.
+    let pairs: Vec<[String; 2]> = (0..cases.len())
+        .map(|i| [crate::validate::harness::timing_name(i, false), crate::validate::harness::timing_name(i, true)])
         .collect();
+    let blocks: Vec<String> = (0..SAMPLES).flat_map(|_| pairs.iter().flat_map(|p| p.iter().cloned())).collect();
     let outcomes = runner.run(&files, &blocks, 300)?;
     let mut out = Vec::new();
     for (i, &reps) in reps.iter().enumerate() {
-        let setup = outcomes[2 * i].as_ref().map_err(Clone::clone)?;
-        let run = outcomes[2 * i + 1].as_ref().map_err(Clone::clone)?;
-        if run.ended != "returned" {
-            return Err(format!("the timed call trapped: {}", run.trap.clone().unwrap_or_default()));
+        let mut samples = Vec::with_capacity(SAMPLES);
+        for sample in 0..SAMPLES {
+            let at = 2 * (sample * cases.len() + i);
+            let setup = outcomes[at].as_ref().map_err(Clone::clone)?;
+            let run = outcomes[at + 1].as_ref().map_err(Clone::clone)?;
+            if run.ended != "returned" {
+                return Err(format!("the timed call trapped: {}", run.trap.clone().unwrap_or_default()));
+            }
+            samples.push(run.elapsed_ns.saturating_sub(setup.elapsed_ns) / reps);
         }
-        out.push(run.elapsed_ns.saturating_sub(setup.elapsed_ns) / reps);
+        out.push(median(samples));
     }
     Ok(out)
 }
+
+/// How many times each timing block runs per measurement.
+const SAMPLES: usize = 3;
 
 /// Inputs for timing: every extent at `extent`, views ascending, scalars 1.
 fn timing_case(shape: &Shape, extent: u64) -> Case {
