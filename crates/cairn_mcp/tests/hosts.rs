@@ -212,3 +212,33 @@ fn the_state_of_a_function_is_its_investigation() {
     let (record, refused) = call(&mut server, "state", json!({"source": PROGRAM, "symbol": "fill"}));
     assert!(refused && record["code"] == "E-REQUEST", "{record:?}");
 }
+
+#[test]
+fn an_edit_session_answers_predictions_of_its_disclosed_functions() {
+    let (_scratch, mut server) = server("hosts-predict");
+    let (packet, refused) = call(&mut server, "edit_open", json!({"source": PROGRAM, "symbol": "report"}));
+    assert!(!refused, "{packet:?}");
+    let handle = packet["handle"].as_str().expect("a handle").to_string();
+    let request = |kind: &str, extra: Value| {
+        let mut request = json!({"protocol": "cairn.edit/2", "handle": handle, "kind": kind});
+        for (key, value) in extra.as_object().expect("an object") {
+            request[key] = value.clone();
+        }
+        json!({"request": request})
+    };
+    let (answer, refused) =
+        call(&mut server, "edit_request", request("predict", json!({"sizes": [{"n": 1e3}, {"n": 1e6}]})));
+    assert!(!refused, "{answer:?}");
+    assert_eq!(answer["protocol"], "cairn.predict/1");
+    let predictions = answer["functions"]["report"]["predictions"].as_array().expect("report's predictions");
+    assert!(predictions[1]["ns"].as_f64() > predictions[0]["ns"].as_f64(), "{answer:?}");
+    let (answer, refused) = call(&mut server, "edit_request", request("predict", json!({"sizes": [1]})));
+    assert!(refused && answer["code"] == "E-REQUEST", "{answer:?}");
+    // After an admitted edit that doubles the work, the delta says so.
+    let (admitted, refused) =
+        call(&mut server, "edit_request", request("body", json!({"replacement": "= total(n, xs) + total(n, xs);"})));
+    assert!(!refused, "{admitted:?}");
+    let (answer, _) = call(&mut server, "edit_request", request("predict", json!({"sizes": [{"n": 1e6}]})));
+    let ratio = answer["delta"]["report"][0].as_f64().expect("a delta");
+    assert!(ratio > 1.9 && ratio < 2.1, "{answer:?}");
+}

@@ -28,6 +28,7 @@ mod investigate;
 mod open;
 mod packet;
 mod plan;
+mod predict;
 mod program;
 mod records;
 mod refusal;

@@ -2,8 +2,9 @@
 //! known kind with exactly its keys, the protocol, a handle the host issued — then the answer
 //! its kind gets: a reply judged, an expand, a state or a delta.
 //!
-//! Boundary: `explain`, `predict` and `shot` are known kinds this host does not offer yet
-//! (they need the cost model and native shots); they are refused after the shape is judged.
+//! Boundary: `explain` and `shot` are known kinds this host does not offer yet (they need
+//! `cairn explain` and native shots); they are refused after the shape is judged. `predict` is
+//! answered from `cairn predict`'s model (`predict.rs` beside this file).
 
 use std::collections::BTreeSet;
 
@@ -31,6 +32,7 @@ impl EditHost {
                 let since = request.get("since").and_then(Value::as_str).unwrap_or("");
                 self.delta(index, since)
             }
+            "predict" => self.predict(index, request.get("sizes").unwrap_or(&Value::Null)),
             _ => self
                 .rejection(
                     "E-REQUEST",

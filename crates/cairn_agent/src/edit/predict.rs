@@ -1,0 +1,101 @@
+//! The edit host's `predict` request (protocol §3): `cairn.predict/1` of the functions the session
+//! disclosed, on the session's program (the pinned original; after an admission, the latest
+//! admitted candidate too, with the delta against the original), priced by the uncalibrated
+//! profile — a prediction is not evidence of speed.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{Answer, EditHost};
+use crate::predict::{FunctionPrediction, Profile, predict, work_of};
+
+#[derive(Serialize)]
+struct Predicted {
+    protocol: &'static str,
+    predicted: &'static str,
+    profile: Profile,
+    functions: BTreeMap<String, FunctionPrediction>,
+    /// After an admission: each function's predicted time on the candidate over the original.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    delta: BTreeMap<String, Vec<f64>>,
+}
+
+impl EditHost {
+    pub(super) fn predict(&mut self, index: usize, sizes: &Value) -> Answer {
+        let Some(list) = sizes.as_array().filter(|l| !l.is_empty() && l.len() <= 16) else {
+            return self
+                .rejection("E-REQUEST", "sizes is a list of 1 to 16 objects from size names to numbers.")
+                .into();
+        };
+        let mut points: Vec<BTreeMap<String, f64>> = Vec::new();
+        for entry in list {
+            let Some(object) = entry.as_object() else {
+                return self.rejection("E-REQUEST", "each size is an object from names to numbers.").into();
+            };
+            let mut point = BTreeMap::new();
+            for (name, value) in object {
+                match value.as_f64().filter(|v| *v >= 0.0 && v.is_finite()) {
+                    Some(v) => point.insert(name.clone(), v),
+                    None => return self.rejection("E-REQUEST", format!("sizes: {name} is not a size.")).into(),
+                };
+            }
+            points.push(point);
+        }
+        let lanes = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        let profile = Profile::default_for(lanes);
+        let visible: Vec<String> = self.sessions[index].visible.iter().cloned().collect();
+        let program = self.sessions[index].program;
+        let original = self.predictions(program, &visible, &points, &profile);
+        let mut delta = BTreeMap::new();
+        if let Some(latest) = self.sessions[index].admitted.last().map(|c| c.change.clone()) {
+            let mut sources = self.programs[program].sources.clone();
+            let file = latest.file;
+            if let Some(target) = sources.files.get_mut(file) {
+                target.text = latest.apply(&target.text);
+            }
+            let (candidate, _) = self.program(sources);
+            let after = self.predictions(candidate, &visible, &points, &profile);
+            for (name, before) in &original {
+                if let Some(now) = after.get(name) {
+                    let ratios = before
+                        .predictions
+                        .iter()
+                        .zip(&now.predictions)
+                        .map(|(b, a)| if b.ns > 0.0 { a.ns / b.ns } else { 1.0 })
+                        .collect();
+                    delta.insert(name.clone(), ratios);
+                }
+            }
+        }
+        let record = Predicted {
+            protocol: "cairn.predict/1",
+            predicted: "predicted, not measured (uncalibrated profile); not evidence of speed",
+            profile,
+            functions: original,
+            delta,
+        };
+        Answer { record: super::records::to_map(&record), refused: false, admitted: None }
+    }
+
+    fn predictions(
+        &mut self,
+        program: usize,
+        names: &[String],
+        points: &[BTreeMap<String, f64>],
+        profile: &Profile,
+    ) -> BTreeMap<String, FunctionPrediction> {
+        self.load(program);
+        let workspace = self.ws_mut(program);
+        let _ = workspace.check();
+        let workspace = self.ws(program);
+        names
+            .iter()
+            .filter_map(|name| {
+                let item = workspace.function_named(name)?;
+                Some((name.clone(), predict(&work_of(workspace, item), points, profile)))
+            })
+            .collect()
+    }
+}
