@@ -574,7 +574,7 @@ fn timing_case(shape: &Shape, extent: u64) -> Case {
             _ => None,
         })
         .collect();
-    Case { extent, pattern: Pattern::Ascending, seed: 1, scalars }
+    Case { extent, pattern: Pattern::Ascending, seed: 1, scalars, views: BTreeMap::new() }
 }
 
 /// Every configuration of the items, in generation order: the empty plan, single items, then

@@ -168,7 +168,10 @@ fn e_request_covers_every_malformed_request() {
             json!({"protocol": "cairn.edit/2", "handle": handle, "kind": "expand", "symbols": vec!["twice"; 33]}),
         ),
         ("explain not offered", json!({"protocol": "cairn.edit/2", "handle": handle, "kind": "explain"})),
-        ("predict with no sizes", json!({"protocol": "cairn.edit/2", "handle": handle, "kind": "predict", "sizes": []})),
+        (
+            "predict with no sizes",
+            json!({"protocol": "cairn.edit/2", "handle": handle, "kind": "predict", "sizes": []}),
+        ),
     ];
     for (what, request) in cases {
         let answer = host.request(&request);

@@ -217,3 +217,35 @@ fn kept_cases_that_no_longer_fit_are_left_out_and_the_file_pins_the_policy() {
     assert_eq!(record["status"], "rejected", "{record}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn z3_finds_what_the_finite_cases_miss_and_its_counterexample_is_replayed_natively() {
+    let dir = scratch("smt");
+    let source = "fn clip(v:i32, lo:i32, hi:i32) -> i32 {
+  if v < lo { return lo; }
+  if v > hi { return hi; }
+  return v;
+}
+fn clip_fast(v:i32, lo:i32, hi:i32) -> i32 implements clip when lo <= hi { return max(lo, min(v, hi)); }
+fn clip_subtle(v:i32, lo:i32, hi:i32) -> i32 implements clip when lo <= hi {
+  if v == 12345 { return lo; }
+  return max(lo, min(v, hi));
+}
+fn main() -> i32 { return 0; }
+";
+    std::fs::write(dir.join("c.cairn"), source).expect("write");
+    let (record, code) = validate(&dir, "c.cairn", "clip_fast", &[]);
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(record["smt"]["status"], "equivalent", "{record}");
+    assert_eq!(record["smt"]["where"], "when lo <= hi");
+    // Only v = 12345 tells them apart: no generated case has it, Z3 finds it, the native run
+    // confirms it, and it is kept like a finite failure.
+    let (record, code) = validate(&dir, "c.cairn", "clip_subtle", &[]);
+    assert_eq!(code, 1, "{record}");
+    assert_eq!(record["smt"]["status"], "counterexample", "{record}");
+    assert_eq!(record["smt"]["replay"]["status"], "failed", "{record}");
+    assert_eq!(record["finite"]["failed"]["inputs"]["scalars"]["v"], "12345", "{record}");
+    let kept = std::fs::read_to_string(dir.join("regressions/clip.json")).expect("kept");
+    assert!(kept.contains("12345"), "{kept}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -648,7 +648,7 @@ fn existing(workspace: &Workspace, reference: Item) -> BTreeMap<String, Existing
 }
 
 /// An implementation's `when` condition as written.
-fn when_text(db: &dyn cairn_hir::Db, item: Item) -> Option<String> {
+pub fn when_text(db: &dyn cairn_hir::Db, item: Item) -> Option<String> {
     let function = ast::Fn::cast(item.syntax(db).syntax_node())?;
     let condition = function.implements_clause()?.when_clause()?.condition()?;
     Some(condition.syntax().to_string().trim().to_string())

@@ -45,7 +45,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 pub use cairn_hir::SourceText;
 use serde_json::{Map, Value};
 
-pub use self::implementation::{IMPLEMENTATION, Submitted};
+pub use self::implementation::{IMPLEMENTATION, Submitted, when_text};
 pub use self::packet::implementation_hash;
 pub use self::plan::{PLAN, PlanWritten, function_item, function_source, plan_items, with_plan, with_selection};
 use self::sessions::{HostProgram, Session};

@@ -153,6 +153,21 @@ impl Shape {
         if scalars.len() != case.scalars.len() || scalars.iter().any(|(n, _)| !case.scalars.contains_key(*n)) {
             return Err("its scalars are not the signature's".into());
         }
+        for (name, values) in &case.views {
+            let Some((_, Fed::View { elem, extent, .. })) = self.params.iter().find(|(n, _)| n == name) else {
+                return Err(format!("{name} is not a view of the signature"));
+            };
+            let length = match extent {
+                ViewExtent::Literal(n) => *n,
+                ViewExtent::Param(_) => case.extent,
+            };
+            if values.len() as u64 != length {
+                return Err(format!("{name} holds {} values for {length} elements", values.len()));
+            }
+            if !values.iter().all(|v| literal_fits(*elem, v)) {
+                return Err(format!("{name} holds a value that is not a {}", elem.name()));
+            }
+        }
         for (name, scalar) in scalars {
             let text = &case.scalars[name];
             let ok = match scalar {
@@ -168,6 +183,18 @@ impl Shape {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether `text` is a literal of `scalar`'s type (in range; floats finite, written as numbers).
+pub fn literal_fits(scalar: Scalar, text: &str) -> bool {
+    match scalar {
+        Scalar::Int(int) => text.parse::<i128>().is_ok_and(|v| v >= int.range().0 && v <= int.range().1),
+        Scalar::Float(_) => {
+            text.parse::<f64>().is_ok_and(f64::is_finite)
+                && text.chars().all(|c| c.is_ascii_digit() || ".-eE+".contains(c))
+        }
+        Scalar::Bool => text == "true" || text == "false",
     }
 }
 
@@ -203,6 +230,10 @@ pub struct Case {
     pub seed: u64,
     /// Each scalar parameter's value as a CAIRN literal, by name.
     pub scalars: std::collections::BTreeMap<String, String>,
+    /// Views given element by element (a solver's counterexample), by name; the others follow
+    /// the pattern.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub views: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// The extents a validation tries, ascending, within `largest`.
@@ -264,6 +295,7 @@ pub fn generate(
                     pattern,
                     seed: seed.wrapping_mul(6364136223846793005).wrapping_add(counter as u64),
                     scalars: values,
+                    views: std::collections::BTreeMap::new(),
                 });
                 counter += 1;
             }
@@ -283,7 +315,8 @@ pub fn generate(
 /// Simpler neighbours of a failing case, simplest first: smaller extents, then each scalar at 0.
 pub fn probes(case: &Case, extents: &[u64], shape: &Shape) -> Vec<Case> {
     let mut out = Vec::new();
-    for &extent in extents.iter().filter(|&&e| e < case.extent) {
+    // A case with explicit views keeps its extent (its values are that long).
+    for &extent in extents.iter().filter(|&&e| e < case.extent && case.views.is_empty()) {
         out.push(Case { extent, ..case.clone() });
     }
     for (name, fed) in &shape.params {
@@ -302,7 +335,7 @@ pub fn probes(case: &Case, extents: &[u64], shape: &Shape) -> Vec<Case> {
             }
         }
     }
-    if case.pattern != Pattern::Zeroed {
+    if case.pattern != Pattern::Zeroed && case.views.is_empty() {
         out.push(Case { pattern: Pattern::Zeroed, ..case.clone() });
     }
     out

@@ -158,7 +158,15 @@ fn setup(shape: &Shape, case: &Case) -> String {
                 let capacity = offset + length + 1;
                 let cells = format!("cv_{name}");
                 let _ = writeln!(out, "  buffer {cells}:{}[{capacity}] = zeroed;", elem.name());
-                out.push_str(&fill(&cells, *elem, capacity, case));
+                match case.views.get(name) {
+                    // Given element by element (a counterexample), at the view's place.
+                    Some(values) => {
+                        for (i, value) in values.iter().enumerate() {
+                            let _ = writeln!(out, "  {cells}[{}] = {};", offset + i as u64, literal(*elem, value));
+                        }
+                    }
+                    None => out.push_str(&fill(&cells, *elem, capacity, case)),
+                }
             }
         }
     }
