@@ -103,9 +103,10 @@ async def main(cairn, workdir):
             expect(not right.is_error and answer["status"] == "validated", "a correct implementation is validated")
             expect(answer["select_with"] == "plan total use total_pairs;" and answer["selected"] is False, "selectable, not selected")
             expect(answer["finite"]["implementation_ran"] > 0 and answer["evidence"] == "finite-tested", "validated on cases that ran it")
-            expect(len(answer["identity"]) == 64 and answer["written"] is False, "its identity; nothing written")
+            expect(len(answer["identity"]) == 64 and answer["written"] == ["total.cairn"], "its identity; written into the file")
             with open(os.path.join(workdir, "total.cairn")) as f:
-                expect(f.read() == PROGRAM, "the program on disk is unchanged")
+                text = f.read()
+            expect("implements total" in text and "plan total use" not in text, "the implementation is written after the reference, not selected")
             with open(os.path.join(workdir, ".cairn", "history", "records.jsonl")) as f:
                 kinds = [json.loads(line)["kind"] for line in f]
             expect("failure" in kinds and "validation" in kinds, f"both submissions are in the candidate history ({kinds})")
@@ -126,6 +127,12 @@ async def main(cairn, workdir):
             reply["items"] = {"lanes": 2, "grain": 4096}
             admitted = record_of(await session.call_tool("plan_reply", {"reply": reply}))
             expect(admitted["status"] == "admitted" and admitted["plan"] == "plan fill { grain 4096; lanes 2; }", "an admitted plan")
+            expect(admitted["written"] == ["total.cairn"], "written into the file")
+            with open(os.path.join(workdir, "total.cairn")) as f:
+                text = f.read()
+            expect("plan fill { grain 4096; lanes 2; }" in text and "implements total" in text, "the plan is in the file beside the implementation")
+            checked = record_of(await session.call_tool("check", {"path": "total.cairn"}))
+            expect(checked["status"] == "typed", "the written program checks")
             again = await session.call_tool("plan_reply", {"reply": reply})
             expect(again.is_error and record_of(again)["code"] == "E-SESSION", "an answered session is spent")
     print("all steps passed", flush=True)

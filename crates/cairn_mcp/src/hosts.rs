@@ -1,15 +1,16 @@
 //! The tools of the plan and implementation hosts (protocol §16.2, §8, §9): `plan_open` and
 //! `plan_reply`, `implementation_open` and `implementation_submit`, over the edit host's sessions.
-//! An admitted plan becomes the session's successor and, like a validated implementation, is not
-//! written to disk by this server (`written: false`); `sizes` add the function's predictions,
-//! priced by `$CAIRN_PROFILE` or the uncalibrated defaults.
+//! On a path, an admitted plan and a validated implementation are written into their file through
+//! the program's journal, like an admitted edit (`written` names the file; the session then stands
+//! on what was written); with `source` nothing is written (`written: false`). `sizes` add the
+//! function's predictions, priced by `$CAIRN_PROFILE` or the uncalibrated defaults.
 //!
 //! On a project the reference's regressions file (`regressions/<reference>.json` beside the
 //! manifest) pins the policy: a session asking another is `E-TEST-POLICY`, and the cases a
 //! failing submission keeps are written there. Validation runs through the server's runner (the
 //! CLI hands in its native one); a server without one refuses a submission `E-VALIDATION`,
-//! saying why. A validated implementation is kept in the session's program and not written to
-//! disk (`written: false`): selecting and keeping one is the host's decision.
+//! saying why. Selecting a validated implementation stays the host's decision: it is written, never
+//! selected.
 
 use std::path::PathBuf;
 
@@ -18,6 +19,7 @@ use cairn_agent::validate::{Outcome, Policy, Regressions, Runner, parse_policy};
 use serde_json::{Map, Value};
 
 use crate::tools::{Server, ToolResult};
+use crate::writeback::write_back;
 
 /// Stands in for a runner where the server has none: every build is refused with the reason.
 struct NoRunner;
@@ -83,13 +85,19 @@ impl Server {
             (Some(kept), _) => kept.policy.clone(),
             (None, asked) => asked.unwrap_or_else(Policy::default),
         };
+        let sources = loaded.sources.clone();
         let answer = self.host.implementation_open(loaded.sources, &reference, policy, kept);
         let mut record = answer.record;
         if !answer.refused {
-            if let (Some(handle), Some(file)) = (record.get("handle").and_then(Value::as_str), file) {
-                self.regressions.insert(handle.to_string(), file);
+            let handle = record.get("handle").and_then(Value::as_str).unwrap_or_default().to_string();
+            if let Some(file) = file {
+                self.regressions.insert(handle.clone(), file);
             }
-            record.insert("write_back".into(), Value::Bool(false));
+            let writes = loaded.disk.is_some();
+            if let Some(disk) = loaded.disk {
+                self.pinned.insert(handle, (disk, sources));
+            }
+            record.insert("write_back".into(), Value::Bool(writes));
         }
         ToolResult { record, is_error: answer.refused }
     }
@@ -125,7 +133,17 @@ impl Server {
             }
         }
         if !submitted.answer.refused {
-            record.insert("written".into(), Value::Bool(false));
+            match submitted.program {
+                Some(program) => match self.write_program(handle, &request, &program, &record) {
+                    Ok(written) => {
+                        record.insert("written".into(), written);
+                    }
+                    Err(refusal) => return refusal,
+                },
+                None => {
+                    record.insert("written".into(), Value::Bool(false));
+                }
+            }
         }
         ToolResult { record, is_error: submitted.answer.refused }
     }
@@ -173,7 +191,13 @@ impl Server {
             .and_then(|path| std::fs::read(path).ok())
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_else(|| cairn_agent::predict::Profile::default_for(lanes));
+        let sources = loaded.sources.clone();
         let answer = self.host.plan_open(loaded.sources, &symbol, &sizes, &profile);
+        if !answer.refused
+            && let (Some(session), Some(disk)) = (answer.record.get("session").and_then(Value::as_str), loaded.disk)
+        {
+            self.pinned.insert(session.to_string(), (disk, sources));
+        }
         ToolResult { record: answer.record, is_error: answer.refused }
     }
 
@@ -182,12 +206,101 @@ impl Server {
             Ok(reply) => reply,
             Err(refusal) => return refusal,
         };
-        let (answer, _) = self.host.plan_reply(&reply);
+        let (answer, written) = self.host.plan_reply(&reply);
         let mut record = answer.record;
         if !answer.refused {
-            // The admitted plan is the session's successor; this server does not write plans to disk.
-            record.insert("written".into(), Value::Bool(false));
+            let session = reply.get("session").and_then(Value::as_str).unwrap_or_default().to_string();
+            let next = record.get("next_session").and_then(Value::as_str).unwrap_or_default().to_string();
+            let mut program = self.pinned.get(&session).map(|(_, sources)| sources.clone());
+            if let (Some(program), Some(written)) = (program.as_mut(), written)
+                && let Some(file) = program.files.iter_mut().find(|f| f.name == written.file)
+            {
+                file.text = written.text;
+            }
+            match program {
+                Some(program) => match self.write_program(&session, &reply, &program, &record) {
+                    Ok(value) => {
+                        record.insert("written".into(), value);
+                        // The successor stands on what was written.
+                        if let Some(pinned) = self.pinned.remove(&session) {
+                            self.pinned.insert(next, pinned);
+                        }
+                    }
+                    Err(refusal) => return refusal,
+                },
+                None => {
+                    record.insert("written".into(), Value::Bool(false));
+                }
+            }
         }
         ToolResult { record, is_error: answer.refused }
+    }
+}
+
+impl Server {
+    /// Writes `program` (the session's program with its change) into the files the session
+    /// `key` pinned, through the journal: the files it changes, or `false` for a session on
+    /// `source`. Afterwards the session stands on what was written.
+    fn write_program(
+        &mut self,
+        key: &str,
+        request: &Value,
+        program: &cairn_agent::edit::Sources,
+        answer: &Map<String, Value>,
+    ) -> Result<Value, ToolResult> {
+        let Some((disk, pinned)) = self.pinned.get(key).cloned() else { return Ok(Value::Bool(false)) };
+        let mut written = Vec::new();
+        for (index, (before, after)) in pinned.files.iter().zip(&program.files).enumerate() {
+            if before.text == after.text {
+                continue;
+            }
+            let (replaced, text) = changed_range(&before.text, &after.text);
+            let admitted = cairn_agent::edit::Admitted { file: index, replaced, text };
+            let file = disk.files.get(index).map(|f| f.name.clone()).unwrap_or_default();
+            written.push(file);
+            let session = format!("host:{key}");
+            let mut with_written = answer.clone();
+            with_written.insert("written".into(), Value::from(written.clone()));
+            let intent = cairn_vfs::journal::ledger::Intent {
+                key: crate::durable::request_key(&session, request),
+                session,
+                handle: key.to_string(),
+                answer: Value::Object(with_written),
+            };
+            if let Err(failure) = write_back(&disk, Some(&pinned), &admitted, &intent) {
+                return Err(self.write_refusal(failure));
+            }
+        }
+        // What was written is what the session pins now.
+        let mut pinned = pinned;
+        pinned.files = program.files.clone();
+        self.pinned.insert(key.to_string(), (disk, pinned));
+        Ok(if written.is_empty() { Value::Bool(false) } else { Value::from(written) })
+    }
+}
+
+/// The one range of `before` that `after` replaces (between their common prefix and suffix, on
+/// character boundaries), and its replacement.
+fn changed_range(before: &str, after: &str) -> (std::ops::Range<usize>, String) {
+    let mut prefix = before.bytes().zip(after.bytes()).take_while(|(a, b)| a == b).count();
+    while !before.is_char_boundary(prefix) || !after.is_char_boundary(prefix) {
+        prefix -= 1;
+    }
+    let room = before.len().min(after.len()) - prefix;
+    let mut suffix = before.bytes().rev().zip(after.bytes().rev()).take(room).take_while(|(a, b)| a == b).count();
+    while !before.is_char_boundary(before.len() - suffix) || !after.is_char_boundary(after.len() - suffix) {
+        suffix -= 1;
+    }
+    (prefix..before.len() - suffix, after[prefix..after.len() - suffix].to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_change_is_the_range_between_the_common_prefix_and_suffix() {
+        let (range, text) = super::changed_range("fn f() {}\nfn main() {}\n", "fn f() {}\n\nfn g() {}\nfn main() {}\n");
+        assert_eq!((range, text.as_str()), (10..10, "\nfn g() {}\n"));
+        let (range, text) = super::changed_range("aé", "aè");
+        assert_eq!((range, text.as_str()), (1..3, "è"));
     }
 }

@@ -118,6 +118,10 @@ pub struct Server {
     pub(crate) runner: Option<Box<dyn cairn_agent::validate::Runner + Send>>,
     /// Per implementation session on a project, its regressions file.
     pub(crate) regressions: HashMap<String, PathBuf>,
+    /// Per plan or implementation session on a path (by handle or session digest): what it
+    /// pinned, and the program as it pinned it — what a validated implementation or an admitted
+    /// plan is written against (`hosts.rs`).
+    pub(crate) pinned: HashMap<String, (crate::writeback::Disk, cairn_agent::edit::Sources)>,
 }
 
 impl Server {
@@ -136,6 +140,7 @@ impl Server {
             last_state: HashMap::new(),
             runner: None,
             regressions: HashMap::new(),
+            pinned: HashMap::new(),
         };
         if adopted {
             server.checkpoint(true);
@@ -535,7 +540,7 @@ impl Server {
     }
 
     /// The refusal of a write-back that did not happen (nothing was written).
-    fn write_refusal(&self, failure: WriteFailure) -> ToolResult {
+    pub(crate) fn write_refusal(&self, failure: WriteFailure) -> ToolResult {
         match failure {
             WriteFailure::Changed(files) => ToolResult::error(self.host.refusal(
                 "E-SESSION",

@@ -144,7 +144,7 @@ fn the_packet_shows_the_reference_and_pins_the_policy() {
     for digest in ["reference_sha256", "tolerance_sha256", "tests_sha256", "domain_sha256", "agreement_sha256"] {
         assert_eq!(packet["pinned"][digest].as_str().map(str::len), Some(64), "{digest}");
     }
-    assert_eq!(packet["write_back"], false);
+    assert_eq!(packet["write_back"], true, "a path session writes a validated implementation");
     let (record, refused) =
         call(&mut server, "implementation_open", json!({"path": "p.cairn", "reference": "nothing"}));
     assert!(refused);
