@@ -19,11 +19,17 @@
 pub mod agree;
 pub mod cases;
 pub mod harness;
+mod record;
+mod smt;
+
+pub use record::history_record;
+use smt::smt_check;
+pub use smt::{Replay, Smt};
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use cairn_hir::body::{BinaryOp, Expr, ExprId};
 use cairn_hir::check::Resolution;
@@ -167,36 +173,6 @@ pub struct Failed {
     pub implementation: Option<agree::Outcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dispatch: Option<agree::Outcome>,
-}
-
-/// Z3's separate answer: `equivalent` (no input the condition admits makes them differ, loops
-/// followed 16 times), `counterexample` (with its native `replay`), `unknown` or `not-run`.
-#[derive(Serialize)]
-pub struct Smt {
-    pub status: &'static str,
-    /// The condition it was asked under (`when` …, or `always`).
-    #[serde(rename = "where", skip_serializing_if = "Option::is_none")]
-    pub under: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub replay: Option<Replay>,
-}
-
-/// A counterexample run natively under the policy: `failed` (it fails the validation),
-/// `within-policy` (the finite result stands), `unknown` (it makes the validation unknown), or
-/// `not-run` (it cannot be fed: another extent per view, a float that is not a number).
-#[derive(Serialize)]
-pub struct Replay {
-    pub status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub inputs: Option<Case>,
-}
-
-impl Default for Smt {
-    fn default() -> Smt {
-        Smt { status: "not-run", under: None, reason: None, replay: None }
-    }
 }
 
 #[derive(Serialize, Default)]
@@ -393,139 +369,6 @@ pub fn validate(
     record.finite = Some(finite);
     record.evidence = Some("finite-tested");
     Validation { record, code: 0, keep: None }
-}
-
-/// Z3's bounded comparison of the reference and the implementation under its condition (tuned
-/// instances are not asked: the condition names their naturals), and — for a counterexample — its
-/// native replay: the failing case and what it gave when it fails under the policy.
-fn smt_check(
-    workspace: &Workspace,
-    setup: &Setup<'_>,
-    reference: Item,
-    instance: Instance<'_>,
-    shape: &Shape,
-    policy: &Policy,
-) -> (Smt, Option<(Case, CaseResult)>) {
-    let db = workspace.db();
-    let not_run = |reason: &str| Smt { status: "not-run", under: None, reason: Some(reason.to_string()), replay: None };
-    if !instance.is_monomorphic(db) {
-        return (not_run("a tuned instance's condition names its naturals, which Z3 is not given"), None);
-    }
-    let item = instance.item(db);
-    // The program with no selection of the reference: the two functions as written.
-    let mut plain = Workspace::new(setup.with(&setup.plain));
-    if plain.check().refusal.is_some() {
-        return (not_run("the program without the selection does not check"), None);
-    }
-    let scope = Resolver::new(db);
-    let (reference_name, name) = (scope.full_name(reference).to_string(), scope.full_name(item).to_string());
-    let (Some(f), Some(g)) = (plain.function_named(&reference_name), plain.function_named(&name)) else {
-        return (not_run("the functions are missing from the program without the selection"), None);
-    };
-    let when = crate::edit::when_text(db, item);
-    let assumption = match crate::equiv::assumption(&plain, &reference_name, when.as_deref().unwrap_or("")) {
-        Ok(assumption) => assumption,
-        Err(why) => return (not_run(&format!("the condition cannot be given to Z3: {}", why.0)), None),
-    };
-    let (Some(old), Some(new)) = (crate::equiv::Lowered::closure(&plain, f), crate::equiv::Lowered::closure(&plain, g))
-    else {
-        return (not_run("the functions do not lower"), None);
-    };
-    let (f_symbol, g_symbol) = (crate::equiv::symbol_of(&plain, f), crate::equiv::symbol_of(&plain, g));
-    let comparison = crate::equiv::compare(
-        &old,
-        &f_symbol,
-        &new,
-        &g_symbol,
-        assumption.as_ref(),
-        false,
-        cairn_smt::Options::default(),
-    );
-    let under = Some(when.map_or_else(|| "always".to_string(), |w| format!("when {w}")));
-    match comparison.verdict {
-        cairn_smt::Verdict::Equivalent | cairn_smt::Verdict::EmptyDomain => {
-            (Smt { status: "equivalent", under, reason: None, replay: None }, None)
-        }
-        cairn_smt::Verdict::Unknown(reason) => {
-            (Smt { status: "unknown", under, reason: Some(reason), replay: None }, None)
-        }
-        cairn_smt::Verdict::Differs(witness) | cairn_smt::Verdict::ReferenceTraps(witness) => {
-            let Some(case) = witness_case(shape, &witness) else {
-                let replay = Some(Replay { status: "not-run", inputs: None });
-                return (
-                    Smt {
-                        status: "counterexample",
-                        under,
-                        reason: Some("the counterexample cannot be fed natively".into()),
-                        replay,
-                    },
-                    None,
-                );
-            };
-            let result = match setup.run(std::slice::from_ref(&case)) {
-                Ok(mut results) => results.pop(),
-                Err(_) => None,
-            };
-            let Some(result) = result.filter(|r| r.undecided.is_none()) else {
-                let replay = Some(Replay { status: "unknown", inputs: Some(case) });
-                return (Smt { status: "counterexample", under, reason: None, replay }, None);
-            };
-            if result.agrees(shape, &case, policy) {
-                let replay = Some(Replay { status: "within-policy", inputs: Some(case) });
-                return (Smt { status: "counterexample", under, reason: None, replay }, None);
-            }
-            let replay = Some(Replay { status: "failed", inputs: Some(case.clone()) });
-            (Smt { status: "counterexample", under, reason: None, replay }, Some((case, result)))
-        }
-    }
-}
-
-/// A counterexample as a case: one value for every extent (they must agree), each scalar's
-/// literal, each view element by element.
-fn witness_case(shape: &Shape, witness: &cairn_smt::Witness) -> Option<Case> {
-    use cairn_smt::WValue;
-    let value = |name: &str| witness.inputs.iter().find(|(n, _)| n == name).map(|(_, v)| v);
-    let literal = |scalar: cases::Scalar, v: &WValue| -> Option<String> {
-        match (scalar, v) {
-            (cases::Scalar::Int(_), WValue::Int(i)) => Some(i.to_string()),
-            (cases::Scalar::Bool, WValue::Bool(b)) => Some(b.to_string()),
-            (cases::Scalar::Float(f), WValue::Float(bits)) => {
-                let x = if f == cairn_hir::types::FloatTy::F32 {
-                    f64::from(f32::from_bits(*bits as u32))
-                } else {
-                    f64::from_bits(*bits)
-                };
-                x.is_finite().then(|| format!("{x:?}"))
-            }
-            _ => None,
-        }
-    };
-    let mut extent: Option<u64> = None;
-    let mut case =
-        Case { extent: 0, pattern: cases::Pattern::Zeroed, seed: 0, scalars: BTreeMap::new(), views: BTreeMap::new() };
-    for (name, fed) in &shape.params {
-        match fed {
-            cases::Fed::Extent => {
-                let WValue::Int(n) = value(name)? else { return None };
-                let n = u64::try_from(*n).ok()?;
-                if extent.is_some_and(|e| e != n) {
-                    return None;
-                }
-                extent = Some(n);
-            }
-            cases::Fed::Scalar(scalar) => {
-                case.scalars.insert(name.clone(), literal(*scalar, value(name)?)?);
-            }
-            cases::Fed::View { elem, .. } => {
-                let WValue::Array(values) = value(name)? else { return None };
-                let values: Option<Vec<String>> = values.iter().map(|v| literal(*elem, v)).collect();
-                case.views.insert(name.clone(), values?);
-            }
-        }
-    }
-    case.extent = extent.unwrap_or(0);
-    shape.fits(&case).ok()?;
-    Some(case)
 }
 
 /// `g[16, 2]` → (`g`, [16, 2]).
@@ -884,67 +727,4 @@ impl<'a> Setup<'a> {
         }
         files
     }
-}
-
-/// The candidate-history record of a validation (protocol §18): `validation` when it passed,
-/// `failure` (stage `validation`) when it failed, `attempt` when it decided nothing; the candidate
-/// is the selection that would run it (`plan f use g;`), the variant its widened identity, the
-/// contract the policy it was judged under.
-pub fn history_record(
-    workspace: &Workspace,
-    validation: &Validation,
-    policy: &Policy,
-) -> Option<crate::history::Record> {
-    use crate::history::{Identity, Record, base_as_written, compiler, contract, host_target, source};
-    let record = &validation.record;
-    let db = workspace.db();
-    let reference = workspace.function_named(&record.reference)?;
-    let (name, values) = split_symbol(&record.implementation);
-    let item = own_functions(workspace).find(|&i| *Resolver::new(db).full_name(i) == *name)?;
-    let instance = if values.is_empty() {
-        Instance::monomorphic(db, item)
-    } else {
-        Instance::new(db, item, values.iter().map(|&v| InstanceArg::Nat(v)).collect::<std::sync::Arc<[InstanceArg]>>())
-    };
-    let widened = crate::history::widened_identity(workspace, instance)?;
-    let bare = |full: &str| full.rsplit('.').next().unwrap_or(full).to_string();
-    let candidate = format!("plan {} use {};", bare(&record.reference), bare(&record.implementation));
-    let mut variant = Map::new();
-    variant.insert("use".into(), Value::from(record.implementation.clone()));
-    variant.insert("identity".into(), Value::from(widened));
-    let variant = Value::Object(variant);
-    let identity = Identity {
-        source: source(&base_as_written(workspace, reference)?, &variant),
-        contract: contract(&serde_json::to_value(policy).ok()?),
-        target: host_target(),
-        compiler: compiler(),
-        artifact: None,
-    };
-    let full = serde_json::to_value(record).ok()?;
-    let mut detail = Map::new();
-    let field = |key: &str| full.get(key).cloned().unwrap_or(Value::Null);
-    let kind = match record.status {
-        "passed" => {
-            detail.insert("evidence".into(), field("evidence"));
-            detail.insert("finite".into(), field("finite"));
-            detail.insert("smt".into(), field("smt"));
-            detail.insert("policy".into(), serde_json::to_value(policy).ok()?);
-            detail.insert("agreement".into(), field("agreement"));
-            "validation"
-        }
-        "failed" => {
-            detail.insert("stage".into(), Value::from("validation"));
-            detail.insert(
-                "why".into(),
-                Value::from(format!("E-VALIDATION: {} disagrees with {}", record.implementation, record.reference)),
-            );
-            detail.insert("inputs".into(), full.pointer("/finite/failed/inputs").cloned().unwrap_or(Value::Null));
-            "failure"
-        }
-        _ => {
-            detail.insert("why".into(), Value::from(record.reason.clone().unwrap_or_default()));
-            "attempt"
-        }
-    };
-    Record::new(kind, &record.reference, &candidate, variant, identity, detail, crate::history::now()).ok()
 }
