@@ -406,17 +406,7 @@ pub(crate) fn implementation_symbols(workspace: &Workspace, item: cairn_hir::Ite
 
 /// The widened identity now of the implementation (instance) `symbol` names.
 pub(crate) fn current_identity(workspace: &Workspace, symbol: &str) -> Option<String> {
-    let db = workspace.db();
-    let (name, values) = crate::validate::split_symbol(symbol);
-    let item = workspace.function_named(&name)?;
-    let instance = if values.is_empty() {
-        cairn_hir::instance::Instance::monomorphic(db, item)
-    } else {
-        let args: std::sync::Arc<[cairn_hir::instance::InstanceArg]> =
-            values.iter().map(|&v| cairn_hir::instance::InstanceArg::Nat(v)).collect();
-        cairn_hir::instance::Instance::new(db, item, args)
-    };
-    crate::history::widened_identity(workspace, instance)
+    crate::history::widened_identity(workspace, crate::validate::instance_named(workspace, symbol)?)
 }
 
 /// Whether the history holds a current validation of `symbol` against `function` (protocol
@@ -430,17 +420,7 @@ fn validation_holds(
     symbol: &str,
     base: &str,
 ) -> Result<(), String> {
-    let db = workspace.db();
-    let (name, values) = crate::validate::split_symbol(symbol);
-    let Some(item) = workspace.function_named(&name) else { return Err("not found".into()) };
-    let instance = if values.is_empty() {
-        cairn_hir::instance::Instance::monomorphic(db, item)
-    } else {
-        let args: std::sync::Arc<[cairn_hir::instance::InstanceArg]> =
-            values.iter().map(|&v| cairn_hir::instance::InstanceArg::Nat(v)).collect();
-        cairn_hir::instance::Instance::new(db, item, args)
-    };
-    let Some(widened) = crate::history::widened_identity(workspace, instance) else {
+    let Some(widened) = current_identity(workspace, symbol) else {
         return Err("its identity could not be computed".into());
     };
     let judged = crate::history::judged(history, function, base, &[], &[]);

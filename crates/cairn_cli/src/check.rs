@@ -154,6 +154,19 @@ pub fn load_program(path: &Path, out: Output) -> Option<cairn_vfs::Program> {
     }
 }
 
+/// A program loaded and checked, for the commands that need it accepted: its workspace, or the
+/// exit status after the environment record (2) or the refusal (1) was printed.
+pub fn load_checked(path: &Path, out: Output) -> Result<(cairn_vfs::Program, Workspace), u8> {
+    let program = load_program(path, out).ok_or(2u8)?;
+    let mut workspace = load_workspace(&program);
+    if let Some(refusal) = workspace.check().refusal {
+        let lines = |file: Option<&str>, line: u32| workspace.line_text(file, line);
+        out.refusal(&cairn_diagnostics::record::refusal_record(&refusal), &lines);
+        return Err(1);
+    }
+    Ok((program, workspace))
+}
+
 /// The workspace of a loaded program.
 pub fn load_workspace(program: &cairn_vfs::Program) -> Workspace {
     Workspace::new(sources_of(program).files)

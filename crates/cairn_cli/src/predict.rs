@@ -105,19 +105,10 @@ pub fn run(flags: &PredictFlags, out: Output) -> u8 {
         }
         sizes.push(point);
     }
-    let program = match cairn_vfs::load(&flags.path) {
-        Ok(program) => program,
-        Err(error) => {
-            out.environment(&error.message);
-            return 2;
-        }
+    let (_program, workspace) = match crate::check::load_checked(&flags.path, out) {
+        Ok(loaded) => loaded,
+        Err(status) => return status,
     };
-    let mut workspace = crate::check::load_workspace(&program);
-    if let Some(refusal) = workspace.check().refusal {
-        let lines = |file: Option<&str>, line: u32| workspace.line_text(file, line);
-        out.refusal(&cairn_diagnostics::record::refusal_record(&refusal), &lines);
-        return 1;
-    }
     let mut functions = BTreeMap::new();
     for symbol in &flags.symbol {
         let Some(item) = cairn_agent::edit::function_item(&workspace, symbol) else {

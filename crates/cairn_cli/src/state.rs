@@ -48,13 +48,10 @@ pub fn run(path: &Path, since: Option<&Path>, out: Output) -> u8 {
 /// `cairn state --symbol F`: the function's investigation (protocol §7.3) from the project's
 /// candidate history. Exit 0; 1 for a refused program; 2 for an environment error.
 pub fn investigate(path: &Path, symbol: &str, out: Output) -> u8 {
-    let Some(program) = crate::check::load_program(path, out) else { return 2 };
-    let mut workspace = crate::check::load_workspace(&program);
-    if let Some(refusal) = workspace.check().refusal {
-        let lines = |file: Option<&str>, line: u32| workspace.line_text(file, line);
-        out.refusal(&cairn_diagnostics::record::refusal_record(&refusal), &lines);
-        return 1;
-    }
+    let (program, workspace) = match crate::check::load_checked(path, out) {
+        Ok(loaded) => loaded,
+        Err(status) => return status,
+    };
     let Some(item) = cairn_agent::edit::function_item(&workspace, symbol) else {
         out.environment(&format!("{symbol} names no function of the program."));
         return 2;

@@ -57,19 +57,10 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
     if sizes.is_empty() {
         sizes.push(1_000_000);
     }
-    let program = match cairn_vfs::load(&flags.path) {
-        Ok(program) => program,
-        Err(error) => {
-            out.environment(&error.message);
-            return 2;
-        }
+    let (program, workspace) = match crate::check::load_checked(&flags.path, out) {
+        Ok(loaded) => loaded,
+        Err(status) => return status,
     };
-    let mut workspace = crate::check::load_workspace(&program);
-    if let Some(refusal) = workspace.check().refusal {
-        let lines = |file: Option<&str>, line: u32| workspace.line_text(file, line);
-        out.refusal(&cairn_diagnostics::record::refusal_record(&refusal), &lines);
-        return 1;
-    }
     let runner = NativeRunner { base: Some(program.clone()), workers: 1 };
     let lanes = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let clock = || started.elapsed().as_secs_f64();

@@ -371,6 +371,18 @@ pub fn validate(
     Validation { record, code: 0, keep: None }
 }
 
+/// The instance `symbol` names (`g`, or `g[8]` of a tuned implementation), when it is one.
+pub fn instance_named<'db>(workspace: &'db Workspace, symbol: &str) -> Option<Instance<'db>> {
+    let db = workspace.db();
+    let (name, values) = split_symbol(symbol);
+    let item = workspace.function_named(&name)?;
+    Some(if values.is_empty() {
+        Instance::monomorphic(db, item)
+    } else {
+        Instance::new(db, item, values.iter().map(|&v| InstanceArg::Nat(v)).collect::<std::sync::Arc<[InstanceArg]>>())
+    })
+}
+
 /// `g[16, 2]` → (`g`, [16, 2]).
 pub fn split_symbol(symbol: &str) -> (String, Vec<u64>) {
     match symbol.split_once('[') {

@@ -1,10 +1,9 @@
 //! A validation as a candidate-history record (protocol §18).
 
-use cairn_hir::instance::{Instance, InstanceArg};
-use cairn_hir::{Resolver, Workspace};
+use cairn_hir::Workspace;
 use serde_json::{Map, Value};
 
-use super::{Policy, Validation, own_functions, split_symbol};
+use super::{Policy, Validation};
 
 /// The candidate-history record of a validation (protocol §18): `validation` when it passed,
 /// `failure` (stage `validation`) when it failed, `attempt` when it decided nothing; the candidate
@@ -17,16 +16,9 @@ pub fn history_record(
 ) -> Option<crate::history::Record> {
     use crate::history::{Identity, Record, base_as_written, compiler, contract, host_target, source};
     let record = &validation.record;
-    let db = workspace.db();
     let reference = workspace.function_named(&record.reference)?;
-    let (name, values) = split_symbol(&record.implementation);
-    let item = own_functions(workspace).find(|&i| *Resolver::new(db).full_name(i) == *name)?;
-    let instance = if values.is_empty() {
-        Instance::monomorphic(db, item)
-    } else {
-        Instance::new(db, item, values.iter().map(|&v| InstanceArg::Nat(v)).collect::<std::sync::Arc<[InstanceArg]>>())
-    };
-    let widened = crate::history::widened_identity(workspace, instance)?;
+    let widened =
+        crate::history::widened_identity(workspace, super::instance_named(workspace, &record.implementation)?)?;
     let bare = |full: &str| full.rsplit('.').next().unwrap_or(full).to_string();
     let candidate = format!("plan {} use {};", bare(&record.reference), bare(&record.implementation));
     let mut variant = Map::new();
