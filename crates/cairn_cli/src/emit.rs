@@ -41,7 +41,12 @@ pub fn run(path: &Path, mir: bool, unoptimized: bool, keep_guards: bool, debug: 
         Some(main) => Entry::Main(main.symbol.clone()),
         None => Entry::None,
     };
-    match cairn_codegen::compile(&functions, &entry, &site, Options { keep_guards, optimize: !unoptimized, debug }) {
+    match cairn_codegen::compile(
+        &functions,
+        &entry,
+        &site,
+        Options { keep_guards, optimize: !unoptimized, debug, keep_functions: false },
+    ) {
         Ok(compiled) => {
             out.text(&compiled.llvm_ir);
             0

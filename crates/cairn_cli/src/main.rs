@@ -12,6 +12,7 @@ mod doc;
 mod doctor;
 mod emit;
 mod expand;
+mod explain;
 mod find;
 mod fmt;
 mod graph;
@@ -243,6 +244,19 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
     },
+    /// A static cost map of each function from the emitted code: guards by kind and line,
+    /// allocations, calls, loops and whether they are vectorized (nothing runs)
+    Explain {
+        /// A .cairn file, a project directory (its cairn.toml), or a manifest.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Only these functions (repeatable; qualified with their module).
+        #[arg(long, value_name = "F")]
+        symbol: Vec<String>,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
     /// Estimate functions' running times from the checker's work counts priced by a machine
     /// profile (nothing built or run); --calibrate fits a profile to this host
     Predict {
@@ -451,6 +465,7 @@ fn command(cli: Cli) -> u8 {
         Command::Validate { flags, format } => validate::run(&flags, output::Output::choose(format)),
         Command::Tune { flags, format } => tune::run(&flags, output::Output::choose(format)),
         Command::Predict { flags, format } => predict::run(&flags, output::Output::choose(format)),
+        Command::Explain { path, symbol, format } => explain::run(&path, &symbol, output::Output::choose(format)),
         Command::Inspect { path, symbol, scope, expand, explain, format } => {
             let flags = inspect::InspectFlags { symbol, scope, expand, explain };
             inspect::run(&path, &flags, output::Output::choose(format))

@@ -29,7 +29,8 @@ impl ModuleGen<'_, '_> {
             Some(ret) => ret.fn_type(&params, false),
             None => self.ctx.void_type().fn_type(&params, false),
         };
-        let value = self.module.add_function(&function.symbol, fn_type, Some(Linkage::Internal));
+        let linkage = if self.options.keep_functions { Linkage::External } else { Linkage::Internal };
+        let value = self.module.add_function(&function.symbol, fn_type, Some(linkage));
         self.functions.insert(function.symbol.clone(), value);
     }
 }

@@ -49,11 +49,14 @@ pub struct Options {
     pub optimize: bool,
     /// Emit DWARF line information that points at the `.cairn` source.
     pub debug: bool,
+    /// Every program function external, so each keeps its own optimized body (`cairn explain`
+    /// reads them; a build lets LLVM inline and drop them).
+    pub keep_functions: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { keep_guards: false, optimize: true, debug: false }
+        Options { keep_guards: false, optimize: true, debug: false, keep_functions: false }
     }
 }
 
