@@ -114,6 +114,13 @@ async def main(cairn, workdir):
             other = await session.call_tool("implementation_open", {"path": "total.cairn", "reference": "total", "policy": {"budget": 5}})
             expect(other.is_error and record_of(other)["code"] == "E-TEST-POLICY", "another policy than the pinned one is E-TEST-POLICY")
 
+            # An edit session reads the emitted code of what it disclosed.
+            edit = record_of(await session.call_tool("edit_open", {"path": "total.cairn", "symbol": "total"}))
+            explained = await session.call_tool("edit_request", {"request": {"protocol": "cairn.edit/2", "handle": edit["handle"], "kind": "explain"}})
+            cost = record_of(explained)
+            expect(not explained.is_error and cost["protocol"] == "cairn.explain/1" and cost["functions"]["total"]["loops"] >= 1,
+                   "an edit session's explain reads the emitted code")
+
             # A plan session: items and whole numbers only.
             refused = await session.call_tool("plan_open", {"path": "total.cairn", "symbol": "total"})
             expect(refused.is_error and record_of(refused)["code"] == "E-PLAN", "a function without a region has no plan")

@@ -63,29 +63,36 @@ pub fn run(path: &Path, symbols: &[String], out: Output) -> u8 {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
+    let status = match explain_program(&workspace, symbols) {
+        Ok(record) => {
+            out.summary(&to_map(&record), true, "a static reading of the emitted code");
+            0
+        }
+        Err(message) => {
+            out.environment(&message);
+            2
+        }
+    };
+    std::mem::forget(workspace);
+    status
+}
+
+/// The cost map of the accepted program in `workspace` (every function, or those `symbols`
+/// names): what `cairn explain` prints and the edit host's `explain` request answers.
+pub fn explain_program(workspace: &cairn_hir::Workspace, symbols: &[String]) -> Result<impl Serialize, String> {
     let lowered = cairn_mir::program_mir(workspace.db());
     if let Some((name, error)) = lowered.errors.first() {
-        out.environment(&format!("internal error (E-INTERNAL): {name} could not be lowered: {}", error.0));
-        return 2;
+        return Err(format!("internal error (E-INTERNAL): {name} could not be lowered: {}", error.0));
     }
     let mut functions: Vec<_> = lowered.functions.iter().filter(|f| f.kind != FnKind::Test).cloned().collect();
     cairn_mir::fuse::fuse_regions(&mut functions);
-    let items = items_by_symbol(&workspace);
-    let site = |function: &Function, at: Option<Anchor>| -> Site { site_of(&workspace, &items, function, at) };
+    let items = items_by_symbol(workspace);
+    let site = |function: &Function, at: Option<Anchor>| -> Site { site_of(workspace, &items, function, at) };
     // Compiled as a library, so every function keeps its own optimized body to read (an
     // executable's would be inlined into `main` and dropped).
-    let compiled = match cairn_codegen::compile(
-        &functions,
-        &Entry::None,
-        &site,
-        Options { keep_functions: true, ..Options::default() },
-    ) {
-        Ok(compiled) => compiled,
-        Err(message) => {
-            out.environment(&format!("internal error (E-INTERNAL): the code generator failed: {message}"));
-            return 2;
-        }
-    };
+    let compiled =
+        cairn_codegen::compile(&functions, &Entry::None, &site, Options { keep_functions: true, ..Options::default() })
+            .map_err(|message| format!("internal error (E-INTERNAL): the code generator failed: {message}"))?;
     let foreign: Vec<&str> = functions.iter().filter(|f| f.kind == FnKind::Foreign).map(|f| &*f.symbol).collect();
     let mut map: BTreeMap<String, FunctionCost> = BTreeMap::new();
     for function in functions.iter().filter(|f| matches!(f.kind, FnKind::Function | FnKind::Main)) {
@@ -147,14 +154,11 @@ pub fn run(path: &Path, symbols: &[String], out: Output) -> u8 {
             );
         }
     }
-    let record = Explain {
+    Ok(Explain {
         protocol: "cairn.explain/1",
         reading: "a static reading of the emitted code; nothing ran",
         functions: map,
-    };
-    out.summary(&to_map(&record), true, "a static reading of the emitted code");
-    std::mem::forget(workspace);
-    0
+    })
 }
 
 /// The widest `<N x …>` vector in the optimized IR of the function emitted as `symbol`.

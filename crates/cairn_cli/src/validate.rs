@@ -246,6 +246,29 @@ impl Runner for NativeRunner {
         let _ = std::fs::remove_dir_all(artifact.parent().unwrap_or(&artifact));
         Ok(outcomes.into_inner().unwrap_or_default().into_iter().map(|o| o.unwrap_or(Err("not run".into()))).collect())
     }
+
+    fn explain(
+        &self,
+        files: &[SourceText],
+        symbols: &[String],
+    ) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+        NativeRunner::explain_files(files, symbols)
+    }
+}
+
+impl NativeRunner {
+    /// The cost map of `files` (the edit host's `explain` request).
+    fn explain_files(
+        files: &[SourceText],
+        symbols: &[String],
+    ) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+        let mut workspace = cairn_hir::Workspace::new(files.to_vec());
+        if let Some(refusal) = workspace.check().refusal {
+            return Err(format!("the program is refused: {}: {}", refusal.first.code, refusal.first.message));
+        }
+        let record = crate::explain::explain_program(&workspace, symbols)?;
+        Ok(to_map(&record))
+    }
 }
 
 /// Runs block `index` of the runner `artifact` in its own process: its ending and what it printed.

@@ -453,7 +453,10 @@ impl Server {
                 ));
             }
         }
-        let answer = self.host.request(&request);
+        let answer = match &self.runner {
+            Some(runner) => self.host.request_with(&request, runner.as_ref()),
+            None => self.host.request(&request),
+        };
         if answer.refused {
             return ToolResult::error(answer.record);
         }

@@ -242,7 +242,14 @@ impl EditHost {
     /// Answers one `cairn.edit/2` request.
     pub fn request(&mut self, value: &Value) -> Answer {
         self.settle();
-        self.answer_request(value)
+        self.answer_request(value, None)
+    }
+
+    /// Answers one `cairn.edit/2` request with `native` at hand for the kinds that read emitted
+    /// code (`explain`).
+    pub fn request_with(&mut self, value: &Value, native: &dyn crate::validate::Runner) -> Answer {
+        self.settle();
+        self.answer_request(value, Some(native))
     }
 
     /// Answers a `cairn.edit/1` request, bound to a session digest rather than a handle

@@ -1,7 +1,9 @@
-//! The edit host's `predict` request (protocol §3): `cairn.predict/1` of the functions the session
-//! disclosed, on the session's program (the pinned original; after an admission, the latest
-//! admitted candidate too, with the delta against the original), priced by the uncalibrated
-//! profile — a prediction is not evidence of speed.
+//! The edit host's `predict` and `explain` requests (protocol §3): `cairn.predict/1` of the
+//! functions the session disclosed, on the session's program (the pinned original; after an
+//! admission, the latest admitted candidate too, with the delta against the original), priced by
+//! the uncalibrated profile — a prediction is not evidence of speed; and `cairn.explain/1` of the
+//! disclosed functions on the latest admitted candidate, else the original, read from the code the
+//! caller's toolchain emits.
 
 use std::collections::BTreeMap;
 
@@ -97,5 +99,36 @@ impl EditHost {
                 Some((name.clone(), predict(&work_of(workspace, item), points, profile)))
             })
             .collect()
+    }
+}
+
+/// No toolchain at hand: `explain` answers that it cannot read emitted code.
+pub(super) struct NoNative;
+
+impl crate::validate::Runner for NoNative {
+    fn run(
+        &self,
+        _: &[cairn_hir::SourceText],
+        _: &[String],
+        _: u64,
+    ) -> Result<Vec<Result<crate::validate::Outcome, String>>, String> {
+        Err("no toolchain at hand".into())
+    }
+}
+
+impl EditHost {
+    pub(super) fn explain(&mut self, index: usize, native: &dyn crate::validate::Runner) -> Answer {
+        let program = self.sessions[index].program;
+        let mut sources = self.programs[program].sources.clone();
+        if let Some(latest) = self.sessions[index].admitted.last()
+            && let Some(target) = sources.files.get_mut(latest.change.file)
+        {
+            target.text = latest.change.apply(&target.text);
+        }
+        let visible: Vec<String> = self.sessions[index].visible.iter().cloned().collect();
+        match native.explain(&sources.files, &visible) {
+            Ok(record) => Answer { record, refused: false, admitted: None },
+            Err(why) => self.rejection("E-REQUEST", format!("explain: {why}.")).into(),
+        }
     }
 }

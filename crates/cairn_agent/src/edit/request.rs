@@ -2,9 +2,10 @@
 //! known kind with exactly its keys, the protocol, a handle the host issued — then the answer
 //! its kind gets: a reply judged, an expand, a state or a delta.
 //!
-//! Boundary: `explain` and `shot` are known kinds this host does not offer yet (they need
-//! `cairn explain` and native shots); they are refused after the shape is judged. `predict` is
-//! answered from `cairn predict`'s model (`predict.rs` beside this file).
+//! Boundary: `shot` is a known kind this host does not offer yet (native shots), refused after
+//! the shape is judged; so is `explain` when the host was asked without a native toolchain at hand
+//! (`request` rather than `request_with`). `predict` is answered from `cairn predict`'s model and
+//! `explain` from the caller's toolchain (`predict.rs` beside this file).
 
 use std::collections::BTreeSet;
 
@@ -16,7 +17,7 @@ use super::{Answer, EditHost, REPLACEMENT_LIMIT};
 
 impl EditHost {
     /// Answers one request (the host settled first).
-    pub(super) fn answer_request(&mut self, value: &Value) -> Answer {
+    pub(super) fn answer_request(&mut self, value: &Value, native: Option<&dyn crate::validate::Runner>) -> Answer {
         let (index, kind, request) = match self.session_of(value) {
             Ok(found) => found,
             Err(refusal) => return refusal.into(),
@@ -33,6 +34,7 @@ impl EditHost {
                 self.delta(index, since)
             }
             "predict" => self.predict(index, request.get("sizes").unwrap_or(&Value::Null)),
+            "explain" if native.is_some() => self.explain(index, native.unwrap_or(&super::predict::NoNative)),
             _ => self
                 .rejection(
                     "E-REQUEST",

@@ -54,6 +54,13 @@ pub trait Runner: Sync {
         blocks: &[String],
         seconds: u64,
     ) -> Result<Vec<Result<Outcome, String>>, String>;
+
+    /// `cairn.explain/1` of the functions `symbols` names (all when empty) in the program `files`:
+    /// a reading of the code this toolchain emits (the edit host's `explain` request asks it).
+    fn explain(&self, files: &[SourceText], symbols: &[String]) -> Result<serde_json::Map<String, Value>, String> {
+        let _ = (files, symbols);
+        Err("this host does not compile to machine code, so it cannot read the emitted code".into())
+    }
 }
 
 /// The policy (tools.md §3.14, protocol.md §9.1).
