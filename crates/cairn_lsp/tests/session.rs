@@ -791,13 +791,15 @@ fn signature_help_rename_and_inlay_hints() {
     assert_eq!(help["signatures"][0]["label"], "fn scale(x:u64, factor:u64) -> u64", "{help}");
     assert_eq!(help["activeParameter"], 1);
     assert_eq!(help["signatures"][0]["parameters"][1]["label"], "factor:u64");
-    // Inlay hints: the inferred type of `base`, none for `total` (written).
+    // Inlay hints: the inferred type of `base`, none for `total` (written); the row of the call.
     let hints = session
         .request("textDocument/inlayHint", json!({"textDocument": {"uri": URI}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 6, "character": 0}}}))
         .expect("hints");
-    assert_eq!(hints.as_array().map(Vec::len), Some(1), "{hints}");
+    assert_eq!(hints.as_array().map(Vec::len), Some(2), "{hints}");
     assert_eq!(hints[0]["label"], ":u64");
     assert_eq!(hints[0]["position"], json!({"line": 2, "character": 10}));
+    assert_eq!(hints[1]["label"], " effects(trap)", "{hints}");
+    assert_eq!(hints[1]["position"], json!({"line": 3, "character": 32}));
     // Rename a local: its binder and its use; a declaration: across the file.
     let at = text.find("base, 2").expect("use");
     let edit = session

@@ -1,6 +1,8 @@
 //! `textDocument/inlayHint`: the type the checker gave each `let` written without one
-//! (`let n = 3;` shows `:u64` after `n`), in the range asked for. Types come from the function's
-//! check (`representative_check`'s binder types), never a second inference.
+//! (`let n = 3;` shows `:u64` after `n`), and the effect row of each call of a declared function
+//! that has one (`sum(n, xs)` shows ` effects(read:xs, trap)` after it, in the callee's terms), in
+//! the range asked for. Types and call targets come from the function's check
+//! (`representative_check`), rows from the last whole check's rows — never a second inference.
 
 use serde_json::{Value, json};
 
@@ -41,6 +43,26 @@ pub(super) fn inlay_hints(project: &Project, file: usize, start: usize, end: usi
             hints.push(
                 json!({"position": {"line": line, "character": character}, "label": format!(":{ty}"), "kind": 1}),
             );
+        }
+        // Calls: the callee's row after the call.
+        let rows = workspace.last_rows();
+        let map_of = cairn_hir::body::fn_source_map(db, entry.item);
+        for (expr, target) in check.call_targets.iter() {
+            let cairn_hir::check::CallTarget::Function(callee, _) = target else { continue };
+            let Some(row) = rows.as_ref().and_then(|r| r.row(*callee)).filter(|r| !r.is_empty()) else { continue };
+            let Some(range) = map_of.exprs.get(expr.0 as usize) else { continue };
+            let at = item_start + usize::from(range.end());
+            if at < start || at > end || at > text.len() {
+                continue;
+            }
+            let effects: Vec<&str> = row.iter().map(|e| &**e).collect();
+            let (line, character) = map.position(text, at);
+            hints.push(json!({
+                "position": {"line": line, "character": character},
+                "label": format!(" effects({})", effects.join(", ")),
+                "kind": 2,
+                "paddingLeft": false
+            }));
         }
     }
     json!(hints)
