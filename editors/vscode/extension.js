@@ -10,6 +10,8 @@ function activate(context) {
   const server = { command, args: ["lsp"] };
   client = new LanguageClient("cairn", "CAIRN", { run: server, debug: server }, {
     documentSelector: [{ scheme: "file", language: "cairn" }, { scheme: "untitled", language: "cairn" }],
+    // The server reloads a project when its manifest changes.
+    synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher("**/cairn.toml") },
   });
   context.subscriptions.push(vscode.commands.registerCommand("cairn.run", (target) => {
     const terminal = vscode.window.createTerminal("cairn run");

@@ -14,7 +14,9 @@
 //! A document on disk that a `cairn.toml` above it lists is analysed with its whole project (the
 //! other files from disk unless open); any other document is a one-file program. A manifest that
 //! does not load is the document's one diagnostic (`E-PROJECT-OR-ENVIRONMENT`), as for `cairn
-//! check`. Every `didOpen` publishes for its document.
+//! check`. Every `didOpen` publishes for its document. A `workspace/didChangeWatchedFiles` naming a
+//! `cairn.toml` opens again the open documents under it, so a fixed (or new, or removed) manifest
+//! takes effect without reopening anything (the VS Code extension watches `**/cairn.toml`).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -136,6 +138,21 @@ impl Analysis {
                 self.change(&uri, version, &changes);
             }
             "textDocument/didClose" => self.close(&uri),
+            "workspace/didChangeWatchedFiles" => {
+                // A manifest created, changed or deleted: the open documents under its directory
+                // are opened again, so they take the project as the manifest now says.
+                let changes = params.get("changes").and_then(Value::as_array).cloned().unwrap_or_default();
+                let directories: Vec<PathBuf> = changes
+                    .iter()
+                    .filter_map(|c| c.get("uri").and_then(Value::as_str))
+                    .filter(|u| u.ends_with("/cairn.toml"))
+                    .filter_map(uri_to_path)
+                    .filter_map(|p| p.parent().map(Path::to_path_buf))
+                    .collect();
+                if !directories.is_empty() {
+                    self.reload_under(&directories);
+                }
+            }
             _ => {}
         }
     }
@@ -361,6 +378,22 @@ impl Analysis {
             self.set_text(doc.project, doc.file, text.trim_start_matches('\u{feff}').to_string());
         }
         self.drop_if_unused(doc.project);
+    }
+
+    /// Opens again every open document under one of `directories`, with its current text.
+    fn reload_under(&mut self, directories: &[PathBuf]) {
+        let affected: Vec<(String, String, i32)> = self
+            .docs
+            .iter()
+            .filter(|(uri, _)| uri_to_path(uri).is_some_and(|p| directories.iter().any(|d| p.starts_with(d))))
+            .map(|(uri, doc)| (uri.clone(), self.text_of(doc.project, doc.file).to_string(), doc.version))
+            .collect();
+        for (uri, _, _) in &affected {
+            self.close(uri);
+        }
+        for (uri, text, version) in affected {
+            self.open(&uri, &text, version);
+        }
     }
 
     fn drop_if_unused(&mut self, project: usize) {

@@ -103,8 +103,9 @@ pub fn diagnostic_span(
 fn environment_diagnostic(snapshot: &Snapshot<'_>, environment: &Environment, text: &str) -> Value {
     let mut diagnostic =
         cairn_diagnostics::Diagnostic::new(cairn_diagnostics::record::ENVIRONMENT_CODE, environment.message.clone());
-    // The manifest is read when a document opens: after fixing it, reopen the file.
-    diagnostic.repair_hint = Some(format!("Fix {}, then reopen this file.", environment.manifest.display()));
+    // The manifest is read when a document opens, and again when the editor says it changed.
+    diagnostic.repair_hint =
+        Some(format!("Fix {}; saving it reloads this file's project.", environment.manifest.display()));
     let top = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}});
     let manifest = json!({
         "location": {"uri": path_to_uri(&environment.manifest), "range": top},

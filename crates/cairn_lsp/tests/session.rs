@@ -388,6 +388,23 @@ fn a_manifest_that_cannot_be_loaded_is_a_diagnostic_on_the_document() {
 }
 
 #[test]
+fn a_manifest_fixed_on_disk_takes_effect_when_the_editor_says_it_changed() {
+    let project = Project::new("fixed", &[("src/a.cairn", "fn main() -> i32 { return 0; }\n")]);
+    let good = std::fs::read_to_string(project.path("cairn.toml")).expect("the manifest");
+    std::fs::write(project.path("cairn.toml"), "[project]\nname = \"fixed\nsources = [\"src/a.cairn\"]\n")
+        .expect("break the manifest");
+    let uri = path_to_uri(&project.path("src/a.cairn"));
+    let mut session = Session::new();
+    session.open(&uri, &project.text("src/a.cairn"));
+    assert_eq!(codes(&session.diagnostics(&uri).expect("diagnostics")), ["E-PROJECT-OR-ENVIRONMENT"]);
+    std::fs::write(project.path("cairn.toml"), good).expect("fix the manifest");
+    session.published.clear();
+    let manifest = path_to_uri(&project.path("cairn.toml"));
+    session.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": manifest, "type": 2}]}));
+    assert_eq!(codes(&session.diagnostics(&uri).expect("diagnostics after the change")), Vec::<String>::new());
+}
+
+#[test]
 fn a_file_a_valid_manifest_does_not_list_is_a_one_file_program() {
     let project = Project::new("listed", &[("src/a.cairn", "module l.a;\npub fn main() -> i32 { return 0; }\n")]);
     let stray = project.path("src/stray.cairn");
