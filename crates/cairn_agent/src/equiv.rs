@@ -33,8 +33,8 @@ impl Lowered {
         Some(Lowered { functions: program.functions, by_symbol })
     }
 
-    /// The MIR of `item` and everything it calls, transitively (what a comparison of `item`
-    /// reads): proportional to that component, not to the program.
+    /// The MIR of `item` and everything it calls, transitively, with what their lowering made
+    /// (lanes, closures): what a comparison of `item` reads, proportional to that component.
     pub fn closure(workspace: &Workspace, item: Item) -> Option<Lowered> {
         let db = workspace.db();
         let mut seen = std::collections::HashSet::new();
@@ -45,6 +45,9 @@ impl Lowered {
                 continue;
             }
             functions.push(cairn_mir::fn_mir(db, next).as_ref().ok()?.clone());
+            // What its lowering made — lanes of its regions, closures, a `$when` — is its code too.
+            let instance = cairn_hir::instance::Instance::monomorphic(db, next);
+            functions.extend(cairn_mir::instance_extra_mir(db, instance).iter().cloned());
             work.extend(workspace.callees(next));
         }
         let by_symbol = functions.iter().enumerate().map(|(i, f)| (f.symbol.clone(), i)).collect();

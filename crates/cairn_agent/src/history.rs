@@ -157,11 +157,23 @@ pub fn history_digest(value: &Value) -> String {
     crate::canonical::sha256_hex(escaped.as_bytes())
 }
 
-/// The closure digest of `item` as the accepted program of `workspace` emits it.
+/// The closure digest of `item` as the accepted program of `workspace` emits it (protocol
+/// §18.3): from the function, every function it calls transitively and what their lowering made
+/// (lanes, closures), and the digest of `// <name>\n<canonical emission>\n` for each in name
+/// order — the emission without locals' names and source anchors, so comments and renamed locals do
+/// not move it.
 pub fn as_written(workspace: &Workspace, item: Item) -> Option<String> {
     let lowered = crate::equiv::Lowered::closure(workspace, item)?;
-    let symbol = crate::equiv::symbol_of(workspace, item);
-    lowered.code_digests().get(&*symbol).cloned()
+    let mut functions: Vec<_> = lowered.functions.iter().collect();
+    functions.sort_by(|a, b| a.symbol.cmp(&b.symbol));
+    functions.dedup_by(|a, b| a.symbol == b.symbol);
+    let mut text = String::new();
+    for function in functions {
+        let mut stripped = crate::equiv::strip(function);
+        stripped.name = std::sync::Arc::from("");
+        text.push_str(&format!("// {}\n{stripped:?}\n", function.symbol));
+    }
+    Some(crate::canonical::sha256_hex(text.as_bytes()))
 }
 
 /// The `source` part of a candidate made from `as_written` with `variant`.

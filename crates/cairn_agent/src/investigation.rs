@@ -144,7 +144,8 @@ pub fn investigation(workspace: &Workspace, item: Item, records: &[Record]) -> I
         function: function.clone(),
         signature,
         effects,
-        plan: crate::tune::plan_text(&function, &items),
+        plan: crate::edit::selection_label(workspace, item)
+            .unwrap_or_else(|| crate::tune::plan_text(&function, &items)),
         regions,
         identity: IdentityView {
             as_written: short(&base),

@@ -156,6 +156,23 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
         .filter(|f| !f.library && f.generated.is_none())
         .map(|f| SourceText { name: f.name.clone(), text: f.text.clone() })
         .collect();
+    // A selection of the function now: the current plan is it, and every candidate is made from
+    // the program without it (a schedule candidate must not be timed through the dispatch).
+    let selection = crate::edit::selection_label(workspace, item);
+    let rebased;
+    let (workspace, item, files) = if selection.is_some() {
+        let without = crate::edit::with_selection(workspace, &files, item, None);
+        let mut base = Workspace::new(without.clone());
+        if let Some(refusal) = base.check().refusal {
+            return Err(format!("{full} without its selection does not check: {}", refusal.first.message));
+        }
+        rebased = base;
+        let item = rebased.function_named(&full).ok_or("the function is missing once its selection is removed")?;
+        (&rebased, item, without)
+    } else {
+        (workspace, item, files)
+    };
+    let db = workspace.db();
     let current_items = crate::edit::plan_items(workspace, item);
     let mut record = TuneRecord {
         protocol: "cairn.tune/2",
@@ -163,7 +180,7 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
         sizes: request.sizes.clone(),
         objective: "geomean",
         regions,
-        current: plan_text(&full, &current_items),
+        current: selection.clone().unwrap_or_else(|| plan_text(&full, &current_items)),
         budget: Budget {
             seconds: Allowed { allowed: request.budget_seconds, spent: 0 },
             runs: Allowed { allowed: 0, spent: 0 },
@@ -231,7 +248,7 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
             record.implementations.push(ImplementationRow { symbol, candidate: false, why: Some(why) });
             continue;
         }
-        let candidate = crate::edit::with_selection(workspace, &files, item, &symbol);
+        let candidate = crate::edit::with_selection(workspace, &files, item, Some(&symbol));
         let mut checked = Workspace::new(candidate.clone());
         if let Some(refusal) = checked.check().refusal {
             let why = format!("its selection is refused: {}: {}", refusal.first.code, refusal.first.message);
@@ -423,20 +440,30 @@ fn validation_holds(
     let Some(widened) = current_identity(workspace, symbol) else {
         return Err("its identity could not be computed".into());
     };
-    let judged = crate::history::judged(history, function, base, &[], &[]);
+    let judged = crate::history::judged(history, function, base, &[], &[crate::history::host_target()]);
     let about = |r: &crate::history::Record| {
         r.variant.get("identity").and_then(serde_json::Value::as_str) == Some(widened.as_str())
     };
     if judged.current.iter().any(|r| about(r) && r.kind == "failure") {
         return Err("the history keeps a failed validation of it as it is".into());
     }
+    // A validation counts only as this toolchain writes one: a passed finite run that ran the
+    // implementation, under a policy it can read — anything else in the file is not trusted.
     let strict = |r: &crate::history::Record| {
-        let policy = r.detail.get("policy");
-        let budget = policy.and_then(|p| p.get("budget")).and_then(serde_json::Value::as_u64).unwrap_or(0);
-        let loose = policy.and_then(|p| p.get("tolerance")).is_some_and(|t| {
-            ["absolute", "relative"].iter().any(|k| t.get(k).and_then(serde_json::Value::as_f64).unwrap_or(0.0) > 0.0)
+        let finite = r.detail.get("finite");
+        let passed = finite.and_then(|f| f.get("status")).and_then(serde_json::Value::as_str) == Some("passed")
+            && finite
+                .and_then(|f| f.get("implementation_ran"))
+                .and_then(serde_json::Value::as_u64)
+                .is_some_and(|n| n > 0);
+        let policy =
+            r.detail.get("policy").and_then(|p| serde_json::from_value::<crate::validate::Policy>(p.clone()).ok());
+        let strict_enough = policy.is_some_and(|p| {
+            p.budget >= crate::validate::Policy::default().budget
+                && p.tolerance.absolute == 0.0
+                && p.tolerance.relative == 0.0
         });
-        budget >= crate::validate::Policy::default().budget as u64 && !loose
+        passed && strict_enough
     };
     match judged.current.iter().find(|r| about(r) && r.kind == "validation" && strict(r)) {
         Some(_) => Ok(()),

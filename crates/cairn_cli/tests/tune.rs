@@ -165,3 +165,43 @@ fn an_implementation_is_a_candidate_only_under_a_current_validation_in_the_histo
     assert!(investigation["stale"]["by_part"]["source"].as_u64().is_some_and(|n| n >= 2), "{investigation}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+const HELPED: &str =
+    "fn scale(n:usize, xs:ro<f64>[n], ys:rw<f64>[n]) effects(ffi_precondition, read:xs, write:ys, par:host, trap) {
+  for i in 0..n { ys[i] = xs[i] * 2.0; }
+}
+
+fn twice(x:f64) -> f64 = x * 2.0;
+
+fn scale_lanes(n:usize, xs:ro<f64>[n], ys:rw<f64>[n]) implements scale when n >= 4096 {
+  parallel i in n { ys[i] = twice(xs[i]); }
+}
+
+fn main() -> i32 { return 0; }
+";
+
+#[test]
+fn a_selected_function_is_tuned_from_its_reference_and_a_helper_change_stales_the_validation() {
+    let dir = scratch("selected");
+    std::fs::write(dir.join("s.cairn"), format!("{HELPED}\nplan scale use scale_lanes;\n")).expect("write");
+    let implementations = |record: &serde_json::Value| record["implementations"][0].clone();
+    let (validated, code) = cairn(
+        &dir,
+        &["validate", "s.cairn", "--symbol", "scale_lanes", "--history", ".cairn/history", "--format", "json"],
+    );
+    assert_eq!(code, 0, "{validated}");
+    // The selection is the current plan; every candidate is made from the program without it.
+    let (record, code) =
+        cairn(&dir, &["tune", "s.cairn", "--symbol", "scale", "--at", "n=1e4", "--measure", "2", "--format", "json"]);
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(record["current"], "plan scale use scale_lanes;", "{record}");
+    assert_eq!(implementations(&record)["candidate"], true, "{record}");
+    // The helper the implementation calls changes: its validation no longer holds.
+    let edited = HELPED.replace("fn twice(x:f64) -> f64 = x * 2.0;", "fn twice(x:f64) -> f64 = x + x;");
+    assert_ne!(edited, HELPED);
+    std::fs::write(dir.join("s.cairn"), format!("{edited}\nplan scale use scale_lanes;\n")).expect("write");
+    let (record, code) = cairn(&dir, &["tune", "s.cairn", "--symbol", "scale", "--format", "json"]);
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(implementations(&record)["candidate"], false, "{record}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -25,7 +25,7 @@ pub use cairn_hir::Anchor;
 pub use cairn_hir::body::ExprId;
 pub use cairn_hir::check::GuardKind;
 pub use cairn_hir::types::{FloatTy, IntTy};
-pub use lower::{fn_mir, instance_mir, mty, program_mir, symbol as lower_symbol};
+pub use lower::{fn_mir, instance_extra_mir, instance_mir, mty, program_mir, symbol as lower_symbol};
 
 /// A type as code sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

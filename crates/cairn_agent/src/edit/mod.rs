@@ -47,7 +47,9 @@ use serde_json::{Map, Value};
 
 pub use self::implementation::{IMPLEMENTATION, Submitted, when_text};
 pub use self::packet::implementation_hash;
-pub use self::plan::{PLAN, PlanWritten, function_item, function_source, plan_items, with_plan, with_selection};
+pub use self::plan::{
+    PLAN, PlanWritten, function_item, function_source, plan_items, selection_label, with_plan, with_selection,
+};
 use self::sessions::{HostProgram, Session};
 pub use self::sources::{Admitted, Sources};
 

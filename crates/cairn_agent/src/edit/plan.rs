@@ -490,7 +490,7 @@ pub fn with_selection(
     workspace: &Workspace,
     files: &[cairn_hir::SourceText],
     item: Item,
-    symbol: &str,
+    symbol: Option<&str>,
 ) -> Vec<cairn_hir::SourceText> {
     let db = workspace.db();
     let full = cairn_hir::Resolver::new(db).full_name(item).to_string();
@@ -520,9 +520,32 @@ pub fn with_selection(
             end -= e - s;
         }
     }
-    let bare_symbol = symbol.rsplit('.').next().unwrap_or(symbol);
-    target.text.insert_str(end, &format!("\nplan {bare} use {bare_symbol};"));
+    if let Some(symbol) = symbol {
+        let bare_symbol = symbol.rsplit('.').next().unwrap_or(symbol);
+        target.text.insert_str(end, &format!("\nplan {bare} use {bare_symbol};"));
+    }
     out
+}
+
+/// The selection a plan makes for `item` now, as its label (`plan f use g;`), if any.
+pub fn selection_label(workspace: &Workspace, item: Item) -> Option<String> {
+    let db = workspace.db();
+    workspace
+        .files()
+        .iter()
+        .filter(|f| !f.library)
+        .flat_map(|f| f.items.iter())
+        .filter(|e| e.key.kind == ItemKind::Plan)
+        .find_map(|e| {
+            let selection = cairn_hir::implementations::selection_def(db, e.item).as_ref()?.clone();
+            (selection.reference == Some(item)).then(|| {
+                let values: Vec<String> = selection.values.iter().flatten().map(u64::to_string).collect();
+                let brackets = if values.is_empty() { String::new() } else { format!("[{}]", values.join(", ")) };
+                let bare = selection.reference_written.rsplit('.').next().unwrap_or("").to_string();
+                let chosen = selection.implementation_written.rsplit('.').next().unwrap_or("").to_string();
+                format!("plan {bare} use {chosen}{brackets};")
+            })
+        })
 }
 
 /// A function's source as written (from its first significant token), for the tools that show it

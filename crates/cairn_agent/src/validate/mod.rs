@@ -273,10 +273,12 @@ pub fn validate(
         Err(why) => return unknown(record, format!("The signature cannot be fed: {why}.")),
     };
     let (tiles, thresholds, scalar_values) = tiles(workspace, instance, reference);
-    let largest = policy
-        .domain
-        .largest_extent
-        .unwrap_or_else(|| thresholds.iter().map(|t| t + 1).max().unwrap_or(0).clamp(LARGEST, 1 << 20));
+    // Without a policy's largest extent: far enough to reach every tile's partial second tile and
+    // past every threshold (at least 256, at most 2^20), so that what the code names is tried.
+    let largest = policy.domain.largest_extent.unwrap_or_else(|| {
+        let reach = tiles.iter().map(|t| t + (t / 2).max(1)).chain(thresholds.iter().map(|t| t + 1)).max().unwrap_or(0);
+        reach.clamp(LARGEST, 1 << 20)
+    });
     let mut tiles = tiles;
     tiles.extend(thresholds.iter().copied());
     tiles.sort_unstable();

@@ -98,16 +98,12 @@ pub(super) fn smt_check(
         }
         cairn_smt::Verdict::Differs(witness) | cairn_smt::Verdict::ReferenceTraps(witness) => {
             let Some(case) = witness_case(shape, &witness) else {
-                let replay = Some(Replay { status: "not-run", inputs: None });
-                return (
-                    Smt {
-                        status: "counterexample",
-                        under,
-                        reason: Some("the counterexample cannot be fed natively".into()),
-                        replay,
-                    },
-                    None,
-                );
+                // Not fed natively (an infinite or NaN float, extents that differ): nothing
+                // contradicts it, so the validation cannot pass — the caller makes it unknown.
+                let model: Vec<String> = witness.inputs.iter().map(|(n, v)| format!("{n} = {v:?}")).collect();
+                let replay = Some(Replay { status: "unknown", inputs: None });
+                let reason = format!("the counterexample cannot be fed natively: {}", model.join(", "));
+                return (Smt { status: "counterexample", under, reason: Some(reason), replay }, None);
             };
             let result = match setup.run(std::slice::from_ref(&case)) {
                 Ok(mut results) => results.pop(),
