@@ -516,10 +516,51 @@ pub fn predict(work: &Work, sizes: &[BTreeMap<String, f64>], profile: &Profile) 
 }
 
 fn price(work: &Work, at: &BTreeMap<String, f64>, profile: &Profile) -> f64 {
-    let [so, sa, po, pa] = work.at(at);
-    so * profile.ns_per_op
+    // A trip count `hi − lo` below its start runs no iterations: no count is negative; and a price
+    // past what a number holds is the largest one (a record never carries an infinity).
+    let [so, sa, po, pa] = work.at(at).map(|count| count.max(0.0));
+    let ns = so * profile.ns_per_op
         + sa * profile.ns_per_access
-        + (po * profile.ns_per_op + pa * profile.ns_per_access) / profile.effective_lanes.max(1.0)
+        + (po * profile.ns_per_op + pa * profile.ns_per_access) / profile.effective_lanes.max(1.0);
+    if ns.is_finite() { ns.max(0.0) } else { f64::MAX }
+}
+
+/// A size as every caller takes one (`--at`, a packet's `sizes`): a whole count from 0 to the
+/// largest `u64`, written as a number (`1e6` is a million).
+pub fn size_value(value: f64) -> Option<f64> {
+    (value.is_finite() && (0.0..=u64::MAX as f64).contains(&value) && value.fract() == 0.0).then_some(value)
+}
+
+/// Sizes given as JSON (a packet's `sizes`): a list of objects from size names to sizes.
+pub fn sizes_from_json(value: &serde_json::Value) -> Result<Vec<BTreeMap<String, f64>>, String> {
+    let Some(list) = value.as_array().filter(|l| l.len() <= 16) else {
+        return Err("sizes is a list of up to 16 objects from size names to whole numbers.".into());
+    };
+    let mut points = Vec::new();
+    for entry in list {
+        let Some(object) = entry.as_object() else {
+            return Err("each entry of sizes is an object from size names to whole numbers.".into());
+        };
+        let mut point = BTreeMap::new();
+        for (name, value) in object {
+            let Some(size) = value.as_f64().and_then(size_value) else {
+                return Err(format!("sizes: {name} is {value}, not a whole number from 0 to 2^64 - 1."));
+            };
+            point.insert(name.clone(), size);
+        }
+        points.push(point);
+    }
+    Ok(points)
+}
+
+/// The first size name of `points` that is no parameter of any of `items` (a misspelt size would
+/// otherwise be priced as unknown without a word).
+pub fn stray_size(workspace: &Workspace, items: &[Item], points: &[BTreeMap<String, f64>]) -> Option<String> {
+    let names: Vec<String> = items
+        .iter()
+        .flat_map(|&item| cairn_hir::fn_signature(workspace.db(), item).params.iter().map(|p| p.name.to_string()))
+        .collect();
+    points.iter().flat_map(BTreeMap::keys).find(|name| !names.contains(name)).cloned()
 }
 
 /// The sizes a function is predicted at without `--at`: its extent parameters at 10^3, 10^5, 10^7.
@@ -747,6 +788,25 @@ mod tests {
         assert!(unknown.unknown());
         let parallel = work("fn p(n:usize, out:rw<u64>[n]) {\n  parallel i in n { out[i] = 1; }\n}\n", "p");
         assert!(parallel.parallel());
+    }
+
+    #[test]
+    fn no_price_is_negative_or_past_a_number_and_sizes_are_whole_counts() {
+        // `for i in 1..n` at n = 0 runs nothing: 1 − 0 iterations is clamped, not priced below zero.
+        let w = work("fn f(n:usize, out:rw<u64>[n]) {\n  for i in 1..n { out[i] = 1; }\n}\n", "f");
+        let profile = Profile::default_for(1);
+        let zero = predict(&w, &[[("n".to_string(), 0.0)].into_iter().collect()], &profile);
+        assert!(zero.predictions[0].ns >= 0.0, "{:?}", zero.predictions);
+        let huge = predict(&w, &[[("n".to_string(), u64::MAX as f64)].into_iter().collect()], &profile);
+        assert!(huge.predictions[0].ns.is_finite());
+        assert_eq!(size_value(1e6), Some(1e6));
+        for bad in [-1.0, 0.5, f64::INFINITY, f64::NAN, 1e20] {
+            assert_eq!(size_value(bad), None, "{bad}");
+        }
+        let parsed = sizes_from_json(&serde_json::json!([{"n": 1e3}, {}]));
+        assert_eq!(parsed.map(|p| p.len()), Ok(2));
+        assert!(sizes_from_json(&serde_json::json!([{"n": 1e30}])).is_err());
+        assert!(sizes_from_json(&serde_json::json!({"n": 1})).is_err());
     }
 
     #[test]

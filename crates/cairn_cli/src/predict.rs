@@ -95,10 +95,10 @@ pub fn run(flags: &PredictFlags, out: Output) -> u8 {
                 out.environment(&format!("--at {at}: write NAME=SIZE[,NAME=SIZE]."));
                 return 2;
             };
-            match value.trim().parse::<f64>() {
-                Ok(v) if v >= 0.0 && v.is_finite() => point.insert(name.trim().to_string(), v),
-                _ => {
-                    out.environment(&format!("--at {at}: {value} is not a size."));
+            match value.trim().parse::<f64>().ok().and_then(cairn_agent::predict::size_value) {
+                Some(v) => point.insert(name.trim().to_string(), v),
+                None => {
+                    out.environment(&format!("--at {at}: {value} is not a whole number from 0 to 2^64 - 1."));
                     return 2;
                 }
             };
@@ -115,6 +115,10 @@ pub fn run(flags: &PredictFlags, out: Output) -> u8 {
             out.environment(&format!("{symbol} names no function of the program."));
             return 2;
         };
+        if let Some(name) = cairn_agent::predict::stray_size(&workspace, &[item], &sizes) {
+            out.environment(&format!("--at: {name} is no parameter of {symbol}: name its size parameters."));
+            return 2;
+        }
         let at = if sizes.is_empty() { default_sizes(&workspace, item) } else { sizes.clone() };
         functions.insert(symbol.clone(), predict(&work_of(&workspace, item), &at, &profile));
     }

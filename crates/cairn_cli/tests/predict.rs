@@ -87,6 +87,11 @@ fn predictions_follow_the_work_counts() {
     assert_eq!(ns(&two, "sum", 0), 2.0 * ns(&one, "sum", 0));
     let (record, code) = cairn(&dir, &["predict", "p.cairn", "--symbol", "nothing", "--format", "json"]);
     assert_eq!(code, 2, "{record}");
+    // A size that is no parameter, or no whole count, is refused rather than priced as unknown.
+    for at in ["m=1000", "n=-5", "n=1e30", "n=2.5"] {
+        let (record, code) = cairn(&dir, &["predict", "p.cairn", "--symbol", "sum", "--at", at, "--format", "json"]);
+        assert_eq!(code, 2, "{at}: {record}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

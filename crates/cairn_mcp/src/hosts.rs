@@ -164,23 +164,11 @@ impl Server {
             Err(refusal) => return refusal,
         };
         // Sizes for predictions: a list of objects from size names to numbers.
-        let mut sizes: Vec<std::collections::BTreeMap<String, f64>> = Vec::new();
-        match arguments.get("sizes") {
-            None => {}
-            Some(Value::Array(list)) if list.iter().all(Value::is_object) => {
-                for entry in list.iter().filter_map(Value::as_object) {
-                    let mut point = std::collections::BTreeMap::new();
-                    for (name, value) in entry {
-                        match value.as_f64().filter(|v| *v >= 0.0 && v.is_finite()) {
-                            Some(v) => point.insert(name.clone(), v),
-                            None => return self.request_refusal(format!("sizes: {name} is not a size."), vec![]),
-                        };
-                    }
-                    sizes.push(point);
-                }
-            }
-            Some(_) => return self.request_refusal("sizes must be a list of objects.", vec![]),
-        }
+        let sizes = match arguments.get("sizes").map(cairn_agent::predict::sizes_from_json) {
+            None => Vec::new(),
+            Some(Ok(sizes)) => sizes,
+            Some(Err(why)) => return self.request_refusal(why, vec![]),
+        };
         let loaded = match self.program(arguments, false) {
             Ok(Some(loaded)) => loaded,
             Ok(None) => unreachable!("a required program is present"),
@@ -192,7 +180,8 @@ impl Server {
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_else(|| cairn_agent::predict::Profile::default_for(lanes));
         let sources = loaded.sources.clone();
-        let answer = self.host.plan_open(loaded.sources, &symbol, &sizes, &profile);
+        let origin = loaded.disk.as_ref().map_or("source", |disk| disk.identity.as_str()).to_string();
+        let answer = self.host.plan_open(loaded.sources, &origin, &symbol, &sizes, &profile);
         if !answer.refused
             && let (Some(session), Some(disk)) = (answer.record.get("session").and_then(Value::as_str), loaded.disk)
         {

@@ -176,6 +176,10 @@ fn a_plan_reply_sets_items_in_range_and_spends_its_session() {
     let (record, refused) =
         call(&mut server, "plan_open", json!({"path": "p.cairn", "symbol": "fill", "sizes": [{"n": "big"}]}));
     assert!(refused && record["code"] == "E-REQUEST", "{record:?}");
+    // A size that is no parameter of the function would be priced as unknown without a word.
+    let (record, refused) =
+        call(&mut server, "plan_open", json!({"path": "p.cairn", "symbol": "fill", "sizes": [{"m": 10}]}));
+    assert!(refused && record["code"] == "E-REQUEST", "{record:?}");
     let (two, _) = call(&mut server, "plan_open", json!({"path": "p.cairn", "symbol": "twice"}));
     assert_eq!(two["items"]["fuse"], json!({"region": "either", "least": 2, "most": 16}));
     let reply = |session: &Value, items: Value| json!({"reply": {"protocol": "cairn.plan/1", "session": session, "items": items}});
@@ -241,4 +245,26 @@ fn an_edit_session_answers_predictions_of_its_disclosed_functions() {
     let (answer, _) = call(&mut server, "edit_request", request("predict", json!({"sizes": [{"n": 1e6}]})));
     let ratio = answer["delta"]["report"][0].as_f64().expect("a delta");
     assert!(ratio > 1.9 && ratio < 2.1, "{answer:?}");
+}
+
+#[test]
+fn the_same_text_opened_from_a_path_and_inline_is_two_plan_sessions() {
+    let (scratch, mut server) = server("hosts-plan-origin");
+    let (on_disk, refused) = call(&mut server, "plan_open", json!({"path": "p.cairn", "symbol": "fill"}));
+    assert!(!refused, "{on_disk:?}");
+    let (inline, refused) = call(&mut server, "plan_open", json!({"source": PROGRAM, "symbol": "fill"}));
+    assert!(!refused, "{inline:?}");
+    assert_ne!(on_disk["session"], inline["session"], "the origin is part of the digest");
+    let reply =
+        |session: &Value| json!({"reply": {"protocol": "cairn.plan/1", "session": session, "items": {"grain": 1024}}});
+    // The inline session is live beside the path's, and its admission writes nothing.
+    let (admitted, refused) = call(&mut server, "plan_reply", reply(&inline["session"]));
+    assert!(!refused, "{admitted:?}");
+    assert_eq!(admitted["written"], false, "{admitted:?}");
+    assert_eq!(std::fs::read_to_string(scratch.file("p.cairn")).expect("read"), PROGRAM);
+    // The path's session was not spent by the inline one, and writes its file.
+    let (admitted, refused) = call(&mut server, "plan_reply", reply(&on_disk["session"]));
+    assert!(!refused, "{admitted:?}");
+    assert_ne!(admitted["written"], false, "{admitted:?}");
+    assert!(std::fs::read_to_string(scratch.file("p.cairn")).expect("read").contains("plan fill { grain 1024; }"));
 }

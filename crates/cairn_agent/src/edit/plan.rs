@@ -32,6 +32,9 @@ pub(super) struct PlanSession {
     pub(super) sources: Sources,
     /// The function's full name.
     pub(super) symbol: String,
+    /// Where the program came from (a manifest or file path, or `source`): two programs of the same
+    /// text opened from different places are different sessions.
+    pub(super) origin: String,
     pub(super) generation: u64,
     /// Answered once (or succeeded by a reopen): a reply to it is `E-SESSION`.
     pub(super) spent: bool,
@@ -107,17 +110,19 @@ pub struct PlanWritten {
 }
 
 impl EditHost {
-    /// Opens a plan session on `symbol` of `sources`; with `sizes` (each a map from size names to
-    /// values) the packet carries the function's predictions under `profile`.
+    /// Opens a plan session on `symbol` of `sources` (from `origin`: the program's manifest or file
+    /// path, or `source` for inline text); with `sizes` (each a map from size names to values) the
+    /// packet carries the function's predictions under `profile`.
     pub fn plan_open(
         &mut self,
         sources: Sources,
+        origin: &str,
         symbol: &str,
         sizes: &[BTreeMap<String, f64>],
         profile: &crate::predict::Profile,
     ) -> Answer {
         self.settle();
-        match self.try_plan_open(sources, symbol, sizes, profile) {
+        match self.try_plan_open(sources, origin, symbol, sizes, profile) {
             Ok(record) => Answer::ok(record),
             Err(refusal) => refusal.into(),
         }
@@ -126,6 +131,7 @@ impl EditHost {
     fn try_plan_open(
         &mut self,
         sources: Sources,
+        origin: &str,
         symbol: &str,
         sizes: &[BTreeMap<String, f64>],
         profile: &crate::predict::Profile,
@@ -145,6 +151,9 @@ impl EditHost {
                     .detail("symbols", Value::from(names)));
             }
         };
+        if let Some(name) = crate::predict::stray_size(workspace, &[item], sizes) {
+            return Err(self.rejection("E-REQUEST", format!("sizes: {name} is no parameter of {symbol}.")));
+        }
         let db = workspace.db();
         let full = cairn_hir::Resolver::new(db).full_name(item).to_string();
         let regions = cairn_hir::regions::fn_regions(db, item).len();
@@ -167,16 +176,17 @@ impl EditHost {
         let effects = super::program::row_of(workspace.last_rows().as_deref(), item);
         let predicted = (!sizes.is_empty())
             .then(|| crate::predict::predict(&crate::predict::work_of(workspace, item), sizes, profile));
-        // A reopen spends the function's live session.
-        for session in self.plans.iter_mut().filter(|s| s.symbol == full) {
+        // A reopen spends the function's live session of the same program.
+        for session in self.plans.iter_mut().filter(|s| s.symbol == full && s.origin == origin) {
             session.spent = true;
         }
-        let session = plan_digest(&sources, &full, 0);
+        let session = plan_digest(&sources, origin, &full, 0);
         self.plans.retain(|s| s.session != session);
         self.plans.push(PlanSession {
             session: session.clone(),
             sources,
             symbol: full.clone(),
+            origin: origin.to_string(),
             generation: 0,
             spent: false,
         });
@@ -234,6 +244,7 @@ impl EditHost {
         }
         let (sources, symbol, generation) =
             (self.plans[at].sources.clone(), self.plans[at].symbol.clone(), self.plans[at].generation);
+        let origin = self.plans[at].origin.clone();
         let (index, _) = self.program(sources.clone());
         let workspace = self.ws(index);
         let Some(item) = workspace.function_named(&symbol) else {
@@ -294,7 +305,7 @@ impl EditHost {
             item_named(self.ws(candidate_index), &symbol).unwrap_or(item),
             &candidate,
         );
-        let next = plan_digest(&candidate, &symbol, generation + 1);
+        let next = plan_digest(&candidate, &origin, &symbol, generation + 1);
         self.plans[at].spent = true;
         // A long-lived host keeps at most this many: the oldest spent sessions go first.
         while self.plans.len() >= super::SESSION_LIMIT {
@@ -307,6 +318,7 @@ impl EditHost {
             session: next.clone(),
             sources: candidate.clone(),
             symbol: symbol.clone(),
+            origin,
             generation: generation + 1,
             spent: false,
         });
@@ -446,8 +458,8 @@ fn qualified_names(workspace: &Workspace, name: &str) -> Vec<String> {
 }
 
 /// A plan session's digest (protocol §2.3).
-fn plan_digest(sources: &Sources, symbol: &str, generation: u64) -> String {
-    let value = serde_json::to_value((PLAN, sources.sha256(), symbol, generation)).unwrap_or_default();
+fn plan_digest(sources: &Sources, origin: &str, symbol: &str, generation: u64) -> String {
+    let value = serde_json::to_value((PLAN, sources.sha256(), origin, symbol, generation)).unwrap_or_default();
     crate::canonical::digest(&value)
 }
 

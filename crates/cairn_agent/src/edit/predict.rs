@@ -26,29 +26,23 @@ struct Predicted {
 
 impl EditHost {
     pub(super) fn predict(&mut self, index: usize, sizes: &Value) -> Answer {
-        let Some(list) = sizes.as_array().filter(|l| !l.is_empty() && l.len() <= 16) else {
-            return self
-                .rejection("E-REQUEST", "sizes is a list of 1 to 16 objects from size names to numbers.")
-                .into();
+        let points = match crate::predict::sizes_from_json(sizes) {
+            Ok(points) if !points.is_empty() => points,
+            Ok(_) => return self.rejection("E-REQUEST", "sizes names at least one point to predict at.").into(),
+            Err(why) => return self.rejection("E-REQUEST", why).into(),
         };
-        let mut points: Vec<BTreeMap<String, f64>> = Vec::new();
-        for entry in list {
-            let Some(object) = entry.as_object() else {
-                return self.rejection("E-REQUEST", "each size is an object from names to numbers.").into();
-            };
-            let mut point = BTreeMap::new();
-            for (name, value) in object {
-                match value.as_f64().filter(|v| *v >= 0.0 && v.is_finite()) {
-                    Some(v) => point.insert(name.clone(), v),
-                    None => return self.rejection("E-REQUEST", format!("sizes: {name} is not a size.")).into(),
-                };
-            }
-            points.push(point);
-        }
         let lanes = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
         let profile = Profile::default_for(lanes);
         let visible: Vec<String> = self.sessions[index].visible.iter().cloned().collect();
         let program = self.sessions[index].program;
+        self.load(program);
+        let _ = self.ws_mut(program).check();
+        let workspace = self.ws(program);
+        let items: Vec<_> = visible.iter().filter_map(|name| workspace.function_named(name)).collect();
+        if let Some(name) = crate::predict::stray_size(workspace, &items, &points) {
+            let why = format!("sizes: {name} is no parameter of a disclosed function: name their size parameters.");
+            return self.rejection("E-REQUEST", why).into();
+        }
         let original = self.predictions(program, &visible, &points, &profile);
         let mut delta = BTreeMap::new();
         if let Some(latest) = self.sessions[index].admitted.last().map(|c| c.change.clone()) {
