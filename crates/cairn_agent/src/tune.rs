@@ -137,7 +137,11 @@ pub struct Request<'a> {
 /// Searches the plans of `request.symbol` in the accepted program of `workspace`.
 pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -> Result<TuneRecord, String> {
     let Some(item) = crate::edit::function_item(workspace, request.symbol) else {
-        return Err(format!("{} names no function of the program.", request.symbol));
+        let names = crate::edit::qualified_names(workspace, request.symbol);
+        return Err(match names.len() {
+            0 => format!("{} names no function of the program.", request.symbol),
+            _ => format!("{} is declared by more than one module: name one of {}.", request.symbol, names.join(", ")),
+        });
     };
     let db = workspace.db();
     let full = cairn_hir::Resolver::new(db).full_name(item).to_string();
@@ -334,7 +338,7 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
         }
         None => {
             record.chosen = record.current.clone();
-            record.chosen_by = "nothing measured: the current plan is kept (no price model in this build)".into();
+            record.chosen_by = "nothing measured: the current plan is kept (the budget ran out before a candidate was timed, or none could run); predictions rank candidates, never choose one".into();
         }
     }
     record.budget.seconds.spent = (request.clock)().ceil() as u64;

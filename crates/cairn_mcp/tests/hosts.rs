@@ -267,4 +267,15 @@ fn the_same_text_opened_from_a_path_and_inline_is_two_plan_sessions() {
     assert!(!refused, "{admitted:?}");
     assert_ne!(admitted["written"], false, "{admitted:?}");
     assert!(std::fs::read_to_string(scratch.file("p.cairn")).expect("read").contains("plan fill { grain 1024; }"));
+    // A rewritten plan takes the old one's place, line for line: no blank line grows behind it.
+    let (again, refused) = call(
+        &mut server,
+        "plan_reply",
+        json!({"reply": {"protocol": "cairn.plan/1", "session": admitted["next_session"], "items": {"grain": 2048}}}),
+    );
+    assert!(!refused, "{again:?}");
+    let expected = PROGRAM
+        .replace("out[i] = u64(i); }\n}\n\nfn twice", "out[i] = u64(i); }\n}\nplan fill { grain 2048; }\n\nfn twice");
+    assert_ne!(expected, PROGRAM);
+    assert_eq!(std::fs::read_to_string(scratch.file("p.cairn")).expect("read"), expected);
 }

@@ -47,6 +47,7 @@ use serde_json::{Map, Value};
 
 pub use self::implementation::{IMPLEMENTATION, Submitted, when_text};
 pub use self::packet::implementation_hash;
+pub(crate) use self::plan::qualified_names;
 pub use self::plan::{
     PLAN, PlanWritten, function_item, function_source, plan_items, selection_label, with_plan, with_selection,
 };

@@ -414,6 +414,9 @@ fn write_plan(workspace: &Workspace, sources: &Sources, item: Item, plan: Option
     let mut end = end;
     for (file, start, stop) in removals {
         if let Some(f) = candidate.files.iter_mut().find(|f| f.name == file) {
+            // The line break before the plan goes with it (a plan is written as `\n<plan>`), so a
+            // rewritten plan does not leave a blank line behind each time.
+            let start = if f.text[..start].ends_with('\n') { start - 1 } else { start };
             f.text.replace_range(start..stop, "");
             if file == name && start < end {
                 end -= stop - start;
@@ -445,7 +448,7 @@ fn item_named(workspace: &Workspace, full: &str) -> Option<Item> {
 }
 
 /// The qualified names of the functions named `name` (any module).
-fn qualified_names(workspace: &Workspace, name: &str) -> Vec<String> {
+pub(crate) fn qualified_names(workspace: &Workspace, name: &str) -> Vec<String> {
     let scope = cairn_hir::Resolver::new(workspace.db());
     workspace
         .files()
