@@ -31,6 +31,11 @@ pub struct Investigation {
     pub searches: Vec<Map<String, Value>>,
     pub candidates: BTreeMap<String, CandidateEntry>,
     pub not_shown: usize,
+    /// Unconfirmed explanations (`cairn tune --compare`): `{candidate, id, at, claim}`, newest first.
+    pub hypotheses: Vec<Map<String, Value>>,
+    /// Runs that would test them: `{candidate, id, at, run, tests, done}` — done once both compared
+    /// candidates have a current measurement at the size the run names.
+    pub experiments: Vec<Map<String, Value>>,
     pub stale: Stale,
     pub terms: &'static str,
     pub digest: String,
@@ -81,6 +86,73 @@ fn brief(record: &Record) -> Map<String, Value> {
     out
 }
 
+/// Whether the experiment `record` (about `A vs B`) was run: both candidates have a current
+/// measurement at the size its run names (`--at n=SIZE`).
+fn experiment_done(record: &Record, current: &[&Record]) -> bool {
+    let run = record.detail.get("run").and_then(Value::as_str).unwrap_or_default();
+    let size = run
+        .split("--at ")
+        .nth(1)
+        .and_then(|at| at.split_whitespace().next())
+        .and_then(|at| at.rsplit('=').next())
+        .and_then(|n| n.parse::<u64>().ok());
+    let Some(size) = size else { return false };
+    let measured_at = |label: &str| {
+        current.iter().any(|r| {
+            r.kind == "measurement"
+                && r.candidate == label
+                && r.detail
+                    .get("sizes")
+                    .and_then(Value::as_array)
+                    .is_some_and(|sizes| sizes.iter().any(|s| s.as_u64() == Some(size)))
+        })
+    };
+    record.candidate.split(" vs ").filter(|l| !l.is_empty()).all(measured_at) && record.candidate.contains(" vs ")
+}
+
+/// `cairn.investigation-delta/1` (protocol §7.3): from a saved investigation to `after`, the
+/// candidates whose entry changed (`null`: no longer shown) and every other top-level field that
+/// changed, whole. Two equal investigations give no candidates and `since == digest`.
+pub fn investigation_delta(
+    before: &Map<String, Value>,
+    after: &Map<String, Value>,
+) -> Result<Map<String, Value>, String> {
+    for (which, value) in [("saved", before), ("current", after)] {
+        if value.get("protocol").and_then(Value::as_str) != Some("cairn.investigation/1") {
+            return Err(format!("The {which} record is not a cairn.investigation/1."));
+        }
+    }
+    let empty = Map::new();
+    let entries = |m: &Map<String, Value>| {
+        m.get("candidates").and_then(Value::as_object).cloned().unwrap_or_else(|| empty.clone())
+    };
+    let (old, new) = (entries(before), entries(after));
+    let mut candidates = Map::new();
+    for label in old.keys().chain(new.keys()).collect::<std::collections::BTreeSet<_>>() {
+        match (old.get(label), new.get(label)) {
+            (Some(a), Some(b)) if a == b => {}
+            (_, Some(b)) => {
+                candidates.insert(label.clone(), b.clone());
+            }
+            (Some(_), None) => {
+                candidates.insert(label.clone(), Value::Null);
+            }
+            (None, None) => {}
+        }
+    }
+    let mut out = Map::new();
+    out.insert("protocol".into(), Value::from("cairn.investigation-delta/1"));
+    out.insert("since".into(), before.get("digest").cloned().unwrap_or(Value::Null));
+    out.insert("digest".into(), after.get("digest").cloned().unwrap_or(Value::Null));
+    out.insert("candidates".into(), Value::Object(candidates));
+    for (key, value) in after {
+        if !["protocol", "digest", "candidates"].contains(&key.as_str()) && before.get(key) != Some(value) {
+            out.insert(key.clone(), value.clone());
+        }
+    }
+    Ok(out)
+}
+
 /// The investigation of `item` in the accepted program of `workspace`, from `records`.
 pub fn investigation(workspace: &Workspace, item: Item, records: &[Record]) -> Investigation {
     let db = workspace.db();
@@ -95,10 +167,17 @@ pub fn investigation(workspace: &Workspace, item: Item, records: &[Record]) -> I
             (symbol, identity)
         })
         .collect();
-    let holds = |record: &Record| -> bool {
-        let Some(symbol) = record.variant.get("use").and_then(Value::as_str) else { return true };
-        let cited = record.variant.get("identity").and_then(Value::as_str);
+    let holds_variant = |variant: &Value| -> bool {
+        let Some(symbol) = variant.get("use").and_then(Value::as_str) else { return true };
+        let cited = variant.get("identity").and_then(Value::as_str);
         identities.get(symbol).is_some_and(|now| now.is_some() && now.as_deref() == cited)
+    };
+    // A comparison's records name both sides: each must hold.
+    let holds = |record: &Record| -> bool {
+        match &record.variant {
+            Value::Array(sides) => sides.iter().all(holds_variant),
+            variant => holds_variant(variant),
+        }
     };
     let (holding, moved): (Vec<&Record>, Vec<&Record>) = judged.current.iter().partition(|r| holds(r));
     judged.stale_records += moved.len();
@@ -114,8 +193,27 @@ pub fn investigation(workspace: &Workspace, item: Item, records: &[Record]) -> I
         .take(SEARCHES)
         .map(|r| brief(r))
         .collect();
+    // A comparison's records are about a pair, not a candidate: its hypothesis and experiment are
+    // listed on their own, its observation is kept in the history only.
+    let about_a_pair = |r: &Record| r.variant.is_array();
+    let with_candidate = |r: &Record| {
+        let mut entry = brief(r);
+        entry.insert("candidate".into(), Value::from(r.candidate.clone()));
+        entry
+    };
+    let hypotheses =
+        current.iter().filter(|r| r.kind == "hypothesis" && about_a_pair(r)).map(|r| with_candidate(r)).collect();
+    let experiments = current
+        .iter()
+        .filter(|r| r.kind == "experiment" && about_a_pair(r))
+        .map(|r| {
+            let mut entry = with_candidate(r);
+            entry.insert("done".into(), Value::Bool(experiment_done(r, &current)));
+            entry
+        })
+        .collect();
     let mut candidates: BTreeMap<String, CandidateEntry> = BTreeMap::new();
-    for record in current.iter().filter(|r| r.candidate != "search") {
+    for record in current.iter().filter(|r| r.candidate != "search" && !about_a_pair(r)) {
         let entry = candidates.entry(record.candidate.clone()).or_default();
         let list = match record.kind.as_str() {
             "measurement" => &mut entry.measured,
@@ -157,6 +255,8 @@ pub fn investigation(workspace: &Workspace, item: Item, records: &[Record]) -> I
         searches,
         candidates,
         not_shown,
+        hypotheses,
+        experiments,
         stale: Stale { records: judged.stale_records, by_part: judged.stale },
         terms: TERMS,
         digest: String::new(),

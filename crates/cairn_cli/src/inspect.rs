@@ -23,17 +23,13 @@ pub fn run(path: &Path, flags: &InspectFlags, out: Output) -> u8 {
     let Some(program) = crate::check::load_program(path, out) else { return 2 };
     let sources = sources_of(&program);
     let mut host = EditHost::new();
-    if flags.explain {
-        let record = host.refusal(
-            "E-REQUEST",
-            "--explain needs the cost model (cairn explain), which this build does not have yet; inspect without it.",
-            vec![],
-        );
-        out.json(&record);
-        return 1;
-    }
     let request = OpenRequest { symbol: flags.symbol.clone(), scope: flags.scope.clone(), ..OpenRequest::default() };
-    let answer = host.inspect(sources, request, &flags.expand);
+    let answer = if flags.explain {
+        let native = crate::validate::NativeRunner { base: Some(program.clone()), workers: 1 };
+        host.inspect_explained(sources, request, &flags.expand, &native)
+    } else {
+        host.inspect(sources, request, &flags.expand)
+    };
     out.json(&answer.record);
     if answer.refused { 1 } else { 0 }
 }

@@ -171,12 +171,13 @@ enum Command {
         /// A .cairn file, a project directory (its cairn.toml), or a manifest.
         #[arg(default_value = ".")]
         path: PathBuf,
-        /// Print a `cairn.state-delta/1` from this saved state instead.
+        /// Print a `cairn.state-delta/1` from this saved state instead (with --symbol, a
+        /// `cairn.investigation-delta/1` from a saved investigation).
         #[arg(long, value_name = "STATE.json")]
         since: Option<PathBuf>,
         /// Print `cairn.investigation/1` for this function instead: its performance work, from the
-        /// project's candidate history (`.cairn/history`).
-        #[arg(long, value_name = "F", conflicts_with = "since")]
+        /// project's candidate history (`.cairn/history`); with --since, its delta from a saved one.
+        #[arg(long, value_name = "F")]
         symbol: Option<String>,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
@@ -446,8 +447,7 @@ fn command(cli: Cli) -> u8 {
             emit::run(&path, mir, unoptimized, keep_guards, debug, output::Output::choose(format))
         }
         Command::State { path, since, symbol: Some(symbol), format: f } => {
-            let _ = since;
-            state::investigate(&path, &symbol, output::Output::choose(f))
+            state::investigate(&path, &symbol, since.as_deref(), output::Output::choose(f))
         }
         Command::State { path, since, symbol: None, format } => {
             state::run(&path, since.as_deref(), output::Output::choose(format))

@@ -35,6 +35,10 @@ pub struct PredictFlags {
     /// With --calibrate: where to write the profile.
     #[arg(long, value_name = "P.json")]
     pub out: Option<PathBuf>,
+    /// An earlier version of the program (a file, project directory or manifest): each function's
+    /// predicted time now over its time there, at the same sizes.
+    #[arg(long, value_name = "BEFORE", conflicts_with = "calibrate")]
+    pub against: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -43,6 +47,27 @@ struct PredictRecord {
     predicted: &'static str,
     profile: Profile,
     functions: BTreeMap<String, cairn_agent::predict::FunctionPrediction>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    against: Option<Against>,
+}
+
+/// `--against BEFORE`: the version compared with, and per function the ratios now/before.
+#[derive(Serialize)]
+struct Against {
+    before: String,
+    functions: BTreeMap<String, Ratios>,
+}
+
+#[derive(Serialize)]
+struct Ratios {
+    /// Per size: the predicted time now over the predicted time before (absent when the function
+    /// is not in the earlier version).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    ratios: Vec<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    before_ns: Vec<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<&'static str>,
 }
 
 pub fn run(flags: &PredictFlags, out: Output) -> u8 {
@@ -109,7 +134,27 @@ pub fn run(flags: &PredictFlags, out: Output) -> u8 {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
+    // The earlier version, checked; its refusal is an environment error here (the record is this
+    // version's).
+    let before = match &flags.against {
+        None => None,
+        Some(path) => {
+            let Some(program) = crate::check::load_program(path, out) else { return 2 };
+            let mut workspace = crate::check::load_workspace(&program);
+            if let Some(refusal) = workspace.check().refusal {
+                out.environment(&format!(
+                    "--against {}: the earlier version does not check ({}: {}).",
+                    path.display(),
+                    refusal.first.code,
+                    refusal.first.message
+                ));
+                return 2;
+            }
+            Some((path.display().to_string(), workspace))
+        }
+    };
     let mut functions = BTreeMap::new();
+    let mut against = BTreeMap::new();
     for symbol in &flags.symbol {
         let Some(item) = cairn_agent::edit::function_item(&workspace, symbol) else {
             out.environment(&format!("{symbol} names no function of the program."));
@@ -120,16 +165,66 @@ pub fn run(flags: &PredictFlags, out: Output) -> u8 {
             return 2;
         }
         let at = if sizes.is_empty() { default_sizes(&workspace, item) } else { sizes.clone() };
-        functions.insert(symbol.clone(), predict(&work_of(&workspace, item), &at, &profile));
+        let now = predict(&work_of(&workspace, item), &at, &profile);
+        if let Some((_, earlier)) = &before {
+            let ratios = match cairn_agent::edit::function_item(earlier, symbol) {
+                Some(old) => {
+                    let then = predict(&work_of(earlier, old), &at, &profile);
+                    let before_ns: Vec<f64> = then.predictions.iter().map(|p| p.ns).collect();
+                    let ratios = now
+                        .predictions
+                        .iter()
+                        .zip(&before_ns)
+                        .map(|(n, &b)| {
+                            if b > 0.0 {
+                                n.ns / b
+                            } else if n.ns > 0.0 {
+                                f64::MAX
+                            } else {
+                                1.0
+                            }
+                        })
+                        .collect();
+                    Ratios { ratios, before_ns, note: None }
+                }
+                None => Ratios {
+                    ratios: Vec::new(),
+                    before_ns: Vec::new(),
+                    note: Some("not in the earlier version: nothing to compare"),
+                },
+            };
+            against.insert(symbol.clone(), ratios);
+        }
+        functions.insert(symbol.clone(), now);
     }
+    let detail = match &before {
+        None => "predicted, not measured".to_string(),
+        Some((path, _)) => {
+            let ratios: Vec<String> = against
+                .iter()
+                .map(|(name, r)| match r.ratios.as_slice() {
+                    [] => format!("{name}: not in {path}"),
+                    ratios => format!(
+                        "{name}: ×{} of {path}",
+                        ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(", ×")
+                    ),
+                })
+                .collect();
+            format!("predicted, not measured; {}", ratios.join("; "))
+        }
+    };
     let record = PredictRecord {
         protocol: "cairn.predict/1",
         predicted: "predicted, not measured: the checker's work counts priced by the profile",
         profile,
         functions,
+        against: before.as_ref().map(|(path, _)| Against { before: path.clone(), functions: against }),
     };
-    out.summary(&to_map(&record), true, "predicted, not measured");
+    out.summary(&to_map(&record), true, &detail);
     std::mem::forget(workspace);
+    if let Some((_, earlier)) = before {
+        std::mem::forget(earlier);
+    }
     0
 }
 

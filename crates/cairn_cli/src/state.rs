@@ -46,8 +46,16 @@ pub fn run(path: &Path, since: Option<&Path>, out: Output) -> u8 {
 }
 
 /// `cairn state --symbol F`: the function's investigation (protocol §7.3) from the project's
-/// candidate history. Exit 0; 1 for a refused program; 2 for an environment error.
-pub fn investigate(path: &Path, symbol: &str, out: Output) -> u8 {
+/// candidate history, or with `--since FILE` its delta from a saved one
+/// (`cairn.investigation-delta/1`). Exit 0; 1 for a refused program; 2 for an environment error.
+pub fn investigate(path: &Path, symbol: &str, since: Option<&Path>, out: Output) -> u8 {
+    let before = match since.map(read_state).transpose() {
+        Ok(before) => before,
+        Err(message) => {
+            out.environment(&message);
+            return 2;
+        }
+    };
     let (program, workspace) = match crate::check::load_checked(path, out) {
         Ok(loaded) => loaded,
         Err(status) => return status,
@@ -63,9 +71,18 @@ pub fn investigate(path: &Path, symbol: &str, out: Output) -> u8 {
             return 2;
         }
     };
-    let investigation = cairn_agent::investigation::investigation(&workspace, item, &records);
-    out.json(&crate::output::to_map(&investigation));
+    let investigation = crate::output::to_map(&cairn_agent::investigation::investigation(&workspace, item, &records));
     std::mem::forget(workspace);
+    match before {
+        None => out.json(&investigation),
+        Some(before) => match cairn_agent::investigation::investigation_delta(&before, &investigation) {
+            Ok(delta) => out.json(&delta),
+            Err(message) => {
+                out.environment(&message);
+                return 2;
+            }
+        },
+    }
     0
 }
 

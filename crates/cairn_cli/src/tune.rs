@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use cairn_agent::tune::{Request, chosen_sources, tune};
+use cairn_agent::tune::{Request, chosen_sources, compare, tune};
 
 use crate::output::{Output, to_map};
 use crate::validate::NativeRunner;
@@ -40,11 +40,49 @@ pub struct TuneFlags {
     /// Neither read nor record a candidate history.
     #[arg(long, conflicts_with = "history")]
     pub no_history: bool,
+    /// Compare plan B against plan A instead of searching (give it exactly twice): `none`, items
+    /// (`grain 1; lanes 8`), or `use g` / `use g[8]`.
+    #[arg(long = "compare", value_name = "PLAN")]
+    pub compare: Vec<String>,
+    /// Extra weighted sizes, a JSON file: `[{"at":"n=1e6","weight":3},{"at":"n=1e8"}]`.
+    #[arg(long, value_name = "SHAPES.json")]
+    pub shapes: Option<PathBuf>,
+    /// How times at several sizes fold into one ranking value.
+    #[arg(long, value_enum, default_value = "geomean")]
+    pub objective: ObjectiveFlag,
+    /// Print only the candidates that changed since a saved answer (an earlier `--format json`).
+    #[arg(long, value_name = "TUNE.json", conflicts_with = "compare")]
+    pub since: Option<PathBuf>,
+}
+
+/// `--objective`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ObjectiveFlag {
+    Geomean,
+    Mean,
+}
+
+/// One entry of `--shapes`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShapeEntry {
+    at: String,
+    #[serde(default = "one")]
+    weight: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 pub fn run(flags: &TuneFlags, out: Output) -> u8 {
     let started = Instant::now();
+    if !flags.compare.is_empty() && flags.compare.len() != 2 {
+        out.environment("--compare is given exactly twice: plan A, then plan B.");
+        return 2;
+    }
     let mut sizes = Vec::new();
+    let mut weights = Vec::new();
     for at in &flags.at {
         match parse_size(at) {
             Some(size) => sizes.push(size),
@@ -53,10 +91,55 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
                 return 2;
             }
         }
+        weights.push(1.0);
+    }
+    if let Some(path) = &flags.shapes {
+        let entries = std::fs::read(path)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| serde_json::from_slice::<Vec<ShapeEntry>>(&bytes).map_err(|e| e.to_string()));
+        let entries = match entries {
+            Ok(entries) => entries,
+            Err(e) => {
+                out.environment(&format!(
+                    "--shapes {}: {e} (write [{{\"at\":\"n=1e6\",\"weight\":3}}]).",
+                    path.display()
+                ));
+                return 2;
+            }
+        };
+        for entry in entries {
+            match (parse_size(&entry.at), entry.weight) {
+                (Some(size), weight) if weight.is_finite() && weight > 0.0 => {
+                    sizes.push(size);
+                    weights.push(weight);
+                }
+                _ => {
+                    out.environment(&format!(
+                        "--shapes {}: {} weighted {} is not a whole size with a positive weight.",
+                        path.display(),
+                        entry.at,
+                        entry.weight
+                    ));
+                    return 2;
+                }
+            }
+        }
     }
     if sizes.is_empty() {
         sizes.push(1_000_000);
+        weights.push(1.0);
     }
+    let since = match &flags.since {
+        None => None,
+        Some(path) => match std::fs::read(path).ok().and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        {
+            Some(saved) if saved["protocol"] == "cairn.tune/2" && saved["candidates"].is_array() => Some(saved),
+            _ => {
+                out.environment(&format!("--since {}: not a saved cairn.tune/2 answer.", path.display()));
+                return 2;
+            }
+        },
+    };
     let (program, workspace) = match crate::check::load_checked(&flags.path, out) {
         Ok(loaded) => loaded,
         Err(status) => return status,
@@ -89,6 +172,11 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
     let request = Request {
         symbol: &flags.symbol,
         sizes,
+        weights,
+        objective: match flags.objective {
+            ObjectiveFlag::Geomean => cairn_agent::tune::Objective::Geomean,
+            ObjectiveFlag::Mean => cairn_agent::tune::Objective::Mean,
+        },
         measure: flags.measure,
         lanes,
         profile,
@@ -96,6 +184,24 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
         clock: &clock,
         history: &records,
     };
+    if let [a, b] = flags.compare.as_slice() {
+        let status = match compare(&workspace, &request, a, b, &runner) {
+            Ok(mut compared) => {
+                if let Err(reason) = append(history_dir.as_deref(), &compared.records) {
+                    compared.reason = Some(reason);
+                }
+                let lines: Vec<String> = compared.lines.iter().map(|l| format!("[{}] {}", l.label, l.text)).collect();
+                out.summary(&to_map(&compared), true, &lines.join("\n"));
+                0
+            }
+            Err(message) => {
+                out.environment(&message);
+                2
+            }
+        };
+        std::mem::forget(workspace);
+        return status;
+    }
     let mut record = match tune(&workspace, &request, &runner) {
         Ok(record) => record,
         Err(message) => {
@@ -103,13 +209,8 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
             return 2;
         }
     };
-    if let Some(dir) = &history_dir {
-        for entry in &record.records {
-            if let Err(e) = cairn_vfs::history::append(dir, &serde_json::to_value(entry).unwrap_or_default()) {
-                record.reason = Some(format!("The history in {} could not be written: {e}.", dir.display()));
-                break;
-            }
-        }
+    if let Err(reason) = append(history_dir.as_deref(), &record.records) {
+        record.reason = Some(reason);
     }
     if flags.write && record.chosen != record.current {
         match write(&program, chosen_sources(&record)) {
@@ -118,9 +219,54 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
         }
     }
     let detail = format!("{}: {} (by {})", record.function, record.chosen, record.chosen_by);
-    out.summary(&to_map(&record), true, &detail);
+    let mut map = to_map(&record);
+    if let Some(saved) = &since {
+        since_delta(&mut map, saved);
+    }
+    out.summary(&map, true, &detail);
     std::mem::forget(workspace);
     0
+}
+
+/// Appends `records` to the history in `dir` (none: nothing); why not, when it could not.
+fn append(dir: Option<&std::path::Path>, records: &[cairn_agent::history::Record]) -> Result<(), String> {
+    let Some(dir) = dir else { return Ok(()) };
+    for entry in records {
+        cairn_vfs::history::append(dir, &serde_json::to_value(entry).unwrap_or_default())
+            .map_err(|e| format!("The history in {} could not be written: {e}.", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// `--since`: keeps only the candidates that are new or differ from the saved answer's row of
+/// the same plan (where its time came from aside), and says what else moved: `since` {`unchanged`, `gone` (plans no longer
+/// candidates), `chosen_before`}.
+fn since_delta(map: &mut serde_json::Map<String, serde_json::Value>, saved: &serde_json::Value) {
+    use serde_json::Value;
+    let key = |row: &Value| row["plan"].as_str().unwrap_or_default().to_string();
+    let before: std::collections::BTreeMap<String, &Value> =
+        saved["candidates"].as_array().into_iter().flatten().map(|row| (key(row), row)).collect();
+    let now: Vec<Value> = map.get("candidates").and_then(Value::as_array).cloned().unwrap_or_default();
+    let plans: std::collections::BTreeSet<String> = now.iter().map(key).collect();
+    // Where a time came from (`measurement: kept`) is no change in the row.
+    let bare = |row: &Value| {
+        let mut row = row.clone();
+        if let Some(object) = row.as_object_mut() {
+            object.remove("measurement");
+        }
+        row
+    };
+    let changed: Vec<Value> =
+        now.iter().filter(|row| before.get(&key(row)).map(|b| bare(b)) != Some(bare(row))).cloned().collect();
+    let unchanged = now.len() - changed.len();
+    let gone: Vec<Value> =
+        before.keys().filter(|plan| !plans.contains(*plan)).map(|p| Value::from(p.clone())).collect();
+    map.insert("candidates".into(), Value::Array(changed));
+    let mut since = serde_json::Map::new();
+    since.insert("unchanged".into(), Value::from(unchanged));
+    since.insert("gone".into(), Value::Array(gone));
+    since.insert("chosen_before".into(), saved["chosen"].clone());
+    map.insert("since".into(), Value::Object(since));
 }
 
 /// `n=1e6`, `n=1000000` or `1e6` → 1000000.

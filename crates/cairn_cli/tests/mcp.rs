@@ -212,6 +212,18 @@ fn inspect_prints_the_session_level_packet() {
     for key in ["profile", "scope", "limits", "boundaries", "refusal", "admission", "state", "task"] {
         assert!(packet["terms"].get(key).is_some(), "the full terms hold {key}");
     }
+    assert!(packet.get("performance").is_none(), "explain only when asked");
+    // --explain: the emitted code of the disclosed functions, read.
+    let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["inspect", "--symbol", "odd_sum", "--explain", "--format", "json"])
+        .arg(repo("examples/hello.cairn"))
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let explained = parse(&String::from_utf8_lossy(&output.stdout));
+    assert_eq!(explained["performance"]["protocol"], "cairn.explain/1", "{explained}");
+    assert!(explained["performance"]["functions"]["odd_sum"]["loops"].is_u64(), "{explained}");
+    assert_eq!(explained["session"], packet["session"], "the packet itself is the same");
     // A refused open: exit 1 with the refusal.
     let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
         .args(["inspect", "--symbol", "nothing_here", "--format", "json"])

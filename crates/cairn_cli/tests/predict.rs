@@ -96,6 +96,53 @@ fn predictions_follow_the_work_counts() {
 }
 
 #[test]
+fn against_an_earlier_version_each_function_is_a_ratio() {
+    let dir = scratch("against");
+    std::fs::write(dir.join("before.cairn"), PROGRAM).expect("write");
+    // Now `pairs` does linear work instead of quadratic, and `halve` is gone.
+    let now = PROGRAM
+        .replace(
+            "for i in 0..n { for j in 0..n { s = add_wrap(s, xs[i] ^ xs[j]); } }",
+            "for i in 0..n { s = add_wrap(s, xs[i]); }",
+        )
+        .replace("fn halve(k:u64) -> u64 {\n  let mut v:u64 = k;\n  while v > 1 { v = v / 2; }\n  return v;\n}\n", "");
+    assert!(!now.contains("halve") && !now.contains("xs[j]"));
+    std::fs::write(dir.join("now.cairn"), &now).expect("write");
+    let (record, code) = cairn(
+        &dir,
+        &[
+            "predict",
+            "now.cairn",
+            "--symbol",
+            "pairs",
+            "--symbol",
+            "sum",
+            "--at",
+            "n=1000",
+            "--against",
+            "before.cairn",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{record}");
+    let ratio = |name: &str| record["against"]["functions"][name]["ratios"][0].as_f64().expect("a ratio");
+    assert!(ratio("pairs") < 0.01, "{record}");
+    assert_eq!(ratio("sum"), 1.0, "{record}");
+    // A function the earlier version lacks says so; a refused earlier version is an error.
+    let (record, _) = cairn(
+        &dir,
+        &["predict", "before.cairn", "--symbol", "halve", "--at", "k=10", "--against", "now.cairn", "--format", "json"],
+    );
+    assert!(record["against"]["functions"]["halve"]["note"].is_string(), "{record}");
+    std::fs::write(dir.join("bad.cairn"), "fn f( {").expect("write");
+    let (record, code) =
+        cairn(&dir, &["predict", "now.cairn", "--symbol", "sum", "--against", "bad.cairn", "--format", "json"]);
+    assert_eq!(code, 2, "{record}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn calibration_fits_a_profile_and_states_its_held_out_accuracy() {
     let dir = scratch("calibrate");
     let (record, code) = cairn(&dir, &["predict", "--calibrate", "--out", "profile.json", "--format", "json"]);

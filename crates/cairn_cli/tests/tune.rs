@@ -56,7 +56,7 @@ fn the_fastest_measured_plan_is_chosen_from_checked_candidates() {
             .expect("candidates")
             .iter()
             .find(|c| &c["plan"] == plan)
-            .and_then(|c| c["measured_geomean_ns"].as_f64())
+            .and_then(|c| c["measured_objective_ns"].as_f64())
             .expect("measured")
     };
     for plan in order {
@@ -203,5 +203,152 @@ fn a_selected_function_is_tuned_from_its_reference_and_a_helper_change_stales_th
     let (record, code) = cairn(&dir, &["tune", "s.cairn", "--symbol", "scale", "--format", "json"]);
     assert_eq!(code, 0, "{record}");
     assert_eq!(implementations(&record)["candidate"], false, "{record}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_rerun_starts_no_run_whose_measurement_is_kept_and_since_prints_what_moved() {
+    let dir = scratch("kept");
+    std::fs::write(dir.join("k.cairn"), KERNELS).expect("write");
+    let args = ["tune", "k.cairn", "--symbol", "saxpy", "--at", "n=1e4", "--measure", "2", "--format", "json"];
+    let (first, code) = cairn(&dir, &args);
+    assert_eq!(code, 0, "{first}");
+    assert!(first["budget"]["runs"]["started"].as_u64().is_some_and(|n| n > 0), "{first}");
+    assert_eq!(first["budget"]["runs"]["kept"], 0, "{first}");
+    std::fs::write(dir.join("first.json"), first.to_string()).expect("write");
+    // The same search again: every timed candidate's measurement is the history's.
+    let (second, _) = cairn(&dir, &args);
+    assert_eq!(second["budget"]["runs"]["started"], 0, "{second}");
+    assert_eq!(second["measured_order"], first["measured_order"], "{second}");
+    let kept: Vec<&serde_json::Value> =
+        second["candidates"].as_array().expect("rows").iter().filter(|c| c["measurement"] == "kept").collect();
+    assert!(!kept.is_empty(), "{second}");
+    // Each kept candidate spared its blocks: a setup and a timed one per size, three samples.
+    assert_eq!(second["budget"]["runs"]["kept"], 6 * kept.len() as u64, "{second}");
+    // --since: nothing moved but where the times came from.
+    let (delta, _) = cairn(&dir, &[&args[..], &["--since", "first.json"]].concat());
+    assert_eq!(delta["candidates"], serde_json::json!([]), "{delta}");
+    assert_eq!(delta["since"]["unchanged"], first["candidates"].as_array().map(Vec::len).unwrap_or(0), "{delta}");
+    assert_eq!(delta["since"]["chosen_before"], first["chosen"]);
+    // The function changes: its measurements are stale, and it is timed again.
+    std::fs::write(dir.join("k.cairn"), KERNELS.replace("a * xs[i] + ys[i]", "ys[i] + a * xs[i]")).expect("write");
+    let (third, _) = cairn(&dir, &args);
+    assert!(third["budget"]["runs"]["started"].as_u64().is_some_and(|n| n > 0), "{third}");
+    assert_eq!(third["budget"]["runs"]["kept"], 0, "{third}");
+    let (record, code) = cairn(&dir, &[&args[..], &["--since", "k.cairn"]].concat());
+    assert_eq!(code, 2, "{record}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn shapes_weigh_sizes_and_the_objective_folds_them() {
+    let dir = scratch("shapes");
+    std::fs::write(dir.join("k.cairn"), KERNELS).expect("write");
+    std::fs::write(dir.join("shapes.json"), r#"[{"at":"n=2e3","weight":3},{"at":"n=4e3"}]"#).expect("write");
+    let (record, code) = cairn(
+        &dir,
+        &[
+            "tune",
+            "k.cairn",
+            "--symbol",
+            "saxpy",
+            "--at",
+            "n=1e3",
+            "--shapes",
+            "shapes.json",
+            "--objective",
+            "mean",
+            "--no-history",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(record["sizes"], serde_json::json!([1000, 2000, 4000]));
+    assert_eq!(record["weights"], serde_json::json!([1.0, 3.0, 1.0]));
+    assert_eq!(record["objective"], "mean");
+    for bad in [r#"[{"at":"n=1e3","weight":0}]"#, r#"[{"at":"n=x"}]"#, r#"{"at":"n=1e3"}"#, r#"[{"size":1}]"#] {
+        std::fs::write(dir.join("bad.json"), bad).expect("write");
+        let (record, code) =
+            cairn(&dir, &["tune", "k.cairn", "--symbol", "saxpy", "--shapes", "bad.json", "--format", "json"]);
+        assert_eq!(code, 2, "{bad}: {record}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn compare_labels_every_line_and_keeps_its_reasoning_in_the_history() {
+    let dir = scratch("compare");
+    std::fs::write(dir.join("k.cairn"), KERNELS).expect("write");
+    let args = ["tune", "k.cairn", "--symbol", "two", "--at", "n=1e4", "--compare", "none", "--compare", "fuse 2"];
+    let (record, code) = cairn(&dir, &[&args[..], &["--format", "json"]].concat());
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(record["compare"][0]["plan"], "(no plan for two)");
+    assert_eq!(record["compare"][1]["plan"], "plan two { fuse 2; }");
+    assert_eq!(record["compare"][0]["measurement"], "measured");
+    let labels: Vec<&str> =
+        record["lines"].as_array().expect("lines").iter().filter_map(|l| l["label"].as_str()).collect();
+    for label in &labels {
+        assert!(
+            ["compiler observation", "runtime measurement", "hypothesis", "suggested experiment"].contains(label),
+            "{label}"
+        );
+    }
+    for needed in ["compiler observation", "runtime measurement", "hypothesis", "suggested experiment"] {
+        assert!(labels.contains(&needed), "{needed}: {record}");
+    }
+    // The human answer is the labelled lines.
+    let human = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .current_dir(&dir)
+        .args([&args[..], &["--format", "human"]].concat())
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("[runtime measurement] n=10000: A "), "{text}");
+    assert!(text.contains("[hypothesis] "), "{text}");
+    // Both sides were measured by then: a third comparison keeps both times.
+    let (again, _) = cairn(&dir, &[&args[..], &["--format", "json"]].concat());
+    assert_eq!(again["compare"][0]["measurement"], "kept", "{again}");
+    assert_eq!(again["compare"][1]["measurement"], "kept", "{again}");
+    let history = std::fs::read_to_string(dir.join(".cairn/history/records.jsonl")).expect("history");
+    for kind in ["observation", "hypothesis", "experiment", "measurement"] {
+        assert!(history.contains(&format!("\"kind\":\"{kind}\"")), "{kind}: {history}");
+    }
+    // The investigation lists the hypothesis and the experiment, not yet done.
+    let (investigation, code) = cairn(&dir, &["state", "k.cairn", "--symbol", "two"]);
+    assert_eq!(code, 0, "{investigation}");
+    assert!(investigation["hypotheses"][0]["claim"].is_string(), "{investigation}");
+    let experiment = &investigation["experiments"][0];
+    assert_eq!(experiment["done"], false, "{investigation}");
+    assert!(experiment["run"].as_str().is_some_and(|r| r.contains("--at n=100000")), "{investigation}");
+    assert!(investigation["candidates"]["(no plan for two)"]["measured"].is_array(), "{investigation}");
+    std::fs::write(dir.join("before.json"), investigation.to_string()).expect("write");
+    // Running the suggested experiment's comparison makes it done; the delta shows what moved.
+    let at = ["tune", "k.cairn", "--symbol", "two", "--at", "n=100000", "--compare", "none", "--compare", "fuse 2"];
+    let (_, code) = cairn(&dir, &[&at[..], &["--format", "json"]].concat());
+    assert_eq!(code, 0);
+    let (delta, code) = cairn(&dir, &["state", "k.cairn", "--symbol", "two", "--since", "before.json"]);
+    assert_eq!(code, 0, "{delta}");
+    assert_eq!(delta["protocol"], "cairn.investigation-delta/1");
+    assert_eq!(delta["since"], investigation["digest"]);
+    assert_ne!(delta["digest"], investigation["digest"]);
+    assert!(delta["candidates"]["(no plan for two)"].is_object(), "{delta}");
+    let done = delta["experiments"].as_array().expect("experiments moved").iter().any(|e| e["done"] == true);
+    assert!(done, "{delta}");
+    let (same, _) = cairn(&dir, &["state", "k.cairn", "--symbol", "two"]);
+    std::fs::write(dir.join("now.json"), same.to_string()).expect("write");
+    let (none, _) = cairn(&dir, &["state", "k.cairn", "--symbol", "two", "--since", "now.json"]);
+    assert_eq!(none["candidates"], serde_json::json!({}), "{none}");
+    assert_eq!(none["since"], none["digest"]);
+    let (record, code) = cairn(&dir, &["state", "k.cairn", "--symbol", "two", "--since", "k.cairn"]);
+    assert_eq!(code, 2, "{record}");
+    // A side that is no plan, a missing side, an implementation that is none.
+    for (a, b) in [("block 4", "none"), ("use nothing", "none"), ("lanes 0", "none")] {
+        let (record, code) =
+            cairn(&dir, &["tune", "k.cairn", "--symbol", "two", "--compare", a, "--compare", b, "--format", "json"]);
+        assert_eq!(code, 2, "{a}: {record}");
+    }
+    let (record, code) = cairn(&dir, &["tune", "k.cairn", "--symbol", "two", "--compare", "none", "--format", "json"]);
+    assert_eq!(code, 2, "{record}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -229,7 +229,31 @@ impl EditHost {
     pub fn inspect(&mut self, sources: Sources, request: OpenRequest, expand: &[String]) -> Answer {
         self.settle();
         match self.try_inspect(sources, request, expand) {
-            Ok(packet) => Answer::ok(records::to_map(&packet)),
+            Ok((packet, _)) => Answer::ok(records::to_map(&packet)),
+            Err(refusal) => refusal.into(),
+        }
+    }
+
+    /// [`EditHost::inspect`] with `performance`: `native`'s `cairn.explain/1` of the disclosed
+    /// functions (`cairn inspect --explain`).
+    pub fn inspect_explained(
+        &mut self,
+        sources: Sources,
+        request: OpenRequest,
+        expand: &[String],
+        native: &dyn crate::validate::Runner,
+    ) -> Answer {
+        self.settle();
+        let files = sources.files.clone();
+        match self.try_inspect(sources, request, expand) {
+            Ok((packet, visible)) => match native.explain(&files, &visible) {
+                Ok(performance) => {
+                    let mut record = records::to_map(&packet);
+                    record.insert("performance".into(), Value::Object(performance));
+                    Answer::ok(record)
+                }
+                Err(why) => self.refuse_internal(&format!("explain failed: {why}")).into(),
+            },
             Err(refusal) => refusal.into(),
         }
     }

@@ -199,7 +199,7 @@ impl EditHost {
         sources: Sources,
         request: OpenRequest,
         expand: &[String],
-    ) -> Result<Packet, Refusal> {
+    ) -> Result<(Packet, Vec<String>), Refusal> {
         let site = request.site.clone();
         let handle = self.try_open(sources, request)?.handle.unwrap_or_default();
         let Some(index) = self.sessions.iter().position(|s| s.handle == handle) else {
@@ -230,8 +230,9 @@ impl EditHost {
         packet.expand_protocol = None;
         packet.explain_protocol = None;
         packet.state_protocol = None;
+        let visible = session.visible.iter().cloned().collect();
         self.sessions.insert(index, session);
-        Ok(packet)
+        Ok((packet, visible))
     }
 
     /// The session's digest over what it pinned and disclosed.

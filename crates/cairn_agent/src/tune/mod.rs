@@ -12,16 +12,27 @@
 //! model cannot tell grains apart: between equal prices, generation order decides). Timing: per size, a block that makes the inputs and one that makes them
 //! and calls the function `reps` times; a candidate's time at a size is the difference of the
 //! two wall times over `reps`, the median of the rounds it survived; rounds halve the field.
-//! Implementations are not candidates yet (the candidate history that would hold their
-//! validations is not built).
+//! Implementations are candidates while the candidate history holds a current, strict validation
+//! of each; a candidate the history holds a current measurement of at the same sizes is not run
+//! again (its measurement is `kept`), and what is measured anew is recorded.
 
 use std::collections::BTreeMap;
 
-use cairn_hir::{SourceText, Workspace};
+use cairn_hir::{Item, SourceText, Workspace};
 use serde::Serialize;
 
 use crate::validate::Runner;
-use crate::validate::cases::{Case, Fed, Pattern, Shape};
+use crate::validate::cases::{Fed, Shape};
+
+mod compare;
+mod records;
+mod timing;
+
+pub use self::compare::{Compare, compare};
+pub(crate) use self::records::{current_identity, implementation_symbols};
+use self::records::{history_records, kept_measurement, validation_holds};
+pub use self::timing::time_calls;
+use self::timing::{SAMPLES, measure, median};
 
 /// The `cairn.tune/2` record (the fields this build fills).
 #[derive(Debug, Serialize, Default)]
@@ -30,6 +41,8 @@ pub struct TuneRecord {
     pub function: String,
     pub sizes: Vec<u64>,
     pub objective: &'static str,
+    /// Each size's weight in the objective (all 1 unless `--shapes` said otherwise).
+    pub weights: Vec<f64>,
     pub regions: usize,
     pub current: String,
     pub space: Space,
@@ -92,9 +105,12 @@ pub struct Candidate {
     /// Per size, the measured nanoseconds a call took (absent: not measured).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub measured_ns: Vec<u64>,
-    /// The objective over the sizes: the geometric mean of the measured times.
+    /// The objective over the sizes: the (weighted) geometric mean or mean of the measured times.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub measured_geomean_ns: Option<f64>,
+    pub measured_objective_ns: Option<f64>,
+    /// `kept`: the measurement is the history's (a current one at these sizes), no run started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measurement: Option<&'static str>,
     #[serde(skip)]
     sources: Vec<SourceText>,
     /// For an implementation's candidate: its widened identity now (what its records cite).
@@ -105,8 +121,17 @@ pub struct Candidate {
 #[derive(Debug, Serialize, Default)]
 pub struct Budget {
     pub seconds: Allowed,
-    pub runs: Allowed,
+    pub runs: Runs,
     pub undone: BTreeMap<&'static str, usize>,
+}
+
+/// Timed runs (a block of a timing program is one): what `--measure` asked, what started, and
+/// what a kept measurement in the history made unnecessary.
+#[derive(Debug, Serialize, Default)]
+pub struct Runs {
+    pub allowed: u64,
+    pub started: u64,
+    pub kept: u64,
 }
 
 #[derive(Debug, Serialize, Default)]
@@ -120,6 +145,10 @@ pub struct Request<'a> {
     pub symbol: &'a str,
     /// Each size: the value of every extent.
     pub sizes: Vec<u64>,
+    /// Each size's weight in the objective (`--shapes`); empty: every size weighs 1.
+    pub weights: Vec<f64>,
+    /// How times at several sizes fold into one ranking value.
+    pub objective: Objective,
     /// Time this many candidates (and the current plan).
     pub measure: usize,
     /// The host's lanes (the largest `lanes` tried).
@@ -134,60 +163,124 @@ pub struct Request<'a> {
     pub history: &'a [crate::history::Record],
 }
 
-/// Searches the plans of `request.symbol` in the accepted program of `workspace`.
-pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -> Result<TuneRecord, String> {
-    let Some(item) = crate::edit::function_item(workspace, request.symbol) else {
-        let names = crate::edit::qualified_names(workspace, request.symbol);
-        return Err(match names.len() {
-            0 => format!("{} names no function of the program.", request.symbol),
-            _ => format!("{} is declared by more than one module: name one of {}.", request.symbol, names.join(", ")),
-        });
-    };
-    let db = workspace.db();
-    let full = cairn_hir::Resolver::new(db).full_name(item).to_string();
-    if !cairn_hir::generics::fn_generics(db, item).is_empty() {
-        return Err(format!(
-            "{full} is a template: its plans are its instances', which this build does not tune one by one; tune a function that calls it."
-        ));
-    }
-    let regions = cairn_hir::regions::fn_regions(db, item).len();
-    if regions == 0 && cairn_hir::implementations::implementations_of(db, item).is_empty() {
-        return Err(format!("{full} has no parallel region and no implementation: there is nothing to tune."));
-    }
-    let files: Vec<SourceText> = workspace
-        .files()
-        .iter()
-        .filter(|f| !f.library && f.generated.is_none())
-        .map(|f| SourceText { name: f.name.clone(), text: f.text.clone() })
-        .collect();
-    // A selection of the function now: the current plan is it, and every candidate is made from
-    // the program without it (a schedule candidate must not be timed through the dispatch).
-    let selection = crate::edit::selection_label(workspace, item);
-    let rebased;
-    let (workspace, item, files) = if selection.is_some() {
+/// The function a search or a comparison is about, and the program its candidates are made
+/// from: the accepted one, or — when the function has a selection now — the program without it
+/// (a schedule candidate must not be timed through the dispatch; the selection is the current plan).
+pub(super) struct Subject {
+    pub(super) full: String,
+    pub(super) regions: usize,
+    pub(super) selection: Option<String>,
+    pub(super) files: Vec<SourceText>,
+    rebased: Option<Workspace>,
+}
+
+impl Subject {
+    pub(super) fn of(workspace: &Workspace, symbol: &str) -> Result<Subject, String> {
+        let Some(item) = crate::edit::function_item(workspace, symbol) else {
+            let names = crate::edit::qualified_names(workspace, symbol);
+            return Err(match names.len() {
+                0 => format!("{symbol} names no function of the program."),
+                _ => format!("{symbol} is declared by more than one module: name one of {}.", names.join(", ")),
+            });
+        };
+        let db = workspace.db();
+        let full = cairn_hir::Resolver::new(db).full_name(item).to_string();
+        if !cairn_hir::generics::fn_generics(db, item).is_empty() {
+            return Err(format!(
+                "{full} is a template: its plans are its instances', which this build does not tune one by one; tune a function that calls it."
+            ));
+        }
+        let regions = cairn_hir::regions::fn_regions(db, item).len();
+        if regions == 0 && cairn_hir::implementations::implementations_of(db, item).is_empty() {
+            return Err(format!("{full} has no parallel region and no implementation: there is nothing to tune."));
+        }
+        let files: Vec<SourceText> = workspace
+            .files()
+            .iter()
+            .filter(|f| !f.library && f.generated.is_none())
+            .map(|f| SourceText { name: f.name.clone(), text: f.text.clone() })
+            .collect();
+        let selection = crate::edit::selection_label(workspace, item);
+        if selection.is_none() {
+            return Ok(Subject { full, regions, selection, files, rebased: None });
+        }
         let without = crate::edit::with_selection(workspace, &files, item, None);
-        let mut base = Workspace::new(without.clone());
-        if let Some(refusal) = base.check().refusal {
+        let mut rebased = Workspace::new(without.clone());
+        if let Some(refusal) = rebased.check().refusal {
             return Err(format!("{full} without its selection does not check: {}", refusal.first.message));
         }
-        rebased = base;
-        let item = rebased.function_named(&full).ok_or("the function is missing once its selection is removed")?;
-        (&rebased, item, without)
-    } else {
-        (workspace, item, files)
-    };
+        Ok(Subject { full, regions, selection, files: without, rebased: Some(rebased) })
+    }
+
+    /// The program candidates are made from, and the function in it.
+    pub(super) fn program<'a>(&'a self, accepted: &'a Workspace) -> Result<(&'a Workspace, Item), String> {
+        let workspace = self.rebased.as_ref().unwrap_or(accepted);
+        let item =
+            workspace.function_named(&self.full).ok_or("the function is missing once its selection is removed")?;
+        Ok((workspace, item))
+    }
+}
+
+/// How times at several sizes fold into one ranking value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Objective {
+    /// The weighted geometric mean: every size counts by ratio, whatever its scale.
+    #[default]
+    Geomean,
+    /// The weighted arithmetic mean: the largest sizes dominate.
+    Mean,
+}
+
+impl Objective {
+    pub fn name(self) -> &'static str {
+        match self {
+            Objective::Geomean => "geomean",
+            Objective::Mean => "mean",
+        }
+    }
+}
+
+impl Request<'_> {
+    /// The objective over measured times, one per size.
+    fn fold(&self, values: &[u64]) -> f64 {
+        self.fold_f64(&values.iter().map(|&v| v.max(1) as f64).collect::<Vec<_>>())
+    }
+
+    /// The objective over times (measured or predicted), one per size, under the sizes' weights.
+    fn fold_f64(&self, values: &[f64]) -> f64 {
+        if values.is_empty() {
+            return f64::INFINITY;
+        }
+        let weight = |i: usize| self.weights.get(i).copied().unwrap_or(1.0);
+        let total: f64 = (0..values.len()).map(weight).sum();
+        match self.objective {
+            Objective::Geomean => {
+                ((0..values.len()).map(|i| weight(i) * values[i].max(1e-9).ln()).sum::<f64>() / total).exp()
+            }
+            Objective::Mean => (0..values.len()).map(|i| weight(i) * values[i]).sum::<f64>() / total,
+        }
+    }
+}
+
+/// Searches the plans of `request.symbol` in the accepted program of `workspace`.
+pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -> Result<TuneRecord, String> {
+    let subject = Subject::of(workspace, request.symbol)?;
+    let (workspace, item) = subject.program(workspace)?;
+    let (full, regions, selection, files) =
+        (subject.full.clone(), subject.regions, subject.selection.clone(), subject.files.clone());
     let db = workspace.db();
     let current_items = crate::edit::plan_items(workspace, item);
     let mut record = TuneRecord {
         protocol: "cairn.tune/2",
         function: full.clone(),
         sizes: request.sizes.clone(),
-        objective: "geomean",
+        objective: request.objective.name(),
+        weights: request.weights.clone(),
         regions,
         current: selection.clone().unwrap_or_else(|| plan_text(&full, &current_items)),
         budget: Budget {
             seconds: Allowed { allowed: request.budget_seconds, spent: 0 },
-            runs: Allowed { allowed: 0, spent: 0 },
+            runs: Runs::default(),
             undone: BTreeMap::new(),
         },
         ..TuneRecord::default()
@@ -235,7 +328,8 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
             same_code: same,
             predicted_ns: predicted(&work, &request.sizes, &request.profile, &items, &shape),
             measured_ns: Vec::new(),
-            measured_geomean_ns: None,
+            measured_objective_ns: None,
+            measurement: None,
             sources: candidate,
             identity: None,
         });
@@ -267,7 +361,8 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
             same_code: None,
             predicted_ns: Vec::new(),
             measured_ns: Vec::new(),
-            measured_geomean_ns: None,
+            measured_objective_ns: None,
+            measurement: None,
             sources: candidate,
             identity: current_identity(workspace, &symbol),
         });
@@ -279,7 +374,7 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
     let mut ranked: Vec<usize> =
         (0..record.candidates.len()).filter(|&i| record.candidates[i].same_code.is_none()).collect();
     ranked.sort_by(|a, b| {
-        let price = |i: &usize| record.candidates[*i].predicted_ns.iter().sum::<f64>();
+        let price = |i: &usize| request.fold_f64(&record.candidates[*i].predicted_ns);
         price(a).total_cmp(&price(b))
     });
     let mut field: Vec<usize> = ranked.into_iter().take(request.measure).collect();
@@ -291,24 +386,41 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
         field.push(current);
     }
     let bare = full.rsplit('.').next().unwrap_or(&full).to_string();
+    // A candidate the history holds a current measurement of at these sizes starts no run: its
+    // kept times are its samples in every round it survives.
+    let runs_per_sample = (2 * SAMPLES * request.sizes.len()) as u64;
     let mut samples: BTreeMap<usize, Vec<Vec<u64>>> = BTreeMap::new();
+    if let Some(base) = &base {
+        for &index in &field {
+            if let Some(times) =
+                kept_measurement(request.history, &full, base, &record.candidates[index], &request.sizes)
+            {
+                record.candidates[index].measurement = Some("kept");
+                record.budget.runs.kept += runs_per_sample;
+                samples.insert(index, vec![times]);
+            }
+        }
+    }
     let mut round = 0;
     while !field.is_empty() && request.measure > 0 {
         round += 1;
         for &index in &field {
+            if record.candidates[index].measurement.is_some() {
+                continue;
+            }
             if (request.clock)() > request.budget_seconds as f64 {
                 *record.budget.undone.entry("seconds").or_default() += 1;
                 continue;
             }
             let times = measure(&record.candidates[index], &shape, &request.sizes, &bare, runner)?;
-            record.budget.runs.spent += 2 * request.sizes.len() as u64;
+            record.budget.runs.started += runs_per_sample;
             samples.entry(index).or_default().push(times);
         }
         for (&index, rounds) in &samples {
             let candidate = &mut record.candidates[index];
             candidate.measured_ns =
                 (0..request.sizes.len()).map(|s| median(rounds.iter().map(|r| r[s]).collect())).collect();
-            candidate.measured_geomean_ns = Some(geomean(&candidate.measured_ns));
+            candidate.measured_objective_ns = Some(request.fold(&candidate.measured_ns));
         }
         if field.len() == 1 || round >= 4 {
             break;
@@ -316,18 +428,18 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
         field.sort_by(|a, b| score(&record.candidates[*a]).total_cmp(&score(&record.candidates[*b])));
         field.truncate(field.len().div_ceil(2));
     }
-    record.budget.runs.allowed = record.budget.runs.spent;
+    record.budget.runs.allowed = record.budget.runs.started + record.budget.runs.kept;
     // Shares: a same-code candidate has its twin's measurement.
     for i in 0..record.candidates.len() {
         if let Some(twin) = record.candidates[i].same_code.clone()
             && let Some(measured) = record.candidates.iter().find(|c| c.plan == twin).map(|c| c.measured_ns.clone())
         {
-            record.candidates[i].measured_geomean_ns = (!measured.is_empty()).then(|| geomean(&measured));
+            record.candidates[i].measured_objective_ns = (!measured.is_empty()).then(|| request.fold(&measured));
             record.candidates[i].measured_ns = measured;
         }
     }
     let mut measured: Vec<&Candidate> =
-        record.candidates.iter().filter(|c| c.measured_geomean_ns.is_some() && c.same_code.is_none()).collect();
+        record.candidates.iter().filter(|c| c.measured_objective_ns.is_some() && c.same_code.is_none()).collect();
     measured.sort_by(|a, b| score(a).total_cmp(&score(b)));
     record.measured_order = measured.iter().map(|c| c.plan.clone()).collect();
     match measured.first() {
@@ -346,135 +458,6 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
         record.records = history_records(&record, base, request.sizes.as_slice());
     }
     Ok(record)
-}
-
-/// What a search adds to the candidate history: a `measurement` per measured candidate and an
-/// `attempt` for the search itself.
-fn history_records(record: &TuneRecord, base: &str, sizes: &[u64]) -> Vec<crate::history::Record> {
-    use crate::history::{Identity, Record, compiler, contract, host_target, now, source};
-    use serde_json::{Map, Value};
-    let identity = |variant: &Value| Identity {
-        source: source(base, variant),
-        contract: contract(&Value::from("a plan changes no result; an implementation holds under its validation")),
-        target: host_target(),
-        compiler: compiler(),
-        artifact: None,
-    };
-    let sizes: Vec<Value> = sizes.iter().map(|&n| Value::from(n)).collect();
-    let mut out = Vec::new();
-    for candidate in record.candidates.iter().filter(|c| c.same_code.is_none() && !c.measured_ns.is_empty()) {
-        let mut variant = Map::new();
-        match &candidate.selects {
-            Some(symbol) => {
-                variant.insert("use".into(), Value::from(symbol.clone()));
-                variant.insert("identity".into(), candidate.identity.clone().map(Value::from).unwrap_or(Value::Null));
-            }
-            None => {
-                variant.insert("plan".into(), serde_json::to_value(&candidate.items).unwrap_or_default());
-            }
-        }
-        let variant = Value::Object(variant);
-        let mut detail = Map::new();
-        detail.insert(
-            "procedure".into(),
-            Value::from("setup-subtracted wall time of repeated calls, one process at a time on this host; the median of the halving rounds the candidate survived"),
-        );
-        detail.insert("measured_ns".into(), serde_json::to_value(&candidate.measured_ns).unwrap_or_default());
-        detail.insert("sizes".into(), Value::Array(sizes.clone()));
-        if let Ok(r) = Record::new(
-            "measurement",
-            &record.function,
-            &candidate.plan,
-            variant.clone(),
-            identity(&variant),
-            detail,
-            now(),
-        ) {
-            out.push(r);
-        }
-    }
-    let mut detail = Map::new();
-    detail.insert("by".into(), Value::from("cairn tune"));
-    detail.insert("configurations".into(), Value::from(record.space.configurations));
-    detail.insert("legal".into(), Value::from(record.space.legal));
-    detail.insert("chosen".into(), Value::from(record.chosen.clone()));
-    detail.insert("measured_best".into(), serde_json::to_value(&record.fastest).unwrap_or_default());
-    detail.insert("ranked".into(), serde_json::to_value(&record.measured_order).unwrap_or_default());
-    if let Ok(r) =
-        Record::new("attempt", &record.function, "search", Value::Null, identity(&Value::Null), detail, now())
-    {
-        out.push(r);
-    }
-    out
-}
-
-/// The implementations of `item` as validations name them: each implementation, or each instance
-/// a `tune` list names.
-pub(crate) fn implementation_symbols(workspace: &Workspace, item: cairn_hir::Item) -> Vec<String> {
-    let db = workspace.db();
-    let scope = cairn_hir::Resolver::new(db);
-    let mut out = Vec::new();
-    for g in cairn_hir::implementations::implementations_of(db, item) {
-        let tuned = cairn_hir::implementations::tuned_instances(db, g);
-        if tuned.is_empty() {
-            out.push(scope.full_name(g).to_string());
-        } else {
-            out.extend(tuned.into_iter().map(|args| cairn_hir::instance::Instance::new(db, g, args).display(db)));
-        }
-    }
-    out
-}
-
-/// The widened identity now of the implementation (instance) `symbol` names.
-pub(crate) fn current_identity(workspace: &Workspace, symbol: &str) -> Option<String> {
-    crate::history::widened_identity(workspace, crate::validate::instance_named(workspace, symbol)?)
-}
-
-/// Whether the history holds a current validation of `symbol` against `function` (protocol
-/// §18.5's citation rule): a `validation` record of this implementation as it is now (its widened
-/// identity), of the function as it is now, by this build, under a policy at least as strict as
-/// the default (as many cases, no tolerance looser than exact), and no failure of it kept since.
-fn validation_holds(
-    workspace: &Workspace,
-    history: &[crate::history::Record],
-    function: &str,
-    symbol: &str,
-    base: &str,
-) -> Result<(), String> {
-    let Some(widened) = current_identity(workspace, symbol) else {
-        return Err("its identity could not be computed".into());
-    };
-    let judged = crate::history::judged(history, function, base, &[], &[crate::history::host_target()]);
-    let about = |r: &crate::history::Record| {
-        r.variant.get("identity").and_then(serde_json::Value::as_str) == Some(widened.as_str())
-    };
-    if judged.current.iter().any(|r| about(r) && r.kind == "failure") {
-        return Err("the history keeps a failed validation of it as it is".into());
-    }
-    // A validation counts only as this toolchain writes one: a passed finite run that ran the
-    // implementation, under a policy it can read — anything else in the file is not trusted.
-    let strict = |r: &crate::history::Record| {
-        let finite = r.detail.get("finite");
-        let passed = finite.and_then(|f| f.get("status")).and_then(serde_json::Value::as_str) == Some("passed")
-            && finite
-                .and_then(|f| f.get("implementation_ran"))
-                .and_then(serde_json::Value::as_u64)
-                .is_some_and(|n| n > 0);
-        let policy =
-            r.detail.get("policy").and_then(|p| serde_json::from_value::<crate::validate::Policy>(p.clone()).ok());
-        let strict_enough = policy.is_some_and(|p| {
-            p.budget >= crate::validate::Policy::default().budget
-                && p.tolerance.absolute == 0.0
-                && p.tolerance.relative == 0.0
-        });
-        passed && strict_enough
-    };
-    match judged.current.iter().find(|r| about(r) && r.kind == "validation" && strict(r)) {
-        Some(_) => Ok(()),
-        None => {
-            Err(format!("no current validation in the history (run `cairn validate --symbol {symbol} --history …`)"))
-        }
-    }
 }
 
 /// A candidate's predicted nanoseconds at each size: its parallel work over the fewer of the
@@ -503,89 +486,7 @@ pub fn chosen_sources(record: &TuneRecord) -> Option<&[SourceText]> {
 }
 
 fn score(candidate: &Candidate) -> f64 {
-    candidate.measured_geomean_ns.unwrap_or(f64::INFINITY)
-}
-
-fn median(mut values: Vec<u64>) -> u64 {
-    values.sort_unstable();
-    values.get(values.len() / 2).copied().unwrap_or(0)
-}
-
-fn geomean(values: &[u64]) -> f64 {
-    if values.is_empty() {
-        return f64::INFINITY;
-    }
-    (values.iter().map(|&v| (v.max(1) as f64).ln()).sum::<f64>() / values.len() as f64).exp()
-}
-
-/// Times one candidate at each size: (make inputs and call `reps` times) − (make inputs), over `reps`.
-fn measure(
-    candidate: &Candidate,
-    shape: &Shape,
-    sizes: &[u64],
-    function: &str,
-    runner: &dyn Runner,
-) -> Result<Vec<u64>, String> {
-    time_calls(&candidate.sources, shape, sizes, function, runner)
-}
-
-/// The nanoseconds one call of `function` (in `files`, with inputs as `shape` says) takes at
-/// each size on this host: setup-subtracted wall times over enough calls that the calls dominate
-/// starting a process (~10^8 element steps in all), the median of three samples. `cairn predict`
-/// calibrates with it too.
-pub fn time_calls(
-    files: &[SourceText],
-    shape: &Shape,
-    sizes: &[u64],
-    function: &str,
-    runner: &dyn Runner,
-) -> Result<Vec<u64>, String> {
-    let cases: Vec<Case> = sizes.iter().map(|&extent| timing_case(shape, extent)).collect();
-    let reps: Vec<u64> = sizes.iter().map(|&n| (100_000_000 / n.max(1)).clamp(1, 1000)).collect();
-    let text = crate::validate::harness::timing(shape, &cases, function, &reps);
-    let mut files = files.to_vec();
-    let target = files.iter().position(|f| f.text.contains(&format!("fn {function}"))).unwrap_or(0);
-    files[target].text.push_str(&text);
-    // Each size's pair of blocks, SAMPLES times over, interleaved so drift touches all alike; a
-    // size's time is the median of its samples.
-    let pairs: Vec<[String; 2]> = (0..cases.len())
-        .map(|i| [crate::validate::harness::timing_name(i, false), crate::validate::harness::timing_name(i, true)])
-        .collect();
-    let blocks: Vec<String> = (0..SAMPLES).flat_map(|_| pairs.iter().flat_map(|p| p.iter().cloned())).collect();
-    let outcomes = runner.run(&files, &blocks, 300)?;
-    let mut out = Vec::new();
-    for (i, &reps) in reps.iter().enumerate() {
-        let mut samples = Vec::with_capacity(SAMPLES);
-        for sample in 0..SAMPLES {
-            let at = 2 * (sample * cases.len() + i);
-            let setup = outcomes[at].as_ref().map_err(Clone::clone)?;
-            let run = outcomes[at + 1].as_ref().map_err(Clone::clone)?;
-            if run.ended != "returned" {
-                return Err(format!("the timed call trapped: {}", run.trap.clone().unwrap_or_default()));
-            }
-            samples.push(run.elapsed_ns.saturating_sub(setup.elapsed_ns) / reps);
-        }
-        out.push(median(samples));
-    }
-    Ok(out)
-}
-
-/// How many times each timing block runs per measurement.
-const SAMPLES: usize = 3;
-
-/// Inputs for timing: every extent at `extent`, views ascending, scalars 1.
-fn timing_case(shape: &Shape, extent: u64) -> Case {
-    let scalars = shape
-        .params
-        .iter()
-        .filter_map(|(name, fed)| match fed {
-            Fed::Scalar(crate::validate::cases::Scalar::Float(_)) => Some((name.clone(), "1.0".to_string())),
-            Fed::Scalar(crate::validate::cases::Scalar::Bool) => Some((name.clone(), "true".to_string())),
-            Fed::Scalar(_) => Some((name.clone(), "1".to_string())),
-            _ => None,
-        })
-        .collect();
-    Case { extent, pattern: Pattern::Ascending, seed: 1, scalars, views: BTreeMap::new() }
+    candidate.measured_objective_ns.unwrap_or(f64::INFINITY)
 }
 
 /// Every configuration of the items, in generation order: the empty plan, single items, then

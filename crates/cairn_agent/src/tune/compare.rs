@@ -1,0 +1,517 @@
+//! `cairn tune --compare A --compare B` (tools.md §3.15): plan B against plan A instead of a
+//! search. Each plan is made and checked as a whole program like a search's candidate; both are
+//! read by `explain` (the emitted code's guards, allocations, calls, loops and vector width) and
+//! timed on this host, A and B alternating, unless the history keeps a current measurement of
+//! one at these sizes. The answer is lines, each labelled with what it is: a `[compiler
+//! observation]` (the emitted code, read), a `[runtime measurement]` (a time, measured), a
+//! `[hypothesis]` (an explanation nothing here confirmed) or a `[suggested experiment]` (a run that
+//! would test it). No count from the compiler is ever given as a cause. The comparison adds its
+//! measurements, the observation, the hypothesis and the experiment to the candidate history.
+
+use std::collections::BTreeMap;
+
+use cairn_hir::{Item, Workspace};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::records::{history_record, kept_measurement, measurement, variant_of};
+use super::{Candidate, Request, Subject, code_of, implementation_symbols, measure, median, plan_text, predicted};
+use crate::validate::Runner;
+use crate::validate::cases::Shape;
+
+/// How many times each side is timed when the history keeps no measurement of it.
+const ROUNDS: usize = 2;
+
+/// Within this fraction of each other, two times are the same on this host.
+const NOISE: f64 = 0.05;
+
+/// The answer of a comparison (`cairn.tune/2` with `compare`).
+#[derive(Debug, Serialize)]
+pub struct Compare {
+    pub protocol: &'static str,
+    pub function: String,
+    pub sizes: Vec<u64>,
+    /// A and B, in that order.
+    pub compare: Vec<Side>,
+    /// The labelled lines, in the order printed.
+    pub lines: Vec<Line>,
+    /// The records this comparison adds to the candidate history (the caller appends them).
+    #[serde(skip)]
+    pub records: Vec<crate::history::Record>,
+    /// Why the history could not take them (set by the caller).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// One side of a comparison.
+#[derive(Debug, Serialize)]
+pub struct Side {
+    /// As asked (`grain 1; lanes 8`, `none`, `use g`).
+    pub asked: String,
+    /// As a plan's text.
+    pub plan: String,
+    pub predicted_ns: Vec<f64>,
+    pub measured_ns: Vec<u64>,
+    /// `kept` when the history's measurement was used, `measured` when timed now.
+    pub measurement: &'static str,
+    /// For `use g`: whether the history holds a current, strict validation of `g` (a comparison
+    /// times an implementation either way; a search would not choose an unvalidated one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validated: Option<bool>,
+}
+
+/// A labelled line.
+#[derive(Debug, Serialize)]
+pub struct Line {
+    pub label: &'static str,
+    pub text: String,
+}
+
+impl Line {
+    fn new(label: &'static str, text: impl Into<String>) -> Line {
+        Line { label, text: text.into() }
+    }
+}
+
+/// What one side asks for.
+#[derive(Debug, Clone, PartialEq)]
+enum Asked {
+    Items(Vec<(&'static str, u64)>),
+    Use(String),
+}
+
+/// Reads `none`, `grain 1; lanes 8` (with or without `plan f { … }` around it) or `use g` /
+/// `use g[8]`.
+fn parse(text: &str) -> Result<Asked, String> {
+    let trimmed = text.trim();
+    let inner = match (trimmed.find('{'), trimmed.rfind('}')) {
+        (Some(open), Some(close)) if trimmed.starts_with("plan ") && open < close => &trimmed[open + 1..close],
+        _ => trimmed,
+    };
+    let inner = inner.trim().trim_end_matches(';').trim();
+    if inner == "none" || inner.is_empty() {
+        return Ok(Asked::Items(Vec::new()));
+    }
+    if let Some(rest) = inner.strip_prefix("use ") {
+        let name = rest.trim();
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            return Err(format!("--compare {text}: `use` names one implementation (`use g` or `use g[8]`)."));
+        }
+        return Ok(Asked::Use(name.to_string()));
+    }
+    let mut items: Vec<(&'static str, u64)> = Vec::new();
+    for part in inner.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let mut words = part.split_whitespace();
+        let (Some(word), Some(value), None) = (words.next(), words.next(), words.next()) else {
+            return Err(format!("--compare {text}: write items as `grain 4096; lanes 8`, or `none`, or `use g`."));
+        };
+        let Some(&word) = ["grain", "lanes", "fuse"].iter().find(|w| **w == word) else {
+            return Err(format!("--compare {text}: {word} is no host item (grain, lanes, fuse)."));
+        };
+        let Ok(value) = value.parse::<u64>() else {
+            return Err(format!("--compare {text}: {value} is not a whole number."));
+        };
+        if items.iter().any(|(w, _)| *w == word) {
+            return Err(format!("--compare {text}: {word} is given twice."));
+        }
+        items.push((word, value));
+    }
+    Ok(Asked::Items(items))
+}
+
+/// Compares plan `b` against plan `a` for `request.symbol`.
+pub fn compare(
+    accepted: &Workspace,
+    request: &Request<'_>,
+    a: &str,
+    b: &str,
+    runner: &dyn Runner,
+) -> Result<Compare, String> {
+    let asked = [parse(a)?, parse(b)?];
+    let subject = Subject::of(accepted, request.symbol)?;
+    let (workspace, item) = subject.program(accepted)?;
+    let full = subject.full.clone();
+    let bare = full.rsplit('.').next().unwrap_or(&full).to_string();
+    let db = workspace.db();
+    let shape = Shape::of(cairn_hir::fn_signature(db, item))
+        .map_err(|why| format!("{full}'s inputs cannot be made: {why}."))?;
+    let work = crate::predict::work_of(workspace, item);
+    let base = crate::history::base_as_written(workspace, item).ok_or("the function's code could not be digested")?;
+    let mut candidates = Vec::new();
+    let mut validated = Vec::new();
+    let mut codes = Vec::new();
+    for (side, (asked, text)) in asked.iter().zip([a, b]).enumerate() {
+        let label = ["A", "B"][side];
+        let (candidate, holds, code) = candidate(workspace, item, &subject, asked, request, &base, &shape, &work)
+            .map_err(|why| format!("plan {label} ({text}): {why}"))?;
+        candidates.push(candidate);
+        validated.push(holds);
+        codes.push(code);
+    }
+    let same_code = codes[0] == codes[1];
+    // Times: the history's kept measurement, else ROUNDS samples alternating A and B.
+    let mut samples: [Vec<Vec<u64>>; 2] = [Vec::new(), Vec::new()];
+    for (side, candidate) in candidates.iter_mut().enumerate() {
+        if let Some(times) = kept_measurement(request.history, &full, &base, candidate, &request.sizes) {
+            candidate.measurement = Some("kept");
+            samples[side].push(times);
+        }
+    }
+    for _ in 0..ROUNDS {
+        for side in 0..2 {
+            let twin = side == 1 && same_code;
+            if candidates[side].measurement.is_some() || twin {
+                continue;
+            }
+            samples[side].push(measure(&candidates[side], &shape, &request.sizes, &bare, runner)?);
+        }
+    }
+    if same_code && candidates[1].measurement.is_none() {
+        samples[1] = samples[0].clone();
+    }
+    for (side, candidate) in candidates.iter_mut().enumerate() {
+        candidate.measured_ns =
+            (0..request.sizes.len()).map(|s| median(samples[side].iter().map(|r| r[s]).collect())).collect();
+    }
+    // The emitted code, read.
+    let readings: Vec<Option<Map<String, Value>>> = candidates
+        .iter()
+        .map(|c| runner.explain(&c.sources, &[bare.clone()]).ok().and_then(|r| reading_of(&r, &bare)))
+        .collect();
+    let mut lines = Vec::new();
+    if same_code {
+        lines.push(Line::new(
+            "compiler observation",
+            format!("A and B lower {full} to the same code: a difference in time between them is the host's noise"),
+        ));
+    } else {
+        lines.extend(observations(&readings));
+    }
+    let observed: Vec<String> = lines.iter().map(|l| l.text.clone()).collect();
+    let extents = extent_names(&shape);
+    for (s, &size) in request.sizes.iter().enumerate() {
+        let (ta, tb) = (candidates[0].measured_ns[s], candidates[1].measured_ns[s]);
+        let ratio = tb.max(1) as f64 / ta.max(1) as f64;
+        let origin = |c: &Candidate| if c.measurement.is_some() { "kept in the history" } else { "measured now" };
+        lines.push(Line::new(
+            "runtime measurement",
+            format!(
+                "{extents}={size}: A {} ({}), B {} ({}); B/A {ratio:.2}",
+                duration(ta),
+                origin(&candidates[0]),
+                duration(tb),
+                origin(&candidates[1])
+            ),
+        ));
+    }
+    let (claim, experiment) = hypothesis(&asked, &candidates, &request.sizes, same_code, &extents);
+    lines.push(Line::new("hypothesis", claim.clone()));
+    let run = format!(
+        "cairn tune --symbol {full} --compare '{a}' --compare '{b}' --at {extents}={}",
+        request.sizes.iter().max().copied().unwrap_or(1_000_000).saturating_mul(10)
+    );
+    lines.push(Line::new("suggested experiment", format!("{run}: {experiment}")));
+    // What the history keeps: the new measurements, the observation, the hypothesis and the
+    // experiment that would test it.
+    let mut records: Vec<crate::history::Record> = candidates
+        .iter()
+        .filter(|c| c.measurement.is_none() && !(same_code && std::ptr::eq(*c, &candidates[1])))
+        .filter_map(|c| measurement(&full, c, &base, &request.sizes))
+        .collect();
+    let pair = format!("{} vs {}", candidates[0].plan, candidates[1].plan);
+    let variant = Value::Array(candidates.iter().map(variant_of).collect());
+    let detail = |pairs: Vec<(&str, Value)>| -> Map<String, Value> {
+        pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    };
+    records.extend(history_record(
+        "observation",
+        &full,
+        &pair,
+        variant.clone(),
+        &base,
+        detail(vec![("by", Value::from("cairn tune --compare (explain)")), ("read", Value::from(observed))]),
+    ));
+    records.extend(history_record(
+        "hypothesis",
+        &full,
+        &pair,
+        variant.clone(),
+        &base,
+        detail(vec![("claim", Value::from(claim.clone()))]),
+    ));
+    records.extend(history_record(
+        "experiment",
+        &full,
+        &pair,
+        variant,
+        &base,
+        detail(vec![("run", Value::from(run)), ("tests", Value::from(claim))]),
+    ));
+    let compare = candidates
+        .into_iter()
+        .zip(asked.iter().zip([a, b]))
+        .zip(validated)
+        .map(|((c, (_, text)), validated)| Side {
+            asked: text.to_string(),
+            plan: c.plan,
+            predicted_ns: c.predicted_ns,
+            measured_ns: c.measured_ns,
+            measurement: if c.measurement.is_some() { "kept" } else { "measured" },
+            validated,
+        })
+        .collect();
+    Ok(Compare {
+        protocol: "cairn.tune/2",
+        function: full,
+        sizes: request.sizes.clone(),
+        compare,
+        lines,
+        records,
+        reason: None,
+    })
+}
+
+/// One side made into a candidate program and checked: the candidate, for `use g` whether its
+/// validation holds, and its code's digest.
+#[allow(clippy::too_many_arguments)]
+fn candidate(
+    workspace: &Workspace,
+    item: Item,
+    subject: &Subject,
+    asked: &Asked,
+    request: &Request<'_>,
+    base: &str,
+    shape: &Shape,
+    work: &crate::predict::Work,
+) -> Result<(Candidate, Option<bool>, u64), String> {
+    let full = &subject.full;
+    let bare = full.rsplit('.').next().unwrap_or(full);
+    let (sources, plan, items, selects, holds) = match asked {
+        Asked::Items(items) => {
+            if !items.is_empty() && subject.regions == 0 {
+                return Err(format!("{full} has no parallel region for plan items to schedule."));
+            }
+            let sources = crate::edit::with_plan(workspace, &subject.files, item, items);
+            (sources, plan_text(full, items), items.clone(), None, None)
+        }
+        Asked::Use(name) => {
+            let symbols = implementation_symbols(workspace, item);
+            let Some(symbol) = symbols.iter().find(|s| s.as_str() == name || s.rsplit('.').next() == Some(name)) else {
+                return Err(format!(
+                    "{name} is no implementation of {full} (its implementations: {}).",
+                    if symbols.is_empty() { "none".to_string() } else { symbols.join(", ") }
+                ));
+            };
+            let sources = crate::edit::with_selection(workspace, &subject.files, item, Some(symbol));
+            let holds = super::validation_holds(workspace, request.history, full, symbol, base).is_ok();
+            let short = symbol.rsplit('.').next().unwrap_or(symbol);
+            (sources, format!("plan {bare} use {short};"), Vec::new(), Some(symbol.clone()), Some(holds))
+        }
+    };
+    let mut checked = Workspace::new(sources.clone());
+    if let Some(refusal) = checked.check().refusal {
+        return Err(format!("refused: {}: {}", refusal.first.code, refusal.first.message));
+    }
+    let identity = selects.as_deref().and_then(|s| super::current_identity(workspace, s));
+    let predicted_ns = predicted(work, &request.sizes, &request.profile, &items, shape);
+    let candidate = Candidate {
+        plan,
+        items: items.iter().copied().collect(),
+        selects,
+        same_code: None,
+        predicted_ns,
+        measured_ns: Vec::new(),
+        measured_objective_ns: None,
+        measurement: None,
+        sources,
+        identity,
+    };
+    Ok((candidate, holds, code_of(&checked, full)))
+}
+
+/// The explain reading of `bare` (its entry in `cairn.explain/1`'s `functions`).
+fn reading_of(explain: &Map<String, Value>, bare: &str) -> Option<Map<String, Value>> {
+    explain.get("functions")?.get(bare)?.as_object().cloned()
+}
+
+/// The counts explain keeps, where A's and B's emitted code differ.
+fn observations(readings: &[Option<Map<String, Value>>]) -> Vec<Line> {
+    let (Some(a), Some(b)) = (&readings[0], &readings[1]) else {
+        return vec![Line::new(
+            "compiler observation",
+            "the emitted code could not be read (explain failed on one side)",
+        )];
+    };
+    let count = |reading: &Map<String, Value>, key: &str| -> u64 {
+        match reading.get(key) {
+            Some(Value::Array(list)) if key == "guards" => {
+                list.iter().filter_map(|g| g.get("emitted").and_then(Value::as_u64)).sum()
+            }
+            Some(Value::Array(list)) => list.iter().filter_map(|c| c.get("count").and_then(Value::as_u64)).sum(),
+            Some(value) => value.as_u64().unwrap_or(u64::from(value.as_bool().unwrap_or(false))),
+            None => 0,
+        }
+    };
+    let mut out = Vec::new();
+    for (key, what) in [
+        ("vector_width", "widest vector (elements)"),
+        ("loops", "loops"),
+        ("calls", "calls"),
+        ("guards", "guards emitted"),
+        ("allocations", "allocations"),
+    ] {
+        let (x, y) = (count(a, key), count(b, key));
+        if x != y {
+            out.push(Line::new("compiler observation", format!("{what}: A {x}, B {y}")));
+        }
+    }
+    let callees = |reading: &Map<String, Value>| -> BTreeMap<String, u64> {
+        reading
+            .get("calls")
+            .and_then(Value::as_array)
+            .map(|calls| {
+                calls
+                    .iter()
+                    .filter_map(|c| Some((c.get("callee")?.as_str()?.to_string(), c.get("count")?.as_u64()?)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (ca, cb) = (callees(a), callees(b));
+    for callee in ca.keys().chain(cb.keys()).collect::<std::collections::BTreeSet<_>>() {
+        let (x, y) = (ca.get(callee).copied().unwrap_or(0), cb.get(callee).copied().unwrap_or(0));
+        if x != y {
+            out.push(Line::new("compiler observation", format!("calls of {callee}: A {x}, B {y}")));
+        }
+    }
+    if out.is_empty() {
+        out.push(Line::new(
+            "compiler observation",
+            "the emitted code differs, but not in any count explain keeps (guards, allocations, calls, loops, vector width)",
+        ));
+    }
+    out
+}
+
+/// The extent parameters' names, as a size is written (`n`, or `n,m` when several take it).
+fn extent_names(shape: &Shape) -> String {
+    let names: Vec<&str> = shape
+        .params
+        .iter()
+        .filter(|(_, fed)| matches!(fed, crate::validate::cases::Fed::Extent))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if names.is_empty() { "n".to_string() } else { names.join(",") }
+}
+
+/// A time for people: ns, µs or ms.
+fn duration(ns: u64) -> String {
+    match ns {
+        0..1_000 => format!("{ns} ns"),
+        1_000..1_000_000 => format!("{:.1} µs", ns as f64 / 1e3),
+        _ => format!("{:.2} ms", ns as f64 / 1e6),
+    }
+}
+
+/// The hypothesis the measurements suggest and what the suggested experiment would show if it
+/// holds — an explanation of the difference by what differs between the plans, never by a count.
+fn hypothesis(
+    asked: &[Asked; 2],
+    candidates: &[Candidate],
+    sizes: &[u64],
+    same_code: bool,
+    extents: &str,
+) -> (String, String) {
+    let ratios: Vec<f64> = (0..sizes.len())
+        .map(|s| candidates[1].measured_ns[s].max(1) as f64 / candidates[0].measured_ns[s].max(1) as f64)
+        .collect();
+    let alike = ratios.iter().all(|r| (r - 1.0).abs() <= NOISE);
+    if same_code {
+        return (
+            "the two plans cannot differ in time: they emit the same code".into(),
+            "both sides stay within the host's noise of each other at a larger size too".into(),
+        );
+    }
+    if alike {
+        return (
+            format!(
+                "the plan does not matter for this function at {extents} up to {}: A and B are within {:.0}% of each other",
+                sizes.iter().max().copied().unwrap_or(0),
+                NOISE * 100.0
+            ),
+            "if the work grows faster than the scheduling cost, a difference appears at a larger size".into(),
+        );
+    }
+    let faster = if ratios.iter().map(|r| r.ln()).sum::<f64>() < 0.0 { "B" } else { "A" };
+    let (slow_side, fast_side) = if faster == "B" { (0, 1) } else { (1, 0) };
+    let value = |side: usize, word: &str| match &asked[side] {
+        Asked::Items(items) => items.iter().find(|(w, _)| *w == word).map(|(_, v)| *v),
+        Asked::Use(_) => None,
+    };
+    let because = match (&asked[0], &asked[1]) {
+        (Asked::Use(_), _) | (_, Asked::Use(_)) => format!(
+            "{faster}'s code does less work per element than the other's at these sizes (the implementation or the reference, not the schedule)"
+        ),
+        _ if value(fast_side, "lanes") != value(slow_side, "lanes") => {
+            let (fast, slow) = (value(fast_side, "lanes"), value(slow_side, "lanes"));
+            match (fast, slow) {
+                (Some(f), Some(s)) if f < s => format!(
+                    "{faster} runs on fewer lanes ({f} against {s}): at these sizes starting and joining more lanes costs more than they share"
+                ),
+                (Some(f), Some(s)) => format!(
+                    "{faster} runs on more lanes ({f} against {s}): the work is large enough to repay each lane"
+                ),
+                (Some(f), None) => {
+                    format!("{faster} fixes the lanes at {f}, where the runtime's own choice costs more at these sizes")
+                }
+                (None, _) => format!("{faster} leaves the lanes to the runtime, whose choice suits these sizes better"),
+            }
+        }
+        _ if value(fast_side, "fuse") != value(slow_side, "fuse") => {
+            if value(fast_side, "fuse").is_some() {
+                format!("{faster} fuses the regions: one pass over the data and one join fewer")
+            } else {
+                format!(
+                    "{faster} keeps the regions apart: each loop stays simpler for the code generator than the fused one"
+                )
+            }
+        }
+        _ => {
+            let (fast, slow) = (value(fast_side, "grain"), value(slow_side, "grain"));
+            match (fast, slow) {
+                (Some(f), Some(s)) if f < s => {
+                    format!("{faster}'s smaller grain ({f} against {s}) balances the lanes' shares better")
+                }
+                (Some(f), Some(s)) => {
+                    format!("{faster}'s larger grain ({f} against {s}) spends less on handing out work")
+                }
+                _ => format!("{faster}'s grain suits these sizes better than the other's"),
+            }
+        }
+    };
+    let grows = ratios.len() >= 2 && (ratios[ratios.len() - 1] - 1.0).abs() > (ratios[0] - 1.0).abs();
+    let experiment = if grows {
+        format!("the gap keeps growing with {extents}, as it did between the sizes measured")
+    } else {
+        format!(
+            "{faster} stays faster at ten times the size if the difference is the schedule's, and the gap narrows if it is a fixed cost"
+        )
+    };
+    (because, experiment)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sides_are_none_items_or_a_use() {
+        assert_eq!(parse("none"), Ok(Asked::Items(Vec::new())));
+        assert_eq!(parse("grain 1; lanes 8"), Ok(Asked::Items(vec![("grain", 1), ("lanes", 8)])));
+        assert_eq!(parse("plan f { lanes 2; }"), Ok(Asked::Items(vec![("lanes", 2)])));
+        assert_eq!(parse("use g[8]"), Ok(Asked::Use("g[8]".into())));
+        for bad in ["grain", "grain x", "block 4", "lanes 2; lanes 4", "use", "use a b"] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! Timing on this host: a generated program makes a function's inputs and calls it repeatedly,
+//! each size's setup block and timed block run as processes of their own, interleaved over
+//! samples; a call's time is the setup-subtracted difference over the repetitions, the median of
+//! the samples. `cairn tune` and `cairn predict --calibrate` time with it.
+
+use std::collections::BTreeMap;
+
+use cairn_hir::SourceText;
+
+use super::Candidate;
+use crate::validate::Runner;
+use crate::validate::cases::{Case, Fed, Pattern, Shape};
+
+/// How many times each timing block runs per measurement.
+pub(super) const SAMPLES: usize = 3;
+
+pub(super) fn median(mut values: Vec<u64>) -> u64 {
+    values.sort_unstable();
+    values.get(values.len() / 2).copied().unwrap_or(0)
+}
+
+/// Times one candidate at each size: (make inputs and call `reps` times) − (make inputs), over `reps`.
+pub(super) fn measure(
+    candidate: &Candidate,
+    shape: &Shape,
+    sizes: &[u64],
+    function: &str,
+    runner: &dyn Runner,
+) -> Result<Vec<u64>, String> {
+    time_calls(&candidate.sources, shape, sizes, function, runner)
+}
+
+/// The nanoseconds one call of `function` (in `files`, with inputs as `shape` says) takes at
+/// each size on this host: setup-subtracted wall times over enough calls that the calls dominate
+/// starting a process (~10^8 element steps in all), the median of three samples. `cairn predict`
+/// calibrates with it too.
+pub fn time_calls(
+    files: &[SourceText],
+    shape: &Shape,
+    sizes: &[u64],
+    function: &str,
+    runner: &dyn Runner,
+) -> Result<Vec<u64>, String> {
+    let cases: Vec<Case> = sizes.iter().map(|&extent| timing_case(shape, extent)).collect();
+    let reps: Vec<u64> = sizes.iter().map(|&n| (100_000_000 / n.max(1)).clamp(1, 1000)).collect();
+    let text = crate::validate::harness::timing(shape, &cases, function, &reps);
+    let mut files = files.to_vec();
+    let target = files.iter().position(|f| f.text.contains(&format!("fn {function}"))).unwrap_or(0);
+    files[target].text.push_str(&text);
+    // Each size's pair of blocks, SAMPLES times over, interleaved so drift touches all alike; a
+    // size's time is the median of its samples.
+    let pairs: Vec<[String; 2]> = (0..cases.len())
+        .map(|i| [crate::validate::harness::timing_name(i, false), crate::validate::harness::timing_name(i, true)])
+        .collect();
+    let blocks: Vec<String> = (0..SAMPLES).flat_map(|_| pairs.iter().flat_map(|p| p.iter().cloned())).collect();
+    let outcomes = runner.run(&files, &blocks, 300)?;
+    let mut out = Vec::new();
+    for (i, &reps) in reps.iter().enumerate() {
+        let mut samples = Vec::with_capacity(SAMPLES);
+        for sample in 0..SAMPLES {
+            let at = 2 * (sample * cases.len() + i);
+            let setup = outcomes[at].as_ref().map_err(Clone::clone)?;
+            let run = outcomes[at + 1].as_ref().map_err(Clone::clone)?;
+            if run.ended != "returned" {
+                return Err(format!("the timed call trapped: {}", run.trap.clone().unwrap_or_default()));
+            }
+            samples.push(run.elapsed_ns.saturating_sub(setup.elapsed_ns) / reps);
+        }
+        out.push(median(samples));
+    }
+    Ok(out)
+}
+
+/// Inputs for timing: every extent at `extent`, views ascending, scalars 1.
+pub(super) fn timing_case(shape: &Shape, extent: u64) -> Case {
+    let scalars = shape
+        .params
+        .iter()
+        .filter_map(|(name, fed)| match fed {
+            Fed::Scalar(crate::validate::cases::Scalar::Float(_)) => Some((name.clone(), "1.0".to_string())),
+            Fed::Scalar(crate::validate::cases::Scalar::Bool) => Some((name.clone(), "true".to_string())),
+            Fed::Scalar(_) => Some((name.clone(), "1".to_string())),
+            _ => None,
+        })
+        .collect();
+    Case { extent, pattern: Pattern::Ascending, seed: 1, scalars, views: BTreeMap::new() }
+}
