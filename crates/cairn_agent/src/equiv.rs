@@ -54,6 +54,27 @@ impl Lowered {
         Some(Lowered { functions, by_symbol })
     }
 
+    /// The closure of an instance (a tuned instance `g[4]`): its own code and what its lowering
+    /// made, then the closure of each function its body calls. `None` when something does not
+    /// lower, or a callee is itself a template (its instance is not known here).
+    pub fn instance_closure(workspace: &Workspace, instance: cairn_hir::instance::Instance<'_>) -> Option<Lowered> {
+        let db = workspace.db();
+        let mut functions = vec![cairn_mir::instance_mir(db, instance).as_ref().ok()?.clone()];
+        functions.extend(cairn_mir::instance_extra_mir(db, instance).iter().cloned());
+        let item = instance.item(db);
+        for callee in workspace.callees(item) {
+            if callee == item {
+                continue;
+            }
+            if !cairn_hir::generics::fn_generics(db, callee).is_empty() {
+                return None;
+            }
+            functions.extend(Lowered::closure(workspace, callee)?.functions);
+        }
+        let by_symbol = functions.iter().enumerate().map(|(i, f)| (f.symbol.clone(), i)).collect();
+        Some(Lowered { functions, by_symbol })
+    }
+
     pub fn get(&self, symbol: &str) -> Option<&Arc<Function>> {
         self.by_symbol.get(symbol).map(|&i| &self.functions[i])
     }

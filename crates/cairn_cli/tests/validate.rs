@@ -247,5 +247,24 @@ fn main() -> i32 { return 0; }
     assert_eq!(record["finite"]["failed"]["inputs"]["scalars"]["v"], "12345", "{record}");
     let kept = std::fs::read_to_string(dir.join("regressions/clip.json")).expect("kept");
     assert!(kept.contains("12345"), "{kept}");
+    // A tuned instance is asked too, its condition read with the instance's natural: only
+    // clip_by[1] takes the odd branch, and Z3 tells the instances apart.
+    let tuned = source.replace(
+        "fn main()",
+        "fn clip_by[K:nat](v:i32, lo:i32, hi:i32) -> i32 implements clip when lo <= hi && K < 5000 tune K in [1, 1000] {
+  if v == 777 && K == 1 { return lo; }
+  return max(lo, min(v, hi));
+}
+fn main()",
+    );
+    std::fs::write(dir.join("t.cairn"), tuned).expect("write");
+    let (record, code) = validate(&dir, "t.cairn", "clip_by[1000]", &[]);
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(record["smt"]["status"], "equivalent", "{record}");
+    assert_eq!(record["smt"]["where"], "when lo <= hi && 1000 < 5000", "{record}");
+    let (record, code) = validate(&dir, "t.cairn", "clip_by[1]", &[]);
+    assert_eq!(code, 1, "{record}");
+    assert_eq!(record["smt"]["status"], "counterexample", "{record}");
+    assert_eq!(record["smt"]["replay"]["inputs"]["scalars"]["v"], "777", "{record}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -13,8 +13,11 @@
 //! zero, zeroed views); the caller keeps it in the regressions file ([`Regressions`]), which later
 //! runs pass back as `kept` and try first.
 //!
-//! Not in this build: Z3's separate bounded check (`smt` says `not-run`), the candidate history,
-//! emulation and device targets.
+//! Z3's bounded comparison runs beside the cases (`smt.rs`): under the condition, for the
+//! implementation or a tuned instance, its counterexample replayed natively as one more case.
+//! The record goes to the candidate history (`record.rs`) when the caller keeps one.
+//!
+//! Not in this build: emulation and device targets.
 
 pub mod agree;
 pub mod cases;

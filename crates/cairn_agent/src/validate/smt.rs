@@ -42,9 +42,10 @@ impl Default for Smt {
     }
 }
 
-/// Z3's bounded comparison of the reference and the implementation under its condition (tuned
-/// instances are not asked: the condition names their naturals), and — for a counterexample — its
-/// native replay: the failing case and what it gave when it fails under the policy.
+/// Z3's bounded comparison of the reference and the implementation under its condition (for a
+/// tuned instance, its own code with the condition's naturals replaced by the instance's values),
+/// and — for a counterexample — its native replay: the failing case and what it gave when it
+/// fails under the policy.
 pub(super) fn smt_check(
     workspace: &Workspace,
     setup: &Setup<'_>,
@@ -55,10 +56,18 @@ pub(super) fn smt_check(
 ) -> (Smt, Option<(Case, CaseResult)>) {
     let db = workspace.db();
     let not_run = |reason: &str| Smt { status: "not-run", under: None, reason: Some(reason.to_string()), replay: None };
-    if !instance.is_monomorphic(db) {
-        return (not_run("a tuned instance's condition names its naturals, which Z3 is not given"), None);
-    }
     let item = instance.item(db);
+    // A tuned instance's naturals, by name: its condition is read with their values.
+    let generics = cairn_hir::generics::fn_generics(db, item);
+    let mut naturals: Vec<(String, u64)> = Vec::new();
+    for (generic, arg) in generics.iter().zip(instance.args(db).iter()) {
+        match arg {
+            cairn_hir::instance::InstanceArg::Nat(value) => naturals.push((generic.name.to_string(), *value)),
+            cairn_hir::instance::InstanceArg::Type(_) => {
+                return (not_run("an instance over a type is not given to Z3 (only naturals are)"), None);
+            }
+        }
+    }
     // The program with no selection of the reference: the two functions as written.
     let mut plain = Workspace::new(setup.with(&setup.plain));
     if plain.check().refusal.is_some() {
@@ -69,16 +78,29 @@ pub(super) fn smt_check(
     let (Some(f), Some(g)) = (plain.function_named(&reference_name), plain.function_named(&name)) else {
         return (not_run("the functions are missing from the program without the selection"), None);
     };
-    let when = crate::edit::when_text(db, item);
+    let when = if naturals.is_empty() {
+        crate::edit::when_text(db, item)
+    } else {
+        crate::edit::when_text_at(db, item, &naturals)
+    };
     let assumption = match crate::equiv::assumption(&plain, &reference_name, when.as_deref().unwrap_or("")) {
         Ok(assumption) => assumption,
         Err(why) => return (not_run(&format!("the condition cannot be given to Z3: {}", why.0)), None),
     };
-    let (Some(old), Some(new)) = (crate::equiv::Lowered::closure(&plain, f), crate::equiv::Lowered::closure(&plain, g))
-    else {
-        return (not_run("the functions do not lower"), None);
+    let g_instance = cairn_hir::instance::Instance::new(plain.db(), g, instance.args(db).clone());
+    let lowered_g = if naturals.is_empty() {
+        crate::equiv::Lowered::closure(&plain, g)
+    } else {
+        crate::equiv::Lowered::instance_closure(&plain, g_instance)
     };
-    let (f_symbol, g_symbol) = (crate::equiv::symbol_of(&plain, f), crate::equiv::symbol_of(&plain, g));
+    let (Some(old), Some(new)) = (crate::equiv::Lowered::closure(&plain, f), lowered_g) else {
+        return (not_run("the functions do not lower (or the instance calls a template)"), None);
+    };
+    let f_symbol = crate::equiv::symbol_of(&plain, f);
+    let g_symbol = match cairn_mir::instance_mir(plain.db(), g_instance) {
+        Ok(function) => function.symbol.clone(),
+        Err(_) => return (not_run("the instance does not lower"), None),
+    };
     let comparison = crate::equiv::compare(
         &old,
         &f_symbol,
