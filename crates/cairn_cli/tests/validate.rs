@@ -268,3 +268,42 @@ fn main()",
     assert_eq!(record["smt"]["replay"]["inputs"]["scalars"]["v"], "777", "{record}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn extents_are_varied_apart_so_an_implementation_that_confuses_them_fails() {
+    let dir = scratch("apart");
+    let source = "fn dot(n:usize, m:usize, xs:ro<u64>[n], ys:ro<u64>[m]) -> u64 {
+  let mut s:u64 = 0;
+  for i in 0..min(n, m) { s = add_wrap(s, mul_wrap(xs[i], ys[i])); }
+  return s;
+}
+fn dot_fast(n:usize, m:usize, xs:ro<u64>[n], ys:ro<u64>[m]) -> u64 implements dot {
+  let mut s:u64 = 0;
+  for i in 0..n { s = add_wrap(s, mul_wrap(xs[i], ys[i])); }
+  return s;
+}
+fn dot_right(n:usize, m:usize, xs:ro<u64>[n], ys:ro<u64>[m]) -> u64 implements dot {
+  let mut s:u64 = 0;
+  for i in 0..min(m, n) { s = add_wrap(s, mul_wrap(ys[i], xs[i])); }
+  return s;
+}
+fn main() -> i32 { return 0; }
+";
+    std::fs::write(dir.join("d.cairn"), source).expect("write");
+    // With n and m always equal the two agree; a case with m below n tells them apart, and it is
+    // shrunk to the smallest such case.
+    let (record, code) = validate(&dir, "d.cairn", "dot_fast", &[]);
+    assert_eq!(code, 1, "{record}");
+    let failed = &record["finite"]["failed"]["inputs"];
+    assert_eq!((failed["extent"].as_u64(), failed["extents"]["m"].as_u64()), (Some(1), Some(0)), "{record}");
+    assert_eq!(record["finite"]["failed"]["implementation"]["ended"], "trapped", "{record}");
+    // The kept case is fed again next time, extents and all.
+    let kept = std::fs::read_to_string(dir.join("regressions/dot.json")).expect("kept");
+    assert!(kept.contains("\"extents\""), "{kept}");
+    let (record, code) = validate(&dir, "d.cairn", "dot_fast", &[]);
+    assert_eq!(code, 1, "{record}");
+    assert_eq!(record["coverage"]["kept"], 1, "{record}");
+    let (record, code) = validate(&dir, "d.cairn", "dot_right", &[]);
+    assert_eq!(code, 0, "{record}");
+    std::fs::remove_dir_all(&dir).ok();
+}

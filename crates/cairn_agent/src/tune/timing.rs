@@ -83,5 +83,5 @@ pub(super) fn timing_case(shape: &Shape, extent: u64) -> Case {
             _ => None,
         })
         .collect();
-    Case { extent, pattern: Pattern::Ascending, seed: 1, scalars, views: BTreeMap::new() }
+    Case { extent, pattern: Pattern::Ascending, seed: 1, scalars, views: BTreeMap::new(), extents: BTreeMap::new() }
 }

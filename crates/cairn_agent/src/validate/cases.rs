@@ -1,9 +1,10 @@
 //! The inputs `cairn validate` feeds a reference and its implementation (tools.md §3.14).
 //!
 //! A [`Shape`] is what the signature says can be fed: extents (`usize` parameters sizing a view),
-//! scalar values, and views of scalars. A [`Case`] is one input: one value for every extent (all
-//! extents of a case take the same value, so views that share or relate their extents stay
-//! consistent), a fill [`Pattern`] for every view, and a value for every other scalar.
+//! scalar values, and views of scalars. A [`Case`] is one input: one value for every extent (the
+//! same for all, except in the cases *apart*, where one extent parameter takes another — a
+//! function that confuses two extents meets a case that tells), a fill [`Pattern`] for every view,
+//! and a value for every other scalar.
 //!
 //! Extents come from the tiles: the naturals of the instance, the divisors the `when` condition
 //! names and the literal factors the implementation indexes by, the host pool's cutoff when a
@@ -127,10 +128,7 @@ impl Shape {
         let mut out: Vec<Scalar> = self.ret.into_iter().collect();
         for (_, fed) in &self.params {
             if let Fed::View { elem, rw: true, extent } = fed {
-                let n = match extent {
-                    ViewExtent::Literal(n) => *n,
-                    ViewExtent::Param(_) => case.extent,
-                };
+                let n = self.length(case, *extent);
                 out.extend(std::iter::repeat_n(*elem, n as usize));
             }
         }
@@ -139,11 +137,33 @@ impl Shape {
 }
 
 impl Shape {
-    /// Whether a (kept) case fits this signature: an extent within 2^20, exactly the scalar
-    /// parameters, each a literal of its type.
+    /// How many elements a view of `extent` has in `case`.
+    pub fn length(&self, case: &Case, extent: ViewExtent) -> u64 {
+        match extent {
+            ViewExtent::Literal(n) => n,
+            ViewExtent::Param(index) => self.params.get(index).map_or(case.extent, |(name, _)| case.extent_of(name)),
+        }
+    }
+
+    /// The names of the extent parameters, in order.
+    pub fn extent_names(&self) -> Vec<&str> {
+        self.params.iter().filter(|(_, f)| matches!(f, Fed::Extent)).map(|(n, _)| n.as_str()).collect()
+    }
+
+    /// Whether a (kept) case fits this signature: extents within 2^20 (one of its own for an
+    /// extent parameter only), exactly the scalar parameters, each a literal of its type.
     pub fn fits(&self, case: &Case) -> Result<(), String> {
         if case.extent > 1 << 20 {
             return Err(format!("the extent {} is past 2^20", case.extent));
+        }
+        let names = self.extent_names();
+        for (name, &value) in &case.extents {
+            if !names.contains(&name.as_str()) {
+                return Err(format!("{name} is not an extent of the signature"));
+            }
+            if value > 1 << 20 {
+                return Err(format!("the extent {name} = {value} is past 2^20"));
+            }
         }
         let scalars: Vec<(&String, Scalar)> = self
             .params
@@ -157,10 +177,7 @@ impl Shape {
             let Some((_, Fed::View { elem, extent, .. })) = self.params.iter().find(|(n, _)| n == name) else {
                 return Err(format!("{name} is not a view of the signature"));
             };
-            let length = match extent {
-                ViewExtent::Literal(n) => *n,
-                ViewExtent::Param(_) => case.extent,
-            };
+            let length = self.length(case, *extent);
             if values.len() as u64 != length {
                 return Err(format!("{name} holds {} values for {length} elements", values.len()));
             }
@@ -234,6 +251,16 @@ pub struct Case {
     /// the pattern.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub views: std::collections::BTreeMap<String, Vec<String>>,
+    /// Extent parameters that take another value than `extent`, by name (the others take it).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub extents: std::collections::BTreeMap<String, u64>,
+}
+
+impl Case {
+    /// The value of the extent parameter `name` in this case.
+    pub fn extent_of(&self, name: &str) -> u64 {
+        self.extents.get(name).copied().unwrap_or(self.extent)
+    }
 }
 
 /// The extents a validation tries, ascending, within `largest`.
@@ -296,6 +323,7 @@ pub fn generate(
                     seed: seed.wrapping_mul(6364136223846793005).wrapping_add(counter as u64),
                     scalars: values,
                     views: std::collections::BTreeMap::new(),
+                    extents: std::collections::BTreeMap::new(),
                 });
                 counter += 1;
             }
@@ -304,20 +332,64 @@ pub fn generate(
             break;
         }
     }
-    if grid.len() <= budget {
-        return grid;
+    // With two extents or more, cases where they differ: each extent in turn one step below the
+    // others (and at 0), so a function that confuses them meets a case that tells. At most a
+    // quarter of the budget; the rest is the grid.
+    let names = shape.extent_names();
+    let mut apart: Vec<Case> = Vec::new();
+    if names.len() >= 2 {
+        let first = grid.first().cloned();
+        for (step, pair) in extents.windows(2).enumerate() {
+            let (below, at) = (pair[0], pair[1]);
+            for (k, name) in names.iter().enumerate() {
+                for other in [below, 0] {
+                    let Some(mut case) = first.clone() else { continue };
+                    case.extent = at;
+                    case.pattern = PATTERNS[(step + k) % PATTERNS.len()];
+                    case.seed = seed.wrapping_add((step * names.len() + k) as u64);
+                    case.extents.insert(name.to_string(), other);
+                    if !apart.contains(&case) {
+                        apart.push(case);
+                    }
+                }
+            }
+        }
+        // Spread over the extents when they are more than a quarter of the budget.
+        let room = (budget / 4).max(1);
+        if apart.len() > room {
+            let len = apart.len();
+            apart = (0..room).map(|i| apart[i * len / room].clone()).collect();
+        }
     }
-    // Spread evenly over the grid: `budget` cases, the first one first.
-    let len = grid.len();
-    (0..budget).map(|i| grid[i * len / budget].clone()).collect()
+    let budget = budget.saturating_sub(apart.len()).max(1);
+    let mut out = if grid.len() <= budget {
+        grid
+    } else {
+        // Spread evenly over the grid: `budget` cases, the first one first.
+        let len = grid.len();
+        (0..budget).map(|i| grid[i * len / budget].clone()).collect()
+    };
+    out.extend(apart);
+    out
 }
 
 /// Simpler neighbours of a failing case, simplest first: smaller extents, then each scalar at 0.
 pub fn probes(case: &Case, extents: &[u64], shape: &Shape) -> Vec<Case> {
     let mut out = Vec::new();
-    // A case with explicit views keeps its extent (its values are that long).
-    for &extent in extents.iter().filter(|&&e| e < case.extent && case.views.is_empty()) {
-        out.push(Case { extent, ..case.clone() });
+    // A case with explicit views keeps its extents (its values are that long).
+    if case.views.is_empty() {
+        // Extents apart: first try them together, at the case's extent and at each of its own.
+        if !case.extents.is_empty() {
+            let together = Case { extents: std::collections::BTreeMap::new(), ..case.clone() };
+            out.push(together.clone());
+            for &own in case.extents.values() {
+                out.push(Case { extent: own, ..together.clone() });
+            }
+        }
+        for &extent in extents.iter().filter(|&&e| e < case.extent) {
+            let extents = case.extents.iter().map(|(n, &v)| (n.clone(), v.min(extent))).collect();
+            out.push(Case { extent, extents, ..case.clone() });
+        }
     }
     for (name, fed) in &shape.params {
         if let Fed::Scalar(scalar) = fed {
@@ -351,6 +423,34 @@ mod tests {
         assert_eq!(extents(&[], 16), vec![0, 1, 16]);
         // Past the domain's largest, a tile is left out.
         assert_eq!(extents(&[100], 64), vec![0, 1, 64]);
+    }
+
+    #[test]
+    fn two_extents_are_also_tried_apart_within_the_budget() {
+        let shape = Shape {
+            params: vec![
+                ("n".into(), Fed::Extent),
+                ("m".into(), Fed::Extent),
+                ("xs".into(), Fed::View { elem: Scalar::Int(IntTy::U64), rw: false, extent: ViewExtent::Param(0) }),
+                ("ys".into(), Fed::View { elem: Scalar::Int(IntTy::U64), rw: false, extent: ViewExtent::Param(1) }),
+            ],
+            ret: None,
+        };
+        let cases = generate(&shape, &[0, 1, 8], &Default::default(), 24, 1);
+        assert!(cases.len() <= 24);
+        let apart: Vec<&Case> = cases.iter().filter(|c| !c.extents.is_empty()).collect();
+        assert!(!apart.is_empty() && apart.len() <= 6, "{apart:?}");
+        // Each apart case fits, and its views take their own extents.
+        for case in &apart {
+            assert!(shape.fits(case).is_ok());
+            let (name, &value) = case.extents.iter().next().expect("one apart");
+            let view = if name == "n" { ViewExtent::Param(0) } else { ViewExtent::Param(1) };
+            assert_eq!(shape.length(case, view), value);
+            assert!(value < case.extent);
+        }
+        // One extent alone: nothing apart.
+        let one = Shape { params: shape.params[..1].to_vec(), ret: None };
+        assert!(generate(&one, &[0, 1, 8], &Default::default(), 24, 1).iter().all(|c| c.extents.is_empty()));
     }
 
     #[test]

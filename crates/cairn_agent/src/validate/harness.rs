@@ -13,7 +13,7 @@ use std::fmt::Write;
 
 use cairn_hir::types::{FloatTy, IntTy};
 
-use super::cases::{Case, Fed, Pattern, Scalar, Shape, ViewExtent};
+use super::cases::{Case, Fed, Pattern, Scalar, Shape};
 
 /// What an implementation's block prints where its condition does not hold.
 pub const NOT_RUN: &str = "cairn-validate: condition false";
@@ -83,7 +83,7 @@ pub fn harness(shape: &Shape, cases: &[Case], runs: &[Run], reference: &str, cal
             }
             for (name, fed) in &shape.params {
                 if let Fed::View { elem, rw: true, .. } = fed {
-                    let (offset, length) = placement(case, fed);
+                    let (offset, length) = placement(shape, case, fed);
                     let _ = writeln!(
                         body,
                         "  for cairn_i in 0..{length} {{ println({}); }}",
@@ -116,12 +116,9 @@ fn shown(ty: Scalar, value: &str) -> String {
 }
 
 /// Where a view's elements lie in its buffer, and how many.
-fn placement(case: &Case, fed: &Fed) -> (u64, u64) {
+fn placement(shape: &Shape, case: &Case, fed: &Fed) -> (u64, u64) {
     let Fed::View { extent, .. } = fed else { return (0, 0) };
-    let length = match extent {
-        ViewExtent::Literal(n) => *n,
-        ViewExtent::Param(_) => case.extent,
-    };
+    let length = shape.length(case, *extent);
     let offset = u64::from(case.pattern == Pattern::Offset);
     (offset, length)
 }
@@ -132,7 +129,7 @@ fn arguments(shape: &Shape, case: &Case) -> String {
         .iter()
         .map(|(name, fed)| match fed {
             Fed::View { .. } => {
-                let (offset, length) = placement(case, fed);
+                let (offset, length) = placement(shape, case, fed);
                 format!("cv_{name}[{offset}..{}]", offset + length)
             }
             _ => name.clone(),
@@ -147,14 +144,14 @@ fn setup(shape: &Shape, case: &Case) -> String {
     for (name, fed) in &shape.params {
         match fed {
             Fed::Extent => {
-                let _ = writeln!(out, "  let {name}:usize = {};", case.extent);
+                let _ = writeln!(out, "  let {name}:usize = {};", case.extent_of(name));
             }
             Fed::Scalar(scalar) => {
                 let value = case.scalars.get(name).map(String::as_str).unwrap_or("0");
                 let _ = writeln!(out, "  let {name}:{} = {};", scalar.name(), literal(*scalar, value));
             }
             Fed::View { elem, .. } => {
-                let (offset, length) = placement(case, fed);
+                let (offset, length) = placement(shape, case, fed);
                 let capacity = offset + length + 1;
                 let cells = format!("cv_{name}");
                 let _ = writeln!(out, "  buffer {cells}:{}[{capacity}] = zeroed;", elem.name());

@@ -166,17 +166,27 @@ fn witness_case(shape: &Shape, witness: &cairn_smt::Witness) -> Option<Case> {
         }
     };
     let mut extent: Option<u64> = None;
-    let mut case =
-        Case { extent: 0, pattern: cases::Pattern::Zeroed, seed: 0, scalars: BTreeMap::new(), views: BTreeMap::new() };
+    let mut case = Case {
+        extent: 0,
+        pattern: cases::Pattern::Zeroed,
+        seed: 0,
+        scalars: BTreeMap::new(),
+        views: BTreeMap::new(),
+        extents: BTreeMap::new(),
+    };
     for (name, fed) in &shape.params {
         match fed {
             cases::Fed::Extent => {
                 let WValue::Int(n) = value(name)? else { return None };
                 let n = u64::try_from(*n).ok()?;
-                if extent.is_some_and(|e| e != n) {
-                    return None;
+                // The first extent is the case's; another that differs is its own.
+                match extent {
+                    None => extent = Some(n),
+                    Some(e) if e != n => {
+                        case.extents.insert(name.clone(), n);
+                    }
+                    Some(_) => {}
                 }
-                extent = Some(n);
             }
             cases::Fed::Scalar(scalar) => {
                 case.scalars.insert(name.clone(), literal(*scalar, value(name)?)?);
