@@ -34,6 +34,14 @@ pub struct TuneFlags {
     /// The whole search's wall time, in seconds.
     #[arg(long, value_name = "S", default_value_t = 300)]
     pub budget_seconds: u64,
+    /// At most this many timed runs (each block a timing program runs is one; kept measurements
+    /// are free). Default: what --measure asks.
+    #[arg(long, value_name = "N")]
+    pub budget_runs: Option<u64>,
+    /// The pricing profile (a calibration's, `cairn predict --calibrate`); default:
+    /// $CAIRN_PROFILE, else the uncalibrated defaults.
+    #[arg(long, value_name = "P.json")]
+    pub profile: Option<PathBuf>,
     /// The candidate history to read and record into (default: `.cairn/history` in the project).
     #[arg(long, value_name = "DIR")]
     pub history: Option<PathBuf>,
@@ -147,11 +155,15 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
     let runner = NativeRunner { base: Some(program.clone()), workers: 1 };
     let lanes = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let clock = || started.elapsed().as_secs_f64();
-    let profile = match std::env::var_os("CAIRN_PROFILE") {
+    let profile_path = flags.profile.clone().or_else(|| std::env::var_os("CAIRN_PROFILE").map(PathBuf::from));
+    let profile = match profile_path {
         Some(path) => match std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
             Some(profile) => profile,
             None => {
-                out.environment(&format!("CAIRN_PROFILE={} is not a profile.", PathBuf::from(path).display()));
+                out.environment(&format!(
+                    "{} is not a profile (cairn predict --calibrate writes one).",
+                    path.display()
+                ));
                 return 2;
             }
         },
@@ -178,6 +190,7 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
             ObjectiveFlag::Mean => cairn_agent::tune::Objective::Mean,
         },
         measure: flags.measure,
+        budget_runs: flags.budget_runs,
         lanes,
         profile,
         budget_seconds: flags.budget_seconds,

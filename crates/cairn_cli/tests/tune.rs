@@ -352,3 +352,33 @@ fn compare_labels_every_line_and_keeps_its_reasoning_in_the_history() {
     assert_eq!(code, 2, "{record}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn the_runs_budget_stops_timing_and_a_profile_prices() {
+    let dir = scratch("budget");
+    std::fs::write(dir.join("k.cairn"), KERNELS).expect("write");
+    let args = ["tune", "k.cairn", "--symbol", "saxpy", "--at", "n=1e4", "--measure", "3", "--no-history"];
+    // One candidate's blocks (a setup and a timed block, three samples) fit; the rest wait.
+    let (record, code) = cairn(&dir, &[&args[..], &["--budget-runs", "6", "--format", "json"]].concat());
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(record["budget"]["runs"]["started"], 6, "{record}");
+    assert_eq!(record["budget"]["runs"]["allowed"], 6, "{record}");
+    assert!(record["budget"]["undone"]["runs"].as_u64().is_some_and(|n| n >= 2), "{record}");
+    assert_eq!(record["measured_order"].as_array().map(Vec::len), Some(1), "{record}");
+    // A profile twice as dear predicts twice the time.
+    let profile = |op: f64| {
+        format!(
+            "{{\"protocol\":\"cairn.profile/1\",\"source\":\"test\",\"ns_per_op\":{op},\"ns_per_access\":{op},\"effective_lanes\":1.0}}"
+        )
+    };
+    std::fs::write(dir.join("one.json"), profile(1.0)).expect("write");
+    std::fs::write(dir.join("two.json"), profile(2.0)).expect("write");
+    let quick = ["tune", "k.cairn", "--symbol", "saxpy", "--no-history", "--format", "json", "--profile"];
+    let (one, _) = cairn(&dir, &[&quick[..], &["one.json"]].concat());
+    let (two, _) = cairn(&dir, &[&quick[..], &["two.json"]].concat());
+    let first = |r: &serde_json::Value| r["candidates"][0]["predicted_ns"][0].as_f64().expect("a prediction");
+    assert_eq!(first(&two), 2.0 * first(&one));
+    let (record, code) = cairn(&dir, &[&quick[..], &["k.cairn"]].concat());
+    assert_eq!(code, 2, "{record}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -151,6 +151,9 @@ pub struct Request<'a> {
     pub objective: Objective,
     /// Time this many candidates (and the current plan).
     pub measure: usize,
+    /// At most this many timed runs (block runs; kept measurements are free); `None`: what
+    /// `measure` asks.
+    pub budget_runs: Option<u64>,
     /// The host's lanes (the largest `lanes` tried).
     pub lanes: u32,
     /// The profile that prices candidates (`cairn predict`).
@@ -412,6 +415,10 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
                 *record.budget.undone.entry("seconds").or_default() += 1;
                 continue;
             }
+            if request.budget_runs.is_some_and(|allowed| record.budget.runs.started + runs_per_sample > allowed) {
+                *record.budget.undone.entry("runs").or_default() += 1;
+                continue;
+            }
             let times = measure(&record.candidates[index], &shape, &request.sizes, &bare, runner)?;
             record.budget.runs.started += runs_per_sample;
             samples.entry(index).or_default().push(times);
@@ -428,7 +435,7 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
         field.sort_by(|a, b| score(&record.candidates[*a]).total_cmp(&score(&record.candidates[*b])));
         field.truncate(field.len().div_ceil(2));
     }
-    record.budget.runs.allowed = record.budget.runs.started + record.budget.runs.kept;
+    record.budget.runs.allowed = request.budget_runs.unwrap_or(record.budget.runs.started + record.budget.runs.kept);
     // Shares: a same-code candidate has its twin's measurement.
     for i in 0..record.candidates.len() {
         if let Some(twin) = record.candidates[i].same_code.clone()
