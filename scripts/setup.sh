@@ -5,7 +5,8 @@
 #   lists for static linking, the `z3` binary (tests re-check written SMT-LIB obligations with it), and Python with venv for the end-to-end clients. Only missing packages are installed, so a second run
 #   changes nothing. valgrind checks every run test for invalid accesses and leaks (memcheck) and the
 #   parallel ones for data races (helgrind). gcc is the system `cc` that compiles the runtime and
-#   links programs, and builds the parallel benchmark's OpenMP twins (`-fopenmp`). Nothing is
+#   links programs, and builds the parallel benchmark's OpenMP twins (`-fopenmp`). neovim runs the
+#   editor runtime's headless test (editors/nvim against `cairn lsp`). Nothing is
 #   downloaded from anywhere but Debian's package registry.
 # - The Python clients the end-to-end tests drive (MCP, LSP), in ./.venv, from PyPI, once the
 #   repository has such tests (tests/python/requirements.txt).
@@ -13,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(llvm-19-dev libpolly-19-dev libzstd-dev libz3-dev z3 zlib1g-dev libffi-dev libxml2-dev python3 python3-venv valgrind gcc)
+packages=(llvm-19-dev libpolly-19-dev libzstd-dev libz3-dev z3 zlib1g-dev libffi-dev libxml2-dev python3 python3-venv valgrind gcc neovim)
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
