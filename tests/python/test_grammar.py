@@ -1,6 +1,7 @@
-"""The TextMate grammar under editors/vscode colours CAIRN without the server: every reserved word
-the lexer knows (crates/cairn_syntax/src/syntax_kind.rs) is matched as a keyword, comments and
-strings are scoped, and the extension manifest points at the grammar it ships."""
+"""The editor grammars colour CAIRN without the server: every reserved word the lexer knows
+(crates/cairn_syntax/src/syntax_kind.rs) is matched as a keyword by the VS Code grammar and the
+Neovim syntax, comments and strings are scoped, and the extension manifest points at the grammar
+it ships."""
 
 import json
 import pathlib
@@ -56,3 +57,13 @@ def test_the_manifest_ships_the_grammar():
     assert entry["scopeName"] == grammar()["scopeName"]
     assert (EDITOR / entry["path"]).is_file()
     assert (EDITOR / language["configuration"]).is_file()
+
+
+def test_the_neovim_syntax_knows_every_reserved_word():
+    syntax = (REPO / "editors" / "nvim" / "syntax" / "cairn.vim").read_text()
+    keywords = set()
+    for line in syntax.splitlines():
+        if line.startswith("syntax keyword "):
+            keywords.update(line.split()[3:])
+    for word in reserved_words():
+        assert word in keywords, f"{word} is not coloured in editors/nvim/syntax/cairn.vim"
