@@ -1,11 +1,11 @@
-//! The terminal rendering of diagnostic records (tools.md §1.5).
-//!
-//! The layout is pinned by the original's terminal tests, so it is written out here rather than
-//! delegated to a snippet renderer whose layout differs (annotate-snippets and codespan indent
-//! `-->` by the gutter width and print label text after the carets; the CAIRN layout does
-//! neither). Rendering reads only the record and a way to fetch a source line, so what a person
-//! sees is exactly what the JSON says.
+//! The terminal rendering of diagnostic records (tools.md §1.5), through annotate-snippets: the
+//! header `error[E-CODE]: message`, the position, the source line with the carets under the
+//! culprit token (tabs shown as four spaces, the gutter as wide as the line number), then the
+//! record's other details as `= note` lines, the hint as `= help` and the owning card. Rendering
+//! reads only the record and a way to fetch a source line, so what a person sees is exactly what
+//! the JSON says.
 
+use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use serde_json::{Map, Value};
 
 /// Fetches the text of `line` (1-based) of `file` (`None`: the program's only file).
@@ -35,13 +35,11 @@ pub enum Color {
     Off,
 }
 
-struct Painter(Color);
-
-impl Painter {
-    fn paint(&self, text: &str, style: &str) -> String {
-        match self.0 {
-            Color::On => format!("\x1b[{style}m{text}\x1b[0m"),
-            Color::Off => text.to_string(),
+impl Color {
+    fn renderer(self) -> Renderer {
+        match self {
+            Color::On => Renderer::styled(),
+            Color::Off => Renderer::plain(),
         }
     }
 }
@@ -63,7 +61,6 @@ pub fn render_refusal(record: &Map<String, Value>, lines: &SourceLines<'_>, colo
     let stopped = record.get("further_stopped").and_then(Value::as_str);
     let total = 1 + further.len() as u64 + omitted;
     if total > 1 || not_judged > 0 || stopped.is_some() {
-        let painter = Painter(color);
         let mut parts = vec![plural(total, "refusal")];
         if omitted > 0 {
             parts.push(format!("{omitted} not shown"));
@@ -75,47 +72,47 @@ pub fn render_refusal(record: &Map<String, Value>, lines: &SourceLines<'_>, colo
             parts.push(format!("the check stopped early ({stopped})"));
         }
         out.push('\n');
-        out.push_str(&painter.paint("error", "1;31"));
-        out.push_str(&format!(": {}\n", parts.join(", ")));
+        let tally = [Group::with_title(Level::ERROR.primary_title(parts.join(", ")))];
+        out.push_str(&color.renderer().render(&tally));
+        out.push('\n');
     }
     out
 }
 
 /// Renders one diagnostic or environment record (no tally).
 pub fn render_one(out: &mut String, record: &Map<String, Value>, lines: &SourceLines<'_>, color: Color) {
-    let painter = Painter(color);
-    let word = if record.get("status").and_then(Value::as_str) == Some("unknown") { "unknown" } else { "error" };
+    let unknown = record.get("status").and_then(Value::as_str) == Some("unknown");
     let code = record.get("code").and_then(Value::as_str).unwrap_or("E-UNKNOWN");
     let message = record.get("message").and_then(Value::as_str).unwrap_or("");
-    out.push_str(&painter.paint(&format!("{word}[{code}]"), "1;31"));
-    out.push_str(&painter.paint(&format!(": {message}"), "1"));
-    out.push('\n');
+    let level = if unknown { Level::ERROR.with_name("unknown") } else { Level::ERROR };
+    let mut group = Group::with_title(level.primary_title(message).id(code));
 
     let line = count(record, "line") as u32;
     let column = count(record, "column") as u32;
     let file = record.get("file").and_then(Value::as_str);
-    // Everything below the header lines up with the gutter's bar, however wide the line number.
-    let gutter = " ".repeat(if line > 0 { line.to_string().len() } else { 1 });
-    let indent = format!("{gutter} ");
-    if file.is_some() || line > 0 {
-        let position = if line > 0 { format!(":{line}:{column}") } else { String::new() };
-        out.push_str(&format!("{indent}{} {}{position}\n", painter.paint("-->", "1;34"), file.unwrap_or("")));
-    }
-    if line > 0
-        && let Some(text) = lines(file, line)
-    {
-        let text = text.trim_end();
-        // Tabs are shown as four spaces, and the carets placed under what the reader sees.
-        let shown: String = text.chars().map(|c| if c == '\t' { "    ".to_string() } else { c.to_string() }).collect();
-        let before: usize =
-            text.chars().take(column.saturating_sub(1) as usize).map(|c| if c == '\t' { 4 } else { 1 }).sum();
-        let marks = format!("{}{}", " ".repeat(before), "^".repeat(caret_width(text, column)));
-        out.push_str(&painter.paint(&format!("{gutter} |"), "1;34"));
-        out.push('\n');
-        out.push_str(&painter.paint(&format!("{line} |"), "1;34"));
-        out.push_str(&format!(" {shown}\n"));
-        out.push_str(&painter.paint(&format!("{gutter} |"), "1;34"));
-        out.push_str(&format!(" {}\n", painter.paint(&marks, "1;31")));
+    let text = if line > 0 { lines(file, line).map(|t| t.trim_end().to_string()) } else { None };
+    match &text {
+        // The line and the carets under the token that starts at the column.
+        Some(text) => {
+            let start = text.char_indices().nth(column.saturating_sub(1) as usize).map_or(text.len(), |(at, _)| at);
+            let width: usize = text[start..].chars().take(caret_width(text, column)).map(char::len_utf8).sum::<usize>();
+            let mut snippet = Snippet::source(text.as_str())
+                .line_start(line as usize)
+                .annotation(AnnotationKind::Primary.span(start..start + width));
+            if let Some(file) = file {
+                snippet = snippet.path(file);
+            }
+            group = group.element(snippet);
+        }
+        // A position without its text: where, only.
+        None if file.is_some() => {
+            let mut origin = Origin::path(file.unwrap_or_default());
+            if line > 0 {
+                origin = origin.line(line as usize).char_column(column.max(1) as usize);
+            }
+            group = group.element(origin);
+        }
+        None => {}
     }
 
     for (key, value) in record {
@@ -136,19 +133,20 @@ pub fn render_one(out: &mut String, record: &Map<String, Value>, lines: &SourceL
         if message.contains(&shown) {
             continue;
         }
-        out.push_str(&format!("{indent}{}: {}: {shown}\n", painter.paint("= note", "1;36"), key.replace('_', " ")));
+        group = group.element(Level::NOTE.message(format!("{}: {shown}", key.replace('_', " "))));
     }
     if let Some(hint) = record.get("repair_hint").and_then(Value::as_str)
         && !hint.is_empty()
     {
-        out.push_str(&format!("{indent}{}: {}\n", painter.paint("= help", "1;36"), lower_first(hint)));
+        group = group.element(Level::HELP.message(lower_first(hint)));
     }
     if let Some(card) = record.get("card").and_then(Value::as_str) {
-        out.push_str(&format!(
-            "{indent}{}: this rule belongs to the `{card}` card; `cairn rules {code}` prints it\n",
-            painter.paint("= note", "1;36")
-        ));
+        group = group.element(
+            Level::NOTE.message(format!("this rule belongs to the `{card}` card; `cairn rules {code}` prints it")),
+        );
     }
+    out.push_str(&color.renderer().render(&[group]));
+    out.push('\n');
 }
 
 /// The width of the underline: the length, in characters, of the token that starts at `column`.
@@ -208,10 +206,11 @@ mod tests {
         let text = render_refusal(&refusal_record(&refusal), &source, Color::Off);
         insta::assert_snapshot!(text, @r"
         error[E-PARSE]: Expected `;` here, found the reserved word `return`.
-          --> main.cairn:3:3
+         --> main.cairn:3:3
           |
         3 |   return 0;
           |   ^^^^^^
+          |
           = help: write CAIRN's grammar.
           = note: this rule belongs to the `base` card; `cairn rules E-PARSE` prints it
         ");
@@ -225,17 +224,19 @@ mod tests {
         let text = render_refusal(&refusal_record(&refusal), &source, Color::Off);
         insta::assert_snapshot!(text, @r"
         error[E-PARSE]: First.
-          --> m.cairn:2:12
+         --> m.cairn:2:12
           |
         2 |   let x = 1
           |            ^
+          |
           = note: this rule belongs to the `base` card; `cairn rules E-PARSE` prints it
 
         error[E-DEPTH]: Second.
-          --> m.cairn:1:1
+         --> m.cairn:1:1
           |
         1 | fn main() -> i32 {
           | ^^
+          |
           = note: this rule belongs to the `limits` card; `cairn rules E-DEPTH` prints it
 
         error: 2 refusals
@@ -253,13 +254,44 @@ mod tests {
         let text = render_refusal(&refusal_record(&refusal), &source, Color::Off);
         insta::assert_snapshot!(text, @r"
         error[E-IMMUTABLE]: a3 is not a mutable local.
-           --> far.cairn:12:6
+          --> far.cairn:12:6
            |
         12 |     let    a3 = 2;
            |            ^^
+           |
            = help: declare it `let mut a3`.
            = note: this rule belongs to the `base` card; `cairn rules E-IMMUTABLE` prints it
         ");
+    }
+
+    #[test]
+    fn a_position_without_its_text_and_wide_characters_before_the_culprit() {
+        // The file cannot be read any more: the position alone.
+        let none = |_: Option<&str>, _: u32| -> Option<String> { None };
+        let diagnostic =
+            Diagnostic::new("E-PARSE", "Gone.").at(Some("gone.cairn".into()), LineColumn { line: 7, column: 2 });
+        let refusal = Refusal::from_diagnostics(vec![diagnostic]).expect("one");
+        let text = render_refusal(&refusal_record(&refusal), &none, Color::Off);
+        insta::assert_snapshot!(text, @r"
+        error[E-PARSE]: Gone.
+        --> gone.cairn:7:2
+         = note: this rule belongs to the `base` card; `cairn rules E-PARSE` prints it
+        ");
+        // Characters of several bytes before the culprit: the carets stay under it.
+        let wide = |_: Option<&str>, _: u32| -> Option<String> { Some("  println(\"é€\", badname);".to_string()) };
+        let diagnostic =
+            Diagnostic::new("E-NAME", "Unknown name.").at(Some("w.cairn".into()), LineColumn { line: 1, column: 17 });
+        let refusal = Refusal::from_diagnostics(vec![diagnostic]).expect("one");
+        let text = render_refusal(&refusal_record(&refusal), &wide, Color::Off);
+        insta::assert_snapshot!(text, @r#"
+        error[E-NAME]: Unknown name.
+         --> w.cairn:1:17
+          |
+        1 |   println("é€", badname);
+          |                 ^^^^^^^
+          |
+          = note: this rule belongs to the `base` card; `cairn rules E-NAME` prints it
+        "#);
     }
 
     #[test]
@@ -268,7 +300,8 @@ mod tests {
         render_one(&mut out, &environment_record("There is no cairn.toml in `app`."), &source, Color::Off);
         insta::assert_snapshot!(out, @r"
         unknown[E-PROJECT-OR-ENVIRONMENT]: There is no cairn.toml in `app`.
-          = note: this rule belongs to the `commands` card; `cairn rules E-PROJECT-OR-ENVIRONMENT` prints it
+         |
+         = note: this rule belongs to the `commands` card; `cairn rules E-PROJECT-OR-ENVIRONMENT` prints it
         ");
     }
 }
