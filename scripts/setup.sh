@@ -6,7 +6,8 @@
 #   changes nothing. valgrind checks every run test for invalid accesses and leaks (memcheck) and the
 #   parallel ones for data races (helgrind). gcc is the system `cc` that compiles the runtime and
 #   links programs, and builds the parallel benchmark's OpenMP twins (`-fopenmp`). neovim runs the
-#   editor runtime's headless test (editors/nvim against `cairn lsp`). Nothing is
+#   editor runtime's headless test (editors/nvim against `cairn lsp`). bubblewrap confines
+#   agent-written programs (`cairn run --sandbox`, validate, tune; docs/sandbox.md). Nothing is
 #   downloaded from anywhere but Debian's package registry.
 # - The Python clients the end-to-end tests drive (MCP, LSP), in ./.venv, from PyPI, once the
 #   repository has such tests (tests/python/requirements.txt).
@@ -14,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(llvm-19-dev libpolly-19-dev libzstd-dev libz3-dev z3 zlib1g-dev libffi-dev libxml2-dev python3 python3-venv valgrind gcc neovim)
+packages=(llvm-19-dev libpolly-19-dev libzstd-dev libz3-dev z3 zlib1g-dev libffi-dev libxml2-dev python3 python3-venv valgrind gcc neovim bubblewrap)
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -25,7 +25,7 @@ pub fn run(path: &Path, flags: &InspectFlags, out: Output) -> u8 {
     let mut host = EditHost::new();
     let request = OpenRequest { symbol: flags.symbol.clone(), scope: flags.scope.clone(), ..OpenRequest::default() };
     let answer = if flags.explain {
-        let native = crate::validate::NativeRunner { base: Some(program.clone()), workers: 1 };
+        let native = crate::validate::NativeRunner::new(Some(program.clone()), 1);
         host.inspect_explained(sources, request, &flags.expand, &native)
     } else {
         host.inspect(sources, request, &flags.expand)

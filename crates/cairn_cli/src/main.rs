@@ -23,6 +23,7 @@ mod predict;
 mod process;
 mod rules;
 mod run;
+mod sandbox;
 mod state;
 mod test;
 mod tune;
@@ -111,6 +112,11 @@ enum Command {
         /// still running then is stopped.
         #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
         timeout: u64,
+        /// Run confined (for code an agent wrote): in a disposable copy of the project, under
+        /// bubblewrap when it is installed, with limits on memory, CPU, files, processes and disk;
+        /// what it changed is reported, never applied (docs/sandbox.md).
+        #[arg(long)]
+        sandbox: bool,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -428,9 +434,14 @@ fn command(cli: Cli) -> u8 {
         Command::Build { path, keep_guards, out, debug, timeout, format } => {
             build::run(&path, &build::BuildFlags { keep_guards, out, debug, timeout }, output::Output::choose(format))
         }
-        Command::Run { path, keep_guards, out, memory_mib, debug, timeout, format, args } => {
+        Command::Run { path, keep_guards, out, memory_mib, debug, timeout, sandbox, format, args } => {
             let flags = build::BuildFlags { keep_guards, out, debug, timeout };
-            run::run(&path, &flags, memory_mib, &args, output::Output::choose(format))
+            let output = output::Output::choose(format);
+            if sandbox {
+                run::run_confined(&path, &flags, memory_mib, &args, output)
+            } else {
+                run::run(&path, &flags, memory_mib, &args, output)
+            }
         }
         Command::Test { path, filter, test, jobs, timeout, memory_mib, keep_guards, format } => {
             let flags = test::TestFlags {
@@ -472,7 +483,7 @@ fn command(cli: Cli) -> u8 {
         }
         Command::Mcp => {
             let start = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-            let runner = Box::new(validate::NativeRunner { base: None, workers: validate::NativeRunner::parallel() });
+            let runner = Box::new(validate::NativeRunner::new(None, validate::NativeRunner::parallel()));
             let status = cairn_mcp::serve_stdio(&start, Some(runner));
             u8::try_from(status).unwrap_or(2)
         }

@@ -73,7 +73,7 @@ struct Ratios {
 pub fn run(flags: &PredictFlags, out: Output) -> u8 {
     let lanes = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     if flags.calibrate {
-        let runner = NativeRunner { base: None, workers: 1 };
+        let runner = NativeRunner::new(None, 1);
         let host = format!("{} lanes, {}", lanes, std::env::consts::ARCH);
         return match calibrate(&runner, lanes, &host) {
             Ok(calibration) => {

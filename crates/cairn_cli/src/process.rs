@@ -27,6 +27,8 @@ pub struct Captured {
     pub timed_out: bool,
     /// Killed because a stream passed [`OUTPUT_CAP`] (the kept bytes are the first ones).
     pub capped: bool,
+    /// Killed because the caller's watch said so (a confined run's disk use).
+    pub watched: bool,
 }
 
 /// Sets the child's limits: no core dumps, and the address-space cap when given.
@@ -66,7 +68,12 @@ pub fn wait(mut child: Child, deadline: Duration) -> (Option<ExitStatus>, bool) 
 
 /// Waits for a child whose standard output and error are piped: keeps at most `cap` bytes of
 /// each, kills the child at `deadline` or when a stream passes the cap.
-pub fn wait_captured(mut child: Child, deadline: Duration, cap: usize) -> Captured {
+pub fn wait_captured(child: Child, deadline: Duration, cap: usize) -> Captured {
+    wait_captured_watching(child, deadline, cap, &|| false)
+}
+
+/// [`wait_captured`], also killing the child when `watch` (asked every 50 ms) says to.
+pub fn wait_captured_watching(mut child: Child, deadline: Duration, cap: usize, watch: &dyn Fn() -> bool) -> Captured {
     let over = Arc::new(AtomicBool::new(false));
     let reader = |pipe: Option<Box<dyn Read + Send>>, over: Arc<AtomicBool>| {
         std::thread::spawn(move || {
@@ -92,10 +99,21 @@ pub fn wait_captured(mut child: Child, deadline: Duration, cap: usize) -> Captur
     let stdout = reader(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>), over.clone());
     let stderr = reader(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>), over.clone());
     let started = Instant::now();
-    let (mut timed_out, mut capped) = (false, false);
+    let (mut timed_out, mut capped, mut watched) = (false, false, false);
+    let mut last_watch = Instant::now();
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
+            Ok(None)
+                if last_watch.elapsed() >= Duration::from_millis(50) && {
+                    last_watch = Instant::now();
+                    watch()
+                } =>
+            {
+                let _ = child.kill();
+                watched = true;
+                break child.wait().ok();
+            }
             Ok(None) if over.load(Ordering::SeqCst) => {
                 let _ = child.kill();
                 capped = true;
@@ -114,7 +132,7 @@ pub fn wait_captured(mut child: Child, deadline: Duration, cap: usize) -> Captur
     let stderr = stderr.join().unwrap_or_default();
     // A stream that filled its cap as the program ended still lost bytes.
     capped |= over.load(Ordering::SeqCst);
-    Captured { status, stdout, stderr, timed_out, capped }
+    Captured { status, stdout, stderr, timed_out, capped, watched }
 }
 
 /// The shell's view of how a process ended: its status, or 128 plus the signal.

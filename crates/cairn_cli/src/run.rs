@@ -18,7 +18,8 @@ use serde::Serialize;
 
 use crate::build::{BuildFlags, Purpose, Stopped, build};
 use crate::output::{FormatChoice, Output, to_map};
-use crate::process::{OUTPUT_CAP, ended, escaped, exit_code, limit, wait, wait_captured};
+use crate::process::{OUTPUT_CAP, ended, escaped, exit_code, limit, wait, wait_captured, wait_captured_watching};
+use crate::sandbox::{Limits, Report, Workspace, report};
 
 pub fn run(path: &Path, flags: &BuildFlags, memory_mib: u64, args: &[String], out: Output) -> u8 {
     if !(64..=65536).contains(&memory_mib) {
@@ -111,6 +112,118 @@ pub fn run(path: &Path, flags: &BuildFlags, memory_mib: u64, args: &[String], ou
     };
     std::mem::forget(built.workspace);
     if status.success() { 0 } else { 1 }
+}
+
+/// `cairn run --sandbox`: the program built outside the tree, then run confined in a disposable
+/// copy of its project ([`crate::sandbox`]); its output is captured in both modes, and the record
+/// (or, in human mode, a last line on standard error) says how it was confined and what it changed.
+pub fn run_confined(path: &Path, flags: &BuildFlags, memory_mib: u64, args: &[String], out: Output) -> u8 {
+    if !(64..=65536).contains(&memory_mib) {
+        out.environment("Native memory limit must be 64..65536 MiB.");
+        return 2;
+    }
+    let started = Instant::now();
+    let scratch = std::env::temp_dir().join(format!("cairn-sandbox-{}", std::process::id()));
+    // The build goes outside the tree too: a confined run leaves the project byte-identical.
+    let mut flags = flags.clone();
+    if flags.out.is_none() {
+        flags.out = Some(scratch.join("build"));
+    }
+    let built = match build(path, Purpose::Executable, &flags, out) {
+        Ok(built) => built,
+        Err(Stopped(status)) => return status,
+    };
+    let deadline = Duration::from_secs(flags.timeout).saturating_sub(started.elapsed());
+    // A project is copied whole; a lone file alone (its directory may hold anything).
+    let workspace = if built.program.is_single_file() {
+        Workspace::empty(&scratch, "workspace").and_then(|workspace| {
+            for file in &built.program.files {
+                std::fs::copy(&file.path, workspace.dir().join(&file.name))?;
+            }
+            Ok(workspace.rebased())
+        })
+    } else {
+        Workspace::copy_of(&built.program.root, &scratch, "workspace")
+    };
+    let workspace = match workspace {
+        Ok(workspace) => workspace,
+        Err(e) => {
+            out.environment(&format!("Cannot make the disposable workspace: {e}."));
+            return 2;
+        }
+    };
+    let limits = Limits::for_run(flags.timeout, memory_mib);
+    let (mut command, sandboxed) = workspace.command(&built.artifact, args, &limits);
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            out.environment(&format!("Cannot start {}: {e}.", built.artifact.display()));
+            return 2;
+        }
+    };
+    let disk_cap = limits.disk_mib << 20;
+    let captured = wait_captured_watching(child, deadline, OUTPUT_CAP, &|| workspace.disk_bytes() > disk_cap);
+    let changeset = workspace.finish();
+    let _ = std::fs::remove_dir_all(&scratch);
+    let stopped = if captured.timed_out {
+        Some(format!("it was still running after {} s (--timeout)", flags.timeout))
+    } else if captured.capped {
+        Some(format!("it wrote more than {OUTPUT_CAP} bytes to a stream"))
+    } else if captured.watched {
+        Some(format!("its workspace passed {} MiB", limits.disk_mib))
+    } else {
+        None
+    };
+    let confinement = report(sandboxed, limits, changeset, stopped.clone());
+    let name = built.program.name.clone();
+    std::mem::forget(built.workspace);
+    let status = captured.status;
+    let record = Confined {
+        status: if stopped.is_some() { "program-stopped" } else { "program-exited" },
+        exit_code: status.as_ref().map_or(-1, exit_code),
+        stdout: escaped(&captured.stdout),
+        stderr: escaped(&captured.stderr),
+        security_sandbox: confinement.sandboxed,
+        memory_limit_mib: memory_mib,
+        sandbox: confinement,
+    };
+    match out.format {
+        FormatChoice::Json => out.json(&to_map(&record)),
+        FormatChoice::Human => {
+            use std::io::Write;
+            let _ = std::io::stdout().write_all(&captured.stdout);
+            let _ = std::io::stderr().write_all(&captured.stderr);
+            let how = if record.sandbox.sandboxed { "sandboxed (bubblewrap)" } else { "NOT sandboxed (limits only)" };
+            let changed = record.sandbox.changeset.len();
+            eprintln!("note: {name} ran {how}; it changed {changed} path(s) of its disposable workspace, none applied");
+            if let Some(why) = &stopped {
+                eprintln!("error: {name} was stopped: {why}");
+            } else if let Some(status) = &status
+                && !status.success()
+            {
+                eprintln!("error: {name} {}", ended(status));
+            }
+        }
+    }
+    match (&stopped, &status) {
+        (Some(_), _) | (None, None) => 2,
+        (None, Some(status)) if status.success() => 0,
+        _ => 1,
+    }
+}
+
+/// The JSON record of a confined run (`program-exited`, or `program-stopped` when a limit the
+/// caller watches stopped it; the kernel's limits show as a signal or a failed call).
+#[derive(Serialize)]
+struct Confined {
+    status: &'static str,
+    exit_code: i32,
+    stdout: String,
+    stderr: String,
+    security_sandbox: bool,
+    memory_limit_mib: u64,
+    sandbox: Report,
 }
 
 /// The JSON record of a program that ran to its end (tools.md §3.3).

@@ -152,7 +152,7 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
-    let runner = NativeRunner { base: Some(program.clone()), workers: 1 };
+    let runner = NativeRunner::new(Some(program.clone()), 1);
     let lanes = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let clock = || started.elapsed().as_secs_f64();
     let profile_path = flags.profile.clone().or_else(|| std::env::var_os("CAIRN_PROFILE").map(PathBuf::from));

@@ -6,7 +6,7 @@
 //! Exit: 0 passed; 1 failed or rejected; 2 unknown.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use cairn_agent::validate::{Outcome, Regressions, Runner, parse_policy, rejected, validate};
@@ -14,7 +14,8 @@ use cairn_hir::SourceText;
 
 use crate::build::{BuildFlags, Purpose, build_program};
 use crate::output::{Output, to_map};
-use crate::process::{OUTPUT_CAP, limit, wait_captured};
+use crate::process::{OUTPUT_CAP, wait_captured_watching};
+use crate::sandbox::{Limits, Workspace};
 
 /// `cairn validate` options.
 #[derive(Debug, clap::Args)]
@@ -96,7 +97,7 @@ fn validate_program(flags: &ValidateFlags) -> cairn_agent::validate::Validation 
         (None, asked) => asked.unwrap_or_default(),
     };
     let kept = file.as_ref().map(|f| f.of(&flags.symbol)).unwrap_or_default();
-    let runner = NativeRunner { base: Some(program.clone()), workers: NativeRunner::parallel() };
+    let runner = NativeRunner::new(Some(program.clone()), NativeRunner::parallel());
     let mut validation = validate(&workspace, &flags.symbol, &policy, &kept, &runner);
     if let Some(case) = validation.keep.take() {
         let mut file = file.unwrap_or_else(|| Regressions::new(&reference, &policy));
@@ -146,16 +147,40 @@ fn reference_of(workspace: &cairn_hir::Workspace, symbol: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Builds with this toolchain into a scratch directory and runs blocks as `cairn test` does.
+/// Builds with this toolchain into a scratch directory and runs each block confined
+/// ([`crate::sandbox`]): the code is an agent's, so it runs in a disposable workspace of its own,
+/// under bubblewrap when it is installed, with limits.
 pub struct NativeRunner {
     /// The program whose build choices (libraries, target) the harness keeps; without one (an
     /// MCP session's program), the defaults of a one-file program.
     pub base: Option<cairn_vfs::Program>,
     /// How many blocks run at once (1 for timing: runs must not share the cores).
     pub workers: usize,
+    /// What the confined runs so far amounted to (the record's `confinement`).
+    tally: std::sync::Mutex<Tally>,
+}
+
+/// The confined runs of a runner, summed.
+#[derive(Default, serde::Serialize)]
+struct Tally {
+    runs: u64,
+    sandboxed: u64,
+    /// Runs that changed their workspace (discarded with it), and a few of the paths.
+    changed_runs: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    changed: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confinement: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    limits: Option<crate::sandbox::Limits>,
 }
 
 impl NativeRunner {
+    /// A runner keeping `base`'s build choices, running `workers` blocks at once.
+    pub fn new(base: Option<cairn_vfs::Program>, workers: usize) -> NativeRunner {
+        NativeRunner { base, workers, tally: std::sync::Mutex::new(Tally::default()) }
+    }
+
     /// One worker per core, at most 8.
     pub fn parallel() -> usize {
         std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8)
@@ -235,7 +260,7 @@ impl Runner for NativeRunner {
                         let Some(name) = blocks.get(position) else { break };
                         let index = tests.iter().position(|(n, _, _)| n == name || n.rsplit('.').next() == Some(name));
                         let outcome = match index {
-                            Some(index) => run_block(&artifact, index, seconds),
+                            Some(index) => self.run_block(&artifact, index, position, seconds),
                             None => Err(format!("internal error (E-INTERNAL): no block {name}")),
                         };
                         outcomes.lock().expect("the outcomes")[position] = Some(outcome);
@@ -254,6 +279,12 @@ impl Runner for NativeRunner {
     ) -> Result<serde_json::Map<String, serde_json::Value>, String> {
         NativeRunner::explain_files(files, symbols)
     }
+
+    fn confinement(&self) -> Option<serde_json::Value> {
+        // Taken: each validation accounts for its own runs.
+        let tally = std::mem::take(&mut *self.tally.lock().ok()?);
+        (tally.runs > 0).then(|| serde_json::to_value(&tally).unwrap_or_default())
+    }
 }
 
 impl NativeRunner {
@@ -271,14 +302,53 @@ impl NativeRunner {
     }
 }
 
-/// Runs block `index` of the runner `artifact` in its own process: its ending and what it printed.
-fn run_block(artifact: &std::path::Path, index: usize, seconds: u64) -> Result<Outcome, String> {
-    let mut command = Command::new(artifact);
-    command.arg(index.to_string()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    limit(&mut command, Some(1024));
-    let started = std::time::Instant::now();
-    let child = command.spawn().map_err(|e| format!("could not start a case: {e}"))?;
-    let captured = wait_captured(child, Duration::from_secs(seconds), OUTPUT_CAP);
+impl NativeRunner {
+    /// Runs block `index` of the runner `artifact` in its own process, confined to a disposable
+    /// workspace: its ending and what it printed.
+    fn run_block(
+        &self,
+        artifact: &std::path::Path,
+        index: usize,
+        position: usize,
+        seconds: u64,
+    ) -> Result<Outcome, String> {
+        let parent = artifact.parent().unwrap_or(artifact).join("runs");
+        let workspace = Workspace::empty(&parent, &format!("run-{position}"))
+            .map_err(|e| format!("could not make a workspace for a case: {e}"))?;
+        let limits = Limits::for_run(seconds, 1024);
+        let (mut command, sandboxed) = workspace.command(artifact, &[index.to_string()], &limits);
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let started = std::time::Instant::now();
+        let child = command.spawn().map_err(|e| format!("could not start a case: {e}"))?;
+        let disk_cap = limits.disk_mib << 20;
+        let captured = wait_captured_watching(child, Duration::from_secs(seconds), OUTPUT_CAP, &|| {
+            workspace.disk_bytes() > disk_cap
+        });
+        let elapsed = started.elapsed();
+        let changes = workspace.finish();
+        if let Ok(mut tally) = self.tally.lock() {
+            tally.runs += 1;
+            tally.sandboxed += u64::from(sandboxed);
+            if !changes.is_empty() {
+                tally.changed_runs += 1;
+                for path in changes.added.iter().chain(&changes.modified).chain(&changes.removed).take(8) {
+                    if tally.changed.len() < 8 && !tally.changed.contains(path) {
+                        tally.changed.push(path.clone());
+                    }
+                }
+            }
+            tally.limits = Some(limits);
+            tally.confinement = Some(crate::sandbox::report(sandboxed, limits, Default::default(), None).confinement);
+        }
+        if captured.watched {
+            return Err(format!("a call filled its workspace past {} MiB", limits.disk_mib));
+        }
+        finish_block(captured, seconds, elapsed)
+    }
+}
+
+/// A block's outcome from how its process ended.
+fn finish_block(captured: crate::process::Captured, seconds: u64, elapsed: Duration) -> Result<Outcome, String> {
     if captured.timed_out {
         return Err(format!("a call ran past {seconds} s"));
     }
@@ -288,6 +358,6 @@ fn run_block(artifact: &std::path::Path, index: usize, seconds: u64) -> Result<O
     let status = captured.status.ok_or("a case could not be waited for")?;
     let stdout = String::from_utf8_lossy(&captured.stdout).lines().map(str::to_string).collect();
     let mut outcome = Outcome::new(status.success(), stdout, &String::from_utf8_lossy(&captured.stderr));
-    outcome.elapsed_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    outcome.elapsed_ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
     Ok(outcome)
 }

@@ -78,6 +78,11 @@ fn a_correct_implementation_passes_on_cases_that_run_it() {
     assert_eq!(record["coverage"]["tiles"], serde_json::json!([2]));
     assert!(record["coverage"]["extents"].as_array().is_some_and(|e| e.contains(&serde_json::json!(3))), "{record}");
     assert!(!dir.join("regressions").exists(), "nothing failed, nothing kept");
+    // Every case ran confined: each in a disposable workspace, under bubblewrap (docs/sandbox.md).
+    let confinement = &record["confinement"];
+    assert!(confinement["runs"].as_u64().is_some_and(|n| n >= cases), "{record}");
+    assert_eq!(confinement["sandboxed"], confinement["runs"], "{record}");
+    assert_eq!(confinement["changed_runs"], 0, "{record}");
     // An implementation writing an rw view in another order, without a condition: every case runs it.
     let (record, code) = validate(&dir, "p.cairn", "fill_fast", &[]);
     assert_eq!(code, 0, "{record}");

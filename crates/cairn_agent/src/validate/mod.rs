@@ -64,6 +64,12 @@ pub trait Runner: Sync {
         let _ = (files, symbols);
         Err("this host does not compile to machine code, so it cannot read the emitted code".into())
     }
+
+    /// How the runs since the last call were confined (agent-written code: docs/sandbox.md), for
+    /// the record; `None` from a runner that runs nothing natively.
+    fn confinement(&self) -> Option<Value> {
+        None
+    }
 }
 
 /// The policy (tools.md §3.14, protocol.md §9.1).
@@ -155,6 +161,10 @@ pub struct Record {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub compiler: String,
+    /// How the runs were confined (the runner's account: sandboxed or not, the limits, what the
+    /// runs changed in their disposable workspaces).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confinement: Option<Value>,
     /// The id of the candidate-history record made of this validation, when recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub history: Option<String>,
@@ -228,6 +238,19 @@ fn unknown(mut record: Record, reason: String) -> Validation {
 /// program in `workspace` (checked and accepted by the caller) under `policy`, trying `kept`
 /// (this implementation's kept cases) first.
 pub fn validate(
+    workspace: &Workspace,
+    symbol: &str,
+    policy: &Policy,
+    kept: &[Case],
+    runner: &dyn Runner,
+) -> Validation {
+    let mut validation = validate_runs(workspace, symbol, policy, kept, runner);
+    validation.record.confinement = runner.confinement();
+    validation
+}
+
+/// [`validate`] without the runner's account of confinement.
+fn validate_runs(
     workspace: &Workspace,
     symbol: &str,
     policy: &Policy,
