@@ -21,6 +21,7 @@ mod new;
 mod output;
 mod predict;
 mod process;
+mod promote;
 mod rules;
 mod run;
 mod sandbox;
@@ -281,8 +282,17 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
     },
-    /// Run an implementation side by side with its reference on generated edge-case inputs (finite
-    /// evidence, not a proof; Z3's bounded check is not in this build)
+    /// Make a validated implementation the one that runs (`plan f use g;`), only with a person's
+    /// approval bound to its evaluation: --evaluate first, then approve at a terminal
+    Promote {
+        #[command(flatten)]
+        flags: promote::PromoteFlags,
+        /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
+        #[arg(long, value_enum)]
+        format: Option<FormatChoice>,
+    },
+    /// Run an implementation side by side with its reference on generated edge-case inputs and ask
+    /// Z3 under its condition (finite evidence and a bounded comparison, not a proof)
     Validate {
         #[command(flatten)]
         flags: validate::ValidateFlags,
@@ -475,6 +485,7 @@ fn command(cli: Cli) -> u8 {
         Command::Verify { flags, format } => verify::run(&flags, output::Output::choose(format)),
         Command::Validate { flags, format } => validate::run(&flags, output::Output::choose(format)),
         Command::Tune { flags, format } => tune::run(&flags, output::Output::choose(format)),
+        Command::Promote { flags, format } => promote::run(&flags, output::Output::choose(format)),
         Command::Predict { flags, format } => predict::run(&flags, output::Output::choose(format)),
         Command::Explain { path, symbol, format } => explain::run(&path, &symbol, output::Output::choose(format)),
         Command::Inspect { path, symbol, scope, expand, explain, format } => {

@@ -283,7 +283,7 @@ fn since_delta(map: &mut serde_json::Map<String, serde_json::Value>, saved: &ser
 }
 
 /// `n=1e6`, `n=1000000` or `1e6` → 1000000.
-fn parse_size(at: &str) -> Option<u64> {
+pub(crate) fn parse_size(at: &str) -> Option<u64> {
     let value = at.rsplit('=').next()?.trim();
     if let Ok(n) = value.parse::<u64>() {
         return Some(n);

@@ -45,7 +45,7 @@ pub fn run(flags: &ValidateFlags, out: Output) -> u8 {
     validation.code
 }
 
-fn validate_program(flags: &ValidateFlags) -> cairn_agent::validate::Validation {
+pub(crate) fn validate_program(flags: &ValidateFlags) -> cairn_agent::validate::Validation {
     let asked = match &flags.policy {
         None => None,
         Some(path) => match std::fs::read(path).map_err(|e| e.to_string()).and_then(|b| parse_policy(&b)) {
@@ -129,6 +129,20 @@ fn validate_program(flags: &ValidateFlags) -> cairn_agent::validate::Validation 
     }
     std::mem::forget(workspace);
     validation
+}
+
+/// The policy validations of `reference`'s implementations run under in the program at `path`:
+/// the one its regressions file pins, else the default — as JSON (what a promotion's revision
+/// digests).
+pub(crate) fn pinned_policy(path: &std::path::Path, reference: &str) -> serde_json::Value {
+    let root = cairn_vfs::load(path).map(|p| p.root).unwrap_or_default();
+    let file = root.join("regressions").join(cairn_agent::validate::regressions_name(reference));
+    let policy = std::fs::read(file)
+        .ok()
+        .and_then(|bytes| Regressions::parse(&bytes).ok())
+        .map(|file| file.policy)
+        .unwrap_or_default();
+    serde_json::to_value(policy).unwrap_or_default()
 }
 
 /// The full name of the reference `symbol` implements, or "" (the validation says why).

@@ -530,6 +530,8 @@ pub fn with_selection(
     cuts.sort_unstable();
     let Some(target) = out.iter_mut().find(|f| f.name == name) else { return out };
     for &(s, e) in cuts.iter().rev() {
+        // The selection's line break goes with it (it is written as `\n<plan>`).
+        let s = if target.text[..s].ends_with('\n') { s - 1 } else { s };
         target.text.replace_range(s..e, "");
         if s < end {
             end -= e - s;

@@ -29,7 +29,7 @@ mod records;
 mod timing;
 
 pub use self::compare::{Compare, compare};
-pub(crate) use self::records::{current_identity, implementation_symbols};
+pub use self::records::{current_identity, implementation_symbols};
 use self::records::{history_records, kept_measurement, validation_holds};
 pub use self::timing::time_calls;
 use self::timing::{SAMPLES, measure, median};

@@ -112,7 +112,7 @@ pub(super) fn kept_measurement(
 
 /// The implementations of `item` as validations name them: each implementation, or each instance
 /// a `tune` list names.
-pub(crate) fn implementation_symbols(workspace: &Workspace, item: cairn_hir::Item) -> Vec<String> {
+pub fn implementation_symbols(workspace: &Workspace, item: cairn_hir::Item) -> Vec<String> {
     let db = workspace.db();
     let scope = cairn_hir::Resolver::new(db);
     let mut out = Vec::new();
@@ -128,7 +128,7 @@ pub(crate) fn implementation_symbols(workspace: &Workspace, item: cairn_hir::Ite
 }
 
 /// The widened identity now of the implementation (instance) `symbol` names.
-pub(crate) fn current_identity(workspace: &Workspace, symbol: &str) -> Option<String> {
+pub fn current_identity(workspace: &Workspace, symbol: &str) -> Option<String> {
     crate::history::widened_identity(workspace, crate::validate::instance_named(workspace, symbol)?)
 }
 
