@@ -148,6 +148,11 @@ enum Command {
         /// Emit every guard, including those proved unable to fail (a plan's `fuse` then joins no regions).
         #[arg(long)]
         keep_guards: bool,
+        /// Run each block confined (for code an agent wrote): in a disposable copy of the project,
+        /// under bubblewrap when it is installed, with limits; what it changed is reported, never
+        /// applied (docs/sandbox.md).
+        #[arg(long)]
+        sandbox: bool,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -453,13 +458,14 @@ fn command(cli: Cli) -> u8 {
                 run::run(&path, &flags, memory_mib, &args, output)
             }
         }
-        Command::Test { path, filter, test, jobs, timeout, memory_mib, keep_guards, format } => {
+        Command::Test { path, filter, test, jobs, timeout, memory_mib, keep_guards, sandbox, format } => {
             let flags = test::TestFlags {
                 filter,
                 test,
                 jobs,
                 timeout,
                 memory_mib,
+                sandbox,
                 build: build::BuildFlags { keep_guards, out: None, debug: false, timeout: build::DEFAULT_TIMEOUT },
             };
             test::run(&path, &flags, output::Output::choose(format))

@@ -134,18 +134,7 @@ pub fn run_confined(path: &Path, flags: &BuildFlags, memory_mib: u64, args: &[St
         Err(Stopped(status)) => return status,
     };
     let deadline = Duration::from_secs(flags.timeout).saturating_sub(started.elapsed());
-    // A project is copied whole; a lone file alone (its directory may hold anything).
-    let workspace = if built.program.is_single_file() {
-        Workspace::empty(&scratch, "workspace").and_then(|workspace| {
-            for file in &built.program.files {
-                std::fs::copy(&file.path, workspace.dir().join(&file.name))?;
-            }
-            Ok(workspace.rebased())
-        })
-    } else {
-        Workspace::copy_of(&built.program.root, &scratch, "workspace")
-    };
-    let workspace = match workspace {
+    let workspace = match Workspace::of_program(&built.program, &scratch, "workspace") {
         Ok(workspace) => workspace,
         Err(e) => {
             out.environment(&format!("Cannot make the disposable workspace: {e}."));

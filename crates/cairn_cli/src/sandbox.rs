@@ -159,14 +159,17 @@ impl Workspace {
         Ok(Workspace { before: manifest(&workspace.dir), dir: workspace.dir })
     }
 
-    /// The workspace with what it holds now as the state its changeset starts from (after the
-    /// caller put files in it).
-    pub fn rebased(self) -> Workspace {
-        Workspace { before: manifest(&self.dir), dir: self.dir }
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
+    /// The workspace a program's run gets: a project copied whole, a lone file alone (its
+    /// directory may hold anything).
+    pub fn of_program(program: &cairn_vfs::Program, parent: &Path, name: &str) -> std::io::Result<Workspace> {
+        if !program.is_single_file() {
+            return Workspace::copy_of(&program.root, parent, name);
+        }
+        let workspace = Workspace::empty(parent, name)?;
+        for file in &program.files {
+            std::fs::copy(&file.path, workspace.dir.join(&file.name))?;
+        }
+        Ok(Workspace { before: manifest(&workspace.dir), dir: workspace.dir })
     }
 
     /// The command that runs `program` with `args` confined to this workspace under `limits`;
@@ -365,12 +368,12 @@ mod tests {
         std::fs::write(project.join("c.txt"), "c").expect("write");
         std::fs::create_dir_all(project.join("target")).expect("target");
         let workspace = Workspace::copy_of(&project, &parent, "ws").expect("a copy");
-        assert!(!workspace.dir().join("target").exists(), "build products are not copied");
-        std::fs::write(workspace.dir().join("src/a.cairn"), "changed").expect("write");
-        std::fs::remove_file(workspace.dir().join("b.txt")).expect("remove");
-        std::fs::set_permissions(workspace.dir().join("c.txt"), std::fs::Permissions::from_mode(0o755)).expect("mode");
-        std::fs::write(workspace.dir().join("new.txt"), "n").expect("write");
-        let dir = workspace.dir().to_path_buf();
+        assert!(!workspace.dir.join("target").exists(), "build products are not copied");
+        std::fs::write(workspace.dir.join("src/a.cairn"), "changed").expect("write");
+        std::fs::remove_file(workspace.dir.join("b.txt")).expect("remove");
+        std::fs::set_permissions(workspace.dir.join("c.txt"), std::fs::Permissions::from_mode(0o755)).expect("mode");
+        std::fs::write(workspace.dir.join("new.txt"), "n").expect("write");
+        let dir = workspace.dir.to_path_buf();
         let changes = workspace.finish();
         assert_eq!(changes.added, ["new.txt"]);
         assert_eq!(changes.removed, ["b.txt"]);

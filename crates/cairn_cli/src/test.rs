@@ -15,7 +15,8 @@ use serde_json::{Map, Value};
 
 use crate::build::{BuildFlags, Purpose, Stopped, build};
 use crate::output::{Output, to_map};
-use crate::process::{OUTPUT_CAP, ended, escaped, exit_code, limit, wait_captured};
+use crate::process::{OUTPUT_CAP, ended, escaped, exit_code, limit, wait_captured_watching};
+use crate::sandbox::{Limits, Report, Workspace, report};
 
 /// One test's place in the selection, its record, and whether it passed.
 type Outcome = (usize, TestRecord, bool);
@@ -27,6 +28,8 @@ pub struct TestFlags {
     pub jobs: usize,
     pub timeout: u64,
     pub memory_mib: u64,
+    /// Run each block confined in a disposable copy of the project (`--sandbox`).
+    pub sandbox: bool,
     pub build: BuildFlags,
 }
 
@@ -35,7 +38,13 @@ pub fn run(path: &Path, flags: &TestFlags, out: Output) -> u8 {
         out.environment("--jobs is 0..64, --timeout 1..300 seconds and --memory-mib 64..65536.");
         return 2;
     }
-    let built = match build(path, Purpose::Tests, &flags.build, out) {
+    // Confined, the build goes outside the tree too: the project stays byte-identical.
+    let scratch = std::env::temp_dir().join(format!("cairn-sandbox-test-{}", std::process::id()));
+    let mut build_flags = flags.build.clone();
+    if flags.sandbox && build_flags.out.is_none() {
+        build_flags.out = Some(scratch.join("build"));
+    }
+    let built = match build(path, Purpose::Tests, &build_flags, out) {
         Ok(built) => built,
         Err(Stopped(status)) => return status,
     };
@@ -74,13 +83,20 @@ pub fn run(path: &Path, flags: &TestFlags, out: Output) -> u8 {
                         position
                     };
                     let Some(&(index, (name, file, line))) = selected.get(position) else { break };
-                    let (record, passed) =
-                        run_one(&built.artifact, &built.program.root, index, name, file, *line, flags);
+                    let place = if flags.sandbox {
+                        Place::Confined(&built.program, &scratch)
+                    } else {
+                        Place::Root(&built.program.root)
+                    };
+                    let (record, passed) = run_one(&built.artifact, place, position, index, name, file, *line, flags);
                     results.lock().expect("the results").push((position, record, passed));
                 }
             });
         }
     });
+    if flags.sandbox {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
     let mut results = results.into_inner().unwrap_or_default();
     results.sort_by_key(|(position, _, _)| *position);
     let passed = results.iter().filter(|(_, _, ok)| *ok).count();
@@ -112,6 +128,8 @@ pub fn run(path: &Path, flags: &TestFlags, out: Output) -> u8 {
             workers,
         },
         formal_status: "not-verified",
+        security_sandbox: flags.sandbox
+            && results.iter().all(|(_, test, _)| test.sandbox.as_ref().is_some_and(|s| s.sandboxed)),
     };
     let detail = format!("{passed} passed, {failed} failed");
     out.summary(&to_map(&record), ok, &detail);
@@ -127,9 +145,19 @@ pub fn run(path: &Path, flags: &TestFlags, out: Output) -> u8 {
     if ok { 0 } else { 1 }
 }
 
+/// Where a block runs: in the program's root with the user's rights, or confined in a disposable
+/// copy of the program under the scratch directory.
+#[derive(Clone, Copy)]
+enum Place<'a> {
+    Root(&'a Path),
+    Confined(&'a cairn_vfs::Program, &'a Path),
+}
+
+#[allow(clippy::too_many_arguments)]
 fn run_one(
     artifact: &Path,
-    root: &Path,
+    place: Place<'_>,
+    position: usize,
     index: usize,
     name: &str,
     file: &str,
@@ -137,16 +165,35 @@ fn run_one(
     flags: &TestFlags,
 ) -> (TestRecord, bool) {
     let started = Instant::now();
-    let mut command = Command::new(artifact);
-    command.arg(index.to_string()).current_dir(root).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    limit(&mut command, Some(flags.memory_mib));
     let record = |status: &'static str, run: TestRun| TestRecord {
         name: name.to_string(),
         file: file.to_string(),
         line,
         status,
         run,
+        sandbox: None,
     };
+    let limits = Limits::for_run(flags.timeout, flags.memory_mib);
+    let (mut command, workspace, sandboxed) = match place {
+        Place::Root(root) => {
+            let mut command = Command::new(artifact);
+            command.arg(index.to_string()).current_dir(root);
+            limit(&mut command, Some(flags.memory_mib));
+            (command, None, false)
+        }
+        Place::Confined(program, scratch) => {
+            let workspace = match Workspace::of_program(program, &scratch.join("runs"), &format!("test-{position}")) {
+                Ok(workspace) => workspace,
+                Err(e) => {
+                    let reason = format!("could not make its disposable workspace: {e}");
+                    return (record("failed", TestRun::NotStarted { reason }), false);
+                }
+            };
+            let (command, sandboxed) = workspace.command(artifact, &[index.to_string()], &limits);
+            (command, Some(workspace), sandboxed)
+        }
+    };
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
@@ -154,9 +201,17 @@ fn run_one(
         }
     };
     let deadline = Duration::from_secs(flags.timeout);
-    let captured = wait_captured(child, deadline, OUTPUT_CAP);
+    let disk_cap = limits.disk_mib << 20;
+    let captured = wait_captured_watching(child, deadline, OUTPUT_CAP, &|| {
+        workspace.as_ref().is_some_and(|w| w.disk_bytes() > disk_cap)
+    });
+    let watched = captured.watched;
+    let confinement = workspace.map(|w| {
+        let stopped = watched.then(|| format!("its workspace passed {} MiB", limits.disk_mib));
+        report(sandboxed, limits, w.finish(), stopped)
+    });
     let (status, stdout, stderr, timed_out) = (captured.status, captured.stdout, captured.stderr, captured.timed_out);
-    let passed = !timed_out && !captured.capped && status.as_ref().is_some_and(|s| s.success());
+    let passed = !timed_out && !captured.capped && !watched && status.as_ref().is_some_and(|s| s.success());
     let code = match &status {
         Some(s) if !timed_out => exit_code(s),
         _ => 128 + libc::SIGKILL,
@@ -167,6 +222,8 @@ fn run_one(
             format!("timed out after {} s", flags.timeout)
         } else if captured.capped {
             format!("wrote more than {OUTPUT_CAP} bytes of output and was stopped")
+        } else if watched {
+            format!("filled its workspace past {} MiB and was stopped", limits.disk_mib)
         } else if let Some(line) = stderr_text.lines().rev().find(|l| l.starts_with("assertion failed ")) {
             line.to_string()
         } else {
@@ -180,7 +237,9 @@ fn run_one(
         stderr: escaped(&stderr).chars().take(8000).collect(),
         elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
     };
-    (record(if passed { "passed" } else { "failed" }, run), passed)
+    let mut test = record(if passed { "passed" } else { "failed" }, run);
+    test.sandbox = confinement;
+    (test, passed)
 }
 
 /// The record of tools.md §3.4.
@@ -193,6 +252,8 @@ struct TestsRecord<'a> {
     tests: Vec<Map<String, Value>>,
     blocks: Blocks<'a>,
     formal_status: &'static str,
+    /// True only when every block ran under bubblewrap (`--sandbox`).
+    security_sandbox: bool,
 }
 
 /// The test blocks: their status, each test in source order, the counts, the runner's build.
@@ -228,6 +289,9 @@ struct TestRecord {
     status: &'static str,
     #[serde(flatten)]
     run: TestRun,
+    /// With `--sandbox`: how the block was confined and what it changed in its workspace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sandbox: Option<Report>,
 }
 
 /// How a test's process went: started (then its end and output), or not even started.

@@ -1,8 +1,9 @@
 //! `cairn promote` (issue 18, docs/tools/promote.md): an implementation becomes the one that runs
-//! only by an approval bound to its evaluation. Evaluated and sealed here, approved by the
-//! operator's token (the test plays the operator: it holds the key), refused without a terminal
-//! or a token, refused when the evaluation is stale, when the history was copied from elsewhere,
-//! and when another promotion came first; a rollback keeps every record.
+//! only by an approval bound to its evaluation. Evaluated and sealed here, approved by the digest
+//! typed back at a terminal (a pseudo-terminal) or by the operator's token (the test plays the
+//! operator: it holds the key); refused without a terminal or a token, when the evaluation is
+//! stale, when the history was copied from elsewhere, and when another promotion came first; a
+//! rollback keeps every record.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -214,4 +215,51 @@ fn a_stale_evaluation_a_copied_history_and_a_racing_promotion_are_refused() {
     assert_eq!((code, record["status"].as_str()), (1, Some("not-corroborated")), "{record}");
     std::fs::remove_dir_all(&dir).ok();
     std::fs::remove_dir_all(&other).ok();
+}
+
+/// Runs `cairn promote …` at a terminal (a pseudo-terminal made by util-linux `script`), typing
+/// `typed` when asked: the promotion record and the exit code.
+fn at_terminal(dir: &Path, key: &Path, args: &str, typed: &str) -> (serde_json::Value, i32) {
+    use std::io::Write;
+    let command = format!("{} promote p.cairn {args} --format json", env!("CARGO_BIN_EXE_cairn"));
+    let mut child = Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .current_dir(dir)
+        .env("CAIRN_APPROVAL_KEY", key)
+        .env_remove("CAIRN_APPROVAL_TOKEN")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("script (util-linux) runs the command at a terminal");
+    child.stdin.take().expect("stdin").write_all(format!("{typed}\n").as_bytes()).expect("type");
+    let output = child.wait_with_output().expect("wait");
+    // At a terminal the record is pretty-printed after the prompt, with the terminal's line ends.
+    let text = String::from_utf8_lossy(&output.stdout).replace('\r', "");
+    let start = text.rfind("\n{").map(|at| at + 1).unwrap_or_else(|| panic!("no record: {text}"));
+    let record = serde_json::from_str(&text[start..]).unwrap_or_else(|_| panic!("no record: {text}"));
+    (record, output.status.code().unwrap_or(-1))
+}
+
+#[test]
+fn at_a_terminal_the_person_types_the_evaluation_back() {
+    let dir = scratch("terminal");
+    let key = dir.join("operator.key");
+    std::fs::write(dir.join("p.cairn"), PROGRAM).expect("write");
+    let (evaluated, code) = cairn(&dir, &key, None, &[&EVALUATE[..], &["--threshold", "0"]].concat());
+    assert_eq!(code, 0, "{evaluated}");
+    let evaluation = evaluated["evaluation"].as_str().expect("an evaluation digest");
+    // The wrong characters: refused, nothing written.
+    let (record, code) = at_terminal(&dir, &key, "--symbol sum8 --use sum8_fast", "deadbeef");
+    assert_eq!((code, record["status"].as_str()), (1, Some("refused")), "{record}");
+    assert_eq!(std::fs::read_to_string(dir.join("p.cairn")).expect("read"), PROGRAM);
+    // A token asked for at the terminal is the operator's HMAC of this evaluation.
+    let (issued, code) = at_terminal(&dir, &key, "--symbol sum8 --use sum8_fast --issue-token", &evaluation[..8]);
+    assert_eq!(code, 0, "{issued}");
+    assert_eq!(issued["token"].as_str(), Some(token(&key, &evaluated).as_str()));
+    // The first 8 characters of the evaluation digest: promoted.
+    let (record, code) = at_terminal(&dir, &key, "--symbol sum8 --use sum8_fast", &evaluation[..8]);
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(record["status"], "promoted");
+    assert!(std::fs::read_to_string(dir.join("p.cairn")).expect("read").contains("plan sum8 use sum8_fast;"));
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -233,3 +233,53 @@ fn main() -> i32 {
     let record = confined("memory", source, "30");
     assert!(stdout(&record).contains("pointer 0"), "100 GiB is past the address-space limit: {record}");
 }
+
+#[test]
+fn test_blocks_run_confined_in_a_copy_of_the_project() {
+    let dir = scratch("blocks");
+    std::fs::create_dir_all(dir.join("src")).expect("src");
+    std::fs::write(
+        dir.join("cairn.toml"),
+        "[project]\nname = \"blocks\"\nsources = [\"src/main.cairn\"]\n\n[build]\nkind = \"exe\"\n",
+    )
+    .expect("manifest");
+    std::fs::write(dir.join("data.txt"), "12345").expect("data");
+    let source = format!(
+        "{LIBC}
+fn main() -> i32 {{ return 0; }}
+
+test reads_its_project_and_writes_a_file {{
+  stack bytes:u8[8] = zeroed;
+  unsafe {{
+    let fd = c_open(\"data.txt\\0\", 0, 0);
+    assert(fd >= 0);
+    let n = c_read(fd, bytes, 8);
+    assert(n == 5);
+    let _ = c_close(fd);
+    let out = c_open(\"out.txt\\0\", 65, 420);
+    assert(out >= 0);
+    let _ = c_write(out, \"written\", 7);
+    let _ = c_close(out);
+    let gone = c_open(\"/root/x\\0\", 65, 420);
+    assert(gone < 0);
+  }}
+}}
+"
+    );
+    std::fs::write(dir.join("src/main.cairn"), source).expect("write");
+    let before = tree(&dir);
+    let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["test", "--sandbox", "--format", "json", "."])
+        .current_dir(&dir)
+        .output()
+        .expect("run cairn");
+    let record: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|_| panic!("no record: {}", String::from_utf8_lossy(&output.stderr)));
+    assert_eq!(output.status.code(), Some(0), "{record}");
+    assert_eq!(record["security_sandbox"], true, "{record}");
+    let test = &record["blocks"]["tests"][0];
+    assert_eq!(test["status"], "passed", "{record}");
+    assert_eq!(test["sandbox"]["changeset"]["added"], serde_json::json!(["out.txt"]), "{record}");
+    assert_eq!(tree(&dir), before, "the project is byte-identical: no build directory, no out.txt");
+    std::fs::remove_dir_all(&dir).ok();
+}
