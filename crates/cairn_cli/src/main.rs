@@ -331,6 +331,10 @@ enum Command {
         /// Add the cost model's explanation of the disclosed functions.
         #[arg(long)]
         explain: bool,
+        /// Which host's packet: an edit session's (default), a plan session's (`cairn.plan/1`) or
+        /// an implementation session's (`cairn.implementation/1`, F the reference).
+        #[arg(long, value_enum, default_value = "edit")]
+        session: inspect::SessionKind,
         /// Output mode (the packet is JSON in both modes).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -494,8 +498,8 @@ fn command(cli: Cli) -> u8 {
         Command::Promote { flags, format } => promote::run(&flags, output::Output::choose(format)),
         Command::Predict { flags, format } => predict::run(&flags, output::Output::choose(format)),
         Command::Explain { path, symbol, format } => explain::run(&path, &symbol, output::Output::choose(format)),
-        Command::Inspect { path, symbol, scope, expand, explain, format } => {
-            let flags = inspect::InspectFlags { symbol, scope, expand, explain };
+        Command::Inspect { path, symbol, scope, expand, explain, session, format } => {
+            let flags = inspect::InspectFlags { symbol, scope, expand, explain, session };
             inspect::run(&path, &flags, output::Output::choose(format))
         }
         Command::Mcp => {

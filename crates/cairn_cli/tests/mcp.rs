@@ -233,3 +233,38 @@ fn inspect_prints_the_session_level_packet() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(parse(&String::from_utf8_lossy(&output.stdout))["code"], "E-SYMBOL");
 }
+
+#[test]
+fn inspect_shows_plan_and_implementation_packets_too() {
+    let dir = std::env::temp_dir().join(format!("cairn-inspect-sessions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let file = dir.join("p.cairn");
+    std::fs::write(
+        &file,
+        "fn total(n:usize, xs:ro<u32>[n]) -> u64 {\n  let mut h:u64 = 0;\n  for i in 0..n { h = h + u64(xs[i]); }\n  return h;\n}\nfn fill(n:usize, out:rw<u64>[n]) {\n  parallel i in n { out[i] = u64(i); }\n}\nfn main() -> i32 { return 0; }\n",
+    )
+    .expect("write");
+    let inspect = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["inspect", "--format", "json"])
+            .args(args)
+            .arg(&file)
+            .output()
+            .expect("run");
+        (parse(&String::from_utf8_lossy(&output.stdout)), output.status.code())
+    };
+    let (plan, code) = inspect(&["--symbol", "fill", "--session", "plan"]);
+    assert_eq!(code, Some(0), "{plan}");
+    assert_eq!(plan["protocol"], "cairn.plan/1");
+    assert!(plan["items"]["grain"].is_object(), "{plan}");
+    let (implementation, code) = inspect(&["--symbol", "total", "--session", "implementation"]);
+    assert_eq!(code, Some(0), "{implementation}");
+    assert_eq!(implementation["protocol"], "cairn.implementation/1");
+    assert_eq!(implementation["reference"]["symbol"], "total");
+    // A function without a region has no plan packet: the host's refusal, exit 1.
+    let (refused, code) = inspect(&["--symbol", "total", "--session", "plan"]);
+    assert_eq!((code, refused["code"].as_str()), (Some(1), Some("E-PLAN")), "{refused}");
+    let (_, code) = inspect(&["--symbol", "fill", "--session", "plan", "--explain"]);
+    assert_eq!(code, Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}
