@@ -273,7 +273,13 @@ pub fn compile(workspace: &Workspace, purpose: Purpose, flags: &BuildFlags) -> R
         &functions,
         &entry,
         &site,
-        Options { keep_guards: flags.keep_guards, optimize: true, debug: flags.debug, keep_functions: false },
+        Options {
+            keep_guards: flags.keep_guards,
+            optimize: true,
+            debug: flags.debug,
+            keep_functions: false,
+            remarks: false,
+        },
     )
     .map_err(|message| format!("internal error (E-INTERNAL): the code generator failed: {message}"))?;
     Ok(CompiledProgram { compiled, functions: mir.functions, tests })

@@ -45,7 +45,7 @@ pub fn run(path: &Path, mir: bool, unoptimized: bool, keep_guards: bool, debug: 
         &functions,
         &entry,
         &site,
-        Options { keep_guards, optimize: !unoptimized, debug, keep_functions: false },
+        Options { keep_guards, optimize: !unoptimized, debug, keep_functions: false, remarks: false },
     ) {
         Ok(compiled) => {
             out.text(&compiled.llvm_ir);

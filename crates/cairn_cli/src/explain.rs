@@ -5,8 +5,9 @@
 //! and of its lanes and closures, operates on). Nothing runs; the map reads the program as `cairn
 //! build` compiles it (plans' fusion included).
 //!
-//! Not in this build: LLVM's optimization remarks (why a loop was not vectorized): a loop without
-//! vector instructions says only that. The edit host's `explain` request.
+//! LLVM's loop-vectorization remarks (why a loop was not vectorized, or with what width it was) are
+//! collected while the program is optimized with line information, and each is given to the
+//! function whose declaration comes last before its line.
 //!
 //! Exit: 0; 1 for a refused program; 2 for an environment error.
 
@@ -38,6 +39,10 @@ struct FunctionCost {
     /// The widest vector (elements) its optimized code operates on; 1 when it has none.
     vector_width: u32,
     vectorized: bool,
+    /// LLVM's loop-vectorization remarks about its loops, by line: why a loop was not
+    /// vectorized, or the width and interleaving it was vectorized with.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    remarks: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<&'static str>,
 }
@@ -90,9 +95,12 @@ pub fn explain_program(workspace: &cairn_hir::Workspace, symbols: &[String]) -> 
     let site = |function: &Function, at: Option<Anchor>| -> Site { site_of(workspace, &items, function, at) };
     // Compiled as a library, so every function keeps its own optimized body to read (an
     // executable's would be inlined into `main` and dropped).
-    let compiled =
-        cairn_codegen::compile(&functions, &Entry::None, &site, Options { keep_functions: true, ..Options::default() })
-            .map_err(|message| format!("internal error (E-INTERNAL): the code generator failed: {message}"))?;
+    // With line information, so LLVM's remarks say where each loop is.
+    let options = Options { keep_functions: true, debug: true, remarks: true, ..Options::default() };
+    let compiled = cairn_codegen::compile(&functions, &Entry::None, &site, options)
+        .map_err(|message| format!("internal error (E-INTERNAL): the code generator failed: {message}"))?;
+    // Where each shown function starts: a remark belongs to the last one starting at or above it.
+    let mut starts: Vec<(String, u32, String)> = Vec::new();
     let foreign: Vec<&str> = functions.iter().filter(|f| f.kind == FnKind::Foreign).map(|f| &*f.symbol).collect();
     let mut map: BTreeMap<String, FunctionCost> = BTreeMap::new();
     for function in functions.iter().filter(|f| matches!(f.kind, FnKind::Function | FnKind::Main)) {
@@ -105,7 +113,7 @@ pub fn explain_program(workspace: &cairn_hir::Workspace, symbols: &[String]) -> 
         if !symbols.is_empty() && !symbols.contains(&owner) {
             continue;
         }
-        let cost = map.entry(owner).or_default();
+        let cost = map.entry(owner.clone()).or_default();
         let mut guards: BTreeMap<(&'static str, u32), (usize, usize)> = BTreeMap::new();
         for guard in function.guards() {
             let line = site(function, guard.at.map(Anchor::Expr)).line;
@@ -144,13 +152,37 @@ pub fn explain_program(workspace: &cairn_hir::Workspace, symbols: &[String]) -> 
         }
         let width = vector_width(&compiled.llvm_ir, &function.symbol);
         cost.vector_width = cost.vector_width.max(width);
+        if !function.name.contains('$') {
+            let at = site(function, None);
+            if let Some(file) = at.file {
+                starts.push((base_name(&file).to_string(), at.line, owner.clone()));
+            }
+        }
+    }
+    for remark in &compiled.remarks {
+        // Only the vectorizer's (the code generator's own remarks — stack bytes, instruction
+        // counts, unrolling — say nothing about vectors).
+        let Some((file, line, text)) = parse_remark(remark).filter(|(_, _, t)| t.contains("vectoriz")) else {
+            continue;
+        };
+        let owner = starts
+            .iter()
+            .filter(|(f, start, _)| *f == base_name(file) && *start <= line)
+            .max_by_key(|(_, start, _)| *start)
+            .map(|(_, _, owner)| owner.clone());
+        if let Some(cost) = owner.and_then(|owner| map.get_mut(&owner)) {
+            let entry = format!("line {line}: {text}");
+            if !cost.remarks.contains(&entry) {
+                cost.remarks.push(entry);
+            }
+        }
     }
     for cost in map.values_mut() {
         cost.vector_width = cost.vector_width.max(1);
         cost.vectorized = cost.vector_width > 1;
-        if cost.loops > 0 && !cost.vectorized {
+        if cost.loops > 0 && !cost.vectorized && cost.remarks.is_empty() {
             cost.note = Some(
-                "no vector instructions in the optimized code of its loops (LLVM's reasons are not reported in this build)",
+                "no vector instructions in the optimized code of its loops, and no remark from LLVM's vectorizer about them",
             );
         }
     }
@@ -159,6 +191,21 @@ pub fn explain_program(workspace: &cairn_hir::Workspace, symbols: &[String]) -> 
         reading: "a static reading of the emitted code; nothing ran",
         functions: map,
     })
+}
+
+/// A file name without its directories (remarks and sites may spell the path differently).
+fn base_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// `file:line:column: text` → (file, line, text); `None` for a remark without a place.
+fn parse_remark(remark: &str) -> Option<(&str, u32, &str)> {
+    let mut parts = remark.splitn(4, ':');
+    let file = parts.next()?;
+    let line: u32 = parts.next()?.trim().parse().ok()?;
+    let _column: u32 = parts.next()?.trim().parse().ok()?;
+    let text = parts.next()?.trim();
+    (line > 0 && !text.is_empty()).then_some((file, line, text))
 }
 
 /// The widest `<N x …>` vector in the optimized IR of the function emitted as `symbol`.
@@ -193,5 +240,14 @@ mod tests {
         assert_eq!(super::vector_width(ir, "cairn.f"), 4);
         assert_eq!(super::vector_width(ir, "cairn.g"), 1);
         assert_eq!(super::vector_width(ir, "cairn.h"), 1);
+    }
+
+    #[test]
+    fn a_remark_is_a_place_and_a_text() {
+        assert_eq!(
+            super::parse_remark("dir/p.cairn:4:3: loop not vectorized: call instruction cannot be vectorized"),
+            Some(("dir/p.cairn", 4, "loop not vectorized: call instruction cannot be vectorized"))
+        );
+        assert_eq!(super::parse_remark("<unknown>:0:0: loop not vectorized"), None);
     }
 }

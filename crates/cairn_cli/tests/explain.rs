@@ -1,5 +1,6 @@
 //! `cairn explain` (tools.md §3.13): a function's guards by kind and line (emitted and proved),
-//! its allocations, calls and loops, and whether its optimized loop code is vectorized.
+//! its allocations, calls and loops, whether its optimized loop code is vectorized, and LLVM's
+//! vectorizer's remarks about its loops.
 
 use std::process::Command;
 
@@ -13,6 +14,11 @@ fn pick(n:usize, xs:ro<u64>[n], k:usize) -> u64 {
   return xs[k] + u64(len(b));
 }
 fn twice(n:usize, xs:ro<u64>[n]) -> u64 = sum(n, xs) + sum(n, xs);
+fn chase(n:usize, xs:ro<u64>[n]) -> u64 {
+  let mut k:u64 = 0;
+  for i in 0..n { k = xs[usize(k % u64(n))]; }
+  return k;
+}
 fn main() -> i32 { return 0; }
 ";
 
@@ -41,6 +47,18 @@ fn the_cost_map_reads_guards_allocations_calls_loops_and_vectors() {
         ])
     );
     assert_eq!(sum["vectorized"], true, "{sum}");
+    // LLVM's vectorizer says so, at the loop's line; and why it could not vectorize `chase`, whose
+    // every step depends on the one before.
+    let said = |f: &serde_json::Value| -> Vec<String> {
+        f["remarks"]
+            .as_array()
+            .map(|r| r.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+            .unwrap_or_default()
+    };
+    assert!(said(sum).iter().any(|r| r.starts_with("line 3: vectorized loop")), "{sum}");
+    let chase = &functions["chase"];
+    assert_eq!(chase["vectorized"], false, "{chase}");
+    assert!(said(chase).iter().any(|r| r.starts_with("line 13: loop not vectorized")), "{chase}");
     // pick: an allocation guarded where it is made, an index and a sum guarded where written.
     let pick = &functions["pick"];
     assert_eq!(pick["allocations"], 1);

@@ -20,6 +20,7 @@ mod layout;
 mod module;
 mod owner;
 mod print;
+mod remarks;
 mod runtime;
 mod rvalue;
 mod target;
@@ -52,11 +53,13 @@ pub struct Options {
     /// Every program function external, so each keeps its own optimized body (`cairn explain`
     /// reads them; a build lets LLVM inline and drop them).
     pub keep_functions: bool,
+    /// Collect LLVM's loop-vectorization remarks into [`Compiled::remarks`] (`cairn explain`).
+    pub remarks: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { keep_guards: false, optimize: true, debug: false, keep_functions: false }
+        Options { keep_guards: false, optimize: true, debug: false, keep_functions: false, remarks: false }
     }
 }
 
@@ -93,6 +96,8 @@ pub struct Compiled {
     /// Guards emitted, and guards left out as proved, over the whole program.
     pub guards_emitted: usize,
     pub guards_elided: usize,
+    /// LLVM's loop-vectorization remarks (`file:line:column: text`), when asked for.
+    pub remarks: Vec<String>,
 }
 
 /// Compiles functions to an object for the host.
@@ -105,9 +110,36 @@ pub fn compile(
     let target = Target::HOST;
     let machine = target.machine()?;
     let context = Context::create();
+    // The remarks handler: collecting when asked, dropping remarks a collecting compile of this
+    // process turned on otherwise.
+    let mut collected = remarks::Collected::default();
+    let watching = options.remarks || remarks::enabled();
+    if watching {
+        remarks::install(&context, &mut collected, options.remarks);
+    }
+    let compiled = compile_in(&context, &machine, &target, functions, entry, site, options);
+    if watching {
+        remarks::uninstall(&context);
+    }
+    compiled.map(|mut compiled| {
+        compiled.remarks = collected.remarks;
+        compiled
+    })
+}
+
+/// [`compile`] in `context`.
+fn compile_in(
+    context: &Context,
+    machine: &inkwell::targets::TargetMachine,
+    target: &Target,
+    functions: &[Arc<Function>],
+    entry: &Entry,
+    site: SiteText<'_>,
+    options: Options,
+) -> Result<Compiled, String> {
     let module = context.create_module("cairn");
-    target.prepare(&module, &machine);
-    let mut cg = ModuleGen::new(&context, module, target.info(), site, options);
+    target.prepare(&module, machine);
+    let mut cg = ModuleGen::new(context, module, target.info(), site, options);
     if options.debug {
         cg.start_debug_info();
     }
@@ -121,9 +153,15 @@ pub fn compile(
     cg.finish_debug_info();
     cg.module.verify().map_err(|e| format!("LLVM rejected the generated module: {}", e.to_string()))?;
     if options.optimize {
-        target::optimize(&cg.module, &machine)?;
+        target::optimize(&cg.module, machine)?;
     }
     let llvm_ir = cg.module.print_to_string().to_string();
-    let object = target.emit(&cg.module, &machine)?;
-    Ok(Compiled { object, llvm_ir, guards_emitted: cg.guards_emitted, guards_elided: cg.guards_elided })
+    let object = target.emit(&cg.module, machine)?;
+    Ok(Compiled {
+        object,
+        llvm_ir,
+        guards_emitted: cg.guards_emitted,
+        guards_elided: cg.guards_elided,
+        remarks: Vec::new(),
+    })
 }
