@@ -204,7 +204,9 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
                     compared.reason = Some(reason);
                 }
                 let lines: Vec<String> = compared.lines.iter().map(|l| format!("[{}] {}", l.label, l.text)).collect();
-                out.summary(&to_map(&compared), true, &lines.join("\n"));
+                let detail =
+                    format!("{} against {}\n{}", compared.compare[1].plan, compared.compare[0].plan, lines.join("\n"));
+                out.summary(&to_map(&compared), true, &detail);
                 0
             }
             Err(message) => {

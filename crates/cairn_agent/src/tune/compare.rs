@@ -1,6 +1,7 @@
 //! `cairn tune --compare A --compare B` (tools.md §3.15): plan B against plan A instead of a
 //! search. Each plan is made and checked as a whole program like a search's candidate; both are
-//! read by `explain` (the emitted code's guards, allocations, calls, loops and vector width) and
+//! read by `explain` (the emitted code's guards, allocations, calls, loops, vector width and the
+//! vectorizer's remarks) and
 //! timed on this host, A and B alternating, unless the history keeps a current measurement of
 //! one at these sizes. The answer is lines, each labelled with what it is: a `[compiler
 //! observation]` (the emitted code, read), a `[runtime measurement]` (a time, measured), a
@@ -29,6 +30,8 @@ const NOISE: f64 = 0.05;
 #[derive(Debug, Serialize)]
 pub struct Compare {
     pub protocol: &'static str,
+    /// `compared`.
+    pub status: &'static str,
     pub function: String,
     pub sizes: Vec<u64>,
     /// A and B, in that order.
@@ -262,6 +265,7 @@ pub fn compare(
         .collect();
     Ok(Compare {
         protocol: "cairn.tune/2",
+        status: "compared",
         function: full,
         sizes: request.sizes.clone(),
         compare,
@@ -384,10 +388,24 @@ fn observations(readings: &[Option<Map<String, Value>>]) -> Vec<Line> {
             out.push(Line::new("compiler observation", format!("calls of {callee}: A {x}, B {y}")));
         }
     }
+    // What LLVM's vectorizer said of one side's loops and not of the other's.
+    let remarks = |reading: &Map<String, Value>| -> Vec<String> {
+        reading
+            .get("remarks")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+            .unwrap_or_default()
+    };
+    let (ra, rb) = (remarks(a), remarks(b));
+    for (side, own, other) in [("A", &ra, &rb), ("B", &rb, &ra)] {
+        for remark in own.iter().filter(|r| !other.contains(r)).take(3) {
+            out.push(Line::new("compiler observation", format!("{side}: {remark}")));
+        }
+    }
     if out.is_empty() {
         out.push(Line::new(
             "compiler observation",
-            "the emitted code differs, but not in any count explain keeps (guards, allocations, calls, loops, vector width)",
+            "the emitted code differs, but not in any count explain keeps (guards, allocations, calls, loops, vector width, the vectorizer's remarks)",
         ));
     }
     out
