@@ -37,6 +37,9 @@ struct Doctor {
     #[serde(rename = "qemu-system-aarch64")]
     qemu: Option<String>,
     bwrap: Option<String>,
+    /// Whether bubblewrap can make a sandbox here (user namespaces allowed): agent-written code
+    /// runs confined only then (docs/sandbox.md).
+    sandbox: bool,
     valgrind: Option<String>,
     cache: Option<String>,
     formal_status: &'static str,
@@ -55,7 +58,10 @@ const TOOLS: &[(&str, &str)] = &[
     ("lean", "proof certificates (tier 3): install Lean 4 with elan"),
     ("lake", "proof certificates (tier 3): installed with Lean 4 by elan"),
     ("qemu-system-aarch64", "runs freestanding aarch64 images (tier 3): `apt-get install qemu-system-arm`"),
-    ("bwrap", "confines agent-written programs (`cairn run` in a sandbox): `apt-get install bubblewrap`"),
+    (
+        "bwrap",
+        "confines agent-written programs (validation, tuning, `run --sandbox`; docs/sandbox.md): `apt-get install bubblewrap`",
+    ),
     ("valgrind", "the leak and memory checks of the test suite: `apt-get install valgrind`"),
 ];
 
@@ -67,6 +73,13 @@ pub fn run(out: Output) -> u8 {
         if found(tool).is_none() {
             fixes.insert(*tool, *fix);
         }
+    }
+    let sandbox = crate::sandbox::bubblewrap().is_some();
+    if !sandbox && found("bwrap").is_some() {
+        fixes.insert(
+            "sandbox",
+            "bubblewrap is installed but cannot make a sandbox: allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the container's seccomp/AppArmor profile); until then agent-written code runs with limits only",
+        );
     }
     if cache.is_none() {
         fixes
@@ -88,6 +101,7 @@ pub fn run(out: Output) -> u8 {
         lake: found("lake"),
         qemu: found("qemu-system-aarch64"),
         bwrap: found("bwrap"),
+        sandbox,
         valgrind: found("valgrind"),
         cache,
         formal_status: "not-verified",

@@ -86,6 +86,8 @@ fn doctor_and_completions_answer_from_this_machine_and_these_definitions() {
     assert!(record["llvm"].as_str().is_some_and(|v| v.starts_with("19.")), "{record}");
     assert_eq!(record["network_access"], false);
     assert!(record["cc"].is_string(), "the suite itself links with cc: {record}");
+    // The suite's sandbox tests need bubblewrap that works here; doctor says whether it does.
+    assert_eq!(record["sandbox"], true, "setup installs bubblewrap: {record}");
     // Each missing tool comes with its fix.
     for (key, value) in record.as_object().unwrap() {
         if value.is_null() {
