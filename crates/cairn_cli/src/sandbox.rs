@@ -93,6 +93,8 @@ pub fn bubblewrap() -> Option<&'static Path> {
             let bwrap = std::env::split_paths(&path).map(|dir| dir.join("bwrap")).find(|p| p.is_file())?;
             let mut probe = Command::new(&bwrap);
             probe.args(system_binds()).args(["--unshare-all", "--die-with-parent", "--", "/usr/bin/true"]);
+            // As the runs will: as `nobody` when this process is root.
+            as_unprivileged(&mut probe);
             let works = probe
                 .stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::null())
@@ -102,6 +104,33 @@ pub fn bubblewrap() -> Option<&'static Path> {
             works.then_some(bwrap)
         })
         .as_deref()
+}
+
+/// The user a root toolchain runs sandboxes as (`nobody`): processes of root are exempt from the
+/// process limit, so confined code must not run as root, even inside its own user namespace.
+const NOBODY: u32 = 65534;
+
+/// True when this process runs as root.
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Makes `command` drop to `nobody` before exec when this process is root.
+fn as_unprivileged(command: &mut Command) {
+    if !is_root() {
+        return;
+    }
+    // SAFETY: the closure runs in the forked child before exec and calls only setgroups, setgid
+    // and setuid, which are async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(NOBODY) != 0 || libc::setuid(NOBODY) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Why a run is not sandboxed, when it is not.
@@ -181,6 +210,15 @@ impl Workspace {
                 let mut command = Command::new(bwrap);
                 let dir = self.dir.display().to_string();
                 let exe = program.display().to_string();
+                // A root toolchain hands the workspace to `nobody`, who runs the sandbox.
+                if is_root() {
+                    chown_tree(&self.dir, NOBODY);
+                }
+                as_unprivileged(&mut command);
+                // The process limit is set inside the sandbox, where it counts the sandbox's own
+                // processes only (its user namespace); set on bubblewrap it would count every
+                // process of the user and could stop the sandbox from starting.
+                let nproc = format!("--nproc={}", limits.processes);
                 command
                     .args(["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"])
                     .args(system_binds())
@@ -188,7 +226,7 @@ impl Workspace {
                     .args(["--size", &(limits.disk_mib << 20).to_string(), "--tmpfs", "/tmp"])
                     .args(["--bind", &dir, &dir, "--ro-bind", &exe, &exe, "--chdir", &dir])
                     .args(["--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", &dir])
-                    .args(["--setenv", "TMPDIR", "/tmp", "--"])
+                    .args(["--setenv", "TMPDIR", "/tmp", "--", "/usr/bin/prlimit", &nproc, "--"])
                     .arg(program)
                     .args(args);
                 (command, true)
@@ -263,13 +301,13 @@ pub fn report(sandboxed: bool, limits: Limits, changeset: Changeset, stopped: Op
     }
 }
 
-/// Sets `limits` in the child before `exec` (inherited by all it starts).
+/// Sets `limits` in the child before `exec` (inherited by all it starts); the process limit is set
+/// inside the sandbox instead ([`Workspace::command`]).
 fn set_limits(command: &mut Command, limits: Limits) {
     let cap = |value: u64| libc::rlimit { rlim_cur: value as libc::rlim_t, rlim_max: value as libc::rlim_t };
     let memory = cap(limits.memory_mib.saturating_mul(1 << 20));
     let cpu = cap(limits.cpu_seconds);
     let file = cap(limits.file_mib.saturating_mul(1 << 20));
-    let processes = cap(limits.processes);
     let core = cap(0);
     // SAFETY: the closure runs in the forked child before exec and only calls setrlimit, which is
     // async-signal-safe; the values are computed before the fork.
@@ -279,7 +317,6 @@ fn set_limits(command: &mut Command, limits: Limits) {
             libc::setrlimit(libc::RLIMIT_AS, &memory);
             libc::setrlimit(libc::RLIMIT_CPU, &cpu);
             libc::setrlimit(libc::RLIMIT_FSIZE, &file);
-            libc::setrlimit(libc::RLIMIT_NPROC, &processes);
             Ok(())
         });
     }
@@ -338,6 +375,19 @@ fn manifest(dir: &Path) -> BTreeMap<String, Entry> {
         }
     }
     out
+}
+
+/// Hands every path under `dir` (and `dir`) to `uid` (its group too), not following links.
+fn chown_tree(dir: &Path, uid: u32) {
+    let _ = std::os::unix::fs::lchown(dir, Some(uid), Some(uid));
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let _ = std::os::unix::fs::lchown(&path, Some(uid), Some(uid));
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+            chown_tree(&path, uid);
+        }
+    }
 }
 
 /// Gives the owner write and search rights on every directory under `dir`, so a program that took

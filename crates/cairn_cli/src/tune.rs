@@ -272,7 +272,7 @@ fn since_delta(map: &mut serde_json::Map<String, serde_json::Value>, saved: &ser
         row
     };
     let changed: Vec<Value> =
-        now.iter().filter(|row| before.get(&key(row)).map(|b| bare(b)) != Some(bare(row))).cloned().collect();
+        now.iter().filter(|row| !before.get(&key(row)).is_some_and(|b| same(&bare(b), &bare(row)))).cloned().collect();
     let unchanged = now.len() - changed.len();
     let gone: Vec<Value> =
         before.keys().filter(|plan| !plans.contains(*plan)).map(|p| Value::from(p.clone())).collect();
@@ -282,6 +282,23 @@ fn since_delta(map: &mut serde_json::Map<String, serde_json::Value>, saved: &ser
     since.insert("gone".into(), Value::Array(gone));
     since.insert("chosen_before".into(), saved["chosen"].clone());
     map.insert("since".into(), Value::Object(since));
+}
+
+/// Equal rows, numbers compared to within 1e-9 of their size: a saved answer's floats, read back,
+/// may differ from the ones printed in the last digit.
+fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
+            _ => x == y,
+        },
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
 }
 
 /// `n=1e6`, `n=1000000` or `1e6` → 1000000.

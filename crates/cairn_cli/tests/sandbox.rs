@@ -155,6 +155,27 @@ fn main() -> i32 {
     // It ended — by the limit on processes, not by running out the clock.
     assert_eq!(record["status"], "program-exited", "{record}");
     assert_eq!(record["sandbox"]["limits"]["processes"], 64);
+    // Children that stay alive: at most the limit exist at once (the toolchain itself may run as
+    // root, whose processes the kernel exempts; the sandbox runs as `nobody` then).
+    let alive = "extern \"fork\" fn c_fork() -> i32 effects(io);
+extern \"sleep\" fn c_sleep(s:u32) -> u32 effects(io);
+fn main() -> i32 {
+  let mut made:u32 = 0;
+  unsafe {
+    while made < 200 {
+      let p = c_fork();
+      if p < 0 { break; }
+      if p == 0 { let _ = c_sleep(2); return 0; }
+      made = made + 1;
+    }
+  }
+  println(\"made \", made);
+  return 0;
+}
+";
+    let record = confined("alive", alive, "20");
+    let made: u32 = stdout(&record).trim().trim_start_matches("made ").parse().expect("a count");
+    assert!(made < 64, "{made} processes at once: {record}");
 }
 
 #[test]
