@@ -109,6 +109,10 @@ pub fn build_program(
     out: Output,
 ) -> Result<Built, Stopped> {
     let started = Instant::now();
+    if let Some(message) = unbuilt_manifest_choice(&program) {
+        out.environment(&message);
+        return Err(Stopped(2));
+    }
     let _watchdog = Watchdog::start(flags.timeout, out);
     let mut workspace = load_workspace(&program);
     let outcome = workspace.check();
@@ -191,6 +195,22 @@ pub fn build_program(
         return Err(Stopped(2));
     }
     Ok(Built { program, workspace, directory, artifact, tests: compiled.tests, record })
+}
+
+/// What the manifest asks for that this build of cairn reads and validates but does not build
+/// (tier 3): a freestanding board and vendored C++/CUDA sources. Building for the host instead
+/// would hand back an artifact for a machine the manifest did not name.
+fn unbuilt_manifest_choice(program: &cairn_vfs::Program) -> Option<String> {
+    if program.build.target != "hosted" {
+        return Some(format!(
+            "The manifest's `target = \"{}\"` is a freestanding board (tier 3), which this version of cairn does not build: remove `target` (or write \"hosted\") to build for this machine.",
+            program.build.target
+        ));
+    }
+    let first = program.foreign.first()?;
+    Some(format!(
+        "The manifest's [foreign] sources (`{first}`) are C++/CUDA implementations (tier 3), which this version of cairn does not build: remove the [foreign] table."
+    ))
 }
 
 /// `cairn build`.

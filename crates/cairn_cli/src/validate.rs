@@ -219,6 +219,7 @@ impl NativeRunner {
             build: cairn_vfs::BuildConfig::default(),
             tests: Vec::new(),
             dependencies: Vec::new(),
+            foreign: Vec::new(),
             files: files
                 .iter()
                 .map(|f| cairn_vfs::SourceFile {

@@ -229,3 +229,30 @@ fn the_receipt_counts_each_function_s_unsafe_blocks() {
     assert!(functions["c_abs"].get("unsafe_blocks").is_none(), "a function without one says nothing: {functions}");
     assert!(functions["c_abs"]["effects"].as_array().is_some_and(|e| e.iter().any(|x| x == "ffi:abs")));
 }
+
+#[test]
+fn a_freestanding_target_or_foreign_sources_are_refused_by_a_build_not_built_for_the_host() {
+    let program = "fn main() -> i32 {\n  println(1);\n  return 0;\n}\n";
+    let manifest = |tail: &str| {
+        format!("[project]\nname = \"board\"\nsources = [\"main.cairn\"]\n\n[build]\nkind = \"exe\"\n{tail}")
+    };
+    for (tag, tail, says) in [
+        ("target", "target = \"aarch64-virt\"\n", "freestanding board"),
+        ("foreign", "\n[foreign]\n\"vendor/fast.cu\" = [\"fast_scale\"]\n", "[foreign] sources (`vendor/fast.cu`)"),
+    ] {
+        let scratch = Scratch::new(tag);
+        scratch.write("main.cairn", program);
+        let path = scratch.write("cairn.toml", &manifest(tail));
+        // The manifest is valid: a check answers.
+        let (status, record, stdout) = cairn(&["check", &path, "--format", "json"]);
+        assert_eq!((status, record["status"].as_str()), (0, Some("typed")), "{stdout}");
+        // A build says what it does not build, and writes nothing.
+        for command in ["build", "run"] {
+            let (status, record, stdout) = cairn(&[command, &path, "--format", "json", "--out", &scratch.out()]);
+            assert_eq!(status, 2, "{command}: {stdout}");
+            assert_eq!(record["code"], "E-PROJECT-OR-ENVIRONMENT", "{stdout}");
+            assert!(record["message"].as_str().is_some_and(|m| m.contains(says)), "{stdout}");
+        }
+        assert!(!Path::new(&scratch.out()).exists(), "nothing built");
+    }
+}

@@ -91,6 +91,8 @@ pub struct Program {
     pub tests: Vec<String>,
     /// Vendored dependencies in load order.
     pub dependencies: Vec<Dependency>,
+    /// The root manifest's `[foreign]` sources (tier 3: read and validated, not built).
+    pub foreign: Vec<String>,
     /// Every source, in load order.
     pub files: Vec<SourceFile>,
 }
@@ -229,6 +231,7 @@ fn load_single_file(path: &Path) -> Result<Program, EnvironmentError> {
         root,
         manifest_path: None,
         build: BuildConfig::default(),
+        foreign: Vec::new(),
         tests: Vec::new(),
         dependencies: Vec::new(),
         files: vec![SourceFile { name: file_name, path: canonical, text, had_bom, project: name }],
@@ -269,6 +272,7 @@ fn load_project(manifest_path: &Path) -> Result<Program, EnvironmentError> {
         root,
         manifest_path: Some(manifest_path),
         build: manifest.build.clone(),
+        foreign: manifest.foreign.iter().map(|(source, _)| source.clone()).collect(),
         tests: manifest.tests.clone(),
         dependencies: loader.dependencies,
         files: loader.files,
