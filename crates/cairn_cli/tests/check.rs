@@ -283,3 +283,52 @@ fn watch_checks_again_when_a_source_changes_and_ends_cleanly() {
     let status = child.wait().expect("wait");
     assert_eq!(status.code(), Some(0));
 }
+
+/// Each refusal that involves a second place names it (`related`): where the value moved, on
+/// one path only, where a defer consumes it, and where a name was first bound.
+#[test]
+fn a_refusal_names_the_second_place_its_rule_involves() {
+    let scratch = Scratch::new("related");
+    let head = "linear struct Permit { id:u32; }\nfn end(p:Permit) { let Permit(id) = p; }\nfn keep(b:Buf[u32]) -> u32 { return b[0]; }\n";
+    let cases = [
+        (
+            "fn main() -> i32 {\n  let b = Buf[u32](4);\n  let t = keep(b);\n  return i32(keep(b));\n}\n",
+            "E-MOVED",
+            (7, 19),
+            (6, 16, "moved here"),
+        ),
+        (
+            "fn main() -> i32 {\n  let b = Buf[u32](4);\n  if len(b) > 2 {\n    let t = keep(b);\n  }\n  println(len(b));\n  return 0;\n}\n",
+            "E-MOVED",
+            (9, 15),
+            (7, 18, "moved here on one path"),
+        ),
+        (
+            "fn main() -> i32 {\n  let p = Permit(1);\n  defer end(p);\n  end(p);\n  return 0;\n}\n",
+            "E-MOVED",
+            (7, 7),
+            (6, 13, "consumed by this defer"),
+        ),
+        (
+            "fn main() -> i32 {\n  let x:u32 = 1;\n  for i in 0..2 {\n    let x:u32 = 2;\n  }\n  return 0;\n}\n",
+            "E-SHADOW",
+            (7, 9),
+            (5, 7, "first bound here"),
+        ),
+    ];
+    for (index, (body, code, at, (line, column, label))) in cases.into_iter().enumerate() {
+        let file = scratch.write(&format!("case{index}.cairn"), format!("{head}{body}").as_bytes());
+        let run = cairn(&["check", &file, "--format", "json"], &[]);
+        let record: serde_json::Value = serde_json::from_str(run.stdout.trim()).expect("a record");
+        assert_eq!(record["code"], code, "{record}");
+        assert_eq!((record["line"].as_u64(), record["column"].as_u64()), (Some(at.0), Some(at.1)), "{record}");
+        assert_eq!(
+            record["related"],
+            serde_json::json!([{"line": line, "column": column, "label": label}]),
+            "{record}"
+        );
+        // The terminal shows the second place under its line.
+        let human = cairn(&["check", &file, "--format", "human"], &[]);
+        assert!(human.stderr.contains(&format!("- {label}")), "{}", human.stderr);
+    }
+}

@@ -12,7 +12,10 @@ use serde_json::{Map, Value};
 pub type SourceLines<'a> = dyn Fn(Option<&str>, u32) -> Option<String> + 'a;
 
 /// Keys shown in the header or nowhere.
-const HEADER_KEYS: &[&str] = &["protocol", "status", "code", "message", "line", "column", "trust", "file", "module"];
+const HEADER_KEYS: &[&str] =
+    &["protocol", "status", "code", "message", "line", "column", "trust", "file", "module", "related"];
+/// How many lines apart a related place may be and still share the culprit's excerpt.
+const EXCERPT_SPAN: u32 = 12;
 /// Keys that tally the check rather than describe one refusal.
 const TALLY_KEYS: &[&str] = &["further", "further_omitted", "not_judged", "further_stopped"];
 /// Keys taught elsewhere (hint, card) or only meant for models.
@@ -92,17 +95,22 @@ pub fn render_one(out: &mut String, record: &Map<String, Value>, lines: &SourceL
     let file = record.get("file").and_then(Value::as_str);
     let text = if line > 0 { lines(file, line).map(|t| t.trim_end().to_string()) } else { None };
     match &text {
-        // The line and the carets under the token that starts at the column.
-        Some(text) => {
-            let start = text.char_indices().nth(column.saturating_sub(1) as usize).map_or(text.len(), |(at, _)| at);
-            let width: usize = text[start..].chars().take(caret_width(text, column)).map(char::len_utf8).sum::<usize>();
-            let mut snippet = Snippet::source(text.as_str())
-                .line_start(line as usize)
-                .annotation(AnnotationKind::Primary.span(start..start + width));
-            if let Some(file) = file {
-                snippet = snippet.path(file);
+        // The source from the first place to the last: carets under the culprit token, and a
+        // secondary label under each related place (a place far away gets its own excerpt).
+        Some(_) => {
+            // The `related` detail (see `RelatedPlace`), read in place so the labels borrow the record.
+            let related = record.get("related").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+            let mut places = vec![(line, column, None)];
+            places.extend(related.iter().filter_map(|r| {
+                let (place, label) = (r.as_object()?, r.get("label")?.as_str()?);
+                let at = count(place, "line") as u32;
+                (at > 0).then_some((at, count(place, "column") as u32, Some(label)))
+            }));
+            let near: Vec<_> = places.iter().copied().filter(|(l, ..)| l.abs_diff(line) <= EXCERPT_SPAN).collect();
+            group = group.element(excerpt(&near, file, lines));
+            for place in places.iter().filter(|(l, ..)| l.abs_diff(line) > EXCERPT_SPAN) {
+                group = group.element(excerpt(&[*place], file, lines));
             }
-            group = group.element(snippet);
         }
         // A position without its text: where, only.
         None if file.is_some() => {
@@ -150,6 +158,41 @@ pub fn render_one(out: &mut String, record: &Map<String, Value>, lines: &SourceL
 }
 
 /// The width of the underline: the length, in characters, of the token that starts at `column`.
+/// One excerpt of `file` covering `places` (line, column, label: `None` for the culprit, whose
+/// carets are primary), the lines between them included (the renderer folds long stretches).
+fn excerpt<'a>(
+    places: &[(u32, u32, Option<&'a str>)],
+    file: Option<&'a str>,
+    lines: &SourceLines<'_>,
+) -> Snippet<'a, annotate_snippets::Annotation<'a>> {
+    let first = places.iter().map(|p| p.0).min().unwrap_or(1);
+    let last = places.iter().map(|p| p.0).max().unwrap_or(first);
+    let mut source = String::new();
+    let mut starts = Vec::new();
+    for number in first..=last {
+        starts.push(source.len());
+        source.push_str(lines(file, number).unwrap_or_default().trim_end());
+        source.push('\n');
+    }
+    let mut annotations = Vec::new();
+    for &(number, column, label) in places {
+        let base = starts[(number - first) as usize];
+        let text = source[base..].lines().next().unwrap_or("");
+        let start = text.char_indices().nth(column.saturating_sub(1) as usize).map_or(text.len(), |(at, _)| at);
+        let width: usize = text[start..].chars().take(caret_width(text, column)).map(char::len_utf8).sum();
+        let span = base + start..base + start + width;
+        annotations.push(match label {
+            None => AnnotationKind::Primary.span(span),
+            Some(label) => AnnotationKind::Context.span(span).label(label),
+        });
+    }
+    let mut snippet = Snippet::source(source).line_start(first as usize).fold(true).annotations(annotations);
+    if let Some(file) = file {
+        snippet = snippet.path(file);
+    }
+    snippet
+}
+
 fn caret_width(text: &str, column: u32) -> usize {
     let skip = column.saturating_sub(1) as usize;
     let Some((byte_offset, _)) = text.char_indices().nth(skip) else {
@@ -238,6 +281,54 @@ mod tests {
           | ^^
           |
           = note: this rule belongs to the `limits` card; `cairn rules E-DEPTH` prints it
+
+        error: 2 refusals
+        ");
+    }
+
+    #[test]
+    fn a_related_place_is_a_secondary_label_near_by_or_in_an_excerpt_of_its_own() {
+        let source = |_: Option<&str>, line: u32| -> Option<String> {
+            Some(match line {
+                2 => "  let total = consume(b);".to_string(),
+                3 => "  println(total);".to_string(),
+                4 => "  println(len(b));".to_string(),
+                40 => "  let late = b;".to_string(),
+                n => format!("  // line {n}"),
+            })
+        };
+        let near = Diagnostic::new("E-MOVED", "b was moved before this use.")
+            .at(Some("m.cairn".into()), LineColumn { line: 4, column: 15 })
+            .with_related(LineColumn { line: 2, column: 23 }, "moved here");
+        let far = Diagnostic::new("E-MOVED", "b was moved before this use.")
+            .at(Some("m.cairn".into()), LineColumn { line: 4, column: 15 })
+            .with_related(LineColumn { line: 40, column: 14 }, "moved here");
+        let refusal = Refusal::from_diagnostics(vec![near, far]).expect("two");
+        let text = render_refusal(&refusal_record(&refusal), &source, Color::Off);
+        insta::assert_snapshot!(text, @r"
+        error[E-MOVED]: b was moved before this use.
+         --> m.cairn:4:15
+          |
+        2 |   let total = consume(b);
+          |                       - moved here
+        3 |   println(total);
+        4 |   println(len(b));
+          |               ^
+          |
+          = note: this rule belongs to the `owners` card; `cairn rules E-MOVED` prints it
+
+        error[E-MOVED]: b was moved before this use.
+          --> m.cairn:4:15
+           |
+         4 |   println(len(b));
+           |               ^
+           |
+          ::: m.cairn:40:14
+           |
+        40 |   let late = b;
+           |              - moved here
+           |
+           = note: this rule belongs to the `owners` card; `cairn rules E-MOVED` prints it
 
         error: 2 refusals
         ");

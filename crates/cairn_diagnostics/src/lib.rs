@@ -51,7 +51,32 @@ pub struct Diagnostic {
     pub details: Vec<(String, Value)>,
 }
 
+/// A second place a rule involves (the `related` detail: a list of these), in the diagnostic's
+/// own file: where the value moved, where the name was first bound. Shown as a secondary label.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RelatedPlace {
+    pub line: u32,
+    pub column: u32,
+    pub label: String,
+}
+
+impl RelatedPlace {
+    /// The places a diagnostic's `related` detail lists (none when it has no such detail).
+    pub fn of(diagnostic: &Diagnostic) -> Vec<RelatedPlace> {
+        let value = diagnostic.details.iter().find(|(key, _)| key == "related").map(|(_, v)| v.clone());
+        value.and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default()
+    }
+}
+
 impl Diagnostic {
+    /// Adds a second place (the `related` detail) at `position` of the diagnostic's file.
+    pub fn with_related(mut self, position: LineColumn, label: &str) -> Diagnostic {
+        let place = RelatedPlace { line: position.line, column: position.column, label: label.to_string() };
+        let value = serde_json::to_value(vec![place]).unwrap_or(Value::Null);
+        self.details.push(("related".to_string(), value));
+        self
+    }
+
     /// A diagnostic with a code and message and nothing else yet.
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Diagnostic {
         Diagnostic {

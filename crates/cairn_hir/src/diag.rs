@@ -41,11 +41,26 @@ pub struct Diag {
     pub details: Arc<[(&'static str, Detail)]>,
     /// A hint computed where the rule was checked (it outranks the static one).
     pub hint: Option<Arc<str>>,
+    /// A second place the rule involves, in the same declaration, with what happened there
+    /// ("moved here"): reported as the `related` detail, shown as a secondary label.
+    pub related: Option<(Anchor, &'static str)>,
 }
 
 impl Diag {
     pub fn new(code: &'static str, message: impl Into<String>, anchor: Anchor) -> Diag {
-        Diag { code, message: Arc::from(message.into()), anchor, details: Arc::from(Vec::new()), hint: None }
+        Diag {
+            code,
+            message: Arc::from(message.into()),
+            anchor,
+            details: Arc::from(Vec::new()),
+            hint: None,
+            related: None,
+        }
+    }
+
+    pub fn with_related(mut self, anchor: Anchor, label: &'static str) -> Diag {
+        self.related = Some((anchor, label));
+        self
     }
 
     pub fn with_details(mut self, details: Vec<(&'static str, Detail)>) -> Diag {

@@ -46,7 +46,7 @@ pub fn diagnostics_for(snapshot: &Snapshot<'_>, uri: &str) -> Vec<Value> {
     let root = project.workspace.files()[doc.file].parse.syntax_node();
     for (i, diagnostic) in std::iter::once(&refusal.first).chain(refusal.further.iter()).enumerate() {
         if own_file(diagnostic) && diagnostic.line > 0 {
-            out.push(lsp_diagnostic(snapshot, diagnostic, text, &map, Place::Here(&root)));
+            out.push(lsp_diagnostic(snapshot, diagnostic, text, &map, Place::Here(&root, uri)));
         } else if i == 0 {
             let (prefix, related) = elsewhere(snapshot, project, diagnostic);
             out.push(lsp_diagnostic(snapshot, diagnostic, text, &map, Place::Elsewhere { prefix, related }));
@@ -150,13 +150,18 @@ fn lsp_diagnostic(
     map: &LineMap,
     place: Place<'_>,
 ) -> Value {
-    let here = matches!(place, Place::Here(_));
+    let here = matches!(place, Place::Here(..));
     let (range, prefix, related) = match place {
-        Place::Here(root) => {
+        Place::Here(root, uri) => {
             let (start, end) = diagnostic_span(diagnostic, text, map, Some(root));
-            (map.range(text, start, end), String::new(), None)
+            // The rule's second places (where the value moved, where the name was bound first).
+            let places = cairn_diagnostics::RelatedPlace::of(diagnostic).into_iter().map(|place| {
+                let (start, end) = token_at(text, map, place.line, place.column);
+                json!({"location": {"uri": uri, "range": map.range(text, start, end)}, "message": place.label})
+            });
+            (map.range(text, start, end), String::new(), places.collect())
         }
-        Place::Elsewhere { prefix, related } => (map.range(text, 0, 0), prefix, related),
+        Place::Elsewhere { prefix, related } => (map.range(text, 0, 0), prefix, related.into_iter().collect()),
     };
     let card = cairn_diagnostics::registry::card_of(&diagnostic.code);
     let hint = diagnostic
@@ -182,7 +187,7 @@ fn lsp_diagnostic(
         "data": {"code": diagnostic.code, "hint": hint, "card": card.map(|c| c.name), "source_line": source_line,
                  "details": Value::Object(diagnostic.details.iter().map(|(k, v)| (k.clone(), v.clone())).collect())},
     });
-    let mut related_information: Vec<Value> = related.into_iter().collect();
+    let mut related_information: Vec<Value> = related;
     if let (Some(card), Some(dir)) = (card, snapshot.materialized) {
         // A core card lives in SKILL.md's core rules, any other in cards/<name>.md.
         let relative = cairn_diagnostics::skill::card_path(card);
@@ -207,8 +212,8 @@ fn lsp_diagnostic(
 
 /// Where a diagnostic is shown on a document.
 enum Place<'a> {
-    /// At its own line and column of this document, whose syntax tree this is.
-    Here(&'a cairn_syntax::SyntaxNode),
+    /// At its own line and column of this document (its syntax tree and URI).
+    Here(&'a cairn_syntax::SyntaxNode, &'a str),
     /// At the top: it lies in another file (or is about the manifest); `prefix` says where, and
     /// `related` points there when it can.
     Elsewhere { prefix: String, related: Option<Value> },

@@ -847,3 +847,20 @@ fn signature_help_rename_and_inlay_hints() {
         assert!(answer.is_err(), "{name}: {answer:?}");
     }
 }
+
+#[test]
+fn the_place_a_value_moved_is_related_information_of_its_refusal() {
+    let text = "fn consume(b:Buf[u32]) -> u32 { return b[0]; }\n\nfn main() -> i32 {\n  let b = Buf[u32](4);\n  let total = consume(b);\n  println(len(b));\n  return 0;\n}\n";
+    let mut session = Session::new();
+    session.open(URI, text);
+    let diagnostics = session.diagnostics(URI).expect("diagnostics");
+    assert_eq!(codes(&diagnostics), ["E-MOVED"]);
+    assert_eq!(diagnostics[0]["range"]["start"], json!({"line": 5, "character": 14}));
+    let related = diagnostics[0]["relatedInformation"].as_array().expect("related information");
+    let moved = related.iter().find(|r| r["message"] == "moved here").expect("the move");
+    assert_eq!(moved["location"]["uri"], URI);
+    assert_eq!(
+        moved["location"]["range"],
+        json!({"start": {"line": 4, "character": 22}, "end": {"line": 4, "character": 23}})
+    );
+}

@@ -190,7 +190,9 @@ impl EditHost {
         reply: Option<(usize, &str, ReplySpan)>,
     ) -> Refusal {
         let mut refusal = self.rejection(&first.code, first.message.clone());
-        for (key, value) in &first.details {
+        // `related` places are lines of the whole file, while a host's record is placed in the
+        // reply: the host leaves them out (the message still says what happened where).
+        for (key, value) in first.details.iter().filter(|(key, _)| key != "related") {
             refusal = refusal.detail(key, value.clone());
         }
         if let Some(hint) = &first.repair_hint {

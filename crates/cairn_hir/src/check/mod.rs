@@ -669,8 +669,14 @@ impl Cx<'_> {
     fn fresh(&self, binder: BinderId, message: impl FnOnce(&str) -> String) -> R<()> {
         let name = self.body.binder(binder).clone();
         let shadows = self.scopes.binder_parent(binder).and_then(|scope| self.scopes.lookup(scope, &name));
-        if &*name != "_" && shadows.is_some() {
-            return Err(Diag::new("E-SHADOW", message(&name), Anchor::Binder(binder)));
+        if &*name != "_"
+            && let Some(earlier) = shadows
+        {
+            let diag = Diag::new("E-SHADOW", message(&name), Anchor::Binder(binder));
+            return Err(match earlier {
+                crate::scopes::LocalRef::Binder(first) => diag.with_related(Anchor::Binder(first), "first bound here"),
+                crate::scopes::LocalRef::Param(_) => diag,
+            });
         }
         Ok(())
     }

@@ -51,6 +51,8 @@ struct Walk<'a, 'db> {
     cx: &'a Cx<'db>,
     /// The owner locals in scope and what they hold.
     state: HashMap<LocalRef, Held>,
+    /// Where each local last moved (or was consumed by a `defer`), for the refusal's second label.
+    moved_at: HashMap<LocalRef, ExprId>,
     /// The loop-or-closure depth each owner local was declared at.
     depth_of: HashMap<LocalRef, u32>,
     /// The current loop-or-closure depth.
@@ -74,6 +76,7 @@ pub(crate) fn walk(cx: &Cx<'_>) -> Result<bool, Diag> {
     let mut walk = Walk {
         cx,
         state: HashMap::new(),
+        moved_at: HashMap::new(),
         depth_of: HashMap::new(),
         depth: 0,
         frames: vec![Vec::new()],
@@ -671,28 +674,41 @@ impl Walk<'_, '_> {
         {
             leases.push(local);
         }
+        let related = |diag: Diag, label: &'static str| match self.moved_at.get(&local) {
+            Some(at) => diag.with_related(Anchor::Expr(*at), label),
+            None => diag,
+        };
         match self.state.get(&local) {
             Some(Held::Deferred) if !moving => Ok(()),
-            Some(Held::Deferred) => Err(Diag::new(
-                "E-MOVED",
-                format!(
-                    "{name} is scheduled for cleanup: the defer above consumes it when the block ends, so it cannot move before then. Lend it (a view or borrow parameter) instead, or move it and drop the defer."
+            Some(Held::Deferred) => Err(related(
+                Diag::new(
+                    "E-MOVED",
+                    format!(
+                        "{name} is scheduled for cleanup: the defer above consumes it when the block ends, so it cannot move before then. Lend it (a view or borrow parameter) instead, or move it and drop the defer."
+                    ),
+                    Anchor::Expr(e),
                 ),
-                Anchor::Expr(e),
+                "consumed by this defer",
             )),
-            Some(Held::Moved) => Err(Diag::new(
-                "E-MOVED",
-                format!(
-                    "{name} was moved before this use (bound, passed by value, returned or stored), so it holds nothing here: use it before the move, or lend it (a view or borrow parameter) instead of moving it."
+            Some(Held::Moved) => Err(related(
+                Diag::new(
+                    "E-MOVED",
+                    format!(
+                        "{name} was moved before this use (bound, passed by value, returned or stored), so it holds nothing here: use it before the move, or lend it (a view or borrow parameter) instead of moving it."
+                    ),
+                    Anchor::Expr(e),
                 ),
-                Anchor::Expr(e),
+                "moved here",
             )),
-            Some(Held::Maybe) => Err(Diag::new(
-                "E-MOVED",
-                format!(
-                    "{name} was moved on some path that reaches this use, so it may hold nothing here: move it on every path or on none, or assign it a new value first."
+            Some(Held::Maybe) => Err(related(
+                Diag::new(
+                    "E-MOVED",
+                    format!(
+                        "{name} was moved on some path that reaches this use, so it may hold nothing here: move it on every path or on none, or assign it a new value first."
+                    ),
+                    Anchor::Expr(e),
                 ),
-                Anchor::Expr(e),
+                "moved here on one path",
             )),
             _ => Ok(()),
         }
@@ -732,6 +748,7 @@ impl Walk<'_, '_> {
         }
         if self.state.contains_key(&local) {
             self.state.insert(local, if self.deferring { Held::Deferred } else { Held::Moved });
+            self.moved_at.insert(local, e);
         }
         Ok(())
     }

@@ -188,11 +188,7 @@ impl Cx<'_> {
             self.check(init, declared.as_ref())?;
             return Ok(());
         }
-        self.fresh(binder, |n| format!("{n} is already bound; CAIRN has no shadowing, so pick a fresh name."))
-            .map_err(|mut e| {
-                e.anchor = Anchor::Stmt(id);
-                e
-            })?;
+        self.fresh(binder, |n| format!("{n} is already bound; CAIRN has no shadowing, so pick a fresh name."))?;
         let ty = self.check(init, declared.as_ref())?;
         let is_string =
             matches!(self.body.expr(self.body.unparen(init)), Expr::Literal(crate::body::Literal::String(_)));

@@ -228,6 +228,10 @@ impl Workspace {
             .collect();
         if let Some(line) = generated_line {
             diagnostic.details.push(("generated_line".to_string(), serde_json::Value::String(line)));
+        } else if let Some((anchor, label)) = diag.related
+            && let Some((_, _, position)) = self.position(item, self.anchor_range(item, anchor))
+        {
+            diagnostic = diagnostic.with_related(position, label);
         }
         (library, module, file, offset, diagnostic)
     }
