@@ -285,7 +285,7 @@ fn watch_checks_again_when_a_source_changes_and_ends_cleanly() {
 }
 
 /// Each refusal that involves a second place names it (`related`): where the value moved, on
-/// one path only, where a defer consumes it, and where a name was first bound.
+/// one path only, where a defer consumes or holds it, and where a name was first bound.
 #[test]
 fn a_refusal_names_the_second_place_its_rule_involves() {
     let scratch = Scratch::new("related");
@@ -308,6 +308,12 @@ fn a_refusal_names_the_second_place_its_rule_involves() {
             "E-MOVED",
             (7, 7),
             (6, 13, "consumed by this defer"),
+        ),
+        (
+            "fn release(b:ro<Buf[u32]>) {}\nfn main() -> i32 {\n  let b = Buf[u32](4);\n  defer release(b);\n  let t = keep(b);\n  return 0;\n}\n",
+            "E-LEASED",
+            (8, 16),
+            (7, 17, "held by this defer"),
         ),
         (
             "fn main() -> i32 {\n  let x:u32 = 1;\n  for i in 0..2 {\n    let x:u32 = 2;\n  }\n  return 0;\n}\n",

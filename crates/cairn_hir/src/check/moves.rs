@@ -53,6 +53,8 @@ struct Walk<'a, 'db> {
     state: HashMap<LocalRef, Held>,
     /// Where each local last moved (or was consumed by a `defer`), for the refusal's second label.
     moved_at: HashMap<LocalRef, ExprId>,
+    /// Where a `defer` names each local it leases.
+    leased_at: HashMap<LocalRef, ExprId>,
     /// The loop-or-closure depth each owner local was declared at.
     depth_of: HashMap<LocalRef, u32>,
     /// The current loop-or-closure depth.
@@ -77,6 +79,7 @@ pub(crate) fn walk(cx: &Cx<'_>) -> Result<bool, Diag> {
         cx,
         state: HashMap::new(),
         moved_at: HashMap::new(),
+        leased_at: HashMap::new(),
         depth_of: HashMap::new(),
         depth: 0,
         frames: vec![Vec::new()],
@@ -673,6 +676,7 @@ impl Walk<'_, '_> {
             && !leases.contains(&local)
         {
             leases.push(local);
+            self.leased_at.insert(local, e);
         }
         let related = |diag: Diag, label: &'static str| match self.moved_at.get(&local) {
             Some(at) => diag.with_related(Anchor::Expr(*at), label),
@@ -738,13 +742,17 @@ impl Walk<'_, '_> {
             ));
         }
         if !self.deferring && self.leases.iter().flatten().any(|l| *l == local) {
-            return Err(Diag::new(
+            let diag = Diag::new(
                 "E-LEASED",
                 format!(
                     "{name} is held by a defer of this block, whose call reads it when the block ends: it cannot move before then. Assign it, take(…) or swap(…) its contents instead, or move it after the block."
                 ),
                 Anchor::Expr(e),
-            ));
+            );
+            return Err(match self.leased_at.get(&local) {
+                Some(at) => diag.with_related(Anchor::Expr(*at), "held by this defer"),
+                None => diag,
+            });
         }
         if self.state.contains_key(&local) {
             self.state.insert(local, if self.deferring { Held::Deferred } else { Held::Moved });
