@@ -51,6 +51,10 @@ pub fn static_hint(code: &str) -> Option<&'static str> {
         }
         "E-UNBOUND" => "Declare the name before its use, or use a name that is in scope.",
         "E-STACK-LIMIT" => "Use less stack storage, or a heap `buffer` where heap use is allowed.",
+        "E-PRIVATE" => "Mark the declaration `pub` where it is declared, or use what its module exports.",
+        "E-LITERAL-RANGE" => {
+            "Write a value the type holds, or give the value a type that holds it (`let x:u16 = 300;`)."
+        }
         _ => return None,
     };
     Some(hint)

@@ -157,6 +157,18 @@ pub fn family_copy(db: &dyn Db, module: &str, name: &str) -> Option<(Item, u64)>
 
 /// [`family_copy`] for a copy named through a module path (`geo.step_2`: `prefix` is `geo`).
 pub fn family_copy_at(db: &dyn Db, module: &str, prefix: &[Arc<str>], name: &str) -> Option<(Item, u64)> {
+    let (def, k) = family_named(db, module, prefix, name)?;
+    def.naturals().contains(&k).then_some((def.template?, k))
+}
+
+/// The visible family and the natural a name of the form `family_K` spells, whether or not the
+/// family makes that copy (a name past its range is an unknown callable, whose hint says so).
+pub fn family_named<'db>(
+    db: &'db dyn Db,
+    module: &str,
+    prefix: &[Arc<str>],
+    name: &str,
+) -> Option<(&'db FamilyDef, u64)> {
     let (family, k) = name.rsplit_once('_')?;
     let k_value: u64 = k.parse().ok()?;
     if k_value.to_string() != k {
@@ -172,6 +184,5 @@ pub fn family_copy_at(db: &dyn Db, module: &str, prefix: &[Arc<str>], name: &str
     if !scope.visible_from(decl.item, module) {
         return None;
     }
-    let def = family_def(db, decl.item);
-    def.naturals().contains(&k_value).then_some((def.template?, k_value))
+    Some((family_def(db, decl.item), k_value))
 }

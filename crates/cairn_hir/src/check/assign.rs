@@ -29,32 +29,11 @@ impl Cx<'_> {
         match body.expr(target) {
             Expr::Name(name) => {
                 let Some(local) = self.local(name).cloned() else {
-                    return Err(Diag::new(
-                        "E-IMMUTABLE",
-                        format!(
-                            "{name} is not a mutable local: only a `let mut` local or an rw borrow can be assigned."
-                        ),
-                        Anchor::Expr(target),
-                    ));
+                    return Err(self.not_assignable_name(name, target));
                 };
                 let writable = local.mutable || matches!(local.ty, Ty::Borrow(crate::types::Mode::Rw, _));
                 if !writable || matches!(local.ty, Ty::View(_)) {
-                    let diag = Diag::new(
-                        "E-IMMUTABLE",
-                        format!("{name} is not a mutable local: declare it `let mut {name}` to change it."),
-                        Anchor::Expr(target),
-                    );
-                    // A parameter or a view is not the caller's to change: say what is.
-                    let hint = if matches!(local.ty, Ty::View(_)) {
-                        format!("{name} is a view; to write its elements, take it as `rw<…>[n]`.")
-                    } else if local.kind == crate::check::LocalKind::Param {
-                        format!(
-                            "{name} is a parameter: bind a copy `let mut {name}_now = {name};`, or take `rw<…>` to change the caller's value."
-                        )
-                    } else {
-                        format!("Declare it `let mut {name} = …;` where it is bound.")
-                    };
-                    return Err(diag.with_hint(hint));
+                    return Err(immutable_local(name, &local, target));
                 }
                 if let Ty::Borrow(_, inner) = &local.ty {
                     self.effect(format!("write:{name}"));
@@ -108,6 +87,25 @@ impl Cx<'_> {
         }
     }
 
+    /// `E-IMMUTABLE` for a name that is no local: a constant, or nothing bound here.
+    fn not_assignable_name(&self, name: &Arc<str>, target: ExprId) -> Diag {
+        if self.constant(std::slice::from_ref(name)).is_some() {
+            let copy = name.to_lowercase();
+            return Diag::new(
+                "E-IMMUTABLE",
+                format!("{name} is a constant, and a constant never changes: change a `let mut` copy of it instead."),
+                Anchor::Expr(target),
+            )
+            .with_hint(format!("Bind a copy, `let mut {copy} = {name};`, and assign to {copy}."));
+        }
+        Diag::new(
+            "E-IMMUTABLE",
+            format!("{name} is not a mutable local: only a `let mut` local or an rw borrow can be assigned."),
+            Anchor::Expr(target),
+        )
+        .with_hint(format!("Declare it first: `let mut {name} = …;`."))
+    }
+
     pub(crate) fn root_is_unbound(&self, e: ExprId) -> bool {
         match self.body.expr(self.body.unparen(e)) {
             Expr::Name(name) => self.local(name).is_none(),
@@ -125,4 +123,40 @@ impl Cx<'_> {
             _ => Ok(self.types[target.0 as usize].clone()),
         }
     }
+}
+
+/// `E-IMMUTABLE` for a local that cannot be assigned: the message names what kind of binding it
+/// is (the fix differs), the hint gives the smallest fix for that kind.
+fn immutable_local(name: &str, local: &crate::check::Local, target: ExprId) -> Diag {
+    use crate::check::LocalKind;
+    let (message, hint) = match local.kind {
+        LocalKind::Stack => (
+            format!("{name} names its stack storage, which is never replaced: write its elements instead."),
+            format!("Copy element by element: `for i in 0..len({name}) {{ {name}[i] = …; }}`."),
+        ),
+        _ if matches!(local.ty, Ty::View(_)) => (
+            format!("{name} is a view, which is never replaced: write its elements instead."),
+            match &local.ty {
+                Ty::View(view) if view.mode == crate::types::Mode::Rw => {
+                    format!("Copy element by element: `for i in 0..len({name}) {{ {name}[i] = …; }}`.")
+                }
+                _ => format!("Take it as `rw<…>[n]` and write its elements: `{name}[i] = …;`."),
+            },
+        ),
+        LocalKind::Param => (
+            format!(
+                "{name} is a parameter, and a parameter is not assigned: change a `let mut` copy, or take it `rw`."
+            ),
+            format!("Bind a copy `let mut {name}_now = {name};`, or take `rw<…>` to change the caller's value."),
+        ),
+        LocalKind::LoopBinder | LocalKind::MatchBinder => (
+            format!("{name} is bound by its loop or arm, which sets it: change a `let mut` copy of it instead."),
+            format!("Bind a copy, `let mut {name}_now = {name};`, and assign to that."),
+        ),
+        LocalKind::Let => (
+            format!("{name} is not a mutable local: declare it `let mut {name}` to change it."),
+            format!("Declare it `let mut {name} = …;` where it is bound."),
+        ),
+    };
+    Diag::new("E-IMMUTABLE", message, Anchor::Expr(target)).with_hint(hint)
 }

@@ -100,11 +100,17 @@ impl Cx<'_> {
                         }
                     }
                 }
-                Err(Diag::new(
+                let diag = Diag::new(
                     "E-CALLEE",
                     "Qualified calls name a declared function or a sum's variant: nothing by this name can be called.",
                     Anchor::Expr(callee),
-                ))
+                );
+                // `math.sqrt(x)`: a builtin is never qualified.
+                let path = self.dotted_path(callee).unwrap_or_default();
+                Err(match path.last().filter(|last| crate::builtins::is_builtin_name(last)) {
+                    Some(last) => diag.with_hint(format!("{last} is a builtin: call it unqualified, `{last}(…)`.")),
+                    None => diag,
+                })
             }
             Expr::Index { base, indices } => {
                 if let Some(path) = self.dotted_path(base) {
@@ -278,7 +284,17 @@ impl Cx<'_> {
         }
         let near = crate::check::expr::close_matches(name, &candidates);
         let mut diag = Diag::new("E-CALLEE", message, Anchor::Expr(e));
-        if !near.is_empty() {
+        // `strided_5` of `family strided = stride[1..5]`: past the family's range.
+        if let Some((family, k)) = crate::family::family_named(self.db, &self.module, &[], name)
+            && let Some(template) = family.template
+        {
+            let template = self.scope.full_name(template);
+            let (name, lo, hi) = (&family.name, family.lo, family.hi);
+            diag = diag.with_hint(format!(
+                "The family {name} makes {name}_{lo} to {name}_{} ({template}[{lo}..{hi}]): widen its range to hold {k}, or call {template}[{k}](…).",
+                hi.saturating_sub(1)
+            ));
+        } else if !near.is_empty() {
             diag = diag.with_hint(format!("Perhaps {}?", near.join(" or ")));
         }
         Err(diag)

@@ -66,7 +66,8 @@ impl Cx<'_> {
                 "E-WRITE-LEASE",
                 format!("A dyn {name} reference is made from a named place: bind the value to a name first."),
                 Anchor::Expr(arg),
-            ));
+            )
+            .with_hint("Bind it first (`let v = …;`) and pass `v`."));
         }
         let got = self.check(arg, None)?;
         let value = got.value().clone();

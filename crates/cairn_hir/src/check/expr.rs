@@ -531,9 +531,10 @@ impl Cx<'_> {
                     None => {
                         let names: Vec<Arc<str>> = fields.iter().map(|(f, _)| f.clone()).collect();
                         let near = close_matches(name, &names);
-                        let mut diag =
-                            Diag::new("E-FIELD", format!("{} has no field {name}.", adt.name), Anchor::Expr(e))
-                                .with_details(vec![("available_fields", list(&names))]);
+                        let message =
+                            format!("{} has no field {name}: its fields are {}.", adt.name, spoken_list(&names));
+                        let mut diag = Diag::new("E-FIELD", message, Anchor::Expr(e))
+                            .with_details(vec![("available_fields", list(&names))]);
                         if !near.is_empty() {
                             diag = diag.with_hint(format!("Perhaps {}?", near.join(" or ")));
                         }
@@ -633,7 +634,8 @@ impl Cx<'_> {
     pub(crate) fn unknown_variant(&self, e: ExprId, adt: &AdtTy, name: &str) -> Diag {
         let names: Vec<Arc<str>> = variants_of(self.db, adt).iter().map(|(v, _)| v.clone()).collect();
         let near = close_matches(name, &names);
-        let mut diag = Diag::new("E-ENUM-VARIANT", format!("Unknown {}.{name}.", adt.name), Anchor::Expr(e))
+        let message = format!("{} has no variant {name}: its variants are {}.", adt.name, spoken_list(&names));
+        let mut diag = Diag::new("E-ENUM-VARIANT", message, Anchor::Expr(e))
             .with_details(vec![("available_variants", list(&names))]);
         if !near.is_empty() {
             diag = diag.with_hint(format!("Perhaps {}?", near.join(" or ")));
@@ -854,5 +856,14 @@ impl Cx<'_> {
             self.address_taken.push(item);
         }
         Ok(Ty::Fn(Arc::new(fun)))
+    }
+}
+
+/// Names as a person says them: `a`, `a and b`, `a, b and c`.
+pub(crate) fn spoken_list(names: &[Arc<str>]) -> String {
+    match names {
+        [] => "none".to_string(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }

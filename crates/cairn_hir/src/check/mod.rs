@@ -746,9 +746,9 @@ impl Cx<'_> {
                 "{name} took {got}, a literal's default, where it was bound: give the binding its type, `let {name}:{want} = {literal};`."
             ));
         } else if want.is_numeric() && got.is_numeric() {
-            diag = diag.with_hint(format!(
-                "Convert explicitly with {want}(...) (it traps when the value does not fit), or compute in {want}."
-            ));
+            // A conversion to a float rounds; to an integer it traps on a value it cannot hold.
+            let how = if want.is_float() { "it rounds to nearest" } else { "it traps when the value does not fit" };
+            diag = diag.with_hint(format!("Convert explicitly with {want}(...) ({how}), or compute in {want}."));
         } else if *want == Ty::Bool && got.is_numeric() {
             diag = diag.with_hint("Compare to get a bool, for example `x != 0`.");
         }
