@@ -793,6 +793,14 @@ fn completion_offers_locals_declarations_modules_fields_and_variants() {
     assert_eq!(got, ["push"], "{got:?}");
     let got = completions(&program("  let v = vec.$0"));
     assert!(got.contains(&"new".to_string()) && !got.contains(&"move_all".to_string()), "public only: {got:?}");
+    // After `import`: the packaged modules, segment by segment, and the program's own.
+    let got = completions("module geo.units;\npub fn f() -> u32 = 1;\nmodule app;\nimport std.$0\n");
+    assert!(["vec", "map", "text", "io"].iter().all(|m| got.contains(&m.to_string())), "{got:?}");
+    assert!(!got.contains(&"core.Option".to_string()) && !got.contains(&"push".to_string()), "{got:?}");
+    assert_eq!(completions("module geo.units;\npub fn f() -> u32 = 1;\nmodule app;\nimport std.ve$0\n"), ["vec"]);
+    let got = completions("module geo.units;\npub fn f() -> u32 = 1;\nmodule app;\nimport g$0\n");
+    assert_eq!(got, ["geo"]);
+    assert_eq!(completions("module geo.units;\npub fn f() -> u32 = 1;\nmodule app;\nimport geo.$0\n"), ["units"]);
 }
 
 #[test]

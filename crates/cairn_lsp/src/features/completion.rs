@@ -1,6 +1,7 @@
 //! `textDocument/completion`: what may be written at the cursor.
 //!
-//! After `q.` — the public declarations of the module `q` names (an import's alias), the
+//! After `import ` — the next segment of the packaged `std` modules' paths and the program's
+//! (`import std.` offers `vec`, `map`, …). After `q.` — the public declarations of the module `q` names (an import's alias), the
 //! variants of the enum `q` names, or the fields of the record a local `q` holds (its type from
 //! the function's check). Elsewhere — the function's parameters and the locals bound before the
 //! cursor, the module's own declarations, the names its imports bring in, its module aliases, the
@@ -57,6 +58,21 @@ pub(super) fn completion(cursor: &Cursor<'_>) -> Value {
     let module: std::sync::Arc<str> = at
         .as_ref()
         .map_or_else(|| workspace.files()[cursor.file].module_at_start.clone(), |(item, _, _)| scope.module_of(*item));
+    // `import std.` : the next segment of every module path that continues what is typed.
+    let line_start = text[..word_start].rfind('\n').map_or(0, |at| at + 1);
+    if let Some(path) = text[line_start..word_start].trim_start().strip_prefix("import ")
+        && path.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+    {
+        let packaged = cairn_hir::library::MODULES.iter().map(|m| m.name);
+        for full in packaged.chain(scope.modules.keys().map(|m| &**m)) {
+            if let Some(next) = full.strip_prefix(path).and_then(|rest| rest.split('.').next())
+                && full != &*module
+            {
+                add(next, MODULE, None);
+            }
+        }
+        return json!(items.into_values().collect::<Vec<_>>());
+    }
     // `q.` : the qualifier before the dot.
     if text[..word_start].ends_with('.') {
         let before = &text[..word_start - 1];
