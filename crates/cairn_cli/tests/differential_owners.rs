@@ -1,6 +1,7 @@
 //! Random owner programs (language §22), compiled and evaluated side by side and run under
 //! valgrind: `Buf`s made, filled, lent, moved into calls and back, swapped, taken out of records,
-//! assigned over, nested in `Buf`s and sums, released on every way out of a block (`break`,
+//! assigned over, nested in `Buf`s and sums, trees that hold themselves through a `Buf` grown,
+//! weighed, grafted into one another and pruned, released on every way out of a block (`break`,
 //! `continue`, early `return`s), unpacked, held behind `Dyn`s, and linear tokens consumed by `defer`. Indices are drawn
 //! past the end now and then, so some programs trap.
 //!
@@ -59,6 +60,30 @@ fn maybe(n:usize) -> Maybe {
 trait Weighed { fn weight(self:ro<Self>) -> u64; }
 impl Weighed for Bag { fn weight(self:ro<Bag>) -> u64 = add_wrap(total(self.data), self.tag); }
 
+struct Tree { tag:u64; kids:Buf[Tree]; }
+fn grow(depth:u64, seed:u64) -> Tree {
+  if depth == 0 { return Tree(seed, Buf[Tree](0)); }
+  let mut kids = Buf[Tree](2);
+  for i in 0..2 { kids[i] = grow(depth - 1, add_wrap(seed, u64(i))); }
+  return Tree(seed, kids);
+}
+fn weigh(t:ro<Tree>) -> u64 {
+  let mut w = t.tag;
+  for i in 0..len(t.kids) { w = add_wrap(mul_wrap(w, 5), weigh(t.kids[i])); }
+  return w;
+}
+fn graft(t:rw<Tree>, i:usize, sub:Tree) { t.kids[i] = sub; }
+fn prune(t:Tree) -> u64 {
+  let Tree(tag, kids) = t;
+  let mut rest = kids;
+  let mut w = tag;
+  for i in 0..len(rest) {
+    let k = take(rest[i]);
+    w = add_wrap(w, prune(k));
+  }
+  return w;
+}
+
 fn early(n:usize, cut:usize) -> u64 {
   let a = make(n, 1);
   let b = make(n, 2);
@@ -76,6 +101,8 @@ struct Gen {
     bufs: Vec<String>,
     /// Live `Bag` locals.
     bags: Vec<String>,
+    /// Live `Tree` locals (a record that holds itself through a `Buf`).
+    trees: Vec<String>,
     next: usize,
 }
 
@@ -108,7 +135,7 @@ impl Gen {
     fn statement(&mut self) -> bool {
         let n = self.size();
         let s = self.rng.below(100);
-        match self.rng.below(16) {
+        match self.rng.below(19) {
             0 | 1 => {
                 let name = self.fresh("b");
                 line(&mut self.out, 1, &format!("let mut {name} = make({n}, {s});"));
@@ -221,6 +248,33 @@ impl Gen {
                 line(&mut self.out, 1, &format!("let {r} = early({n}, {cut});"));
                 line(&mut self.out, 1, &format!("println(\"early \", {r});"));
             }
+            16 => {
+                let t = self.fresh("t");
+                let depth = self.rng.below(4);
+                line(&mut self.out, 1, &format!("let mut {t} = grow({depth}, {s});"));
+                self.trees.push(t);
+            }
+            17 => {
+                if let Some(t) = self.trees.last().cloned() {
+                    if self.rng.chance(1, 2) {
+                        line(&mut self.out, 1, &format!("println(\"weigh \", weigh({t}));"));
+                    } else {
+                        self.trees.pop();
+                        line(&mut self.out, 1, &format!("println(\"prune \", prune({t}));"));
+                    }
+                }
+            }
+            18 => {
+                // A subtree moved into another tree's children, over what was there (an index
+                // past the children traps).
+                if self.trees.len() >= 2 {
+                    let sub = self.trees.pop().unwrap_or_default();
+                    let at = self.trees[self.rng.below(self.trees.len() as u64) as usize].clone();
+                    let i = self.rng.below(3);
+                    line(&mut self.out, 1, &format!("graft({at}, {i}, {sub});"));
+                    line(&mut self.out, 1, &format!("println(\"grafted \", weigh({at}));"));
+                }
+            }
             _ => {
                 if let Some(b) = self.take_buf() {
                     line(&mut self.out, 1, &format!("if {s} > 50 {{"));
@@ -245,7 +299,14 @@ fn line(out: &mut String, indent: usize, text: &str) {
 }
 
 fn owner_program(seed: u64) -> String {
-    let mut g = Gen { rng: Rng::new(seed), out: String::from(PRELUDE), bufs: Vec::new(), bags: Vec::new(), next: 0 };
+    let mut g = Gen {
+        rng: Rng::new(seed),
+        out: String::from(PRELUDE),
+        bufs: Vec::new(),
+        bags: Vec::new(),
+        trees: Vec::new(),
+        next: 0,
+    };
     g.out.push_str("fn main() -> i32 {\n  let mut log:u64 = 0;\n");
     let count = 4 + g.rng.below(14);
     for _ in 0..count {
@@ -273,10 +334,11 @@ fn owner_programs_agree_and_are_memory_safe() {
     let scratch = std::env::temp_dir().join(format!("cairn-differential-owners-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).expect("scratch");
-    let (mut compared, mut trapped, mut refused) = (0, 0, 0);
+    let (mut compared, mut trapped, mut refused, mut grafted) = (0, 0, 0, 0);
     let mut failures = Vec::new();
     for seed in 0..count {
         let text = owner_program(seed);
+        grafted += u64::from(text.contains("graft("));
         let mut workspace = Workspace::new(vec![SourceText { name: "p.cairn".into(), text: text.clone() }]);
         if let Some(refusal) = workspace.check().refusal {
             failures.push(format!(
@@ -337,5 +399,9 @@ fn owner_programs_agree_and_are_memory_safe() {
     assert!(failures.is_empty(), "{} owner programs failed:\n{}", failures.len(), failures.join("\n"));
     assert!(compared * 10 >= count * 9, "only {compared} of {count} programs were compared");
     assert!(trapped * 20 >= compared, "only {trapped} programs trapped: the traps are not exercised");
+    assert!(
+        grafted * 10 >= compared,
+        "only {grafted} programs graft a tree into another: recursive owners are not exercised"
+    );
     assert!(compared - trapped >= compared / 3, "only {} programs ran to the end", compared - trapped);
 }

@@ -35,6 +35,8 @@ impl<'ctx> ModuleGen<'ctx, '_> {
             MTy::View(_) | MTy::Buf(_) => self.view_type().into(),
             // A Dyn is laid out as the dyn reference it lends.
             MTy::DynBox(reference) => return self.ty(reference),
+            // A type met again through an owner: the type it names.
+            MTy::Named(named) => return self.ty(named.body()),
             MTy::Ptr(_) | MTy::Fn { .. } => self.ptr().into(),
             MTy::Array(elem, n) => {
                 let elem = self.ty(elem).unwrap_or_else(|| self.ctx.i8_type().into());

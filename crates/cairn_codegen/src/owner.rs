@@ -53,6 +53,8 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
 impl<'ctx> ModuleGen<'ctx, '_> {
     /// The drop glue of `ty` (a type that owns storage), made once per module.
     pub(crate) fn drop_glue(&mut self, ty: &MTy) -> G<FunctionValue<'ctx>> {
+        // A named type's glue is the glue of what it names (made, or being made, further out).
+        let ty = ty.resolved();
         if let Some(glue) = self.glue.get(ty) {
             return Ok(*glue);
         }

@@ -602,8 +602,8 @@ impl Layout<'_> {
             return Some(error);
         }
         for member in members {
-            // An owner's elements count as contained: MIR lays types out by value, so a record
-            // that holds itself through a `Buf` has no layout yet.
+            // An owner's elements live on the heap: reached through a `Buf`, a type starts a new
+            // chain of containment (a tree's `kids:Buf[Node]` is as finite as any pointer).
             let mut inner = &member;
             let mut owned = false;
             // An Array holds its elements inline: one of itself is as recursive as a field.
@@ -621,12 +621,16 @@ impl Layout<'_> {
                 Ty::Record(adt) | Ty::Enum(adt) => adt.item,
                 _ => continue,
             };
-            if self.active.contains(&target) && owned {
-                return Some(Diag::new(
-                    "E-UNSUPPORTED",
-                    "A type that holds itself through a Buf (a recursive owner such as a tree) is not supported yet: this compiler lays every type out by value.",
-                    Anchor::Item,
-                ));
+            if owned {
+                if !self.done.contains(&target) && !self.active.contains(&target) {
+                    let chain = std::mem::take(&mut self.active);
+                    let refused = self.lay_out(target);
+                    self.active = chain;
+                    if refused.is_some() {
+                        return refused;
+                    }
+                }
+                continue;
             }
             if self.active.contains(&target) {
                 let diag = if payloads {

@@ -21,6 +21,7 @@ impl Display for MTy {
             MTy::Array(e, n) => write!(f, "{e}[{n}]"),
             MTy::Buf(e) => write!(f, "buf<{e}>"),
             MTy::DynBox(r) => write!(f, "box<{r}>"),
+            MTy::Named(named) => write!(f, "{}", named.name),
             MTy::Fn { params, ret } => {
                 let shown: Vec<String> = params.iter().map(ToString::to_string).collect();
                 write!(f, "fn({}) -> {ret}", shown.join(", "))

@@ -384,7 +384,7 @@ impl<'f> Machine<'f> {
 
     /// Releases every heap cell `value` (of type `ty`) owns, innermost first.
     fn release(&mut self, value: &Value, ty: &MTy) -> E<()> {
-        match (ty, value) {
+        match (ty.resolved(), value) {
             (MTy::Buf(elem), Value::Buf { cell: Some(cell), .. }) => {
                 if !self.live.remove(cell) {
                     return unsupported("a release of a Buf that was released before (a double free)");
@@ -778,6 +778,7 @@ fn zero(ty: &MTy) -> Value {
         MTy::Array(elem, n) => Value::Array((0..*n).map(|_| zero(elem)).collect()),
         MTy::Buf(_) => Value::Buf { cell: None, len: 0 },
         MTy::DynBox(reference) => zero(reference),
+        MTy::Named(named) => zero(named.body()),
         MTy::Fn { .. } => Value::Fn(None),
     }
 }

@@ -66,6 +66,64 @@ pub enum MTy {
     /// `Dyn[Trait]`: laid out as the `dyn` reference record it lends (the object's address, then
     /// its impl's table), but owning the object's heap block (the zero value owns none).
     DynBox(Arc<MTy>),
+    /// A record or sum met again, through a heap owner, while it is being lowered (a tree's
+    /// `kids:Buf[Node]`): its name, and its type once the outer lowering finished. Only ever the
+    /// element of an owner (the checker refuses a type that holds itself by value); projections
+    /// and layouts see through it ([`MTy::resolved`]).
+    Named(NamedTy),
+}
+
+/// The type behind [`MTy::Named`]. It compares and hashes by name — a type's name is unique in a
+/// program and its body holds the name again, so comparing bodies would never end. The body is
+/// shared with the enclosing type it names (a cycle of `Arc`s that lives as long as the process:
+/// a few hundred bytes per lowering of a recursive type).
+#[derive(Clone)]
+pub struct NamedTy {
+    pub name: Arc<str>,
+    body: Arc<std::sync::OnceLock<MTy>>,
+}
+
+impl NamedTy {
+    /// A name whose body is set later, by [`NamedTy::define`].
+    pub fn new(name: Arc<str>) -> NamedTy {
+        NamedTy { name, body: Arc::new(std::sync::OnceLock::new()) }
+    }
+
+    /// Sets the body (once: a second call is ignored).
+    pub fn define(&self, body: MTy) {
+        let _ = self.body.set(body);
+    }
+
+    /// The body; `Void` while the enclosing lowering has not finished (never seen outside it).
+    pub fn body(&self) -> &MTy {
+        static VOID: MTy = MTy::Void;
+        self.body.get().unwrap_or(&VOID)
+    }
+
+    /// True when some type refers to this name (then its body must be defined).
+    pub fn is_referenced(&self) -> bool {
+        Arc::strong_count(&self.body) > 1
+    }
+}
+
+impl PartialEq for NamedTy {
+    fn eq(&self, other: &NamedTy) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for NamedTy {}
+
+impl std::hash::Hash for NamedTy {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+    }
+}
+
+impl std::fmt::Debug for NamedTy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Named({})", self.name)
+    }
 }
 
 impl MTy {
@@ -73,10 +131,18 @@ impl MTy {
         MTy::Int(IntTy::Usize)
     }
 
-    /// The element type of a view or array.
+    /// The type itself, or the body a [`MTy::Named`] stands for.
+    pub fn resolved(&self) -> &MTy {
+        match self {
+            MTy::Named(named) => named.body(),
+            other => other,
+        }
+    }
+
+    /// The element type of a view or array (a named one resolved).
     pub fn element(&self) -> Option<&MTy> {
         match self {
-            MTy::View(e) | MTy::Array(e, _) | MTy::Buf(e) => Some(e),
+            MTy::View(e) | MTy::Array(e, _) | MTy::Buf(e) => Some(e.resolved()),
             _ => None,
         }
     }
@@ -89,6 +155,8 @@ impl MTy {
             MTy::Record { fields, .. } => fields.iter().any(MTy::needs_drop),
             MTy::Sum { variants, .. } => variants.iter().flatten().any(MTy::needs_drop),
             MTy::Array(elem, _) => elem.needs_drop(),
+            // Only ever an owner's element, whose owner says `true` before asking.
+            MTy::Named(named) => named.body().needs_drop(),
             _ => false,
         }
     }
@@ -98,7 +166,14 @@ impl MTy {
     /// that carries none). `None` when the projection does not apply to the type, which is the
     /// one fault `verify` rejects a place for.
     pub fn project(&self, proj: &Proj) -> Option<MTy> {
-        match (proj, self) {
+        self.project_named(proj).map(|ty| match ty {
+            MTy::Named(named) => named.body().clone(),
+            other => other,
+        })
+    }
+
+    fn project_named(&self, proj: &Proj) -> Option<MTy> {
+        match (proj, self.resolved()) {
             (Proj::Field(i), MTy::Record { fields, .. }) => fields.get(*i as usize).cloned(),
             (Proj::Field(_), MTy::DynBox(reference)) => reference.project(proj),
             (Proj::Index(_), MTy::View(e) | MTy::Array(e, _) | MTy::Buf(e)) => Some((**e).clone()),

@@ -156,3 +156,26 @@ fn a_lane_whose_body_is_one_interval_if_splits_into_three_loops() {
     let kept = lane("other$lane");
     assert!(kept.matches("assume").count() == 2 && !kept.contains(" max "), "no split:\n{kept}");
 }
+
+/// A record that holds itself through a `Buf` lowers to a finite type: the inner occurrence is
+/// `MTy::Named`, whose body is the record itself, and projections see through it.
+#[test]
+fn a_recursive_owner_lowers_through_a_named_type() {
+    let program = lowered(
+        "struct Node { value:u64; kids:Buf[Node]; }\nfn first(n:ro<Node>) -> u64 {\n  if len(n.kids) == 0 { return n.value; }\n  return first(n.kids[0]);\n}\n",
+    );
+    assert_clean(&program);
+    let first = program.functions.iter().find(|f| &*f.name == "first").expect("first");
+    let cairn_mir::MTy::Ptr(node) = &first.locals[0].ty else { panic!("a borrow: {:?}", first.locals[0].ty) };
+    let cairn_mir::MTy::Record { fields, .. } = &**node else { panic!("a record: {node:?}") };
+    let cairn_mir::MTy::Buf(element) = &fields[1] else { panic!("a Buf: {:?}", fields[1]) };
+    let cairn_mir::MTy::Named(named) = &**element else { panic!("named: {element:?}") };
+    assert_eq!(&*named.name, "Node");
+    assert_eq!(named.body(), &**node, "the name stands for the record");
+    assert_eq!(fields[1].to_string(), "buf<Node>");
+    // An element of the children is the record again, with its own fields.
+    let element = fields[1]
+        .project(&cairn_mir::Proj::Index(cairn_mir::Operand::Const(cairn_mir::Const::Int(0, cairn_mir::IntTy::Usize))));
+    assert_eq!(element.as_ref(), Some(&**node));
+    assert!(fields[1].needs_drop() && node.needs_drop());
+}

@@ -320,7 +320,7 @@ pub fn zero(ty: &MTy, objs: &mut Vec<SV>) -> R<SV> {
             variants.iter().map(|v| v.as_ref().map(|t| zero(t, objs)).transpose()).collect::<R<_>>()?,
         ),
         MTy::Fn { .. } => return unsupported("a function value"),
-        MTy::Buf(_) | MTy::DynBox(_) => return unsupported("a heap owner (Buf, Dyn)"),
+        MTy::Buf(_) | MTy::DynBox(_) | MTy::Named(_) => return unsupported("a heap owner (Buf, Dyn)"),
         MTy::Array(element, n) => {
             if *n > 4096 {
                 return unsupported(format!("a local array of {n} elements"));

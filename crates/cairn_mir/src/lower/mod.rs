@@ -197,17 +197,21 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
             // An instance of a generic record is named with its arguments (`Pair[u64]`), so two
             // instances are two types.
             let name = if adt.args.is_empty() { adt.name.clone() } else { Arc::from(ty.value().to_string()) };
-            MTy::Record { name, fields: fields_of(db, adt).iter().map(|(_, t)| mty(db, t)).collect() }
+            recursive(ty, name.clone(), || MTy::Record {
+                name,
+                fields: fields_of(db, adt).iter().map(|(_, t)| mty(db, t)).collect(),
+            })
         }
         Ty::Enum(adt) => {
             let variants = variants_of(db, adt);
             if cairn_hir::enum_def(db, adt.item).tag_only {
                 MTy::Enum { name: adt.name.clone(), variants: variants.len() as u32 }
             } else {
-                MTy::Sum {
-                    name: Arc::from(ty.value().to_string()),
+                let name: Arc<str> = Arc::from(ty.value().to_string());
+                recursive(ty, name.clone(), || MTy::Sum {
+                    name,
                     variants: variants.iter().map(|(_, p)| p.as_ref().map(|t| mty(db, t))).collect(),
-                }
+                })
             }
         }
         Ty::View(view) => MTy::View(Arc::new(mty(db, &view.elem))),
@@ -219,6 +223,29 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
         Ty::DynBox(tr, name) => MTy::DynBox(Arc::new(dyn_owner_ty(db, *tr, name))),
         Ty::Borrow(..) => unreachable!("handled above"),
     }
+}
+
+thread_local! {
+    /// The records and sums whose types are being lowered on this thread, innermost last.
+    static LOWERING: std::cell::RefCell<Vec<(Ty, crate::NamedTy)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Lowers the record or sum `ty` with `build`, unless it is already being lowered further out —
+/// then it is met again through a heap owner (the checker refuses a type that holds itself by
+/// value), and stands as [`MTy::Named`], defined once the outer lowering finishes.
+fn recursive(ty: &Ty, name: Arc<str>, build: impl FnOnce() -> MTy) -> MTy {
+    let open = LOWERING.with(|stack| stack.borrow().iter().find(|(t, _)| t == ty).map(|(_, n)| n.clone()));
+    if let Some(named) = open {
+        return MTy::Named(named);
+    }
+    let named = crate::NamedTy::new(name);
+    LOWERING.with(|stack| stack.borrow_mut().push((ty.clone(), named.clone())));
+    let built = build();
+    LOWERING.with(|stack| stack.borrow_mut().pop());
+    if named.is_referenced() {
+        named.define(built.clone());
+    }
+    built
 }
 
 fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function, Vec<Function>)> {

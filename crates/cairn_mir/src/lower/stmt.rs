@@ -123,6 +123,8 @@ impl Lower<'_> {
                 let local = self.new_local(Some(name.clone()), ty);
                 self.assign(Place::local(local), Rvalue::Zeroed);
                 self.bind(*binder, local);
+                // Elements that own storage are released with the frame, as a `buffer`'s are.
+                self.own(local);
                 Ok(())
             }
             Stmt::Buffer { binder, capacity, .. } => self.buffer(*binder, *capacity),
