@@ -450,6 +450,27 @@ impl Cx<'_> {
                 }
             }
         } else {
+            // The count of a call that leaves the extents out, with a view that cannot decide one
+            // (an element, a call's result): say so at that argument.
+            if !extents.is_empty() && given.len() == params.len() - extents.len() {
+                let mut values = given.iter();
+                let culprit = params.iter().enumerate().filter(|(i, _)| !extents.contains(i)).find_map(|(_, p)| {
+                    let arg = values.next()?;
+                    (matches!(p.ty, Ty::View(_)) && !self.is_view_argument_shape(*arg)).then_some(*arg)
+                });
+                if let Some(arg) = culprit {
+                    let names: Vec<&str> = extents.iter().map(|&i| &*params[i].name).collect();
+                    return Err(Diag::new(
+                        "E-ARITY",
+                        format!(
+                            "{written} can leave out {} only when each view is written as a name, a field path, a part or a string literal, and this argument is an element or a computed value.",
+                            names.join(", ")
+                        ),
+                        Anchor::Expr(arg),
+                    )
+                    .with_hint(format!("Pass the extent yourself: `len(…)` of this view in {}'s place.", names.join(" and "))));
+                }
+            }
             if given.len() != params.len() {
                 let message = if extents.is_empty() {
                     format!("{written} expects {} arguments.", params.len())
