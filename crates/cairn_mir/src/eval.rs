@@ -110,6 +110,8 @@ pub struct Outcome {
     /// Heap allocations still live when the run ended normally (0 for a correct program; a trap
     /// or an abort ends the process, and what it held is not counted).
     pub leaked: usize,
+    /// The instructions run (at most the fuel given).
+    pub steps: u64,
 }
 
 /// Runs `entry` (a function of `functions` with no parameters) for at most `fuel` instructions.
@@ -136,7 +138,7 @@ pub fn run(functions: &[Arc<Function>], entry: &str, fuel: u64) -> Outcome {
         },
     };
     let leaked = if matches!(ending, Ending::Exit(_)) { machine.live.len() } else { 0 };
-    Outcome { ending, stdout: machine.stdout, stderr: machine.stderr, leaked }
+    Outcome { ending, stdout: machine.stdout, stderr: machine.stderr, leaked, steps: fuel - machine.fuel }
 }
 
 enum Stop {

@@ -391,6 +391,7 @@ impl Asker {
             solver.set_params(&params);
             solver.from_string(text);
             let result = solver.check();
+
             let values = match (&result, shapes) {
                 (SatResult::Sat, Some(shapes)) => {
                     solver.get_model().map(|model| shapes.iter().map(|s| read_model(&model, s)).collect::<Vec<_>>())
@@ -590,6 +591,11 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
     let full = request.options.unroll;
     let mut depths: Vec<u32> = [2, 4, 8].into_iter().filter(|d| *d < full).collect();
     depths.push(full);
+    // A difference question the solver could not decide in its time at one depth is not asked
+    // again deeper: the deeper formula holds the shallower one's paths and more, and asking it
+    // again cost a whole timeout per depth (four for a float loop) to learn nothing. The other
+    // questions are still asked deeper; a question given up stays the reason for `unknown`.
+    let mut given_up: Vec<&'static str> = Vec::new();
     for (round, &depth) in depths.iter().enumerate() {
         let last = round + 1 == depths.len();
         let old_run = observe(run(&request.old, depth)?, &inputs);
@@ -645,6 +651,10 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
             if question.simplify().as_bool() == Some(false) {
                 continue;
             }
+            if given_up.contains(purpose) {
+                undecided = Some(*purpose);
+                continue;
+            }
             let (r, mut model) = asker.ask(purpose, &[&domain, question, &small], Some(&inputs.shapes));
             // A witness with a long view: ask once more for one with short views, which reads
             // better and replays faster (kept only if the solver finds one in time).
@@ -670,7 +680,10 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
                     let inputs = names.iter().cloned().zip(values).collect();
                     return Ok(Verdict::Differs(Witness { inputs, before, after, found_by: "solver" }));
                 }
-                SatResult::Unknown => undecided = Some(*purpose),
+                SatResult::Unknown => {
+                    undecided = Some(*purpose);
+                    given_up.push(purpose);
+                }
                 SatResult::Unsat => {}
             }
         }

@@ -8,15 +8,30 @@ use std::sync::Arc;
 
 use cairn_mir::{FloatTy, Function, IntTy, MTy, ViewExtent};
 
-use crate::replay::evaluate_with_fuel;
+use crate::replay::evaluate_counted;
 use crate::{Observed, WValue, agree};
 
 /// How many input tuples are tried, and the evaluator's step budget for each run.
 const TRIES: usize = 400;
 const FUEL: u64 = 200_000;
+/// The steps all the runs of one probe may take together. A loop bounded by a wide random
+/// integer runs each try out of fuel, and 800 such runs took seconds (issue 22: an unknown pair
+/// must answer within a second); the budget is counted in steps, not time, so a probe finds the
+/// same witness on every machine.
+const TOTAL_FUEL: u64 = 8_000_000;
 
-fn evaluate(functions: &[Arc<Function>], target: &Function, inputs: &[WValue]) -> Observed {
-    evaluate_with_fuel(functions, target, inputs, FUEL)
+/// The evaluator's runs of one probe, within [`TOTAL_FUEL`].
+struct Budget(u64);
+
+impl Budget {
+    fn evaluate(&mut self, functions: &[Arc<Function>], target: &Function, inputs: &[WValue]) -> Option<Observed> {
+        if self.0 == 0 {
+            return None;
+        }
+        let (observed, steps) = evaluate_counted(functions, target, inputs, FUEL.min(self.0));
+        self.0 = self.0.saturating_sub(steps);
+        Some(observed)
+    }
 }
 
 /// A small deterministic generator (xorshift), so a run is reproducible.
@@ -198,6 +213,7 @@ pub fn probe(
         return None;
     }
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut budget = Budget(TOTAL_FUEL);
     for _ in 0..TRIES {
         let mut inputs: Vec<Option<WValue>> = vec![None; params];
         // Extents first, then the views they size, then the rest.
@@ -221,19 +237,19 @@ pub fn probe(
         }
         let inputs = inputs.into_iter().collect::<Option<Vec<WValue>>>()?;
         if let Some((functions, function)) = assume {
-            match evaluate(functions, function, &inputs) {
+            match budget.evaluate(functions, function, &inputs)? {
                 Observed::Returned { value: WValue::Bool(true), .. } => {}
                 _ => continue,
             }
         }
-        let before = evaluate(old_functions, old, &inputs);
+        let before = budget.evaluate(old_functions, old, &inputs)?;
         if matches!(before, Observed::NotRun(_)) {
             continue;
         }
         if reference_must_not_trap && before == Observed::Trap {
             return Some(Found::ReferenceTraps(inputs, before));
         }
-        let after = evaluate(new_functions, new, &inputs);
+        let after = budget.evaluate(new_functions, new, &inputs)?;
         if matches!(after, Observed::NotRun(_)) {
             continue;
         }
@@ -242,4 +258,29 @@ pub fn probe(
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The budget counts the steps each run took and gives a run at most what is left: a loop
+    /// run by a wide integer spends it, and no run starts once it is spent.
+    #[test]
+    fn runs_spend_the_budget_and_none_starts_past_it() {
+        let text = "fn f(n:u64) -> u64 {\n  let mut i:u64 = 0;\n  while i < n { i += 1; }\n  return i;\n}\n";
+        let mut workspace =
+            cairn_hir::Workspace::new(vec![cairn_hir::SourceText { name: "p.cairn".into(), text: text.into() }]);
+        assert!(workspace.check().refusal.is_none());
+        let functions = cairn_mir::program_mir(workspace.db()).functions;
+        let f = functions.iter().find(|f| &*f.name == "f").expect("f").clone();
+        let mut budget = Budget(5_000);
+        let short = budget.evaluate(&functions, &f, &[WValue::Int(3)]).expect("a run");
+        assert!(matches!(short, Observed::Returned { .. }), "{short:?}");
+        assert!(budget.0 < 5_000, "the run's steps are counted");
+        let long = budget.evaluate(&functions, &f, &[WValue::Int(1 << 40)]).expect("a run");
+        assert!(matches!(long, Observed::NotRun(_)), "{long:?}");
+        assert_eq!(budget.0, 0, "the long run took what was left");
+        assert!(budget.evaluate(&functions, &f, &[WValue::Int(3)]).is_none(), "no run past the budget");
+    }
 }

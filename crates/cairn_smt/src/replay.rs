@@ -261,14 +261,24 @@ pub fn evaluate(functions: &[Arc<Function>], target: &Function, inputs: &[WValue
 
 /// `evaluate` with a step budget (a run past it is `NotRun`).
 pub fn evaluate_with_fuel(functions: &[Arc<Function>], target: &Function, inputs: &[WValue], fuel: u64) -> Observed {
+    evaluate_counted(functions, target, inputs, fuel).0
+}
+
+/// [`evaluate_with_fuel`], and the evaluator's steps the run took.
+pub fn evaluate_counted(
+    functions: &[Arc<Function>],
+    target: &Function,
+    inputs: &[WValue],
+    fuel: u64,
+) -> (Observed, u64) {
     let entry = match entry(target, inputs) {
         Ok(entry) => entry,
-        Err(why) => return Observed::NotRun(why),
+        Err(why) => return (Observed::NotRun(why), 0),
     };
     let mut all: Vec<Arc<Function>> = functions.to_vec();
     all.push(Arc::new(entry));
     let outcome = eval::run(&all, ENTRY, fuel);
-    match outcome.ending {
+    let observed = match outcome.ending {
         Ending::Trap(_) => Observed::Trap,
         Ending::Exit(_) => match read_back(target, inputs, &String::from_utf8_lossy(&outcome.stdout)) {
             Ok(observed) => observed,
@@ -276,5 +286,6 @@ pub fn evaluate_with_fuel(functions: &[Arc<Function>], target: &Function, inputs
         },
         Ending::OutOfFuel => Observed::NotRun("the evaluator's step budget ran out".into()),
         Ending::Unsupported(what) => Observed::NotRun(format!("the evaluator does not model {what}")),
-    }
+    };
+    (observed, outcome.steps)
 }

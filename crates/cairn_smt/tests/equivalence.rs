@@ -228,6 +228,43 @@ fn probing_finds_common_differences_without_a_solver() {
     assert_ne!(w.before, w.after);
 }
 
+/// Probing has a budget in evaluator steps over all its runs: a loop bounded by a wide integer
+/// runs every try out of fuel, and the probe stops at the budget instead of taking seconds — yet
+/// a difference at small inputs is still found by the probe, first.
+#[test]
+fn probing_is_bounded_and_still_finds_a_difference_on_small_inputs() {
+    let old = "fn f(n:u64, x:f64) -> f64 {\n  let mut t:f64 = 0.0;\n  let mut i:u64 = 0;\n  while i < n { t = t / 3.0 + x; i += 1; }\n  return t;\n}\n";
+    let new = "fn f(n:u64, x:f64) -> f64 {\n  let mut t:f64 = 0.0;\n  let mut i:u64 = 0;\n  while i < n { t = t * (1.0 / 3.0) + x; i += 1; }\n  return t;\n}\n";
+    let w = witness(judge(old, new, "f"));
+    assert_eq!(w.found_by, "probe");
+    assert_ne!(w.before, w.after);
+}
+
+/// A difference question the solver gave up on at one loop depth is not asked again deeper
+/// (each ask would cost its whole timeout), and stays the reason the answer is unknown.
+#[test]
+fn a_question_given_up_is_not_asked_again_at_a_deeper_depth() {
+    let old = "fn f(n:u64, x:f64) -> f64 {\n  let mut t:f64 = 0.0;\n  let mut i:u64 = 0;\n  while i < n { t = t / 2.0 + x; i += 1; }\n  return t;\n}\n";
+    let new = "fn f(n:u64, x:f64) -> f64 {\n  let mut t:f64 = 0.0;\n  let mut i:u64 = 0;\n  while i < n { t = t * 0.5 + x; i += 1; }\n  return t;\n}\n";
+    let (old, new) = (lowered(old), lowered(new));
+    let (old_symbol, new_symbol) = (symbol(&old, "f"), symbol(&new, "f"));
+    let request = Request {
+        old: Side { functions: &old, symbol: &old_symbol },
+        new: Side { functions: &new, symbol: &new_symbol },
+        assume: None,
+        reference_must_not_trap: false,
+        options: Options { timeout_ms: 50, ..Options::default() },
+    };
+    let comparison = compare(&request);
+    let values: Vec<&str> =
+        comparison.queries.iter().filter(|q| q.purpose == "difference-values").map(|q| q.answer.as_str()).collect();
+    // Whatever the solver decides in its time, nothing is asked after its first `unknown` — and
+    // within 50 ms it decides no float loop here, so the last ask is that `unknown`.
+    assert_eq!(values.iter().filter(|a| **a == "unknown").count(), 1, "{values:?}");
+    assert_eq!(values.last(), Some(&"unknown"), "asked again after giving up: {values:?}");
+    assert!(matches!(comparison.verdict, Verdict::Unknown(_)), "{:?}", comparison.verdict);
+}
+
 #[test]
 fn written_views_are_observed() {
     let w = witness(judge(
