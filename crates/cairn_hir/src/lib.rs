@@ -53,7 +53,7 @@ pub use input::{Item, ItemEntry, ItemKey, ItemKind, Library, Program};
 pub use report::FUNCTION_LIMIT;
 pub use scope::{Lookup, ProgramScope, Resolver, scope};
 pub use signature::{Ceiling, Param, Signature, fn_signature, instance_signature};
-pub use traits::{table_members, table_methods};
+pub use traits::{member_family, member_named, table_members, table_methods};
 pub use workspace::{
     CheckKind, CheckOutcome, DeclarationKind, DeclarationView, FileState, FunctionFacts, RegionView, SourceText,
     StateView, Workspace, precompute,

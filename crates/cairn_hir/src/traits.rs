@@ -177,6 +177,24 @@ pub fn members_of(db: &dyn Db, parent: Item) -> &[Item] {
     table.get(&parent).map(Vec::as_slice).unwrap_or_default()
 }
 
+/// The member of a trait, or the method of an impl, named `name`.
+pub fn member_named(db: &dyn Db, parent: Item, name: &str) -> Option<Item> {
+    members_of(db, parent).iter().copied().find(|&m| &*member_name(db, m) == name)
+}
+
+/// The trait a trait's member or an impl's method belongs to, and the member's name — what a call
+/// of either is dispatched through. `None` for any other item (and for an impl of no trait).
+pub fn member_family(db: &dyn Db, item: Item) -> Option<(Item, Arc<str>)> {
+    let tables = [member_table(db, Program::get(db)), library_member_table(db, Library::get(db))];
+    let parent = tables.iter().find_map(|t| t.iter().find(|(_, members)| members.contains(&item)).map(|(p, _)| *p))?;
+    let trait_item = match Resolver::new(db).info(parent)?.key.kind {
+        ItemKind::Trait => parent,
+        ItemKind::Impl => impl_def(db, parent).trait_item?,
+        _ => return None,
+    };
+    Some((trait_item, member_name(db, item)))
+}
+
 /// Every impl of each trait among `entries`, in declaration order.
 fn impls_among(db: &dyn Db, entries: &[crate::input::ItemEntry], library: bool) -> HashMap<Item, Vec<Item>> {
     let mut out: HashMap<Item, Vec<Item>> = HashMap::new();

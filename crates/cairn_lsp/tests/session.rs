@@ -872,3 +872,37 @@ fn the_place_a_value_moved_is_related_information_of_its_refusal() {
         json!({"start": {"line": 4, "character": 22}, "end": {"line": 4, "character": 23}})
     );
 }
+
+/// References of a trait's member gather its family: the trait's declaration, every impl's
+/// method, and every call dispatched through the trait, statically or by `dyn` — from any of
+/// them. A member of another trait with the same name is not of the family.
+#[test]
+fn references_of_a_trait_member_are_its_impls_and_every_call_through_the_trait() {
+    let fixture = "trait Area { fn «area»(self:ro<Self>) -> u64; }\ntrait Other { fn area(self:ro<Self>) -> u64; }\nstruct Sq { s:u64; }\nstruct Rect { w:u64; h:u64; }\nstruct Disc { r:u64; }\nimpl Area for Sq { fn «area»(self:ro<Sq>) -> u64 = self.s * self.s; }\nimpl Area for Rect { fn «area»(self:ro<Rect>) -> u64 = self.w * self.h; }\nimpl Other for Disc { fn area(self:ro<Disc>) -> u64 = self.r; }\nfn dynamic(s:ro<dyn Area>) -> u64 = «area»(s);\nfn total(a:ro<Sq>, b:ro<Rect>, c:ro<Disc>) -> u64 {\n  let x = «area»(a);\n  let y = b.«ar$0ea»();\n  let z = area(c);\n  return x + y + z;\n}\n";
+    let (text, cursor, expected) = parse_fixture(fixture);
+    let mut session = Session::new();
+    session.open(URI, &text);
+    assert!(session.diagnostics(URI).expect("diagnostics").is_empty(), "the program checks");
+    let mut from = |offset: usize| {
+        let mut params = json!({"textDocument": {"uri": URI}, "position": position(&text, offset)});
+        params["context"] = json!({"includeDeclaration": true});
+        let references = session.request("textDocument/references", params).expect("references");
+        let mut found: Vec<(usize, usize)> =
+            references.as_array().expect("a list").iter().map(|r| span(&text, &r["range"])).collect();
+        found.sort();
+        found
+    };
+    // From a method call, from the trait's declaration, from an impl's method: the same family.
+    assert_eq!(from(cursor.expect("a $0 cursor")), expected, "from the call");
+    assert_eq!(from(expected[0].0), expected, "from the trait's member");
+    assert_eq!(from(expected[1].0), expected, "from an impl's method");
+    // The other trait's member keeps its own.
+    let other = text.find("fn area(self:ro<Disc>)").expect("Disc's area") + 3;
+    assert_eq!(from(other).len(), 3, "Other's declaration, Disc's method and area(c)");
+    // Renaming the member renames the family, and only it.
+    let rename = json!({"textDocument": {"uri": URI}, "position": position(&text, expected[0].0), "newName": "size"});
+    let edit = session.request("textDocument/rename", rename).expect("a rename");
+    let renamed = apply(&text, edit["changes"][URI].as_array().expect("edits"));
+    assert_eq!(renamed.matches("size").count(), 6, "{renamed}");
+    assert_eq!(renamed.matches("area").count(), 3, "{renamed}");
+}

@@ -90,6 +90,10 @@ pub(super) fn meaning(
         SyntaxKind::NAME => {
             let owner = parent.parent()?;
             match owner.kind() {
+                // A trait's member or an impl's method: an item of its own inside `item`.
+                SyntaxKind::FN | SyntaxKind::TRAIT_MEMBER if owner != item.syntax(db).syntax_node() => {
+                    cairn_hir::member_named(db, item, &name).map(Meaning::Declaration)
+                }
                 SyntaxKind::FN
                 | SyntaxKind::TEST
                 | SyntaxKind::STRUCT

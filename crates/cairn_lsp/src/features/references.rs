@@ -1,6 +1,7 @@
 //! `textDocument/references` and `textDocument/documentHighlight`: every place that names what the
 //! cursor names. A declaration or a variant is found across the program's files (not the
-//! library's) by every identifier spelt like it that means the same; a local within its function,
+//! library's) by every identifier spelt like it that means the same (a trait's member and the
+//! impls' methods of it are one family, calls through the trait included); a local within its function,
 //! by the uses the scope resolution ties to its binder, nothing else of that name. Highlights are
 //! write (3) at declarations, binders and assignment targets (and the root of one, `p` in
 //! `p.x = 1`), read (2) elsewhere.
@@ -57,7 +58,17 @@ pub(super) fn reference_spans(cursor: &Cursor<'_>, include_declaration: bool) ->
             }
         }
         Meaning::Declaration(_) | Meaning::Variant { .. } => {
-            // Every identifier of the program spelt like it that means the same.
+            // Every identifier of the program spelt like it that means the same — for a trait's
+            // member or an impl's method, anything of its family: the trait's declaration, every
+            // impl's method, and every call dispatched through the trait, statically or by `dyn`.
+            let family = match &named {
+                Meaning::Declaration(target) => cairn_hir::member_family(db, *target),
+                _ => None,
+            };
+            let same = |other: &Meaning| match (other, &family) {
+                (Meaning::Declaration(x), Some(family)) => cairn_hir::member_family(db, *x).as_ref() == Some(family),
+                _ => *other == named,
+            };
             let name: String = match &named {
                 Meaning::Variant { name, .. } => name.clone(),
                 Meaning::Declaration(target) => {
@@ -74,7 +85,7 @@ pub(super) fn reference_spans(cursor: &Cursor<'_>, include_declaration: bool) ->
                         if t.kind() != SyntaxKind::IDENT || t.text() != name {
                             continue;
                         }
-                        if meaning(workspace, entry.item, &t, &entry_locals).as_ref() != Some(&named) {
+                        if !meaning(workspace, entry.item, &t, &entry_locals).is_some_and(|m| same(&m)) {
                             continue;
                         }
                         let declaration = t.parent().is_some_and(|p| p.kind() == SyntaxKind::NAME);
