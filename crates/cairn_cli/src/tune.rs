@@ -5,7 +5,7 @@
 //!
 //! Exit: 0 (also when nothing was measured); 1 for a refused program; 2 for an environment error.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use cairn_agent::tune::{Request, chosen_sources, compare, tune};
@@ -52,6 +52,10 @@ pub struct TuneFlags {
     /// (`grain 1; lanes 8`), or `use g` / `use g[8]`.
     #[arg(long = "compare", value_name = "PLAN")]
     pub compare: Vec<String>,
+    /// With --compare: keep the files behind each line (each side's program, what its emitted
+    /// code read, every timing sample) in `.cairn/artifacts/` and name them on the lines.
+    #[arg(long, requires = "compare")]
+    pub artifacts: bool,
     /// Extra weighted sizes, a JSON file: `[{"at":"n=1e6","weight":3},{"at":"n=1e8"}]`.
     #[arg(long, value_name = "SHAPES.json")]
     pub shapes: Option<PathBuf>,
@@ -203,7 +207,20 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
                 if let Err(reason) = append(history_dir.as_deref(), &compared.records) {
                     compared.reason = Some(reason);
                 }
-                let lines: Vec<String> = compared.lines.iter().map(|l| format!("[{}] {}", l.label, l.text)).collect();
+                if flags.artifacts {
+                    if let Err(message) = keep_artifacts(&program.root, &mut compared, history_dir.as_deref()) {
+                        out.environment(&message);
+                        return 2;
+                    }
+                }
+                let lines: Vec<String> = compared
+                    .lines
+                    .iter()
+                    .map(|l| {
+                        let files: String = l.artifacts.iter().map(|path| format!("\n    {path}")).collect();
+                        format!("[{}] {}{files}", l.label, l.text)
+                    })
+                    .collect();
                 let detail =
                     format!("{} against {}\n{}", compared.compare[1].plan, compared.compare[0].plan, lines.join("\n"));
                 out.summary(&to_map(&compared), true, &detail);
@@ -336,4 +353,41 @@ mod tests {
         assert_eq!(super::parse_size("n=1.5"), None);
         assert_eq!(super::parse_size("n=1e30"), None);
     }
+}
+
+/// Writes the files behind a comparison's lines into a fresh directory of the project's
+/// `.cairn/artifacts/` and names each on the lines it supports (a kept measurement also names the
+/// history it was kept in).
+fn keep_artifacts(
+    root: &Path,
+    compared: &mut cairn_agent::tune::Compare,
+    history: Option<&Path>,
+) -> Result<(), String> {
+    let parent = cairn_vfs::project_subdir(root, ".cairn")
+        .map(|dir| dir.join("artifacts"))
+        .map_err(|why| format!("The artifacts cannot be kept: {why}."))?;
+    std::fs::create_dir_all(&parent).map_err(|e| format!("{} cannot be made: {e}.", parent.display()))?;
+    let function = compared.function.replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_");
+    let dir = (1..)
+        .map(|n| parent.join(format!("compare-{function}-{n}")))
+        .find(|d| std::fs::create_dir(d).is_ok())
+        .ok_or("no artifacts directory could be made")?;
+    let kept = compared.compare.iter().any(|side| side.measurement == "kept");
+    for artifact in &compared.artifacts {
+        let path = dir.join(&artifact.path);
+        if let Some(folder) = path.parent() {
+            std::fs::create_dir_all(folder).map_err(|e| format!("{} cannot be made: {e}.", folder.display()))?;
+        }
+        std::fs::write(&path, &artifact.text).map_err(|e| format!("{} cannot be written: {e}.", path.display()))?;
+        let shown = path.display().to_string();
+        for line in compared.lines.iter_mut().filter(|l| artifact.supports.contains(&l.label)) {
+            line.artifacts.push(shown.clone());
+        }
+    }
+    if kept && let Some(history) = history {
+        for line in compared.lines.iter_mut().filter(|l| l.label == "runtime measurement") {
+            line.artifacts.push(history.display().to_string());
+        }
+    }
+    Ok(())
 }

@@ -353,6 +353,71 @@ fn compare_labels_every_line_and_keeps_its_reasoning_in_the_history() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `--artifacts` keeps the files behind each line — each side's program, what its emitted code
+/// read, every timing sample — and names them on the lines they support; without it, lines name
+/// no file and nothing is kept.
+#[test]
+fn compare_artifacts_name_the_files_behind_each_line() {
+    let dir = scratch("artifacts");
+    std::fs::write(dir.join("k.cairn"), KERNELS).expect("write");
+    let args = ["tune", "k.cairn", "--symbol", "two", "--at", "n=1e4", "--compare", "none", "--compare", "fuse 2"];
+    let (plain, code) = cairn(&dir, &[&args[..], &["--no-history", "--format", "json"]].concat());
+    assert_eq!(code, 0, "{plain}");
+    assert!(plain["lines"].as_array().expect("lines").iter().all(|l| l.get("artifacts").is_none()), "{plain}");
+    assert!(!dir.join(".cairn/artifacts").exists());
+    let (record, code) = cairn(&dir, &[&args[..], &["--no-history", "--artifacts", "--format", "json"]].concat());
+    assert_eq!(code, 0, "{record}");
+    let lines = record["lines"].as_array().expect("lines");
+    let files = |label: &str| -> Vec<String> {
+        let line = lines.iter().find(|l| l["label"] == label).unwrap_or_else(|| panic!("{label}: {record}"));
+        line["artifacts"].as_array().expect("artifacts").iter().filter_map(|p| p.as_str().map(String::from)).collect()
+    };
+    let observation = files("compiler observation");
+    let measurement = files("runtime measurement");
+    assert!(
+        observation.iter().any(|p| p.ends_with("A.explain.json"))
+            && observation.iter().any(|p| p.ends_with("B.explain.json")),
+        "{observation:?}"
+    );
+    assert!(observation.iter().any(|p| p.ends_with("B/k.cairn")), "{observation:?}");
+    assert!(!observation.iter().any(|p| p.ends_with("measurements.json")), "{observation:?}");
+    assert!(measurement.iter().any(|p| p.ends_with("measurements.json")), "{measurement:?}");
+    assert!(!measurement.iter().any(|p| p.ends_with(".explain.json")), "{measurement:?}");
+    assert!(files("hypothesis").len() >= observation.len(), "the hypothesis rests on both");
+    // The files are there, and say what the lines say.
+    for path in observation.iter().chain(&measurement) {
+        assert!(std::path::Path::new(path).is_file(), "{path}");
+    }
+    let b = std::fs::read_to_string(observation.iter().find(|p| p.ends_with("B/k.cairn")).expect("B")).expect("B");
+    assert!(b.contains("plan two { fuse 2; }"), "{b}");
+    let times: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(measurement.iter().find(|p| p.ends_with("measurements.json")).expect("times"))
+            .expect("read"),
+    )
+    .expect("JSON");
+    assert_eq!(times["sizes"], serde_json::json!([10000]));
+    assert_eq!(times["A"]["median_ns"], record["compare"][0]["measured_ns"], "{times}");
+    assert!(times["B"]["samples_ns"].as_array().is_some_and(|s| !s.is_empty()), "{times}");
+    // A second run keeps its own directory.
+    let (again, _) = cairn(&dir, &[&args[..], &["--no-history", "--artifacts", "--format", "json"]].concat());
+    let first_dir = std::path::Path::new(&measurement[0]).parent().map(|p| p.to_path_buf());
+    let again_path = again["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .find_map(|l| l["artifacts"][0].as_str().map(String::from))
+        .expect("a path");
+    assert!(first_dir.is_some_and(|d| !again_path.starts_with(d.to_str().unwrap_or_default())), "{again_path}");
+    let alone = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .current_dir(&dir)
+        .args(["tune", "k.cairn", "--symbol", "two", "--artifacts"])
+        .output()
+        .expect("run");
+    assert_eq!(alone.status.code(), Some(2), "--artifacts needs --compare");
+    assert!(String::from_utf8_lossy(&alone.stderr).contains("--compare"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn the_runs_budget_stops_timing_and_a_profile_prices() {
     let dir = scratch("budget");

@@ -41,6 +41,10 @@ pub struct Compare {
     /// The records this comparison adds to the candidate history (the caller appends them).
     #[serde(skip)]
     pub records: Vec<crate::history::Record>,
+    /// The files behind the lines (`--artifacts`; the caller writes them and names them on the
+    /// lines they support).
+    #[serde(skip)]
+    pub artifacts: Vec<Artifact>,
     /// Why the history could not take them (set by the caller).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -68,12 +72,73 @@ pub struct Side {
 pub struct Line {
     pub label: &'static str,
     pub text: String,
+    /// With `--artifacts`: the paths of every file behind the line.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<String>,
 }
 
 impl Line {
     fn new(label: &'static str, text: impl Into<String>) -> Line {
-        Line { label, text: text.into() }
+        Line { label, text: text.into(), artifacts: Vec::new() }
     }
+}
+
+/// A file behind some of a comparison's lines: its path relative to the artifacts' directory,
+/// its text, and the labels of the lines it supports.
+#[derive(Debug)]
+pub struct Artifact {
+    pub path: String,
+    pub text: String,
+    pub supports: &'static [&'static str],
+}
+
+const EVERY_LINE: &[&str] = &["compiler observation", "runtime measurement", "hypothesis", "suggested experiment"];
+const READINGS: &[&str] = &["compiler observation", "hypothesis", "suggested experiment"];
+const TIMES: &[&str] = &["runtime measurement", "hypothesis", "suggested experiment"];
+
+/// The files behind a comparison: each side's program as it was built (`A/…`, `B/…`), what the
+/// emitted code read (`A.explain.json`), and the times (`measurements.json`: every sample, and
+/// whether it was measured now or kept in the history).
+fn artifacts(
+    candidates: &[Candidate],
+    readings: &[Option<Map<String, Value>>],
+    samples: &[Vec<Vec<u64>>; 2],
+    sizes: &[u64],
+) -> Vec<Artifact> {
+    let mut out = Vec::new();
+    let mut times = Map::new();
+    times.insert("sizes".into(), Value::from(sizes.to_vec()));
+    for (side, candidate) in candidates.iter().enumerate() {
+        let label = ["A", "B"][side];
+        for source in &candidate.sources {
+            // Names are the program's own relative paths; anything else is not written.
+            let safe =
+                !source.name.starts_with('/') && source.name.split('/').all(|part| !part.is_empty() && part != "..");
+            if safe {
+                out.push(Artifact {
+                    path: format!("{label}/{}", source.name),
+                    text: source.text.clone(),
+                    supports: EVERY_LINE,
+                });
+            }
+        }
+        if let Some(reading) = &readings[side] {
+            let text = serde_json::to_string_pretty(reading).unwrap_or_default() + "\n";
+            out.push(Artifact { path: format!("{label}.explain.json"), text, supports: READINGS });
+        }
+        let mut side_times = Map::new();
+        side_times.insert("plan".into(), Value::from(candidate.plan.clone()));
+        side_times.insert(
+            "origin".into(),
+            Value::from(if candidate.measurement.is_some() { "kept in the history" } else { "measured now" }),
+        );
+        side_times.insert("samples_ns".into(), Value::from(samples[side].clone()));
+        side_times.insert("median_ns".into(), Value::from(candidate.measured_ns.clone()));
+        times.insert(label.into(), Value::Object(side_times));
+    }
+    let text = serde_json::to_string_pretty(&Value::Object(times)).unwrap_or_default() + "\n";
+    out.push(Artifact { path: "measurements.json".into(), text, supports: TIMES });
+    out
 }
 
 /// What one side asks for.
@@ -177,10 +242,11 @@ pub fn compare(
             (0..request.sizes.len()).map(|s| median(samples[side].iter().map(|r| r[s]).collect())).collect();
     }
     // The emitted code, read.
-    let readings: Vec<Option<Map<String, Value>>> = candidates
-        .iter()
-        .map(|c| runner.explain(&c.sources, &[bare.clone()]).ok().and_then(|r| reading_of(&r, &bare)))
-        .collect();
+    let explained: Vec<Option<Map<String, Value>>> =
+        candidates.iter().map(|c| runner.explain(&c.sources, &[bare.clone()]).ok()).collect();
+    let readings: Vec<Option<Map<String, Value>>> =
+        explained.iter().map(|r| r.as_ref().and_then(|r| reading_of(r, &bare))).collect();
+    let artifacts = artifacts(&candidates, &explained, &samples, &request.sizes);
     let mut lines = Vec::new();
     if same_code {
         lines.push(Line::new(
@@ -271,6 +337,7 @@ pub fn compare(
         compare,
         lines,
         records,
+        artifacts,
         reason: None,
     })
 }
