@@ -751,6 +751,22 @@ impl Cx<'_> {
             diag = diag.with_hint(format!("Convert explicitly with {want}(...) ({how}), or compute in {want}."));
         } else if *want == Ty::Bool && got.is_numeric() {
             diag = diag.with_hint("Compare to get a bool, for example `x != 0`.");
+        } else if let (Ty::View(w), Ty::View(g)) = (want.value(), got.value())
+            && w.elem == g.elem
+            && w.extent != g.extent
+            && !matches!(w.extent, Extent::Unknown)
+            && matches!(g.extent, Extent::Len(_) | Extent::Name(_))
+        {
+            // Two views of one element type whose lengths the checker cannot tie together: a
+            // part of the expected length is checked when it is made.
+            let name = match self.body.expr(self.body.unparen(at)) {
+                Expr::Name(name) => name.to_string(),
+                _ => "v".to_string(),
+            };
+            diag = diag.with_hint(format!(
+                "Its length is not known to be {}: pass the part `{name}[0..{}]` (checked when it is made), or give each view its own extent parameter.",
+                w.extent, w.extent
+            ));
         }
         diag
     }
