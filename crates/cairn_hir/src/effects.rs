@@ -613,6 +613,7 @@ impl Audit<'_> {
             let writes: Vec<&str> = row.iter().filter_map(|e| e.strip_prefix("write:")).collect();
             if !writes.is_empty() || row.contains("alloc") {
                 let name = self.callee_name(call);
+                let written = self.written_callee(call).unwrap_or_else(|| name.clone());
                 let what = if writes.is_empty() {
                     "allocates".to_string()
                 } else {
@@ -621,7 +622,7 @@ impl Audit<'_> {
                 self.found = Some(Diag::new(
                     "E-EFFECT-ORDER",
                     format!(
-                        "{name} {what}, so an operand beside it could run before or after it: bind the call to its own statement first (`let v = {name}(…);`) and use v here."
+                        "{name} {what}, so an operand beside it could run before or after it: bind the call to its own statement first (`let v = {written}(…);`) and use v here."
                     ),
                     Anchor::Expr(call),
                 ));
@@ -751,6 +752,26 @@ impl Audit<'_> {
         self.descendants(e, &mut out);
         out.remove(0);
         out
+    }
+
+    /// The callee as the call writes it (`vec.new[Bush]`, `b.push`), when it is a path of names
+    /// with type arguments at most: what the fix can repeat.
+    fn written_callee(&self, call: ExprId) -> Option<String> {
+        fn path(body: &crate::body::Body, e: ExprId) -> Option<String> {
+            match body.expr(body.unparen(e)) {
+                Expr::Name(name) => Some(name.to_string()),
+                Expr::Field { base, name } => Some(format!("{}.{name}", path(body, *base)?)),
+                Expr::Index { base, indices } => {
+                    let args: Option<Vec<String>> = indices.iter().map(|&i| path(body, i)).collect();
+                    Some(format!("{}[{}]", path(body, *base)?, args?.join(", ")))
+                }
+                _ => None,
+            }
+        }
+        match self.body.expr(call) {
+            Expr::Call { callee, .. } => path(self.body, *callee),
+            _ => None,
+        }
     }
 
     fn callee_name(&self, call: ExprId) -> String {
