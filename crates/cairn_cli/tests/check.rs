@@ -338,3 +338,48 @@ fn a_refusal_names_the_second_place_its_rule_involves() {
         assert!(human.stderr.contains(&format!("- {label}")), "{}", human.stderr);
     }
 }
+
+/// A declaration made twice names the first as its second place — in another file of the
+/// project, with that file — and both carets sit on the names, not on `fn`.
+#[test]
+fn a_duplicate_names_the_first_declaration_in_its_own_file() {
+    let scratch = Scratch::new("duplicate");
+    scratch.write(
+        "cairn.toml",
+        b"[project]\nname = \"dup\"\nsources = [\"src/a.cairn\", \"src/b.cairn\"]\n\n[build]\nkind = \"exe\"\n",
+    );
+    scratch.write("src/a.cairn", b"fn helper(x:u32) -> u32 = x + 1;\n");
+    scratch.write("src/b.cairn", b"fn main() -> i32 { return 0; }\n\nfn helper(x:u64) -> u64 = x;\n");
+    let run = cairn(&["check", &scratch.path(), "--format", "json"], &[]);
+    let record: serde_json::Value = serde_json::from_str(run.stdout.trim()).expect("a record");
+    assert_eq!(record["code"], "E-DUPLICATE", "{record}");
+    assert_eq!(
+        (record["file"].as_str(), record["line"].as_u64(), record["column"].as_u64()),
+        (Some("src/b.cairn"), Some(3), Some(4))
+    );
+    assert_eq!(
+        record["related"],
+        serde_json::json!([{"file": "src/a.cairn", "line": 1, "column": 4, "label": "first declared here"}]),
+        "{record}"
+    );
+    let human = cairn(&["check", &scratch.path(), "--format", "human"], &[]);
+    assert!(human.stderr.contains("src/a.cairn:1:4"), "{}", human.stderr);
+    assert!(human.stderr.contains("------ first declared here"), "{}", human.stderr);
+    // In one file, the second place carries no file.
+    scratch.write("one.cairn", b"fn helper(x:u32) -> u32 = x + 1;\nfn helper(x:u64) -> u64 = x;\n");
+    let run = cairn(
+        &[
+            "check",
+            &scratch.write("one.cairn", b"fn helper(x:u32) -> u32 = x + 1;\nfn helper(x:u64) -> u64 = x;\n"),
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    let record: serde_json::Value = serde_json::from_str(run.stdout.trim()).expect("a record");
+    assert_eq!(
+        record["related"],
+        serde_json::json!([{"line": 1, "column": 4, "label": "first declared here"}]),
+        "{record}"
+    );
+}

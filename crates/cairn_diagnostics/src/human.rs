@@ -101,15 +101,29 @@ pub fn render_one(out: &mut String, record: &Map<String, Value>, lines: &SourceL
             // The `related` detail (see `RelatedPlace`), read in place so the labels borrow the record.
             let related = record.get("related").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
             let mut places = vec![(line, column, None)];
-            places.extend(related.iter().filter_map(|r| {
-                let (place, label) = (r.as_object()?, r.get("label")?.as_str()?);
+            let mut elsewhere = Vec::new();
+            for r in related {
+                let (Some(place), Some(label)) = (r.as_object(), r.get("label").and_then(Value::as_str)) else {
+                    continue;
+                };
                 let at = count(place, "line") as u32;
-                (at > 0).then_some((at, count(place, "column") as u32, Some(label)))
-            }));
+                let there = place.get("file").and_then(Value::as_str);
+                match there {
+                    _ if at == 0 => {}
+                    Some(other) if Some(other) != file => {
+                        elsewhere.push((other, (at, count(place, "column") as u32, Some(label))))
+                    }
+                    _ => places.push((at, count(place, "column") as u32, Some(label))),
+                }
+            }
             let near: Vec<_> = places.iter().copied().filter(|(l, ..)| l.abs_diff(line) <= EXCERPT_SPAN).collect();
             group = group.element(excerpt(&near, file, lines));
             for place in places.iter().filter(|(l, ..)| l.abs_diff(line) > EXCERPT_SPAN) {
                 group = group.element(excerpt(&[*place], file, lines));
+            }
+            // A place in another file: an excerpt of that file.
+            for (other, place) in elsewhere {
+                group = group.element(excerpt(&[place], Some(other), lines));
             }
         }
         // A position without its text: where, only.

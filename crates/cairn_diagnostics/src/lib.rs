@@ -55,6 +55,9 @@ pub struct Diagnostic {
 /// own file: where the value moved, where the name was first bound. Shown as a secondary label.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RelatedPlace {
+    /// The file, when it is not the diagnostic's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     pub line: u32,
     pub column: u32,
     pub label: String,
@@ -70,8 +73,13 @@ impl RelatedPlace {
 
 impl Diagnostic {
     /// Adds a second place (the `related` detail) at `position` of the diagnostic's file.
-    pub fn with_related(mut self, position: LineColumn, label: &str) -> Diagnostic {
-        let place = RelatedPlace { line: position.line, column: position.column, label: label.to_string() };
+    pub fn with_related(self, position: LineColumn, label: &str) -> Diagnostic {
+        self.with_related_in(None, position, label)
+    }
+
+    /// Adds a second place at `position` of `file` (`None`: the diagnostic's own file).
+    pub fn with_related_in(mut self, file: Option<String>, position: LineColumn, label: &str) -> Diagnostic {
+        let place = RelatedPlace { file, line: position.line, column: position.column, label: label.to_string() };
         let value = serde_json::to_value(vec![place]).unwrap_or(Value::Null);
         self.details.push(("related".to_string(), value));
         self

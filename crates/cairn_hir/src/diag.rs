@@ -24,6 +24,15 @@ pub enum Anchor {
     Arm(ArmId),
 }
 
+/// A second place a refusal's rule involves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Related {
+    /// The declaration it lies in, when not the refused one.
+    pub item: Option<crate::input::Item>,
+    pub anchor: Anchor,
+    pub label: &'static str,
+}
+
 /// A detail value attached to a refusal.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Detail {
@@ -41,9 +50,9 @@ pub struct Diag {
     pub details: Arc<[(&'static str, Detail)]>,
     /// A hint computed where the rule was checked (it outranks the static one).
     pub hint: Option<Arc<str>>,
-    /// A second place the rule involves, in the same declaration, with what happened there
-    /// ("moved here"): reported as the `related` detail, shown as a secondary label.
-    pub related: Option<(Anchor, &'static str)>,
+    /// A second place the rule involves, with what happened there ("moved here"): reported as
+    /// the `related` detail, shown as a secondary label.
+    pub related: Option<Related>,
 }
 
 impl Diag {
@@ -58,8 +67,15 @@ impl Diag {
         }
     }
 
+    /// A second place inside the refused declaration.
     pub fn with_related(mut self, anchor: Anchor, label: &'static str) -> Diag {
-        self.related = Some((anchor, label));
+        self.related = Some(Related { item: None, anchor, label });
+        self
+    }
+
+    /// A second place in another declaration (`item`'s first token, or `anchor` inside it).
+    pub fn with_related_in(mut self, item: crate::input::Item, anchor: Anchor, label: &'static str) -> Diag {
+        self.related = Some(Related { item: Some(item), anchor, label });
         self
     }
 

@@ -454,18 +454,28 @@ fn own_functions(db: &dyn Db, program: Program) -> Vec<Item> {
     program.items(db).iter().filter(|e| is_function(e.key.kind) && !e.library).map(|e| e.item).collect()
 }
 
+/// The name a declaration declares, as an anchor (its first token when it has no name node).
+fn name_anchor(db: &dyn Db, item: Item) -> Anchor {
+    let node = item.syntax(db).syntax_node();
+    let start = node.text_range().start();
+    match node.children().find(|c| c.kind() == cairn_syntax::SyntaxKind::NAME) {
+        Some(name) => Anchor::Range(name.text_range() - start),
+        None => Anchor::Item,
+    }
+}
+
 /// `E-DUPLICATE` (two declarations of one name in one module) and `E-TEST` (two tests of one name
 /// in one module): the first met in declaration order, at the second declaration.
 fn duplicates(db: &dyn Db, program: Program) -> Option<(Item, Diag)> {
     let scope = scope(db);
-    let mut names: HashSet<(Arc<str>, bool)> = HashSet::new();
+    let mut names: HashMap<(Arc<str>, bool), Item> = HashMap::new();
     for entry in program.items(db).iter() {
         let test = entry.key.kind == ItemKind::Test;
         if !(entry.key.kind.declares_name() || test) || entry.key.name.is_empty() {
             continue;
         }
         let full = scope.info(entry.item).map(|i| i.full_name.clone())?;
-        if !names.insert((full.clone(), test)) {
+        if let Some(first) = names.insert((full.clone(), test), entry.item) {
             // A generated declaration is listed after every written one: the derivation collides.
             if let Some(origin) = entry.origin {
                 let diag = Diag::new(
@@ -478,15 +488,19 @@ fn duplicates(db: &dyn Db, program: Program) -> Option<(Item, Diag)> {
                 return Some((origin, diag));
             }
             let diag = if test {
-                Diag::new("E-TEST", format!("A module holds one test named {}.", entry.key.name), Anchor::Item)
+                Diag::new(
+                    "E-TEST",
+                    format!("A module holds one test named {}.", entry.key.name),
+                    name_anchor(db, entry.item),
+                )
             } else {
                 Diag::new(
                     "E-DUPLICATE",
                     format!("{full} is declared twice; a module declares each name once."),
-                    Anchor::Item,
+                    name_anchor(db, entry.item),
                 )
             };
-            return Some((entry.item, diag));
+            return Some((entry.item, diag.with_related_in(first, name_anchor(db, first), "first declared here")));
         }
     }
     // An unqualified import colliding with a declaration of the importing (non-root) module.

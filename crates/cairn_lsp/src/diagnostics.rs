@@ -155,10 +155,12 @@ fn lsp_diagnostic(
         Place::Here(root, uri) => {
             let (start, end) = diagnostic_span(diagnostic, text, map, Some(root));
             // The rule's second places (where the value moved, where the name was bound first).
-            let places = cairn_diagnostics::RelatedPlace::of(diagnostic).into_iter().map(|place| {
-                let (start, end) = token_at(text, map, place.line, place.column);
-                json!({"location": {"uri": uri, "range": map.range(text, start, end)}, "message": place.label})
-            });
+            // Places in this document (a place in another file is named in the message's file).
+            let places =
+                cairn_diagnostics::RelatedPlace::of(diagnostic).into_iter().filter(|p| p.file.is_none()).map(|place| {
+                    let (start, end) = token_at(text, map, place.line, place.column);
+                    json!({"location": {"uri": uri, "range": map.range(text, start, end)}, "message": place.label})
+                });
             (map.range(text, start, end), String::new(), places.collect())
         }
         Place::Elsewhere { prefix, related } => (map.range(text, 0, 0), prefix, related.into_iter().collect()),

@@ -228,10 +228,14 @@ impl Workspace {
             .collect();
         if let Some(line) = generated_line {
             diagnostic.details.push(("generated_line".to_string(), serde_json::Value::String(line)));
-        } else if let Some((anchor, label)) = diag.related
-            && let Some((_, _, position)) = self.position(item, self.anchor_range(item, anchor))
-        {
-            diagnostic = diagnostic.with_related(position, label);
+        } else if let Some(related) = diag.related {
+            let there = related.item.unwrap_or(item);
+            if let Some((file, _, position)) = self.position(there, self.anchor_range(there, related.anchor)) {
+                // A place in another file names it.
+                let other =
+                    (Some(&self.files[file].name) != diagnostic.file.as_ref()).then(|| self.files[file].name.clone());
+                diagnostic = diagnostic.with_related_in(other, position, related.label);
+            }
         }
         (library, module, file, offset, diagnostic)
     }
