@@ -240,8 +240,17 @@ fn recursive(ty: &Ty, name: Arc<str>, build: impl FnOnce() -> MTy) -> MTy {
     }
     let named = crate::NamedTy::new(name);
     LOWERING.with(|stack| stack.borrow_mut().push((ty.clone(), named.clone())));
+    /// Pops the entry however `build` ends: a query unwinding (a cancelled salsa query) must not
+    /// leave a stale open type for the thread's next lowering.
+    struct Pop;
+    impl Drop for Pop {
+        fn drop(&mut self) {
+            LOWERING.with(|stack| stack.borrow_mut().pop());
+        }
+    }
+    let pop = Pop;
     let built = build();
-    LOWERING.with(|stack| stack.borrow_mut().pop());
+    drop(pop);
     if named.is_referenced() {
         named.define(built.clone());
     }
@@ -633,4 +642,20 @@ fn widens(from: IntTy, to: IntTy) -> bool {
     let (a, b) = from.range();
     let (c, d) = to.range();
     c <= a && b <= d
+}
+
+#[cfg(test)]
+mod recursive_tests {
+    use super::*;
+
+    /// A lowering that unwinds (a cancelled query) leaves no open type behind for the thread's
+    /// next lowering, which would otherwise take the type for one met again.
+    #[test]
+    fn an_unwinding_lowering_leaves_no_open_type() {
+        let unwound = std::panic::catch_unwind(|| recursive(&Ty::Bool, Arc::from("X"), || panic!("cancelled")));
+        assert!(unwound.is_err());
+        LOWERING.with(|stack| assert!(stack.borrow().is_empty(), "a stale open type"));
+        let built = recursive(&Ty::Bool, Arc::from("X"), || MTy::Bool);
+        assert_eq!(built, MTy::Bool);
+    }
 }
