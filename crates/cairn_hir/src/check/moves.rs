@@ -110,6 +110,8 @@ pub(crate) fn walk(cx: &Cx<'_>) -> Result<bool, Diag> {
             break;
         }
     }
+    // A `stack` array of owners is released with its frame, though no value of its own is one.
+    owners |= body.stmts.iter().any(|s| matches!(s, Stmt::Stack { binder, .. } if walk.stack_of_owners(*binder)));
     if !owners {
         return Ok(false);
     }
@@ -128,6 +130,14 @@ impl Walk<'_, '_> {
         let kind = crate::generics::kind_of(self.cx.db, ty);
         self.kinds.insert(ty.clone(), kind);
         kind != Kind::Copy
+    }
+
+    /// True when the `stack` bound to `binder` holds elements that own storage.
+    fn stack_of_owners(&mut self, binder: BinderId) -> bool {
+        match self.cx.binder_types.get(binder.0 as usize).cloned() {
+            Some(Ty::View(view)) => self.owner(&view.elem),
+            _ => false,
+        }
     }
 
     fn ty(&self, e: ExprId) -> Ty {
@@ -394,8 +404,12 @@ impl Walk<'_, '_> {
                 Ok(true)
             }
             Stmt::Block(block) | Stmt::Unsafe(block) => self.block(block),
-            Stmt::Stack { capacity, .. } => {
+            Stmt::Stack { binder, capacity, .. } => {
                 self.value(*capacity)?;
+                // Elements that own storage are released with the frame, as a `buffer`'s are.
+                if self.stack_of_owners(*binder) {
+                    self.frees = true;
+                }
                 Ok(false)
             }
         }
