@@ -132,6 +132,25 @@ impl Walk<'_, '_> {
         kind != Kind::Copy
     }
 
+    /// A `match` on a borrowed owner: the move the match makes is refused like any move of a
+    /// borrow, with what the match itself asks for (language §11.3: matching an owner consumes it).
+    fn borrowed_subject(&self, subject: ExprId, diag: Diag) -> Diag {
+        if diag.code != "E-MOVE-BORROW" {
+            return diag;
+        }
+        let name = self.cx.dotted_path(subject).map(|p| p.join(".")).unwrap_or_else(|| "the subject".into());
+        Diag::new(
+            "E-MOVE-BORROW",
+            format!(
+                "Matching {name} takes it apart (a `match` on a value that owns storage consumes it), and {name} is borrowed, so it is not this function's to consume."
+            ),
+            diag.anchor,
+        )
+        .with_hint(format!(
+            "Take {name} by value (the caller hands it over), or keep what the arms read in a record, whose fields a borrow can read."
+        ))
+    }
+
     /// True when the `stack` bound to `binder` holds elements that own storage.
     fn stack_of_owners(&mut self, binder: BinderId) -> bool {
         match self.cx.binder_types.get(binder.0 as usize).cloned() {
@@ -433,7 +452,7 @@ impl Walk<'_, '_> {
         let owned = self.owner_expr(subject);
         if owned {
             // The arms take the subject apart: what an arm does not bind is released there.
-            self.value(subject)?;
+            self.value(subject).map_err(|diag| self.borrowed_subject(subject, diag))?;
             self.frees = true;
         } else {
             self.place(subject)?;
