@@ -134,7 +134,7 @@ pub fn run(out: Output) -> u8 {
 }
 
 /// The first executable named `name` on `PATH`.
-fn on_path(name: &str) -> Option<PathBuf> {
+pub(crate) fn on_path(name: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| {

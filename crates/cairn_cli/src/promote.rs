@@ -28,7 +28,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use crate::output::{Output, to_map};
 
@@ -303,7 +302,7 @@ fn approve(
             &key,
             &format!("corroborated:{}:{}:{revision}:{evaluation}", subject.function, subject.implementation),
         );
-        if !constant_eq(&seal, &expected) {
+        if !cairn_vfs::same_digest(&seal, &expected) {
             continue;
         }
         let sizes: Vec<u64> =
@@ -357,7 +356,7 @@ fn approve(
         return Ok(0);
     }
     let approved = match std::env::var("CAIRN_APPROVAL_TOKEN") {
-        Ok(given) => constant_eq(given.trim(), &token),
+        Ok(given) => cairn_vfs::same_digest(given.trim(), &token),
         Err(_) => confirmed(&subject, &revision, &evaluation)?,
     };
     if !approved {
@@ -368,14 +367,7 @@ fn approve(
     // Written through the journal against the file as it is: a racing promotion that wrote first
     // makes this one stale.
     let item = cairn_agent::edit::function_item(workspace, &subject.function).ok_or("the function vanished")?;
-    let files: Vec<cairn_hir::SourceText> = workspace
-        .files()
-        .iter()
-        .filter(|f| !f.library && f.generated.is_none())
-        .map(|f| cairn_hir::SourceText { name: f.name.clone(), text: f.text.clone() })
-        .collect();
-    let selected = cairn_agent::edit::with_selection(workspace, &files, item, Some(&subject.implementation));
-    if let Err(why) = write(program, &files, &selected) {
+    if let Err(why) = select(program, workspace, item, Some(&subject.implementation)) {
         answer.status = "refused";
         answer.reason = Some(why);
         return Ok(1);
@@ -410,14 +402,7 @@ fn rollback(
         answer.reason = Some(format!("{function} has no selection to roll back"));
         return Ok(1);
     };
-    let files: Vec<cairn_hir::SourceText> = workspace
-        .files()
-        .iter()
-        .filter(|f| !f.library && f.generated.is_none())
-        .map(|f| cairn_hir::SourceText { name: f.name.clone(), text: f.text.clone() })
-        .collect();
-    let without = cairn_agent::edit::with_selection(workspace, &files, item, None);
-    if let Err(why) = write(program, &files, &without) {
+    if let Err(why) = select(program, workspace, item, None) {
         answer.status = "refused";
         answer.reason = Some(why);
         return Ok(1);
@@ -472,6 +457,19 @@ fn lifecycle_record(
 fn revision_now(path: &Path, subject: &Subject, threshold: f64, sizes: &[u64]) -> Result<String, Environment> {
     let policy = crate::validate::pinned_policy(path, &subject.function);
     Ok(revision(subject, &policy, threshold, sizes))
+}
+
+/// Writes `item`'s selection (`plan f use g;`, or none) into the program's files through the
+/// journal, against the files as they were read: a racing write makes this one stale.
+fn select(
+    program: &cairn_vfs::Program,
+    workspace: &cairn_hir::Workspace,
+    item: cairn_hir::Item,
+    implementation: Option<&str>,
+) -> Result<(), String> {
+    let files = workspace.written_sources();
+    let selected = cairn_agent::edit::with_selection(workspace, &files, item, implementation);
+    write(program, &files, &selected)
 }
 
 /// Writes the files of `after` that differ from `before` through the journal.
@@ -545,9 +543,7 @@ fn approval_key(create: bool) -> Result<Vec<u8>, Environment> {
     }
     use std::os::unix::fs::OpenOptionsExt;
     let mut key = vec![0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut key))
-        .map_err(|e| format!("Cannot draw a key: {e}."))?;
+    cairn_vfs::random(&mut key).map_err(|e| format!("Cannot draw a key: {e}."))?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| format!("Cannot make {}: {e}.", parent.display()))?;
     }
@@ -561,32 +557,7 @@ fn approval_key(create: bool) -> Result<Vec<u8>, Environment> {
     Ok(key)
 }
 
-/// HMAC-SHA256 of `message` under `key`, in hex (RFC 2104).
+/// HMAC-SHA256 of `message` under the operator's `key`, in hex.
 pub fn hmac(key: &[u8], message: &str) -> String {
-    let mut block = [0u8; 64];
-    if key.len() > 64 {
-        block[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        block[..key.len()].copy_from_slice(key);
-    }
-    let pad = |byte: u8| block.iter().map(|b| b ^ byte).collect::<Vec<u8>>();
-    let inner = Sha256::new().chain_update(pad(0x36)).chain_update(message.as_bytes()).finalize();
-    let outer = Sha256::new().chain_update(pad(0x5c)).chain_update(inner).finalize();
-    outer.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Equality that takes as long whatever the first difference.
-fn constant_eq(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn hmac_matches_rfc_4231_case_2() {
-        assert_eq!(
-            super::hmac(b"Jefe", "what do ya want for nothing?"),
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
-        );
-    }
+    cairn_vfs::hmac_hex(key, message.as_bytes())
 }

@@ -89,8 +89,7 @@ pub fn bubblewrap() -> Option<&'static Path> {
     static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
     FOUND
         .get_or_init(|| {
-            let path = std::env::var_os("PATH")?;
-            let bwrap = std::env::split_paths(&path).map(|dir| dir.join("bwrap")).find(|p| p.is_file())?;
+            let bwrap = crate::doctor::on_path("bwrap")?;
             let mut probe = Command::new(&bwrap);
             probe.args(system_binds()).args(["--unshare-all", "--die-with-parent", "--", "/usr/bin/true"]);
             // As the runs will: as `nobody` when this process is root.
@@ -170,20 +169,26 @@ impl Workspace {
     }
 
     /// A workspace holding a copy of `project` (reflinked where the file system can), so a program
-    /// that reads its project's files finds them, and what it writes stays in the copy.
+    /// that reads its project's files finds them, and what it writes stays in the copy. Build
+    /// products and histories (`build/`, `.cairn/`, `.git/`, `target/`) are not the program's to
+    /// see, and are not copied at all: a project's `build/` grows with every build.
     pub fn copy_of(project: &Path, parent: &Path, name: &str) -> std::io::Result<Workspace> {
+        const SKIPPED: [&str; 4] = ["build", ".cairn", ".git", "target"];
         let workspace = Workspace::empty(parent, name)?;
-        let status = Command::new("cp")
-            .args(["-a", "--reflink=auto", "--no-target-directory"])
-            .arg(project)
-            .arg(&workspace.dir)
-            .status()?;
-        if !status.success() {
-            return Err(std::io::Error::other(format!("cp could not copy {}", project.display())));
-        }
-        // Build products and histories are not the program's to see.
-        for skip in ["target", ".cairn", ".git"] {
-            let _ = std::fs::remove_dir_all(workspace.dir.join(skip));
+        let entries: Vec<PathBuf> = std::fs::read_dir(project)?
+            .flatten()
+            .filter(|e| !SKIPPED.iter().any(|s| e.file_name() == *s))
+            .map(|e| e.path())
+            .collect();
+        if !entries.is_empty() {
+            let status = Command::new("cp")
+                .args(["-a", "--reflink=auto", "--target-directory"])
+                .arg(&workspace.dir)
+                .args(&entries)
+                .status()?;
+            if !status.success() {
+                return Err(std::io::Error::other(format!("cp could not copy {}", project.display())));
+            }
         }
         Ok(Workspace { before: manifest(&workspace.dir), dir: workspace.dir })
     }
@@ -417,8 +422,11 @@ mod tests {
         std::fs::write(project.join("b.txt"), "b").expect("write");
         std::fs::write(project.join("c.txt"), "c").expect("write");
         std::fs::create_dir_all(project.join("target")).expect("target");
+        std::fs::create_dir_all(project.join("build/app-1")).expect("build");
+        std::fs::write(project.join("build/app-1/app"), "binary").expect("write");
         let workspace = Workspace::copy_of(&project, &parent, "ws").expect("a copy");
         assert!(!workspace.dir.join("target").exists(), "build products are not copied");
+        assert!(!workspace.dir.join("build").exists(), "the project's builds are not copied");
         std::fs::write(workspace.dir.join("src/a.cairn"), "changed").expect("write");
         std::fs::remove_file(workspace.dir.join("b.txt")).expect("remove");
         std::fs::set_permissions(workspace.dir.join("c.txt"), std::fs::Permissions::from_mode(0o755)).expect("mode");

@@ -23,10 +23,15 @@ pub fn journal_key() -> Result<&'static [u8; 32], String> {
     KEY.get_or_init(load_or_create).as_ref().map_err(Clone::clone)
 }
 
-/// HMAC-SHA256 of `message` under `key`, as lower-case hex.
-pub fn hmac_hex(key: &[u8; 32], message: &[u8]) -> String {
+/// HMAC-SHA256 of `message` under `key`, as lower-case hex (RFC 2104: a key longer than the
+/// 64-byte block is hashed first).
+pub fn hmac_hex(key: &[u8], message: &[u8]) -> String {
     let mut block = [0u8; 64];
-    block[..32].copy_from_slice(key);
+    if key.len() > block.len() {
+        block[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
     let pad = |byte: u8| -> Vec<u8> { block.iter().map(|b| b ^ byte).collect() };
     let inner = Sha256::new().chain_update(pad(0x36)).chain_update(message).finalize();
     let outer = Sha256::new().chain_update(pad(0x5c)).chain_update(inner).finalize();
@@ -97,7 +102,8 @@ fn load_or_create() -> Result<[u8; 32], String> {
     Err(format!("cannot read or create the journal key {}", path.display()))
 }
 
-pub(crate) fn random(into: &mut [u8]) -> Result<(), String> {
+/// Fills `into` from the kernel's random source.
+pub fn random(into: &mut [u8]) -> Result<(), String> {
     let mut filled = 0;
     while filled < into.len() {
         // SAFETY: a valid buffer of the given length.
@@ -107,7 +113,7 @@ pub(crate) fn random(into: &mut [u8]) -> Result<(), String> {
             if error.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
-            return Err(format!("no randomness for the journal key: {error}"));
+            return Err(format!("no randomness: {error}"));
         }
         filled += n as usize;
     }
@@ -117,6 +123,20 @@ pub(crate) fn random(into: &mut [u8]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hmac_matches_rfc_4231() {
+        // Case 2: a short key.
+        assert_eq!(
+            hmac_hex(b"Jefe", b"what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        // Case 6: a key longer than the block, hashed first.
+        assert_eq!(
+            hmac_hex(&[0xaa; 131], b"Test Using Larger Than Block-Size Key - Hash Key First"),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+    }
 
     #[test]
     fn hmac_matches_the_rfc_4231_vector_shape() {

@@ -15,6 +15,8 @@ pub mod fault;
 pub mod history;
 pub mod journal;
 mod key;
+
+pub use key::{hmac_hex, random, same_digest};
 mod manifest;
 pub mod safe;
 pub mod sessions;

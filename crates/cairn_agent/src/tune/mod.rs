@@ -197,12 +197,7 @@ impl Subject {
         if regions == 0 && cairn_hir::implementations::implementations_of(db, item).is_empty() {
             return Err(format!("{full} has no parallel region and no implementation: there is nothing to tune."));
         }
-        let files: Vec<SourceText> = workspace
-            .files()
-            .iter()
-            .filter(|f| !f.library && f.generated.is_none())
-            .map(|f| SourceText { name: f.name.clone(), text: f.text.clone() })
-            .collect();
+        let files = workspace.written_sources();
         let selection = crate::edit::selection_label(workspace, item);
         if selection.is_none() {
             return Ok(Subject { full, regions, selection, files, rebased: None });

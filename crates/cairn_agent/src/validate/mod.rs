@@ -716,12 +716,7 @@ impl<'a> Setup<'a> {
                 format!("cairn_validate_when{brackets}"),
             )
         });
-        let files = workspace
-            .files()
-            .iter()
-            .filter(|f| !f.library && f.generated.is_none())
-            .map(|f| SourceText { name: f.name.clone(), text: f.text.clone() })
-            .collect();
+        let files = workspace.written_sources();
         Setup {
             files,
             runner,

@@ -111,7 +111,8 @@ pub(crate) fn walk(cx: &Cx<'_>) -> Result<bool, Diag> {
         }
     }
     // A `stack` array of owners is released with its frame, though no value of its own is one.
-    owners |= body.stmts.iter().any(|s| matches!(s, Stmt::Stack { binder, .. } if walk.stack_of_owners(*binder)));
+    owners =
+        owners || body.stmts.iter().any(|s| matches!(s, Stmt::Stack { binder, .. } if walk.stack_of_owners(*binder)));
     if !owners {
         return Ok(false);
     }
@@ -711,44 +712,33 @@ impl Walk<'_, '_> {
             leases.push(local);
             self.leased_at.insert(local, e);
         }
-        let related = |diag: Diag, label: &'static str| match self.moved_at.get(&local) {
-            Some(at) => diag.with_related(Anchor::Expr(*at), label),
-            None => diag,
-        };
-        match self.state.get(&local) {
-            Some(Held::Deferred) if !moving => Ok(()),
-            Some(Held::Deferred) => Err(related(
-                Diag::new(
-                    "E-MOVED",
-                    format!(
-                        "{name} is scheduled for cleanup: the defer above consumes it when the block ends, so it cannot move before then. Lend it (a view or borrow parameter) instead, or move it and drop the defer."
-                    ),
-                    Anchor::Expr(e),
+        let (message, label) = match self.state.get(&local) {
+            Some(Held::Deferred) if !moving => return Ok(()),
+            Some(Held::Deferred) => (
+                format!(
+                    "{name} is scheduled for cleanup: the defer above consumes it when the block ends, so it cannot move before then. Lend it (a view or borrow parameter) instead, or move it and drop the defer."
                 ),
                 "consumed by this defer",
-            )),
-            Some(Held::Moved) => Err(related(
-                Diag::new(
-                    "E-MOVED",
-                    format!(
-                        "{name} was moved before this use (bound, passed by value, returned or stored), so it holds nothing here: use it before the move, or lend it (a view or borrow parameter) instead of moving it."
-                    ),
-                    Anchor::Expr(e),
+            ),
+            Some(Held::Moved) => (
+                format!(
+                    "{name} was moved before this use (bound, passed by value, returned or stored), so it holds nothing here: use it before the move, or lend it (a view or borrow parameter) instead of moving it."
                 ),
                 "moved here",
-            )),
-            Some(Held::Maybe) => Err(related(
-                Diag::new(
-                    "E-MOVED",
-                    format!(
-                        "{name} was moved on some path that reaches this use, so it may hold nothing here: move it on every path or on none, or assign it a new value first."
-                    ),
-                    Anchor::Expr(e),
+            ),
+            Some(Held::Maybe) => (
+                format!(
+                    "{name} was moved on some path that reaches this use, so it may hold nothing here: move it on every path or on none, or assign it a new value first."
                 ),
                 "moved here on one path",
-            )),
-            _ => Ok(()),
-        }
+            ),
+            _ => return Ok(()),
+        };
+        let diag = Diag::new("E-MOVED", message, Anchor::Expr(e));
+        Err(match self.moved_at.get(&local) {
+            Some(at) => diag.with_related(Anchor::Expr(*at), label),
+            None => diag,
+        })
     }
 
     /// `local` moves at `e`.

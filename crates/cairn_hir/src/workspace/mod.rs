@@ -178,6 +178,16 @@ impl Workspace {
         &self.files
     }
 
+    /// The files a person wrote (neither a library module nor code a `derive` generated), as
+    /// sources a new workspace can be made from: what a rewrite of the program starts from.
+    pub fn written_sources(&self) -> Vec<SourceText> {
+        self.files
+            .iter()
+            .filter(|f| !f.library && f.generated.is_none())
+            .map(|f| SourceText { name: f.name.clone(), text: f.text.clone() })
+            .collect()
+    }
+
     /// How many of the files are the program's own (the rest are library modules).
     pub fn own_file_count(&self) -> usize {
         self.own_files
