@@ -45,6 +45,8 @@ pub struct BuildFlags {
     pub debug: bool,
     /// The compiler's wall-clock limit in seconds (for `run`: the build and run together).
     pub timeout: u64,
+    /// `--device-target` and `--emulate`.
+    pub device: crate::device::DeviceFlags,
 }
 
 /// Ends the process with an `unknown` record if the compile outlives its limit; dropping it
@@ -121,6 +123,14 @@ pub fn build_program(
         out.refusal(&refusal_record(&refusal), &lines);
         return Err(Stopped(1));
     }
+    let device = crate::device::judge(&workspace, program.build.device_target.as_deref(), &flags.device, true)
+        .map_err(|diagnostic| {
+            if let Some(refusal) = cairn_diagnostics::Refusal::from_diagnostics(vec![diagnostic]) {
+                let lines = |file: Option<&str>, line: u32| workspace.line_text(file, line);
+                out.refusal(&refusal_record(&refusal), &lines);
+            }
+            Stopped(1)
+        })?;
     let compiled = compile(&workspace, purpose, flags).map_err(|message| {
         out.environment(&message);
         Stopped(2)
@@ -157,6 +167,9 @@ pub fn build_program(
     if flags.debug {
         command.push_str(" --debug");
     }
+    if let Some(emulation) = &device.emulation {
+        command.push_str(&format!(" --emulate --device-target {}", emulation.judged_against));
+    }
     let built = BuildHead {
         schema: SCHEMA,
         status: if linked.is_ok() { "native-built" } else { "native-build-failed" },
@@ -166,6 +179,8 @@ pub fn build_program(
         command,
         artifact: artifact.display().to_string(),
         directory: directory.display().to_string(),
+        device_target: device.target,
+        emulation: device.emulation,
     };
     let receipt_path = directory.join("receipt.json");
     let message = linked.as_ref().err().map(String::as_str);
@@ -383,6 +398,12 @@ struct BuildHead {
     command: String,
     artifact: String,
     directory: String,
+    /// The device target device work was judged against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device_target: Option<crate::device::DeviceTarget>,
+    /// How device work was emulated on host threads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    emulation: Option<crate::device::Emulation>,
 }
 
 /// The record of a compile stopped by its `--timeout`.

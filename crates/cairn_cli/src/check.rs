@@ -13,8 +13,8 @@ use serde::Serialize;
 
 use crate::output::{Output, to_map};
 
-pub fn run(path: &Path, generics: bool, std_library: bool, out: Output) -> u8 {
-    check_once(path, generics, std_library, true, out).0
+pub fn run(path: &Path, generics: bool, std_library: bool, device: &crate::device::DeviceFlags, out: Output) -> u8 {
+    check_once(path, generics, std_library, device, true, out).0
 }
 
 /// `cairn check --watch`: a check now, then one each time the manifest or a listed source
@@ -36,7 +36,7 @@ pub fn watch(path: &Path, generics: bool, out: Output) -> u8 {
         if matches!(out.format, crate::output::FormatChoice::Human) {
             out.text(&format!("-- {} {}\n", clock(), path.display()));
         }
-        let (_, watched) = check_once(path, generics, false, false, out);
+        let (_, watched) = check_once(path, generics, false, &Default::default(), false, out);
         let stamps = |files: &[std::path::PathBuf]| -> Vec<Option<(std::time::SystemTime, u64)>> {
             files.iter().map(|f| std::fs::metadata(f).ok().and_then(|m| Some((m.modified().ok()?, m.len())))).collect()
         };
@@ -69,10 +69,12 @@ fn check_once(
     path: &Path,
     generics: bool,
     std_library: bool,
+    device: &crate::device::DeviceFlags,
     one_shot: bool,
     out: Output,
 ) -> (u8, Vec<std::path::PathBuf>) {
     let mut watched = Vec::new();
+    let mut manifest_target: Option<String> = None;
     let mut workspace = if std_library {
         // The packaged library alone: a program that imports every module of it.
         let text: String = cairn_hir::library::MODULES.iter().map(|m| format!("import {};\n", m.name)).collect();
@@ -82,6 +84,7 @@ fn check_once(
             Ok(program) => {
                 watched.extend(program.manifest_path.iter().cloned());
                 watched.extend(program.files.iter().map(|f| f.path.clone()));
+                manifest_target = program.build.device_target.clone();
                 load_workspace(&program)
             }
             Err(error) => {
@@ -101,12 +104,25 @@ fn check_once(
         };
         state.line_index().line_text(&state.text, line).map(str::to_string)
     };
-    let status = match outcome.refusal {
-        Some(refusal) => {
+    // Device work is judged against its target once the program is accepted.
+    let judged = if outcome.refusal.is_none() {
+        crate::device::judge(&workspace, manifest_target.as_deref(), device, false)
+    } else {
+        Ok(Default::default())
+    };
+    let status = match (outcome.refusal, judged) {
+        (None, Err(diagnostic)) => {
+            let refusal = cairn_diagnostics::Refusal::from_diagnostics(vec![diagnostic]);
+            if let Some(refusal) = refusal {
+                out.refusal(&refusal_record(&refusal), &lines);
+            }
+            1
+        }
+        (Some(refusal), _) => {
             out.refusal(&refusal_record(&refusal), &lines);
             1
         }
-        None => {
+        (None, Ok(verdict)) => {
             // `--generics`: each own template's verdict at its witnesses (language §19.2).
             let verdicts: Option<std::collections::BTreeMap<String, String>> = generics.then(|| {
                 let verdicts =
@@ -121,6 +137,7 @@ fn check_once(
                 library_functions: outcome.library_functions,
                 formal_status: "not-verified",
                 generics: verdicts.clone(),
+                device_target: verdict.target,
             };
             let own = outcome.functions - outcome.library_functions;
             let mut detail = plural(own, "function");
@@ -192,6 +209,9 @@ struct Typed {
     /// With `--generics`: each own template's verdict.
     #[serde(skip_serializing_if = "Option::is_none")]
     generics: Option<std::collections::BTreeMap<String, String>>,
+    /// The device target device work was judged against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device_target: Option<crate::device::DeviceTarget>,
 }
 
 fn plural(n: usize, noun: &str) -> String {

@@ -7,6 +7,7 @@
 mod build;
 mod check;
 mod completions;
+mod device;
 mod diff;
 mod doc;
 mod doctor;
@@ -35,7 +36,7 @@ mod verify;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 use crate::output::FormatChoice;
 
@@ -45,6 +46,25 @@ use crate::output::FormatChoice;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// The device flags of `check`, `build`, `run` and `test` (tools.md §4).
+#[derive(Debug, Args)]
+struct DeviceArgs {
+    /// The GPU target device work is judged against (sm_90, sm_90a, sm_120f, …; default: the
+    /// manifest's [build] device_target).
+    #[arg(long = "device-target", value_name = "SM")]
+    device_target: Option<String>,
+    /// Build device work for host threads, judged against the device target (for correctness,
+    /// never timing). Device code for a GPU is not built yet, so device work needs this.
+    #[arg(long)]
+    emulate: bool,
+}
+
+impl DeviceArgs {
+    fn flags(self) -> device::DeviceFlags {
+        device::DeviceFlags { target: self.device_target, emulate: self.emulate }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -67,6 +87,8 @@ enum Command {
         /// records are one per line.
         #[arg(long, conflicts_with = "std_library")]
         watch: bool,
+        #[command(flatten)]
+        device: DeviceArgs,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -88,6 +110,8 @@ enum Command {
         /// The compiler's wall-clock limit in seconds (1..3600).
         #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
         timeout: u64,
+        #[command(flatten)]
+        device: DeviceArgs,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -118,6 +142,8 @@ enum Command {
         /// what it changed is reported, never applied (docs/sandbox.md).
         #[arg(long)]
         sandbox: bool,
+        #[command(flatten)]
+        device: DeviceArgs,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -153,6 +179,8 @@ enum Command {
         /// applied (docs/sandbox.md).
         #[arg(long)]
         sandbox: bool,
+        #[command(flatten)]
+        device: DeviceArgs,
         /// Output mode (default: $CAIRN_FORMAT, else human at a terminal, json otherwise).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -443,18 +471,19 @@ fn main() -> ExitCode {
 
 fn command(cli: Cli) -> u8 {
     match cli.command {
-        Command::Check { path, generics, std_library, watch, format } => {
+        Command::Check { path, generics, std_library, watch, device, format } => {
             if watch {
                 check::watch(&path, generics, output::Output::choose(format))
             } else {
-                check::run(&path, generics, std_library, output::Output::choose(format))
+                check::run(&path, generics, std_library, &device.flags(), output::Output::choose(format))
             }
         }
-        Command::Build { path, keep_guards, out, debug, timeout, format } => {
-            build::run(&path, &build::BuildFlags { keep_guards, out, debug, timeout }, output::Output::choose(format))
+        Command::Build { path, keep_guards, out, debug, timeout, device, format } => {
+            let flags = build::BuildFlags { keep_guards, out, debug, timeout, device: device.flags() };
+            build::run(&path, &flags, output::Output::choose(format))
         }
-        Command::Run { path, keep_guards, out, memory_mib, debug, timeout, sandbox, format, args } => {
-            let flags = build::BuildFlags { keep_guards, out, debug, timeout };
+        Command::Run { path, keep_guards, out, memory_mib, debug, timeout, sandbox, device, format, args } => {
+            let flags = build::BuildFlags { keep_guards, out, debug, timeout, device: device.flags() };
             let output = output::Output::choose(format);
             if sandbox {
                 run::run_confined(&path, &flags, memory_mib, &args, output)
@@ -462,7 +491,7 @@ fn command(cli: Cli) -> u8 {
                 run::run(&path, &flags, memory_mib, &args, output)
             }
         }
-        Command::Test { path, filter, test, jobs, timeout, memory_mib, keep_guards, sandbox, format } => {
+        Command::Test { path, filter, test, jobs, timeout, memory_mib, keep_guards, sandbox, device, format } => {
             let flags = test::TestFlags {
                 filter,
                 test,
@@ -470,7 +499,13 @@ fn command(cli: Cli) -> u8 {
                 timeout,
                 memory_mib,
                 sandbox,
-                build: build::BuildFlags { keep_guards, out: None, debug: false, timeout: build::DEFAULT_TIMEOUT },
+                build: build::BuildFlags {
+                    keep_guards,
+                    out: None,
+                    debug: false,
+                    timeout: build::DEFAULT_TIMEOUT,
+                    device: device.flags(),
+                },
             };
             test::run(&path, &flags, output::Output::choose(format))
         }

@@ -105,6 +105,7 @@ pub fn run(path: &Path, flags: &BuildFlags, memory_mib: u64, args: &[String], ou
                 build_directory: built.directory.display().to_string(),
                 security_sandbox: false,
                 memory_limit_mib: memory_mib,
+                emulation: built.record.get("emulation").cloned(),
             };
             out.json(&to_map(&record));
             status
@@ -166,6 +167,7 @@ pub fn run_confined(path: &Path, flags: &BuildFlags, memory_mib: u64, args: &[St
     };
     let confinement = report(sandboxed, limits, changeset, stopped.clone());
     let name = built.program.name.clone();
+    let emulation = built.record.get("emulation").cloned();
     std::mem::forget(built.workspace);
     let status = captured.status;
     let record = Confined {
@@ -176,6 +178,7 @@ pub fn run_confined(path: &Path, flags: &BuildFlags, memory_mib: u64, args: &[St
         security_sandbox: confinement.sandboxed,
         memory_limit_mib: memory_mib,
         sandbox: confinement,
+        emulation,
     };
     match out.format {
         FormatChoice::Json => out.json(&to_map(&record)),
@@ -213,6 +216,9 @@ struct Confined {
     security_sandbox: bool,
     memory_limit_mib: u64,
     sandbox: Report,
+    /// How device work was emulated, when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    emulation: Option<serde_json::Value>,
 }
 
 /// The JSON record of a program that ran to its end (tools.md §3.3).
@@ -226,6 +232,9 @@ struct Exited {
     /// The limits are not a sandbox, and the record says so.
     security_sandbox: bool,
     memory_limit_mib: u64,
+    /// How device work was emulated, when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    emulation: Option<serde_json::Value>,
 }
 
 /// The environment record of a program stopped at the output cap, with what it wrote up to it.

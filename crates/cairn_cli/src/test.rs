@@ -126,6 +126,7 @@ pub fn run(path: &Path, flags: &TestFlags, out: Output) -> u8 {
                 message: "",
             },
             workers,
+            emulation: built.record.get("emulation").cloned(),
         },
         formal_status: "not-verified",
         security_sandbox: flags.sandbox
@@ -266,6 +267,9 @@ struct Blocks<'a> {
     build: BlocksBuild,
     /// The parallelism used.
     workers: usize,
+    /// How device work was emulated, when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    emulation: Option<Value>,
 }
 
 /// The build of the test runner, as `blocks.build` reports it.

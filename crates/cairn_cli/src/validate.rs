@@ -254,7 +254,13 @@ impl Runner for NativeRunner {
         drop(workspace);
         let scratch = std::env::temp_dir().join(format!("cairn-validate-{}", std::process::id()));
         std::fs::create_dir_all(&scratch).map_err(|e| format!("Cannot make {}: {e}.", scratch.display()))?;
-        let flags = BuildFlags { keep_guards: false, out: Some(scratch), debug: false, timeout: 600 };
+        let flags = BuildFlags {
+            keep_guards: false,
+            out: Some(scratch),
+            debug: false,
+            timeout: 600,
+            device: Default::default(),
+        };
         let output = Output::choose(Some(crate::output::FormatChoice::Json));
         let built = build_program(program, Purpose::Tests, &flags, output)
             .map_err(|_| "internal error (E-INTERNAL): the generated harness did not build".to_string())?;

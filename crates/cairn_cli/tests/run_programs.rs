@@ -16,6 +16,9 @@
 //! header says `// memcheck: no` is not run under valgrind (the stack-overflow test: valgrind runs
 //! programs on a stack of its own).
 //!
+//! Device programs: a header `// flags: --emulate --device-target sm_90` passes those flags to
+//! `cairn run` (device work runs emulated on host threads, language §41).
+//!
 //! Parallel programs: a header `// lanes: 1 2 3 7` runs the built program again with each of
 //! those `CAIRN_LANES` values, which must give the same ending and output (the number of lanes
 //! never changes a result, language §24), and once under valgrind's helgrind with three lanes and
@@ -44,6 +47,8 @@ struct Expectation {
     stdin: String,
     /// The program's arguments (`// args: a b c`, split at spaces).
     args: Vec<String>,
+    /// Flags for `cairn run` (`// flags: --emulate --device-target sm_90`).
+    flags: Vec<String>,
 }
 
 impl Expectation {
@@ -67,6 +72,7 @@ fn parse_header(source: &str) -> Result<Expectation, String> {
         lanes: Vec::new(),
         stdin: String::new(),
         args: Vec::new(),
+        flags: Vec::new(),
     };
     for line in source.lines() {
         let Some(comment) = line.strip_prefix("//") else { break };
@@ -88,6 +94,8 @@ fn parse_header(source: &str) -> Result<Expectation, String> {
         } else if let Some(text) = comment.strip_prefix(" stdin:") {
             expectation.stdin.push_str(text.strip_prefix(' ').unwrap_or(text));
             expectation.stdin.push('\n');
+        } else if let Some(flags) = comment.strip_prefix(" flags:") {
+            expectation.flags.extend(flags.split_whitespace().map(str::to_string));
         } else if let Some(args) = comment.strip_prefix(" args:") {
             expectation.args.extend(args.split_whitespace().map(str::to_string));
         } else if comment.trim_end() == " memcheck: no" {
@@ -143,6 +151,7 @@ fn check_program(path: &Path, out_dir: &Path) -> Vec<String> {
             .arg(path)
             .args(["--format", "json", "--out"])
             .arg(out_dir)
+            .args(&expected.flags)
             .arg("--")
             .args(&expected.args)
             .env_remove("CAIRN_FORMAT")

@@ -128,7 +128,7 @@ builtins! {
     QuantizeStochastic "quantize_stochastic" Soft false true;
     Take "take" Soft false false;
     Swap "swap" Soft false false;
-    Transfer "transfer" Soft false true;
+    Transfer "transfer" Soft false false;
     Wait "wait" Soft false true;
     Collect "collect" Soft false true;
     MmioRead "mmio_read" Soft false true;

@@ -46,11 +46,36 @@ pub fn lane_unsafe(row: &Row) -> Option<&Arc<str>> {
     })
 }
 
+/// The first effect of `row` outside the device lane-safe set (language §36): the `pure` set,
+/// reads and writes (judged by the race rule where lent), `asm:ptx`, `fence` and `atomic`.
+pub fn device_unsafe(row: &Row) -> Option<&Arc<str>> {
+    row.iter().find(|effect| {
+        let e: &str = effect;
+        let safe = matches!(
+            e,
+            "local_read"
+                | "local_write"
+                | "zero_init"
+                | "stack_storage"
+                | "trap"
+                | "diverge"
+                | "ffi_precondition"
+                | "atomic"
+                | "fence"
+                | "asm:ptx"
+        ) || ["read:", "write:", "bound:"].iter().any(|p| e.starts_with(p));
+        !safe
+    })
+}
+
 /// What an effect outside the lane-safe set means, for a refusal.
 fn meaning(effect: &str) -> String {
     match effect {
         "io" => "does input or output (io)".to_string(),
         "par:host" | "par:device" => format!("starts a parallel region ({effect}), and regions do not nest"),
+        "alloc" | "free" | "gpu_alloc" | "gpu_free" => format!("takes or releases storage ({effect})"),
+        "indirect_call" | "dispatch" => format!("calls through a function value or a `dyn` table ({effect})"),
+        "lock" => "enters a mutex (lock)".to_string(),
         "spawn" | "join" => format!("starts or awaits a task ({effect})"),
         _ if effect.starts_with("ffi:") => format!("calls foreign code ({effect})"),
         _ => format!("has the effect {effect}"),
@@ -64,24 +89,42 @@ pub(crate) fn lane_refusal(
     item: Item,
     check: &FnCheck,
 ) -> Option<Diag> {
-    if check.regions.is_empty() && check.fn_arguments.is_empty() {
+    let kernel = fn_signature(db, item).kernel;
+    if check.regions.is_empty() && check.fn_arguments.is_empty() && !kernel {
         return None;
     }
     let scope = crate::scope::Resolver::new(db);
+    // What a kernel calls is device code.
+    if kernel {
+        for edge in check.calls.iter() {
+            if let Some(diag) = device_callee(db, &scope, row_of, edge.callee, Anchor::Item, "This kernel") {
+                return Some(diag);
+            }
+        }
+    }
     // What the regions' lanes call.
     for region in check.regions.iter() {
         for &callee in region.callees.iter() {
+            let anchor = || {
+                region
+                    .calls
+                    .iter()
+                    .find(|&&call| match check.call_target(call) {
+                        Some(CallTarget::Function(f, _)) => *f == callee,
+                        Some(CallTarget::Dynamic { .. }) => true,
+                        _ => false,
+                    })
+                    .map_or(Anchor::Stmt(region.stmt), |&call| Anchor::Expr(call))
+            };
+            if region.device {
+                if let Some(diag) = device_callee(db, &scope, row_of, callee, anchor(), "A device lane") {
+                    return Some(diag);
+                }
+                continue;
+            }
             let Some(row) = row_of(callee) else { continue };
             let Some(effect) = lane_unsafe(&row) else { continue };
-            let anchor = region
-                .calls
-                .iter()
-                .find(|&&call| match check.call_target(call) {
-                    Some(CallTarget::Function(f, _)) => *f == callee,
-                    Some(CallTarget::Dynamic { .. }) => true,
-                    _ => false,
-                })
-                .map_or(Anchor::Stmt(region.stmt), |&call| Anchor::Expr(call));
+            let anchor = anchor();
             let name = scope.full_name(callee);
             return Some(Diag::new(
                 "E-PARALLEL-CALL",
@@ -198,6 +241,39 @@ pub(crate) fn lane_refusal(
         }
     }
     None
+}
+
+/// The refusal of `callee` as device code called by `who` (language §36): `std.math` is host
+/// code, and a callee's row stays within the device lane-safe set.
+fn device_callee(
+    db: &dyn Db,
+    scope: &crate::scope::Resolver<'_>,
+    row_of: &dyn Fn(Item) -> Option<Row>,
+    callee: Item,
+    anchor: Anchor,
+    who: &str,
+) -> Option<Diag> {
+    let _ = db;
+    let name = scope.full_name(callee);
+    if &*scope.module_of(callee) == "std.math" {
+        return Some(Diag::new(
+            "E-PARALLEL-CALL",
+            format!(
+                "{who} calls {name}, and std.math is host code, not callable from device lanes: compute it before the region."
+            ),
+            anchor,
+        ));
+    }
+    let row = row_of(callee)?;
+    let effect = device_unsafe(&row)?;
+    Some(Diag::new(
+        "E-PARALLEL-CALL",
+        format!(
+            "{who} calls {name}, which {}: device code may compute, read and write its own elements, nothing the host would have to do. Call it on the host, before or after the region.",
+            meaning(effect)
+        ),
+        anchor,
+    ))
 }
 
 /// The first address-taken function of the `fn` type `ty` whose row leaves the lane-safe set,

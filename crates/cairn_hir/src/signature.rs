@@ -17,7 +17,7 @@ use crate::decl::{TypeCtx, resolve_type};
 use crate::diag::{Anchor, Diag};
 use crate::input::Item;
 use crate::scope::Resolver;
-use crate::types::{Extent, Ty};
+use crate::types::{Extent, Place, Ty};
 
 /// One parameter.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -65,6 +65,9 @@ pub struct Signature {
     pub extent_params: Arc<[usize]>,
     /// True for a test block.
     pub test: bool,
+    /// True for a `kernel fn`: a device helper, callable only from device lanes and other
+    /// kernels, and held to the device-lane rules (language §36).
+    pub kernel: bool,
     /// The first refusal of the signature's rules.
     pub error: Option<Diag>,
 }
@@ -84,6 +87,7 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
         ceiling: None,
         extent_params: Arc::from(Vec::new()),
         test: node.kind() == SyntaxKind::TEST,
+        kernel: ast::Fn::cast(node.clone()).is_some_and(|f| f.is_kernel()),
         error: None,
     };
     // A function (an impl's methods included) or a trait's bodiless member.
@@ -123,9 +127,6 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
                 format!("The generic parameter {} is declared twice: give each parameter its own name.", generic.name),
             );
         }
-    }
-    if function.as_ref().is_some_and(ast::Fn::is_kernel) {
-        fail(&mut error, "E-UNSUPPORTED", "Kernel functions are tier 2, which this checker does not check yet.".into());
     }
     let mut params: Vec<Param> = Vec::new();
     let mut extent_params: Vec<usize> = Vec::new();
@@ -209,6 +210,23 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
             impl_def.and_then(|i| i.trait_member(db, &scope.info(item).map(|i| i.key.name.clone()).unwrap_or_default()))
     {
         ceiling = fn_signature(db, member).ceiling.clone();
+    }
+    if function.as_ref().is_some_and(ast::Fn::is_kernel) {
+        // A kernel is device code: it takes device memory only (language §36).
+        if let Some((param, place)) = params.iter().find_map(|p| match &p.ty {
+            Ty::View(view) if matches!(view.place, Place::Host | Place::Pinned) => Some((p, view.place)),
+            _ => None,
+        }) {
+            fail(
+                &mut error,
+                "E-PLACEMENT",
+                format!(
+                    "A kernel fn is device code, and its parameter {} is a view of @{} memory: take a @device (or @unified) view.",
+                    param.name,
+                    place.name()
+                ),
+            );
+        }
     }
     extent_params.sort_unstable();
     signature.params = Arc::from(params);

@@ -28,7 +28,8 @@ use std::path::{Path, PathBuf};
 use crate::safe::Dir;
 
 pub use manifest::{
-    BuildConfig, BuildKind, MANIFEST_LIMIT, Manifest, SYSTEM_LIBRARIES, read_manifest, valid_project_name,
+    BuildConfig, BuildKind, MANIFEST_LIMIT, Manifest, SYSTEM_LIBRARIES, check_device_target, read_manifest,
+    valid_project_name,
 };
 
 /// The most bytes all sources of one program may hold together (language §1, `E-SOURCE-LIMIT`).

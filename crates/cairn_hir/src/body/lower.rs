@@ -196,7 +196,13 @@ impl Lower {
                 let element = it.element().map(|t| lower_type(&t)).unwrap_or(TypeRef::Missing);
                 let capacity = self.expr_opt(it.capacity(), &syntax);
                 let binder = self.alloc_binder(it.name(), &syntax);
-                Stmt::Buffer { binder, element, capacity, placed: it.placement().is_some() }
+                let place = it.placement().map(|p| match p.word().as_ref().map(|w| w.text()) {
+                    Some("device") => crate::types::Place::Device,
+                    Some("pinned") => crate::types::Place::Pinned,
+                    Some("unified") => crate::types::Place::Unified,
+                    _ => crate::types::Place::Host,
+                });
+                Stmt::Buffer { binder, element, capacity, place: place.unwrap_or(crate::types::Place::Host) }
             }
             ast::Stmt::Unpack(it) => {
                 let record: Arc<[Arc<str>]> =

@@ -280,7 +280,8 @@ pub enum Stmt {
         binder: BinderId,
         element: TypeRef,
         capacity: ExprId,
-        placed: bool,
+        /// Where the elements live (`@device`, …; `@host` when none is written).
+        place: crate::types::Place,
     },
     /// `let Name(a, b) = value;` (language §22.2): the record taken apart, one binder per field.
     Unpack {

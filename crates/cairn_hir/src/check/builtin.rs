@@ -199,6 +199,7 @@ impl Cx<'_> {
             B::Dyn => self.dyn_new(e, None, args, expected),
             B::Take => self.take(e, args),
             B::Swap => self.swap(e, args),
+            B::Transfer => self.transfer(e, args),
             _ => Err(Diag::new("E-CALLEE", format!("Unknown callable {name}."), Anchor::Expr(e))),
         }
     }

@@ -402,6 +402,20 @@ impl Cx<'_> {
             return Err(Diag::new("E-PRIVATE", format!("{full} is private to module {owner}."), Anchor::Expr(e)));
         }
         self.implementation_use(item, e)?;
+        if signature.kernel {
+            let full = self.scope.full_name(item);
+            self.kernel_call(e, &full)?;
+        }
+        // A helper that takes host memory makes the lanes that call it host lanes (and is
+        // refused in device code).
+        for param in signature.params.iter() {
+            if let Ty::View(view) = &param.ty
+                && matches!(view.place, crate::types::Place::Host | crate::types::Place::Pinned)
+                && (self.lane.is_some() || self.in_kernel())
+            {
+                self.index_placement(Anchor::Expr(e), view.place)?;
+            }
+        }
         if crate::foreign::is_extern(self.db, item) {
             let full = self.scope.full_name(item);
             self.lane_call(e, &format!("Calling the foreign function {full}"))?;
@@ -547,6 +561,19 @@ impl Cx<'_> {
                     };
                     let wanted = Ty::View(ViewTy { extent, ..want.clone() });
                     if !view_accepts(&wanted, &got) {
+                        if let (Ty::View(w), Ty::View(g)) = (&wanted, &got)
+                            && view_accepts(&wanted, &Ty::View(ViewTy { place: w.place, ..g.clone() }))
+                        {
+                            return Err(Diag::new(
+                                "E-PLACEMENT",
+                                format!(
+                                    "This view is @{} memory, and the parameter asks for @{}: memory is lent only as what it also is (@pinned or @unified where @host is asked, @unified where @device is asked). `transfer` the elements to a buffer of the asked placement first.",
+                                    g.place.name(),
+                                    w.place.name()
+                                ),
+                                Anchor::Expr(arg),
+                            ));
+                        }
                         return Err(self.mismatch(arg, &wanted, &got));
                     }
                     if want.mode == Mode::Rw

@@ -22,6 +22,7 @@ impl Cx<'_> {
         let Expr::Closure { params, ret, body } = self.body.expr(e).clone() else {
             return Err(Diag::new("E-CLOSURE", "Expected a closure here.", Anchor::Expr(e)));
         };
+        self.host_only(Anchor::Expr(e), "a closure")?;
         let shown = Ty::Fn(std::sync::Arc::new(want.clone()));
         if params.len() != want.params.len() {
             return Err(Diag::new(

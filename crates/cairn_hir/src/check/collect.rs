@@ -15,7 +15,7 @@ use crate::check::parallel::{Lane, RaceWalk};
 use crate::check::{CallTarget, Cx, GuardKind, Local, LocalKind, R};
 use crate::diag::{Anchor, Diag};
 use crate::scopes::LocalRef;
-use crate::types::{Extent, Mode, Ty};
+use crate::types::{Extent, Mode, Place, Ty};
 
 impl Cx<'_> {
     pub(crate) fn collect(&mut self, id: StmtId, c: &Arc<Collector>) -> R<()> {
@@ -37,9 +37,6 @@ impl Cx<'_> {
             (kind, Some(target)) => Some(self.collect_output(kind, target)?),
         };
         self.check(c.count, Some(&Ty::usize()))?;
-        if c.parallel {
-            self.effect("par:host");
-        }
         self.fresh(c.binder, |name| format!("The binder {name} is already bound; pick a fresh name."))?;
         let name = self.body.binder(c.binder).clone();
         self.bind(
@@ -54,10 +51,34 @@ impl Cx<'_> {
         };
         // The yields run as lane code.
         let first_call = (self.call_targets.len(), self.calls.len());
-        self.lane = Some(Lane { closures: self.closure_rets.len() });
+        let mut lane = Lane::new(self.closure_rets.len());
+        // Where the output lives counts as an access of the lanes (a device total is stored
+        // on the device, language §36).
+        if let Some((out, _)) = &output {
+            match self.types.get(out.0 as usize) {
+                Some(Ty::View(view)) if view.place == Place::Device => lane.device = Some(Anchor::Expr(*out)),
+                Some(Ty::View(view)) if view.place != Place::Unified => {
+                    lane.host = Some((Anchor::Expr(*out), view.place))
+                }
+                Some(Ty::Buf(_)) => lane.host = Some((Anchor::Expr(*out), Place::Host)),
+                _ => {}
+            }
+        }
+        self.lane = Some(lane);
         let typed = self.collector_yields(c, output.as_ref().map(|(_, elem)| elem), annotation.as_ref());
-        self.lane = None;
+        let lane = self.lane.take();
         let value_ty = typed?;
+        let device = match &lane {
+            Some(lane) => self.lane_verdict(lane)?,
+            None => false,
+        };
+        if device {
+            for effect in ["par:device", "gpu_alloc", "gpu_free"] {
+                self.effect(effect);
+            }
+        } else if c.parallel {
+            self.effect("par:host");
+        }
         let exprs: Vec<ExprId> = c.pred.iter().copied().chain([c.value]).collect();
         let mut walk = RaceWalk::new(self, c.binder, &Arc::from(Vec::new()), &exprs);
         walk.exprs(&exprs)?;
@@ -75,7 +96,7 @@ impl Cx<'_> {
                 captures.push(local);
             }
         }
-        self.collect_operator(c, op, &value_ty)?;
+        self.collect_operator(c, op, &value_ty, device)?;
         if let Some((out, _)) = &output {
             self.output_rules(c, *out)?;
         }
@@ -95,6 +116,9 @@ impl Cx<'_> {
             self.bind(binder, Local { name, ty, mutable: false, kind: LocalKind::Let, literal: None });
         }
         self.record_region(id, captures, first_call, 1);
+        if let Some(region) = self.regions.last_mut() {
+            region.device = device;
+        }
         Ok(())
     }
 
@@ -213,7 +237,7 @@ impl Cx<'_> {
     }
 
     /// The operator rules (language §25), and the overflow site of checked unsigned `+`.
-    fn collect_operator(&mut self, c: &Collector, op: ReduceOp, ty: &Ty) -> R<()> {
+    fn collect_operator(&mut self, c: &Collector, op: ReduceOp, ty: &Ty, device: bool) -> R<()> {
         if ty.is_error() || c.kind == CollectKind::Compact {
             return Ok(());
         }
@@ -244,7 +268,9 @@ impl Cx<'_> {
                 Anchor::Expr(c.value),
             ));
         }
-        if ty.is_float() && c.parallel {
+        // Device lanes fold in a tree of unspecified association whatever the keyword says
+        // (language §25), so floats are theirs to sum.
+        if ty.is_float() && c.parallel && !device {
             let (code, message) = if scan {
                 (
                     "E-SCAN-ORDER",

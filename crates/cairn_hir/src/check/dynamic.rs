@@ -98,6 +98,7 @@ impl Cx<'_> {
                         Anchor::Expr(arg),
                     ));
                 }
+                self.host_only(Anchor::Expr(arg), "a `dyn` reference")?;
                 self.dyn_lends.push((self.body.unparen(arg), imp));
             }
         }
@@ -162,6 +163,7 @@ impl Cx<'_> {
                 Anchor::Expr(e),
             ));
         }
+        self.host_only(Anchor::Expr(e), "a `Dyn` box")?;
         self.dyn_lends.push((e, imp));
         for effect in ["alloc", "trap"] {
             self.effect(effect);

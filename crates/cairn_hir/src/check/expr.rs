@@ -100,12 +100,15 @@ impl Cx<'_> {
                 Ok(ty)
             }
             Literal::Bool(_) => Ok(Ty::Bool),
-            Literal::String(bytes) => Ok(Ty::View(crate::types::ViewTy {
-                mode: Mode::Ro,
-                elem: Arc::new(Ty::Int(IntTy::U8)),
-                extent: crate::types::Extent::Literal(bytes.len() as u64),
-                place: crate::types::Place::Host,
-            })),
+            Literal::String(bytes) => {
+                self.host_only(Anchor::Expr(e), "a string")?;
+                Ok(Ty::View(crate::types::ViewTy {
+                    mode: Mode::Ro,
+                    elem: Arc::new(Ty::Int(IntTy::U8)),
+                    extent: crate::types::Extent::Literal(bytes.len() as u64),
+                    place: crate::types::Place::Host,
+                }))
+            }
         }
     }
 
@@ -559,12 +562,14 @@ impl Cx<'_> {
         let base_ty = if write { self.place_base(base)? } else { self.check(base, None)? };
         let element = match &base_ty {
             Ty::View(view) => {
-                if view.place == crate::types::Place::Device {
-                    return Err(Diag::new("E-PLACEMENT", "Host code cannot index @device memory.", Anchor::Expr(e)));
-                }
+                self.index_placement(Anchor::Expr(e), view.place)?;
                 (*view.elem).clone()
             }
-            Ty::Buf(elem) | Ty::Array(elem, _) => (**elem).clone(),
+            Ty::Buf(elem) => {
+                self.index_placement(Anchor::Expr(e), crate::types::Place::Host)?;
+                (**elem).clone()
+            }
+            Ty::Array(elem, _) => (**elem).clone(),
             Ty::Error => Ty::Error,
             other => {
                 return Err(Diag::new(
@@ -851,6 +856,7 @@ impl Cx<'_> {
             params: signature.params.iter().map(|p| p.ty.clone()).collect(),
             ret: signature.ret.clone(),
         };
+        self.host_only(Anchor::Expr(e), "a function value")?;
         self.resolved(e, Resolution::Function(item));
         if !self.address_taken.contains(&item) {
             self.address_taken.push(item);

@@ -17,6 +17,7 @@ mod builtin;
 pub(crate) mod call;
 pub(crate) mod closure;
 mod collect;
+mod device;
 mod dispatch;
 mod dynamic;
 mod expr;

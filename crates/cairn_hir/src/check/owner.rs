@@ -255,7 +255,7 @@ impl Cx<'_> {
         binder: BinderId,
         element: &crate::body::TypeRef,
         capacity: ExprId,
-        placed: bool,
+        place: crate::types::Place,
     ) -> R<()> {
         self.fresh(binder, |n| format!("The storage name {n} is already bound; pick a fresh name."))?;
         let elem = self.resolve_written(element).map_err(|e| Diag::new(e.code, e.message, Anchor::Binder(binder)))?;
@@ -263,21 +263,18 @@ impl Cx<'_> {
             return Err(Diag::new(err.code, err.message, Anchor::Binder(binder)));
         }
         self.zeroed_storage(&elem, "A buffer", Anchor::Binder(binder))?;
-        if placed {
-            return Err(Diag::new(
-                "E-UNSUPPORTED",
-                "A placed buffer (`@device`, `@pinned`, `@unified`) is device storage, which this compiler does not build yet: leave the placement out for host memory.",
-                Anchor::Binder(binder),
-            ));
-        }
         self.check(capacity, Some(&Ty::usize()))?;
         let extent = self.owner_extent(capacity)?;
-        for effect in ["alloc", "free", "zero_init", "trap"] {
+        // Device memory is taken and released on the device (`gpu_alloc`, `gpu_free`); pinned
+        // and unified memory are host allocations the driver registers.
+        let (take, release) =
+            if place == crate::types::Place::Device { ("gpu_alloc", "gpu_free") } else { ("alloc", "free") };
+        for effect in [take, release, "zero_init", "trap"] {
             self.effect(effect);
         }
         self.site(GuardKind::Allocation);
         let name = self.body.binder(binder).clone();
-        let view = Ty::View(ViewTy { mode: Mode::Rw, elem: Arc::new(elem), extent, place: crate::types::Place::Host });
+        let view = Ty::View(ViewTy { mode: Mode::Rw, elem: Arc::new(elem), extent, place });
         self.bind(binder, Local { name, ty: view, mutable: false, kind: LocalKind::Stack, literal: None });
         Ok(())
     }

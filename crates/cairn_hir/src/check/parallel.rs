@@ -41,6 +41,9 @@ pub struct Region {
     /// that whole block the access is in bounds (the lowering proves those guards per lane).
     pub blocks: Arc<[(LocalRef, u64)]>,
     pub block_indices: Arc<[ExprId]>,
+    /// True for device lanes (language §36): the lanes index `@device` memory (or call a
+    /// `kernel fn`) and are held to the device rules.
+    pub device: bool,
 }
 
 /// A `fn`-typed argument of a call of a declared function: the call, the parameter's position in
@@ -59,6 +62,21 @@ pub(crate) struct Lane {
     /// How many closures enclosed the region: `return` inside a closure written in the lane
     /// answers to the closure, not the function.
     pub closures: usize,
+    /// The first index of `@device` memory in the lane (it makes the lanes device lanes).
+    pub device: Option<Anchor>,
+    /// The first call of a `kernel fn` in the lane (it makes the lanes device lanes too).
+    pub kernel: Option<Anchor>,
+    /// The first index of host memory, refused if the lanes are device lanes.
+    pub host: Option<(Anchor, crate::types::Place)>,
+    /// The first host-only construct, refused if the lanes are device lanes.
+    pub host_only: Option<(Anchor, &'static str)>,
+}
+
+impl Lane {
+    /// A lane inside `closures` enclosing closures, nothing seen yet.
+    pub(crate) fn new(closures: usize) -> Lane {
+        Lane { closures, device: None, kernel: None, host: None, host_only: None }
+    }
 }
 
 impl Cx<'_> {
@@ -179,17 +197,21 @@ impl Cx<'_> {
     pub(crate) fn parallel(&mut self, id: StmtId, binder: BinderId, count: ExprId, block: &Block) -> R<()> {
         self.not_in_lane(id, "A `parallel` region")?;
         self.check(count, Some(&Ty::usize()))?;
-        self.effect("par:host");
         self.fresh(binder, |name| format!("The lane binder {name} is already bound; pick a fresh name."))?;
         let name = self.body.binder(binder).clone();
         self.bind(binder, Local { name, ty: Ty::usize(), mutable: false, kind: LocalKind::LoopBinder, literal: None });
         let first_call = (self.call_targets.len(), self.calls.len());
         let loops = std::mem::replace(&mut self.loops, 0);
-        self.lane = Some(Lane { closures: self.closure_rets.len() });
+        self.lane = Some(Lane::new(self.closure_rets.len()));
         let result = self.block(block);
-        self.lane = None;
+        let lane = self.lane.take();
         self.loops = loops;
         result?;
+        let device = match &lane {
+            Some(lane) => self.lane_verdict(lane)?,
+            None => false,
+        };
+        self.effect(if device { "par:device" } else { "par:host" });
         let mut walk = RaceWalk::new(self, binder, block, &[]);
         walk.block(block)?;
         walk.judge()?;
@@ -198,6 +220,7 @@ impl Cx<'_> {
         let blocks = walk.blocks();
         self.record_region(id, captures, first_call, stride);
         if let Some(region) = self.regions.last_mut() {
+            region.device = device;
             region.blocks = Arc::from(blocks.0);
             region.block_indices = Arc::from(blocks.1);
         }
@@ -227,6 +250,7 @@ impl Cx<'_> {
             stride,
             blocks: Arc::from(Vec::new()),
             block_indices: Arc::from(Vec::new()),
+            device: false,
         });
     }
 }

@@ -115,8 +115,9 @@ impl Cx<'_> {
                 self.stack(*binder, element, *capacity, *placed)?;
                 Ok(false)
             }
-            Stmt::Buffer { binder, element, capacity, placed } => {
-                self.buffer(*binder, element, *capacity, *placed)?;
+            Stmt::Buffer { binder, element, capacity, place } => {
+                self.host_only(Anchor::Stmt(id), "a `buffer` declaration")?;
+                self.buffer(*binder, element, *capacity, *place)?;
                 Ok(false)
             }
             Stmt::Unpack { record, binders, mutable, value } => {
@@ -124,6 +125,7 @@ impl Cx<'_> {
                 Ok(false)
             }
             Stmt::Defer(inner) => {
+                self.host_only(Anchor::Stmt(id), "a `defer`")?;
                 self.defer(id, *inner)?;
                 Ok(false)
             }
@@ -308,15 +310,15 @@ impl Cx<'_> {
         }
         let ty = self.check(iterable, None)?;
         let element_ty = match &ty {
-            Ty::View(view) if view.place == crate::types::Place::Device => {
-                return Err(Diag::new(
-                    "E-PLACEMENT",
-                    "Host code cannot read @device memory: an element loop here would index it from the host.",
-                    Anchor::Expr(iterable),
-                ));
+            Ty::View(view) => {
+                self.index_placement(Anchor::Expr(iterable), view.place)?;
+                (*view.elem).clone()
             }
-            Ty::View(view) => (*view.elem).clone(),
-            Ty::Buf(elem) | Ty::Array(elem, _) => (**elem).clone(),
+            Ty::Buf(elem) => {
+                self.index_placement(Anchor::Expr(iterable), crate::types::Place::Host)?;
+                (**elem).clone()
+            }
+            Ty::Array(elem, _) => (**elem).clone(),
             Ty::Record(_) if self.lent(iterable, ty.clone()).as_view().is_some() => {
                 self.lend(iterable, ty.clone()).as_view().map(|v| (*v.elem).clone()).unwrap_or(Ty::Error)
             }

@@ -308,6 +308,7 @@ impl Lower<'_> {
             B::Dyn => self.dyn_new(e, args),
             B::Take => self.take(args),
             B::Swap => self.swap(args),
+            B::Transfer => self.transfer(e, args),
             other => fail(format!("the builtin {}", other.name())),
         }
     }

@@ -38,6 +38,7 @@ use cairn_hir::{fields_of, variants_of};
 mod call;
 mod cfg;
 mod closure;
+mod device;
 mod dispatch;
 mod elide;
 mod expr;
