@@ -160,6 +160,11 @@ pub(super) const BUILTINS: &[(&str, &str, &str)] = &[
     ("take", "take(place) -> T", "Moves an owner out of a field or element, leaving its zero value (an empty Buf)."),
     ("swap", "swap(a, b)", "Exchanges what two places of one type hold, owners included."),
     (
+        "transfer",
+        "transfer(dst, src)",
+        "Copies every element of one view into another of the same type and extent, across placements (host and @device memory); the only way elements cross.",
+    ),
+    (
         "println print eprintln eprint",
         "println(a, ...)",
         "Writes integers, floats, bools and strings, then a newline (print leaves it out; eprint and eprintln write to standard error).",
