@@ -9,8 +9,9 @@
 #   editor runtime's headless test (editors/nvim against `cairn lsp`). bubblewrap confines
 #   agent-written programs (`cairn run --sandbox`, validate, tune; docs/sandbox.md). Nothing is
 #   downloaded from anywhere but Debian's package registry.
-# - The Python clients the end-to-end tests drive (MCP, LSP), in ./.venv, from PyPI, once the
-#   repository has such tests (tests/python/requirements.txt).
+# - The Python clients the end-to-end tests drive (MCP, LSP), and NVIDIA's `ptxas` (PyPI's
+#   nvidia-cuda-nvcc-cu12, which assembles the PTX of the device tests), in ./.venv, from PyPI
+#   (tests/python/requirements.txt).
 # Needs: a Rust toolchain (cargo >= 1.89) on PATH; root or sudo for apt.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,6 +1,9 @@
 //! `cairn emit`: the code the compiler generates, for reading (tools.md §3.18). By default the
 //! optimized LLVM IR of the executable; `--mir` prints the MIR of every function instead,
-//! `--unoptimized` the LLVM IR before the pipeline. A refused program prints its refusal (exit 1).
+//! `--unoptimized` the LLVM IR before the pipeline, `--ptx` the PTX of the program's device lanes
+//! for its device target (`cairn_codegen::compile_ptx`; `E-TARGET` without one,
+//! `E-TARGET-TOOLKIT` for a target LLVM 19 cannot compile). A refused program prints its refusal
+//! (exit 1).
 
 use std::path::Path;
 
@@ -12,7 +15,21 @@ use crate::build::{items_by_symbol, site_of};
 use crate::check::load_workspace;
 use crate::output::Output;
 
-pub fn run(path: &Path, mir: bool, unoptimized: bool, keep_guards: bool, debug: bool, out: Output) -> u8 {
+/// What `cairn emit` prints and how.
+#[derive(Debug, Clone, Default)]
+pub struct EmitFlags {
+    pub mir: bool,
+    pub unoptimized: bool,
+    pub keep_guards: bool,
+    pub debug: bool,
+    /// The PTX of the device lanes.
+    pub ptx: bool,
+    /// `--device-target` (for `--ptx`).
+    pub device_target: Option<String>,
+}
+
+pub fn run(path: &Path, flags: &EmitFlags, out: Output) -> u8 {
+    let EmitFlags { mir, unoptimized, keep_guards, debug, .. } = *flags;
     let Some(program) = crate::check::load_program(path, out) else { return 2 };
     let mut workspace = load_workspace(&program);
     if let Some(refusal) = workspace.check().refusal {
@@ -37,6 +54,41 @@ pub fn run(path: &Path, mir: bool, unoptimized: bool, keep_guards: bool, debug: 
     }
     let items = items_by_symbol(&workspace);
     let site = |function: &Function, at: Option<Anchor>| -> Site { site_of(&workspace, &items, function, at) };
+    if flags.ptx {
+        let refuse = |code: &str, message: String| {
+            let diagnostic = cairn_diagnostics::Diagnostic::new(code, message);
+            if let Some(refusal) = cairn_diagnostics::Refusal::from_diagnostics(vec![diagnostic]) {
+                let lines = |file: Option<&str>, line: u32| workspace.line_text(file, line);
+                out.refusal(&refusal_record(&refusal), &lines);
+            }
+            1
+        };
+        let Some(name) = flags.device_target.clone().or_else(|| program.build.device_target.clone()) else {
+            return refuse(
+                "E-TARGET",
+                "PTX is made for a device target: pass --device-target (sm_90, for example) or set `device_target` under [build] in the manifest.".to_string(),
+            );
+        };
+        if let Err(message) = cairn_vfs::check_device_target(&name) {
+            return refuse("E-TARGET", message);
+        }
+        let digits: String = name["sm_".len()..].chars().take_while(char::is_ascii_digit).collect();
+        let specific = name.ends_with('a');
+        let arch = match cairn_codegen::DeviceArch::new(digits.parse().unwrap_or(0), specific) {
+            Ok(arch) => arch,
+            Err(message) => return refuse("E-TARGET-TOOLKIT", format!("{message}: name one of those.")),
+        };
+        return match cairn_codegen::compile_ptx(&functions, arch, &site) {
+            Ok(ptx) => {
+                out.text(&ptx.text);
+                0
+            }
+            Err(message) => {
+                out.environment(&format!("internal error (E-INTERNAL): the device code generator failed: {message}"));
+                2
+            }
+        };
+    }
     let entry = match functions.iter().find(|f| f.kind == FnKind::Main) {
         Some(main) => Entry::Main(main.symbol.clone()),
         None => Entry::None,

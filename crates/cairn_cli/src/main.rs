@@ -202,6 +202,13 @@ enum Command {
         /// Emit every guard, including those proved unable to fail (a plan's `fuse` then joins no regions).
         #[arg(long)]
         keep_guards: bool,
+        /// Print the PTX of the program's device lanes for the device target instead (one
+        /// `.entry` per device region; nothing launches it yet).
+        #[arg(long, conflicts_with_all = ["mir", "unoptimized", "debug"])]
+        ptx: bool,
+        /// The device target of `--ptx` (default: the manifest's [build] device_target).
+        #[arg(long = "device-target", value_name = "SM", requires = "ptx")]
+        device_target: Option<String>,
         /// Output mode (the code is text in both modes).
         #[arg(long, value_enum)]
         format: Option<FormatChoice>,
@@ -509,8 +516,9 @@ fn command(cli: Cli) -> u8 {
             };
             test::run(&path, &flags, output::Output::choose(format))
         }
-        Command::Emit { path, mir, unoptimized, debug, keep_guards, format } => {
-            emit::run(&path, mir, unoptimized, keep_guards, debug, output::Output::choose(format))
+        Command::Emit { path, mir, unoptimized, debug, keep_guards, ptx, device_target, format } => {
+            let flags = emit::EmitFlags { mir, unoptimized, keep_guards, debug, ptx, device_target };
+            emit::run(&path, &flags, output::Output::choose(format))
         }
         Command::State { path, since, symbol: Some(symbol), format: f } => {
             state::investigate(&path, &symbol, since.as_deref(), output::Output::choose(f))

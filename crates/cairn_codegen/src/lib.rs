@@ -13,6 +13,7 @@
 
 mod call;
 mod debug;
+mod device;
 mod entry;
 mod function;
 mod guard;
@@ -33,6 +34,7 @@ use inkwell::context::Context;
 use crate::module::ModuleGen;
 use crate::target::Target;
 
+pub use device::{DeviceArch, Ptx, compile_ptx};
 pub use runtime::{RUNTIME_C, cache_dir, link};
 
 /// The version of the LLVM this toolchain links (`major.minor.patch`).

@@ -10,11 +10,8 @@
 //! that will optimise and emit it, before any type is laid out in it (a sum's size depends on
 //! the data layout).
 //!
-//! Only the host is built today. `Nvptx` is described, and its machine emits PTX for a module,
-//! but no public entry compiles MIR for it: there is no kernel ABI, no address-space casts for
-//! views of locals or of string constants, no NVVM annotations and no device runtime (`nvptx/`
-//! and `runtime/device.c` are later work), so its `TargetInfo` is what the body generator will
-//! see there, not a promise that it works.
+//! Programs are built for the host; `Nvptx` compiles a program's device lanes to PTX
+//! (`device.rs`, `cairn emit --ptx`), which nothing launches yet (no device runtime).
 
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
@@ -28,10 +25,9 @@ use inkwell::{AddressSpace, OptimizationLevel};
 pub(crate) enum Target {
     /// The machine the compiler runs on (x86-64): objects linked with the C runtime.
     Host { cpu: &'static str },
-    /// An NVIDIA GPU through LLVM's NVPTX back end: PTX text for `sm_<sm>` in PTX ISA version
-    /// `<ptx / 10>.<ptx % 10>`.
-    #[cfg_attr(not(test), expect(dead_code, reason = "no public entry compiles for the device yet"))]
-    Nvptx { sm: u32, ptx: u32 },
+    /// An NVIDIA GPU through LLVM's NVPTX back end: PTX text for `sm_<sm>` (`sm_<sm>a` when
+    /// `specific`) in PTX ISA version `<ptx / 10>.<ptx % 10>`.
+    Nvptx { sm: u32, ptx: u32, specific: bool },
 }
 
 /// What the body generator knows of its target.
@@ -80,11 +76,12 @@ impl Target {
                 view_space: AddressSpace::default(),
                 index_bits: 64,
             },
-            // Address space 1 is the device's global memory, where a kernel's buffers live.
+            // Views are generic pointers: a lane's own `stack` array and global memory share
+            // one view type, and PTX's generic addressing reaches both.
             Target::Nvptx { .. } => TargetInfo {
                 trap: Trap::Intrinsic,
                 print: Print::Refused,
-                view_space: AddressSpace::from(1u16),
+                view_space: AddressSpace::default(),
                 index_bits: 64,
             },
         }
@@ -105,9 +102,10 @@ impl Target {
                 LlvmTarget::initialize_x86(&InitializationConfig::default());
                 (cpu.to_string(), String::new(), RelocMode::PIC)
             }
-            Target::Nvptx { sm, ptx } => {
+            Target::Nvptx { sm, ptx, specific } => {
                 LlvmTarget::initialize_nvptx(&InitializationConfig::default());
-                (format!("sm_{sm}"), format!("+ptx{ptx}"), RelocMode::Default)
+                let suffix = if *specific { "a" } else { "" };
+                (format!("sm_{sm}{suffix}"), format!("+ptx{ptx}"), RelocMode::Default)
             }
         };
         let triple = self.triple();
@@ -174,7 +172,8 @@ mod tests {
 
     #[test]
     fn nvptx_emits_ptx_for_its_architecture_and_isa() {
-        let ptx = String::from_utf8(check_emit(Target::Nvptx { sm: 90, ptx: 80 })).expect("PTX is text");
+        let ptx =
+            String::from_utf8(check_emit(Target::Nvptx { sm: 90, ptx: 80, specific: false })).expect("PTX is text");
         for line in [".version 8.0", ".target sm_90", ".address_size 64", ".visible .func nothing()"] {
             assert!(ptx.lines().any(|l| l.trim() == line), "no `{line}` in:\n{ptx}");
         }

@@ -487,6 +487,10 @@ pub struct Function {
     /// what an equivalence check may assume of its inputs. Views without a fixed extent are
     /// absent.
     pub extents: Vec<(Local, ViewExtent)>,
+    /// True for the lane function of a region whose lanes run on the device (language §36):
+    /// compiled into the PTX module as a kernel's body (`cairn_codegen::compile_ptx`), and for
+    /// the host under `--emulate`.
+    pub device: bool,
 }
 
 /// What a view parameter's length equals.

@@ -199,6 +199,7 @@ pub fn entry(target: &Function, inputs: &[WValue]) -> Result<Function, String> {
         locals: b.locals,
         blocks: b.blocks,
         extents: Vec::new(),
+        device: false,
     })
 }
 

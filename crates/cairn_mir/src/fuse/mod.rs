@@ -267,6 +267,7 @@ fn fused_lane(
         locals,
         blocks,
         extents: Vec::new(),
+        device: false,
     }
 }
 

@@ -124,6 +124,7 @@ impl Lower<'_> {
             locals: inner.locals,
             blocks,
             extents: Vec::new(),
+            device: false,
         };
         self.extra.extend(inner.extra);
         self.extra.push(function);
@@ -212,5 +213,6 @@ fn adapter_function(
         locals,
         blocks: vec![Block { insts, anchors, term: Terminator::Return(result.map(copy)), term_anchor: None }],
         extents: Vec::new(),
+        device: false,
     }
 }

@@ -80,6 +80,7 @@ pub(super) fn when_function<'db>(
         locals: lower.locals,
         blocks,
         extents: Vec::new(),
+        device: false,
     })
 }
 

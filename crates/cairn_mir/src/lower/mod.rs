@@ -284,6 +284,7 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function,
             locals,
             blocks: Vec::new(),
             extents: Vec::new(),
+            device: false,
         };
         return Ok((function, Vec::new()));
     }
@@ -388,6 +389,7 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function,
         locals: lower.locals,
         blocks,
         extents,
+        device: false,
     };
     let mut extra = lower.extra;
     if fn_body(db, item).when.is_some() {

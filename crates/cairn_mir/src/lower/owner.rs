@@ -293,6 +293,7 @@ impl Lower<'_> {
                 term_anchor: None,
             }],
             extents: Vec::new(),
+            device: false,
         });
         symbol
     }

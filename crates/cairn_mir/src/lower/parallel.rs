@@ -63,7 +63,7 @@ impl<'db> Lower<'db> {
         }
         self.assume_extents(&mut inner, &outer, &shared);
         inner.lane_loop(binder, &proved, &blocks, &region.block_indices, block)?;
-        self.finish_lane(symbol.clone(), inner);
+        self.finish_lane(symbol.clone(), inner, region.device);
         let work = if region.stride == 1 {
             n.clone()
         } else {
@@ -271,7 +271,7 @@ impl<'db> Lower<'db> {
     }
 
     /// Closes a lane function and keeps it beside this one.
-    fn finish_lane(&mut self, symbol: Arc<str>, mut inner: Lower<'_>) {
+    fn finish_lane(&mut self, symbol: Arc<str>, mut inner: Lower<'_>, device: bool) {
         if inner.open() {
             inner.terminate(Terminator::Return(None));
         }
@@ -285,6 +285,7 @@ impl<'db> Lower<'db> {
             locals: inner.locals,
             blocks,
             extents: Vec::new(),
+            device,
         };
         // A body lowered twice (a versioned lane) makes its closures twice, alike.
         for made in inner.extra {
@@ -534,7 +535,7 @@ impl<'db> Lower<'db> {
             let end = me.block_start(next, &n_in, &nb_in);
             each(me, &extras, b, counter, start, end)
         })?;
-        self.finish_lane(symbol.clone(), inner);
+        self.finish_lane(symbol.clone(), inner, region.device);
         let count = copy(nb);
         self.emit(Inst::Parallel {
             lane: symbol,
