@@ -129,7 +129,7 @@ builtins! {
     Take "take" Soft false false;
     Swap "swap" Soft false false;
     Transfer "transfer" Soft false false;
-    Wait "wait" Soft false true;
+    Wait "wait" Soft false false;
     Collect "collect" Soft false true;
     MmioRead "mmio_read" Soft false true;
     MmioWrite "mmio_write" Soft false true;

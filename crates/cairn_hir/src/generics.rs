@@ -208,6 +208,7 @@ impl Kind {
 pub fn kind_of(db: &dyn Db, ty: &Ty) -> Kind {
     match ty {
         Ty::Buf(_) | Ty::DynBox(..) => Kind::Affine,
+        Ty::Ticket => Kind::Linear,
         Ty::Opaque(o) => o.kind,
         Ty::Array(elem, _) => kind_of(db, elem),
         Ty::Record(adt) => {

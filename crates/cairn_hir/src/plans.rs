@@ -88,8 +88,10 @@ pub fn plan_target(db: &dyn Db, plan: Item) -> Option<Item> {
 
 /// The items a host region takes, and their ranges.
 const HOST_ITEMS: [(&str, u64, u64); 3] = [("grain", 1, (1 << 63) - 1), ("lanes", 1, 1024), ("fuse", 2, 16)];
-/// The items of device regions (tier 2: no function has one in this build).
-const DEVICE_ITEMS: [&str; 5] = ["block", "per_lane", "unroll", "vector", "stage"];
+/// The items of device regions, and their ranges (`block` also a multiple of 32, `vector` a
+/// power of two).
+const DEVICE_ITEMS: [(&str, u64, u64); 5] =
+    [("block", 32, 1024), ("per_lane", 1, 65536), ("unroll", 1, 32), ("vector", 2, 16), ("stage", 1, 32)];
 
 /// `E-PLAN` for one schedule plan, judged alone (a selection is judged with the implementations).
 pub fn plan_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
@@ -110,6 +112,20 @@ pub fn plan_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
             "{written} has no `parallel` statement for a plan to split (a collector is split by its count alone): remove the plan, or write the loop as `parallel i in n {{ … }}`."
         ));
     }
+    // Which kinds of region the function has (a region's lanes are device lanes when the check
+    // said so).
+    let check = check_fn(db, function);
+    let device_regions: Vec<&crate::check::Region> =
+        check.regions.iter().filter(|r| r.device && regions.contains(&r.stmt)).collect();
+    let host_regions = regions.len() > device_regions.len() || check.error.is_some();
+    let words: Vec<&str> = def.items.iter().map(|i| &*i.word).collect();
+    for (a, b) in [("vector", "fuse"), ("stage", "vector"), ("stage", "fuse")] {
+        if words.contains(&a) && words.contains(&b) {
+            return refuse(format!(
+                "`{a}` and `{b}` cannot share a plan: each reshapes how a lane reaches its arrays. Keep one."
+            ));
+        }
+    }
     let mut seen: Vec<&str> = Vec::new();
     for item in def.items.iter() {
         let word: &str = &item.word;
@@ -117,9 +133,35 @@ pub fn plan_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
             return refuse(format!("The plan for {written} sets `{word}` twice: keep one."));
         }
         seen.push(word);
-        if DEVICE_ITEMS.contains(&word) {
+        if let Some(&(_, lo, hi)) = DEVICE_ITEMS.iter().find(|(w, _, _)| *w == word) {
+            if device_regions.is_empty() {
+                return refuse(format!(
+                    "`{word}` splits device regions, and {written} has none (its regions run on host threads): use `grain`, `lanes` or `fuse`."
+                ));
+            }
+            if let Some(value) = item.value {
+                let shaped = match word {
+                    "block" => value % 32 == 0,
+                    "vector" => value.is_power_of_two(),
+                    _ => true,
+                };
+                if !(lo..=hi).contains(&value) || !shaped {
+                    let shape = match word {
+                        "block" => ", a multiple of 32",
+                        "vector" => ", a power of two",
+                        _ => "",
+                    };
+                    return refuse(format!("`{word} {value}` is out of range: `{word}` takes {lo} to {hi}{shape}."));
+                }
+                if let Some(message) = device_item_fit(word, value, &device_regions, &written) {
+                    return refuse(message);
+                }
+            }
+            continue;
+        }
+        if matches!(word, "grain" | "lanes") && !host_regions {
             return refuse(format!(
-                "`{word}` splits device regions, and {written} has none (its regions run on host threads): use `grain`, `lanes` or `fuse`."
+                "`{word}` splits host regions, and every region of {written} runs as device lanes: use `block`, `per_lane`, `unroll`, `vector` or `stage`."
             ));
         }
         let Some(&(_, lo, hi)) = HOST_ITEMS.iter().find(|(w, _, _)| *w == word) else {
@@ -134,7 +176,6 @@ pub fn plan_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
         }
     }
     if let Some(fuse) = def.items.iter().find(|i| &*i.word == "fuse").and_then(|i| i.value) {
-        let check = check_fn(db, function);
         let params = crate::signature::fn_signature(db, function).params.iter().map(|p| p.ty.clone()).collect();
         let row_of = |item: Item| crate::effects::effect_row(db, item).clone();
         if check.error.is_none() && chains(&body, check, params, &row_of, fuse as u32).is_empty() {
@@ -144,6 +185,41 @@ pub fn plan_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
         }
     }
     None
+}
+
+/// Whether a device item with a valid value finds something to reshape in the function's device
+/// regions: `vector W` chunks the arrays touched only at `[i]` (`W` elements in at most 16 bytes),
+/// `stage R` tiles the read-only arrays read at `[i + d]` with `0 < |d| <= R`.
+fn device_item_fit(word: &str, value: u64, regions: &[&crate::check::Region], written: &str) -> Option<String> {
+    let arrays = || regions.iter().flat_map(|r| r.arrays.iter());
+    match word {
+        "vector" => {
+            let chunked: Vec<_> = arrays().filter(|a| a.own_only).collect();
+            if chunked.is_empty() {
+                return Some(format!(
+                    "`vector {value}` finds nothing to chunk in {written}: it groups adjacent indices' accesses to arrays the lanes touch only at their own index `[i]`, and none is."
+                ));
+            }
+            if let Some(wide) = chunked.iter().find(|a| a.elem_bytes * value > 16) {
+                return Some(format!(
+                    "`vector {value}` would load {value} elements of {} ({} bytes each) in one access, and one access is at most 16 bytes: use `vector {}`.",
+                    wide.name,
+                    wide.elem_bytes,
+                    (16 / wide.elem_bytes.max(1)).max(1)
+                ));
+            }
+            None
+        }
+        "stage" => {
+            let staged = arrays().any(|a| !a.written && a.offsets.iter().any(|d| *d != 0 && d.unsigned_abs() <= value));
+            (!staged).then(|| {
+                format!(
+                    "`stage {value}` finds nothing to stage in {written}: it tiles read-only arrays the lanes read at neighbouring indices `x[i + d]` with `d` between -{value} and {value}, and none is."
+                )
+            })
+        }
+        _ => None,
+    }
 }
 
 /// `E-PLAN` for a second schedule plan of one function: the first met in declaration order.

@@ -356,6 +356,17 @@ impl Walk<'_> {
         match body.expr(id) {
             Expr::Missing | Expr::Literal(_) | Expr::Unsupported(_) => {}
             Expr::Name(name) => self.names[id.0 as usize] = self.lookup(scope, name),
+            Expr::Spawn { work, after } => {
+                for &ticket in after.iter() {
+                    self.expr(ticket, scope);
+                }
+                match work {
+                    crate::body::SpawnWork::Call(call) => self.expr(*call, scope),
+                    crate::body::SpawnWork::Region(region) => {
+                        self.stmt(*region, scope);
+                    }
+                }
+            }
             Expr::Paren(inner) | Expr::Try(inner) => self.expr(*inner, scope),
             Expr::Call { callee, args } => {
                 self.expr(*callee, scope);

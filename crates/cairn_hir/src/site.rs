@@ -91,6 +91,7 @@ fn tag(expr: &Expr) -> &'static str {
         Expr::Binary { .. } => "binary",
         Expr::Try(_) => "try",
         Expr::Closure { .. } => "closure",
+        Expr::Spawn { .. } => "spawn",
         Expr::Unsupported(_) => "other",
     }
 }
@@ -263,6 +264,8 @@ impl Walk<'_> {
             }
             Expr::Try(inner) => self.expr(*inner, None),
             Expr::Closure { body, .. } => self.block(body),
+            Expr::Spawn { work: crate::body::SpawnWork::Call(call), .. } => self.expr(*call, None),
+            Expr::Spawn { work: crate::body::SpawnWork::Region(region), .. } => self.stmt(*region),
             Expr::Missing | Expr::Literal(_) | Expr::Name(_) | Expr::Unsupported(_) => {}
         }
     }

@@ -194,6 +194,9 @@ pub enum Ty {
     /// that is exactly what the parameter promises — its kind, and the traits it names — and
     /// nothing else. It exists only in the checks of witness instances; no code is made for it.
     Opaque(Arc<OpaqueTy>),
+    /// `Ticket[void]@device`: the ticket of queued device work (language §37), linear and
+    /// pinned: bound by `let`, consumed by `wait`, never stored, passed or returned.
+    Ticket,
     /// Unknown because of an earlier refusal; matches anything.
     Error,
 }
@@ -322,6 +325,7 @@ impl fmt::Display for Ty {
             Ty::Array(elem, n) => write!(f, "Array[{elem}, {n}]"),
             Ty::DynBox(_, name) => write!(f, "Dyn[{name}]"),
             Ty::Opaque(o) => write!(f, "{}", o.name),
+            Ty::Ticket => write!(f, "Ticket[void]@device"),
             Ty::Error => write!(f, "?"),
         }
     }

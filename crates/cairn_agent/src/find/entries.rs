@@ -165,6 +165,11 @@ pub(super) const BUILTINS: &[(&str, &str, &str)] = &[
         "Copies every element of one view into another of the same type and extent, across placements (host and @device memory); the only way elements cross.",
     ),
     (
+        "wait",
+        "wait(t)",
+        "Ends queued device work: consumes the ticket `let t = spawn transfer(…);` or `spawn parallel …` made, once the host needs the work done.",
+    ),
+    (
         "println print eprintln eprint",
         "println(a, ...)",
         "Writes integers, floats, bools and strings, then a newline (print leaves it out; eprint and eprintln write to standard error).",

@@ -384,6 +384,30 @@ impl Lower {
                 let body = self.block_opt(it.body());
                 Expr::Closure { params: Arc::from(params), ret, body }
             }
+            ast::Expr::Spawn(it) => {
+                let work = match (it.region(), it.call()) {
+                    (Some(region), _) => {
+                        let count = self.expr_opt(region.count(), &syntax);
+                        let binder = self.alloc_binder(region.name(), region.syntax());
+                        let body = self.block_opt(region.body());
+                        let range = region.syntax().text_range();
+                        SpawnWork::Region(self.alloc_stmt(Stmt::Parallel { binder, count, body }, range))
+                    }
+                    (None, call) => SpawnWork::Call(self.expr_opt(call, &syntax)),
+                };
+                let clause = it.after_clause().or_else(|| it.region().and_then(|r| r.after_clause()));
+                let after: Vec<ExprId> = clause
+                    .map(|c| {
+                        c.tickets()
+                            .map(|t| {
+                                let range = t.syntax().text_range();
+                                self.alloc_expr(Expr::Name(ident(t.ident())), range)
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Expr::Spawn { work, after: Arc::from(after) }
+            }
             other => Expr::Unsupported(other.syntax().kind()),
         };
         self.alloc_expr(lowered, range)

@@ -195,8 +195,23 @@ pub enum Expr {
         ret: Option<TypeRef>,
         body: Block,
     },
+    /// `spawn transfer(dst, src) [after a, b]` or `spawn parallel i in n [after a, b] { … }`
+    /// (language §32, §37): the work, and the tickets it is queued after (name expressions).
+    Spawn {
+        work: SpawnWork,
+        after: Arc<[ExprId]>,
+    },
     /// A construct of a later tier (`spawn`, collector, …), by its syntax kind.
     Unsupported(SyntaxKind),
+}
+
+/// What a `spawn` starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SpawnWork {
+    /// A call: `spawn f(args)`, `spawn transfer(dst, src)`.
+    Call(ExprId),
+    /// A region: the `parallel` statement, allocated in the body but in no block.
+    Region(StmtId),
 }
 
 /// A block: its statements.

@@ -200,6 +200,7 @@ impl Cx<'_> {
             B::Take => self.take(e, args),
             B::Swap => self.swap(e, args),
             B::Transfer => self.transfer(e, args),
+            B::Wait => self.wait(e, args),
             _ => Err(Diag::new("E-CALLEE", format!("Unknown callable {name}."), Anchor::Expr(e))),
         }
     }

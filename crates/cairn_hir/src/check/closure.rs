@@ -244,6 +244,15 @@ pub(crate) fn expr(
             binders.extend(params.iter().map(|(b, _)| *b));
             contents(body, b, binders, names, assigned);
         }
+        Expr::Spawn { work, after } => {
+            names.extend(after.iter().copied());
+            match work {
+                crate::body::SpawnWork::Call(call) => expr(body, *call, binders, names, assigned),
+                crate::body::SpawnWork::Region(region) => {
+                    contents(body, &Arc::from(vec![*region]), binders, names, assigned)
+                }
+            }
+        }
         Expr::Missing | Expr::Literal(_) | Expr::Unsupported(_) => {}
     }
 }

@@ -12,13 +12,99 @@
 //! device code throughout, so there each is judged on the spot. What device lanes call is judged
 //! against the callees' rows with the whole program (`crate::lanes`).
 
-use crate::body::ExprId;
-use crate::check::parallel::Lane;
+use std::sync::Arc;
+
+use crate::body::{BinaryOp, BinderId, Expr, ExprId, Literal};
+use crate::check::parallel::{Lane, RaceWalk};
 use crate::check::{Cx, R};
 use crate::diag::{Anchor, Diag};
+use crate::scopes::LocalRef;
 use crate::types::{Extent, Mode, Place, Ty};
 
+/// How device lanes touch one outer array (language §26's `vector` and `stage` read it).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ArrayAccess {
+    /// The outer binding.
+    pub local: LocalRef,
+    pub name: Arc<str>,
+    /// The size of one element in bytes.
+    pub elem_bytes: u64,
+    /// Some lane writes it.
+    pub written: bool,
+    /// Every access is at the lane's own index, `x[i]`.
+    pub own_only: bool,
+    /// The constant offsets `d` of reads at `x[i + d]` (and `x[i - d]` as `-d`), `0` included.
+    pub offsets: Arc<[i64]>,
+}
+
 impl Cx<'_> {
+    /// How the lanes `walk` placed touch each outer array.
+    pub(crate) fn array_accesses(&self, walk: &RaceWalk<'_, '_>) -> Vec<ArrayAccess> {
+        let lane = walk.lane();
+        let mut out: Vec<(LocalRef, ArrayAccess)> = Vec::new();
+        for (key, name, index, write) in walk.accesses() {
+            let Some(local) = self.locals.get(&key) else { continue };
+            let elem_bytes = match local.ty.value() {
+                Ty::View(view) => self.size_of(&view.elem),
+                Ty::Buf(elem) | Ty::Array(elem, _) => self.size_of(elem),
+                _ => continue,
+            };
+            let offset = index.and_then(|i| self.lane_offset(i, lane));
+            let slot = match out.iter_mut().position(|(k, _)| *k == key) {
+                Some(at) => at,
+                None => {
+                    out.push((
+                        key,
+                        ArrayAccess {
+                            local: key,
+                            name: name.clone(),
+                            elem_bytes,
+                            written: false,
+                            own_only: true,
+                            offsets: Arc::from(Vec::new()),
+                        },
+                    ));
+                    out.len() - 1
+                }
+            };
+            let entry = &mut out[slot].1;
+            entry.written |= write;
+            entry.own_only &= offset == Some(0);
+            if let Some(d) = offset
+                && !write
+                && !entry.offsets.contains(&d)
+            {
+                let mut offsets = entry.offsets.to_vec();
+                offsets.push(d);
+                entry.offsets = Arc::from(offsets);
+            }
+        }
+        out.into_iter().map(|(_, a)| a).collect()
+    }
+
+    /// `d` when `index` is the lane binder plus or minus an integer literal (`i`, `i + 2`, `i - 1`,
+    /// `2 + i`).
+    fn lane_offset(&self, index: ExprId, lane: BinderId) -> Option<i64> {
+        let is_lane = |e: ExprId| {
+            matches!(self.body.expr(self.body.unparen(e)), Expr::Name(_))
+                && self.scopes.resolve(self.body.unparen(e)) == Some(LocalRef::Binder(lane))
+        };
+        let literal = |e: ExprId| match self.body.expr(self.body.unparen(e)) {
+            Expr::Literal(Literal::Int { value: Some(v), .. }) => i64::try_from(*v).ok(),
+            _ => None,
+        };
+        let e = self.body.unparen(index);
+        if is_lane(e) {
+            return Some(0);
+        }
+        match self.body.expr(e) {
+            Expr::Binary { op: BinaryOp::Add, lhs, rhs } if is_lane(*lhs) => literal(*rhs),
+            Expr::Binary { op: BinaryOp::Add, lhs, rhs } if is_lane(*rhs) => literal(*lhs),
+            Expr::Binary { op: BinaryOp::Sub, lhs, rhs } if is_lane(*lhs) => literal(*rhs).map(|d| -d),
+            _ => None,
+        }
+    }
+
     /// True while the code being checked is device code for certain: a `kernel fn`'s body.
     pub(crate) fn in_kernel(&self) -> bool {
         self.signature.kernel

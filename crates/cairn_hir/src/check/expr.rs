@@ -68,6 +68,7 @@ impl Cx<'_> {
                 Anchor::Expr(e),
             )),
             Expr::Unsupported(cairn_syntax::SyntaxKind::SPAWN_EXPR) => self.spawn_placement(e),
+            Expr::Spawn { work, after } => self.spawn(e, *work, after),
             Expr::Unsupported(kind) => Err(Diag::new(
                 "E-UNSUPPORTED",
                 format!(
@@ -186,6 +187,9 @@ impl Cx<'_> {
             return Ok(ty);
         }
         if let Some(local) = self.local(name).cloned() {
+            if local.ty == Ty::Ticket {
+                self.pinned(e, name)?;
+            }
             if local.kind == LocalKind::Param && matches!(local.ty, Ty::Borrow(..)) {
                 self.effect(format!("read:{name}"));
             }

@@ -17,7 +17,7 @@ mod builtin;
 pub(crate) mod call;
 pub(crate) mod closure;
 mod collect;
-mod device;
+pub(crate) mod device;
 mod dispatch;
 mod dynamic;
 mod expr;
@@ -27,6 +27,7 @@ mod linear;
 mod moves;
 mod owner;
 mod parallel;
+mod queued;
 pub use parallel::{FnArgument, Region};
 mod stmt;
 
@@ -394,6 +395,9 @@ fn run_check<'db>(
         closure_calls: Vec::new(),
         regions: Vec::new(),
         fn_arguments: Vec::new(),
+        spawn_binding: None,
+        pinned_use: None,
+        queued: Vec::new(),
     };
     let mut result = cx.run();
     // A bare name that a local binding answers means that binding (the body's scopes say
@@ -415,7 +419,7 @@ fn run_check<'db>(
     cx.arm_variants.dedup_by_key(|(a, _)| *a);
     // Moves and releases, once every expression is typed and resolved.
     if result.is_ok() {
-        match moves::walk(&cx) {
+        match moves::walk(&cx).and_then(|frees| queued::leases(&cx).map(|()| frees)) {
             Ok(true) => cx.effect("free"),
             Ok(false) => {}
             Err(diag) => result = Err(diag),
@@ -538,6 +542,12 @@ pub(crate) struct Cx<'db> {
     pub regions: Vec<parallel::Region>,
     /// [`FnCheck::fn_arguments`].
     pub fn_arguments: Vec<parallel::FnArgument>,
+    /// The `spawn` a `let` is binding (the only place one may stand).
+    pub spawn_binding: Option<ExprId>,
+    /// The ticket name `wait(t)` is checking (its one allowed use).
+    pub pinned_use: Option<ExprId>,
+    /// The queued device work checked (for the lease walk, `queued::leases`).
+    pub queued: Vec<queued::Queued>,
 }
 
 impl Cx<'_> {

@@ -225,6 +225,22 @@ impl Walk<'_, '_> {
             LocalRef::Param(_) => Anchor::Item,
         });
         let at = if exit.is_some() { "this exit" } else { "the end of its block" };
+        let ticket = match local {
+            LocalRef::Binder(b) => self.cx.binder_types.get(b.0 as usize) == Some(&Ty::Ticket),
+            LocalRef::Param(_) => false,
+        };
+        if ticket {
+            let (code, paths) =
+                if held == Held::Maybe { ("E-LINEAR-BRANCH", "on some paths only") } else { ("E-LINEAR-LEAK", "") };
+            return Diag::new(
+                code,
+                format!(
+                    "{name} is the ticket of queued work, and it is not waited{} before {at}: write `wait({name});` on every path, once the host needs the work done.",
+                    if paths.is_empty() { String::new() } else { format!(" {paths}") }
+                ),
+                anchor,
+            );
+        }
         if held == Held::Maybe {
             return Diag::new(
                 "E-LINEAR-BRANCH",
@@ -584,6 +600,10 @@ impl Walk<'_, '_> {
                 self.depth -= 1;
                 result.map(|_| ())
             }
+            // Queued work: its tickets are named, not used (`after`); the work is walked where
+            // it is written (under emulation it runs there).
+            Expr::Spawn { work: crate::body::SpawnWork::Call(call), .. } => self.value(*call),
+            Expr::Spawn { work: crate::body::SpawnWork::Region(region), .. } => self.stmt(*region).map(|_| ()),
             Expr::Paren(_) | Expr::Literal(_) | Expr::Missing | Expr::Unsupported(_) => Ok(()),
         }
     }
@@ -642,6 +662,7 @@ impl Walk<'_, '_> {
                         | Builtin::Eprintln
                         | Builtin::Take
                         | Builtin::Swap
+                        | Builtin::Transfer
                 );
                 // Method syntax puts the first argument in the callee (`b.len()`).
                 let mut all: Vec<ExprId> = Vec::new();

@@ -44,6 +44,9 @@ pub struct Region {
     /// True for device lanes (language §36): the lanes index `@device` memory (or call a
     /// `kernel fn`) and are held to the device rules.
     pub device: bool,
+    /// For device lanes: how they touch each outer array (what the device plan items `vector`
+    /// and `stage` need, language §26).
+    pub arrays: Arc<[crate::check::device::ArrayAccess]>,
 }
 
 /// A `fn`-typed argument of a call of a declared function: the call, the parameter's position in
@@ -218,9 +221,11 @@ impl Cx<'_> {
         let captures = walk.captures();
         let stride = walk.stride();
         let blocks = walk.blocks();
+        let arrays = if device { self.array_accesses(&walk) } else { Vec::new() };
         self.record_region(id, captures, first_call, stride);
         if let Some(region) = self.regions.last_mut() {
             region.device = device;
+            region.arrays = Arc::from(arrays);
             region.blocks = Arc::from(blocks.0);
             region.block_indices = Arc::from(blocks.1);
         }
@@ -251,6 +256,7 @@ impl Cx<'_> {
             blocks: Arc::from(Vec::new()),
             block_indices: Arc::from(Vec::new()),
             device: false,
+            arrays: Arc::from(Vec::new()),
         });
     }
 }
@@ -311,6 +317,17 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
     }
 
     /// The outer bindings the region names, in first-use order.
+    /// Every access the walk placed: the outer binding, its name, the index expression of an
+    /// element access, and whether it writes.
+    pub(crate) fn accesses(&self) -> impl Iterator<Item = (LocalRef, &Arc<str>, Option<ExprId>, bool)> + '_ {
+        self.accesses.iter().map(|a| (a.key, &a.name, a.index, a.write))
+    }
+
+    /// The region's lane binder.
+    pub(crate) fn lane(&self) -> BinderId {
+        self.lane
+    }
+
     pub(crate) fn captures(&self) -> Vec<LocalRef> {
         let mut out: Vec<LocalRef> = Vec::new();
         for &name in &self.names {
@@ -520,7 +537,8 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
     fn expr(&mut self, e: ExprId) -> R<()> {
         let body = self.cx.body.clone();
         match body.expr(e) {
-            Expr::Missing | Expr::Literal(_) | Expr::Name(_) | Expr::Unsupported(_) => Ok(()),
+            // A lane may not spawn (the check refused it).
+            Expr::Missing | Expr::Literal(_) | Expr::Name(_) | Expr::Spawn { .. } | Expr::Unsupported(_) => Ok(()),
             Expr::Paren(inner) | Expr::Try(inner) | Expr::Unary { operand: inner, .. } => self.expr(*inner),
             Expr::Binary { lhs, rhs, .. } => {
                 self.expr(*lhs)?;

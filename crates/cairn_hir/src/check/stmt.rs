@@ -37,6 +37,16 @@ impl Cx<'_> {
         match body.stmt(id) {
             Stmt::Missing => Ok(false),
             Stmt::Let { binder, mutable, ty, init } => {
+                if matches!(self.body.expr(self.body.unparen(*init)), Expr::Spawn { .. }) {
+                    if *mutable {
+                        return Err(Diag::new(
+                            "E-PINNED",
+                            "A ticket is never reassigned: bind it with plain `let t = spawn …;`.",
+                            Anchor::Stmt(id),
+                        ));
+                    }
+                    self.spawn_binding = Some(self.body.unparen(*init));
+                }
                 self.let_stmt(id, *binder, *mutable, ty.as_ref(), *init)?;
                 Ok(false)
             }
@@ -240,7 +250,7 @@ impl Cx<'_> {
     pub(crate) fn expr_stmt(&mut self, id: StmtId, e: ExprId) -> R<()> {
         let inner = self.body.unparen(e);
         if !matches!(self.body.expr(inner), Expr::Call { .. } | Expr::Try(_)) {
-            if matches!(self.body.expr(inner), Expr::Unsupported(_)) {
+            if matches!(self.body.expr(inner), Expr::Unsupported(_) | Expr::Spawn { .. }) {
                 self.check(inner, None)?;
             }
             return Err(Diag::new(

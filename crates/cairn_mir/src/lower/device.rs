@@ -1,4 +1,5 @@
-//! Lowering device work for emulation (language §36, §41): `transfer(dst, src)`.
+//! Lowering device work for emulation (language §36, §37, §41): `transfer(dst, src)`, and
+//! queued work (`spawn transfer`, `spawn parallel`), which runs to completion at its spawn.
 //!
 //! Under `--emulate` device memory is host memory of exactly the requested size (a `buffer …
 //! @device` lowers as any buffer), so a transfer is an element copy: a counted loop that moves
@@ -9,6 +10,23 @@
 use super::*;
 
 impl Lower<'_> {
+    /// `spawn …` of queued device work: under emulation the work runs to completion here, and
+    /// the ticket holds nothing (`wait` has nothing left to do).
+    pub(super) fn spawn(&mut self, work: cairn_hir::body::SpawnWork) -> R<Operand> {
+        match work {
+            cairn_hir::body::SpawnWork::Call(call) => {
+                self.expr(call)?;
+            }
+            cairn_hir::body::SpawnWork::Region(region) => {
+                let Stmt::Parallel { binder, count, body } = self.body.stmt(region).clone() else {
+                    return fail("a queued region that is not a region");
+                };
+                self.parallel(region, binder, count, &body)?;
+            }
+        }
+        Ok(Operand::Const(Const::Bool(false)))
+    }
+
     /// `transfer(dst, src)`.
     pub(super) fn transfer(&mut self, e: ExprId, args: &[ExprId]) -> R<Operand> {
         let [dst, src] = args else { return fail("a transfer without two arguments") };

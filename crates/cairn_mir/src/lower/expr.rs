@@ -107,6 +107,7 @@ impl Lower<'_> {
             Expr::Missing | Expr::Unsupported(_) | Expr::Closure { .. } => {
                 fail("an expression the lowering does not know (a closure is lowered only where it is lent)")
             }
+            Expr::Spawn { work, .. } => self.spawn(*work),
             Expr::Literal(literal) => self.literal(e, literal, false),
             Expr::Paren(inner) => self.expr(*inner),
             Expr::Name(name) => self.name(e, name),

@@ -194,6 +194,8 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
         Ty::Float(f) => MTy::Float(*f),
         // An opaque witness lives only in the checks of `--generics`; no code is made for it.
         Ty::Void | Ty::Error | Ty::Param(_) | Ty::Dyn(..) | Ty::Opaque(_) => MTy::Void,
+        // Under emulation queued work runs to completion at its spawn: a ticket holds nothing.
+        Ty::Ticket => MTy::Bool,
         Ty::Record(adt) => {
             // An instance of a generic record is named with its arguments (`Pair[u64]`), so two
             // instances are two types.
