@@ -112,7 +112,8 @@ pub fn requested_instances(db: &dyn Db, program: Program) -> Requested {
         }
     }
     for entry in ordinary {
-        for edge in crate::check::check_fn(db, entry.item).calls.iter() {
+        let check = crate::check::check_fn(db, entry.item);
+        for edge in check.calls.iter().chain(value_edges(check).iter()) {
             push(&mut out, edge);
         }
     }
@@ -132,11 +133,27 @@ pub fn requested_instances(db: &dyn Db, program: Program) -> Requested {
             break;
         }
         let instance = Instance::new(db, item, args);
-        for edge in crate::check::instance_check(db, instance).calls.iter() {
+        let check = crate::check::instance_check(db, instance);
+        for edge in check.calls.iter().chain(value_edges(check).iter()) {
             push(&mut out, edge);
         }
     }
     out
+}
+
+/// The instances a body takes as function values (`twice[u64]`), as the edges of calls: each
+/// may be called through the value, so each is requested.
+fn value_edges(check: &crate::check::FnCheck) -> Vec<crate::check::CallEdge> {
+    check
+        .value_instances
+        .iter()
+        .filter_map(|(e, args)| match check.resolution(*e) {
+            crate::check::Resolution::Function(item) => {
+                Some(crate::check::CallEdge { callee: item, args: args.clone(), mapping: Arc::from(Vec::new()) })
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// How deeply an instance's type arguments may nest before the walk is stopped as runaway.

@@ -288,7 +288,15 @@ fn stored_value_unsafe(
         let sig = fn_signature(db, g);
         let fun =
             crate::types::FnTy { params: sig.params.iter().map(|p| p.ty.clone()).collect(), ret: sig.ret.clone() };
-        if crate::types::Ty::Fn(Arc::new(fun)) == *ty.value()
+        // A template is taken as one of its instances (`twice[u64]`): any of its instances
+        // with this many parameters may be in the value.
+        let may_hold = match ty.value() {
+            crate::types::Ty::Fn(held) if !crate::generics::fn_generics(db, g).is_empty() => {
+                held.params.len() == fun.params.len()
+            }
+            held => crate::types::Ty::Fn(Arc::new(fun)) == *held,
+        };
+        if may_hold
             && let Some(row) = row_of(g)
             && let Some(effect) = lane_unsafe(&row)
         {

@@ -52,8 +52,21 @@ pub fn collect<'db>(db: &'db dyn Db, roots: &[Instance<'db>]) -> Vec<Instance<'d
                 }
             }
         }
-        // A function used as a value may be called through it.
+        // An instance of a template used as a value (`twice[u64]`) may be called through it.
+        for (e, args) in check.value_instances.iter() {
+            if let cairn_hir::check::Resolution::Function(item) = check.resolution(*e) {
+                let reached = Instance::new(db, item, args.clone());
+                if seen.insert(reached) {
+                    out.push(reached);
+                }
+            }
+        }
+        // A function used as a value may be called through it (a template only as one of its
+        // instances, above).
         for &item in check.address_taken.iter() {
+            if !cairn_hir::generics::fn_generics(db, item).is_empty() {
+                continue;
+            }
             let reached = Instance::monomorphic(db, item);
             if seen.insert(reached) {
                 out.push(reached);

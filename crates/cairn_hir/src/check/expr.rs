@@ -560,6 +560,16 @@ impl Cx<'_> {
 
     /// `x[i]` (or, as an assignment target, `x[i] = …`).
     pub(crate) fn index(&mut self, e: ExprId, base: ExprId, indices: &[ExprId], write: bool) -> R<Ty> {
+        // `twice[u64]`: an instance of a template taken as a function value (language §21).
+        if !write
+            && let Expr::Name(name) = self.body.expr(self.body.unparen(base))
+            && self.local(name).is_none()
+            && let crate::scope::Lookup::Found(decl) =
+                self.scope.resolve_path(&self.module, std::slice::from_ref(name), |k| k == ItemKind::Fn)
+            && !crate::generics::fn_generics(self.db, decl.item).is_empty()
+        {
+            return self.instance_value(e, decl.item, indices);
+        }
         if indices.len() != 1 {
             return Err(Diag::new("E-INDEX", "An index has exactly one position: write `x[i]`.", Anchor::Expr(e)));
         }
@@ -823,6 +833,52 @@ fn similarity(a: &str, b: &str) -> f64 {
 impl Cx<'_> {
     /// A declared function used as a value: `fn(A) -> R`, when it is a plain host function of
     /// values (language §21, `E-FN-TYPE` otherwise).
+    /// `f[A, …]` as a value: the instance of template `f` with those arguments, as a `fn` value.
+    fn instance_value(&mut self, e: ExprId, item: crate::input::Item, indices: &[ExprId]) -> R<Ty> {
+        let name = self.scope.full_name(item);
+        if !self.scope.visible_from(item, &self.module) {
+            let owner = self.scope.module_of(item);
+            return Err(Diag::new("E-PRIVATE", format!("{name} is private to module {owner}."), Anchor::Expr(e)));
+        }
+        self.implementation_use(item, e)?;
+        let generics = crate::generics::fn_generics(self.db, item);
+        if indices.len() != generics.len() {
+            return Err(Diag::new(
+                "E-GENERIC-ARITY",
+                format!(
+                    "{name} takes {} generic argument{}, and a function value names every one ({} given): write {name}[{}].",
+                    generics.len(),
+                    if generics.len() == 1 { "" } else { "s" },
+                    indices.len(),
+                    generics.iter().map(|g| g.name.to_string()).collect::<Vec<_>>().join(", ")
+                ),
+                Anchor::Expr(e),
+            ));
+        }
+        let explicit = crate::check::call::Generic { explicit: Some(indices), expected: None, preset: None };
+        let args = self.infer_instance(e, item, &name, explicit, &[])?;
+        let instance = crate::instance::Instance::new(self.db, item, args.clone());
+        let signature = crate::signature::instance_signature(self.db, instance);
+        if signature.params.iter().any(|p| p.borrowed()) {
+            return Err(Diag::new(
+                "E-FN-TYPE",
+                format!("{name} takes a view or a borrow: only a function of values can be a `fn` value."),
+                Anchor::Expr(e),
+            ));
+        }
+        let fun = crate::types::FnTy {
+            params: signature.params.iter().map(|p| p.ty.clone()).collect(),
+            ret: signature.ret.clone(),
+        };
+        self.host_only(Anchor::Expr(e), "a function value")?;
+        self.resolved(e, Resolution::Function(item));
+        if !self.address_taken.contains(&item) {
+            self.address_taken.push(item);
+        }
+        self.value_instances.push((e, args));
+        Ok(Ty::Fn(Arc::new(fun)))
+    }
+
     pub(crate) fn function_value(&mut self, e: ExprId, item: crate::input::Item) -> R<Ty> {
         let name = self.scope.full_name(item);
         if !self.scope.visible_from(item, &self.module) {
@@ -834,7 +890,7 @@ impl Cx<'_> {
             return Err(Diag::new(
                 "E-FN-TYPE",
                 format!(
-                    "{name} is a template: a function value is a plain function (an instance written out, `{name}[u64]`, is not taken yet)."
+                    "{name} is a template: a function value is one of its instances, with every argument written out (`{name}[u64]`)."
                 ),
                 Anchor::Expr(e),
             ));
@@ -849,6 +905,13 @@ impl Cx<'_> {
             ));
         }
         let signature = crate::signature::fn_signature(self.db, item);
+        if signature.kernel {
+            return Err(Diag::new(
+                "E-FN-TYPE",
+                format!("{name} is a kernel fn, which is device code: a function value is a host function."),
+                Anchor::Expr(e),
+            ));
+        }
         if signature.params.iter().any(|p| p.borrowed()) {
             return Err(Diag::new(
                 "E-FN-TYPE",

@@ -175,6 +175,10 @@ pub struct FnCheck {
     pub captures: Arc<[(ExprId, Arc<[crate::scopes::LocalRef]>)]>,
     /// Each argument lent to a `dyn` parameter with the impl its table is made of; sorted.
     pub dyn_lends: Arc<[(ExprId, Item)]>,
+    /// The instances of templates used as values (`twice[u64]`), by expression, sorted: their
+    /// expressions resolve to the template (`Resolution::Function`), and these are the
+    /// instance's arguments (language §21).
+    pub value_instances: Arc<[(ExprId, Arc<[crate::instance::InstanceArg]>)]>,
     /// Each closure with the call expressions its body makes (what a lane calling it reaches);
     /// sorted by closure.
     pub closure_calls: Arc<[(ExprId, Arc<[ExprId]>)]>,
@@ -208,6 +212,12 @@ impl FnCheck {
     pub fn dyn_lend(&self, id: ExprId) -> Option<Item> {
         let at = self.dyn_lends.binary_search_by_key(&id, |(e, _)| *e).ok()?;
         Some(self.dyn_lends[at].1)
+    }
+
+    /// The arguments of the template instance expression `id` takes as a value (`twice[u64]`).
+    pub fn value_instance(&self, id: ExprId) -> Option<&Arc<[crate::instance::InstanceArg]>> {
+        let at = self.value_instances.binary_search_by_key(&id, |(e, _)| *e).ok()?;
+        Some(&self.value_instances[at].1)
     }
 
     /// The region (or collector) of statement `stmt`.
@@ -390,6 +400,7 @@ fn run_check<'db>(
         closure_rets: Vec::new(),
         captures: Vec::new(),
         dyn_lends: Vec::new(),
+        value_instances: Vec::new(),
         stack_bytes: 0,
         lane: None,
         closure_calls: Vec::new(),
@@ -458,6 +469,12 @@ fn run_check<'db>(
         },
         regions: Arc::from(cx.regions),
         fn_arguments: Arc::from(cx.fn_arguments),
+        value_instances: {
+            let mut instances = cx.value_instances;
+            instances.sort_by_key(|(e, _)| *e);
+            instances.dedup_by_key(|(e, _)| *e);
+            Arc::from(instances)
+        },
     }
 }
 
@@ -532,6 +549,8 @@ pub(crate) struct Cx<'db> {
     pub captures: Vec<(ExprId, Arc<[crate::scopes::LocalRef]>)>,
     /// Arguments lent to `dyn` parameters and their impls ([`FnCheck::dyn_lends`]).
     pub dyn_lends: Vec<(ExprId, Item)>,
+    /// [`FnCheck::value_instances`].
+    pub value_instances: Vec<(ExprId, Arc<[crate::instance::InstanceArg]>)>,
     pub types: Vec<Ty>,
     pub stack_bytes: u64,
     /// The lane being checked, inside a region or a collector's yields (language §24).

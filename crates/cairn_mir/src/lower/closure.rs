@@ -50,6 +50,15 @@ impl Lower<'_> {
                 let env = self.value(byte_ptr(), Rvalue::Ref(Place::local(dummy)));
                 Ok(self.value(ty.clone(), Rvalue::Record(ty.clone(), vec![code, env])))
             }
+            // An instance taken as a value (`twice[u64]`): held in a temporary, called through it.
+            Expr::Index { .. } if matches!(self.check.resolution(arg), Resolution::Function(_)) => {
+                let value_ty = self.mty_of(arg);
+                let value = self.expr(arg)?;
+                let place = self.operand_place(value, &value_ty);
+                let code = self.value_adapter(fun);
+                let env = self.value(byte_ptr(), Rvalue::Ref(place));
+                Ok(self.value(ty.clone(), Rvalue::Record(ty.clone(), vec![code, env])))
+            }
             _ => {
                 let place = self.place(arg)?;
                 let held = self.place_ty(&place)?;

@@ -139,6 +139,13 @@ impl Lower<'_> {
             }
             Expr::Binary { op, lhs, rhs } => self.binary(e, *op, *lhs, *rhs),
             Expr::Field { base, name } => self.field(e, *base, name),
+            // `twice[u64]` as a value: the instance's code.
+            Expr::Index { .. } if matches!(self.check.resolution(e), Resolution::Function(_)) => {
+                let Resolution::Function(item) = self.check.resolution(e) else { unreachable!("matched above") };
+                let args = self.check.value_instance(e).cloned().unwrap_or_else(|| Arc::from(Vec::new()));
+                let instance = cairn_hir::instance::Instance::new(self.db, item, args);
+                Ok(Operand::Const(Const::Fn(crate::lower::instance_symbol(self.db, instance))))
+            }
             Expr::Index { .. } => {
                 let place = self.place(e)?;
                 Ok(Operand::Copy(place))
