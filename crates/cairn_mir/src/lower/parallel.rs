@@ -336,7 +336,9 @@ impl<'db> Lower<'db> {
         };
         let result = match c.kind {
             CollectKind::Compact => self.compact(c, n)?,
-            CollectKind::Reduce if c.parallel => self.pooled_reduce(c, op, &ty, n, &region)?,
+            // A device collector folds in index order under emulation (language §41), whatever
+            // the keyword says.
+            CollectKind::Reduce if c.parallel && !region.device => self.pooled_reduce(c, op, &ty, n, &region)?,
             CollectKind::Reduce => {
                 let acc = self.new_local(None, ty.clone());
                 self.assign(Place::local(acc), Rvalue::Use(identity(op, &ty)));
@@ -347,7 +349,9 @@ impl<'db> Lower<'db> {
                 self.facts.truncate(mark);
                 copy(acc)
             }
-            CollectKind::Scan { exclusive } if c.parallel => self.pooled_scan(c, op, &ty, exclusive, n, &region)?,
+            CollectKind::Scan { exclusive } if c.parallel && !region.device => {
+                self.pooled_scan(c, op, &ty, exclusive, n, &region)?
+            }
             CollectKind::Scan { exclusive } => {
                 let out = self.output(c)?;
                 let acc = self.new_local(None, ty.clone());
