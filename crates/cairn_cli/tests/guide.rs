@@ -2,7 +2,8 @@
 //! ```` ```cairn run ```` block is run with `cairn run`, and its standard output must be the
 //! ```` ```text ```` block that follows it; a ```` ```cairn refused CODE ```` block must be refused
 //! with that code; blocks with `file=PATH` build a project; every other ```` ```cairn ```` block
-//! must check.
+//! must check. A block whose info string also says `emulate` is checked and run with
+//! `--emulate --device-target sm_90` (device code on host threads).
 
 use std::path::Path;
 use std::process::Command;
@@ -35,16 +36,20 @@ fn blocks(text: &str) -> Vec<(String, String)> {
 struct Info<'a> {
     language: &'a str,
     run: bool,
+    /// Device work: checked and run with `--emulate --device-target sm_90`.
+    emulate: bool,
     refused: Option<&'a str>,
     file: Option<&'a str>,
 }
 
 fn info(text: &str) -> Info<'_> {
     let mut words = text.split_whitespace();
-    let mut parsed = Info { language: words.next().unwrap_or(""), run: false, refused: None, file: None };
+    let mut parsed =
+        Info { language: words.next().unwrap_or(""), run: false, emulate: false, refused: None, file: None };
     while let Some(word) = words.next() {
         match word {
             "run" => parsed.run = true,
+            "emulate" => parsed.emulate = true,
             "refused" => parsed.refused = words.next(),
             _ => parsed.file = word.strip_prefix("file="),
         }
@@ -52,10 +57,12 @@ fn info(text: &str) -> Info<'_> {
     parsed
 }
 
-/// Runs `cairn COMMAND TARGET --format json`: its exit status and first record.
-fn cairn(command: &str, target: &Path) -> (Option<i32>, serde_json::Value) {
+/// Runs `cairn COMMAND TARGET --format json` (with `extra` flags): its exit status and first
+/// record.
+fn cairn(command: &str, target: &Path, extra: &[&str]) -> (Option<i32>, serde_json::Value) {
     let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
         .args([command, target.to_str().unwrap(), "--format", "json"])
+        .args(extra)
         .output()
         .expect("run cairn");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -88,7 +95,7 @@ fn every_guide_example_runs_and_prints_what_the_guide_shows() {
                 std::fs::create_dir_all(path.parent().expect("a parent")).expect("project directory");
                 std::fs::write(&path, code).expect("write");
                 if info.run {
-                    let (status, record) = cairn("run", &project);
+                    let (status, record) = cairn("run", &project, &[]);
                     assert_eq!(status, Some(0), "{at}: {record}");
                     let shown = blocks[index + 1..].iter().find(|(i, _)| i == "text").map(|(_, t)| t.as_str());
                     assert_eq!(record["stdout"].as_str(), shown, "{at}: the output shown after it");
@@ -101,7 +108,9 @@ fn every_guide_example_runs_and_prints_what_the_guide_shows() {
             }
             let file = scratch.join(format!("{stem}{index}.cairn"));
             std::fs::write(&file, code).expect("write");
-            let (status, record) = cairn(if info.run { "run" } else { "check" }, &file);
+            let flags: &[&str] = if info.emulate { &["--emulate", "--device-target", "sm_90"] } else { &[] };
+            let flags = if info.run || !info.emulate { flags } else { &flags[1..] };
+            let (status, record) = cairn(if info.run { "run" } else { "check" }, &file, flags);
             if let Some(code) = info.refused {
                 assert_eq!(status, Some(1), "{at}: should be refused: {record}");
                 assert_eq!(record["code"].as_str(), Some(code), "{at}: {record}");
