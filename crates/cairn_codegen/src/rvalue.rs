@@ -7,7 +7,7 @@
 //! Invariant: an operation right after the overflow guard that computed it reuses the guard's
 //! result (`FnGen::overflow`) instead of computing it again.
 
-use cairn_mir::{BinOp, FloatTy, MTy, Operand, Place, Rvalue, UnOp};
+use cairn_mir::{AtomicOp, BinOp, FloatTy, MTy, Operand, Place, Rvalue, UnOp};
 use inkwell::intrinsics::Intrinsic;
 use inkwell::types::BasicType;
 use inkwell::values::{BasicValue, BasicValueEnum, ValueKind};
@@ -141,6 +141,32 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 let a = self.operand(a)?;
                 let b = self.operand(b)?;
                 Ok(self.cx.builder.build_select(c, a, b, "select")?)
+            }
+            // Atomic element updates (language §34): relaxed (`monotonic`), the old value.
+            Rvalue::AtomicRmw(op, place, v) => {
+                let (ptr, ty) = self.place(place)?;
+                let signed = matches!(ty, MTy::Int(i) if i.signed());
+                let v = self.operand(v)?.into_int_value();
+                use inkwell::AtomicRMWBinOp as A;
+                let op = match op {
+                    AtomicOp::AddWrap => A::Add,
+                    AtomicOp::Min if signed => A::Min,
+                    AtomicOp::Min => A::UMin,
+                    AtomicOp::Max if signed => A::Max,
+                    AtomicOp::Max => A::UMax,
+                    AtomicOp::And => A::And,
+                    AtomicOp::Or => A::Or,
+                    AtomicOp::Xor => A::Xor,
+                };
+                Ok(self.cx.builder.build_atomicrmw(op, ptr, v, inkwell::AtomicOrdering::Monotonic)?.into())
+            }
+            Rvalue::AtomicCas(place, expected, desired) => {
+                let (ptr, _) = self.place(place)?;
+                let expected = self.operand(expected)?.into_int_value();
+                let desired = self.operand(desired)?.into_int_value();
+                let monotonic = inkwell::AtomicOrdering::Monotonic;
+                let pair = self.cx.builder.build_cmpxchg(ptr, expected, desired, monotonic, monotonic)?;
+                Ok(self.cx.builder.build_extract_value(pair, 0, "old")?)
             }
             Rvalue::Zeroed | Rvalue::Record(..) | Rvalue::Variant(..) => unreachable!("stored by `assign` directly"),
         }

@@ -148,14 +148,14 @@ builtins! {
     MmaAcc "MmaAcc" TypeName false false;
     TmemAcc "TmemAcc" TypeName false false;
     // Later-tier intrinsics (device and atomics).
-    AtomicAddWrap "atomic_add_wrap" Later false true;
+    AtomicAddWrap "atomic_add_wrap" Soft false false;
     AtomicAddUnordered "atomic_add_unordered" Later false true;
-    AtomicMin "atomic_min" Later false true;
-    AtomicMax "atomic_max" Later false true;
-    AtomicCas "atomic_cas" Later false true;
-    AtomicAnd "atomic_and" Later false true;
-    AtomicOr "atomic_or" Later false true;
-    AtomicXor "atomic_xor" Later false true;
+    AtomicMin "atomic_min" Soft false false;
+    AtomicMax "atomic_max" Soft false false;
+    AtomicCas "atomic_cas" Soft false false;
+    AtomicAnd "atomic_and" Soft false false;
+    AtomicOr "atomic_or" Soft false false;
+    AtomicXor "atomic_xor" Soft false false;
     Shuffle "shuffle" Later false true;
     ShuffleXor "shuffle_xor" Later false true;
     ShuffleDown "shuffle_down" Later false true;

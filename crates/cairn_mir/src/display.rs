@@ -125,6 +125,8 @@ impl Display for Rvalue {
             Rvalue::Zeroed => write!(f, "zeroed"),
             Rvalue::Alloc(t, n) => write!(f, "alloc {t}[{n}]"),
             Rvalue::Select(c, a, b) => write!(f, "select {c}, {a}, {b}"),
+            Rvalue::AtomicRmw(op, p, v) => write!(f, "atomic {op:?} {p}, {v}"),
+            Rvalue::AtomicCas(p, e, d) => write!(f, "atomic cas {p}, {e}, {d}"),
         }
     }
 }

@@ -581,6 +581,35 @@ impl<'f> Machine<'f> {
                 let c = self.operand(frame, c)?;
                 if c == Value::Bool(true) { self.operand(frame, a) } else { self.operand(frame, b) }
             }
+            Rvalue::AtomicRmw(op, place, v) => {
+                let Value::Int(v, _) = self.operand(frame, v)? else {
+                    return unsupported("an atomic of a non-integer");
+                };
+                let (cell, path) = self.place(frame, place)?;
+                let slot = self.at_mut(cell, &path)?;
+                let Value::Int(old, ty) = *slot else { return unsupported("an atomic element that is no integer") };
+                let new = match op {
+                    crate::AtomicOp::AddWrap => wrap(old + v, ty),
+                    crate::AtomicOp::Min => old.min(v),
+                    crate::AtomicOp::Max => old.max(v),
+                    crate::AtomicOp::And => old & v,
+                    crate::AtomicOp::Or => old | v,
+                    crate::AtomicOp::Xor => wrap(old ^ v, ty),
+                };
+                *slot = Value::Int(new, ty);
+                Ok(Value::Int(old, ty))
+            }
+            Rvalue::AtomicCas(place, expected, desired) => {
+                let expected = self.operand(frame, expected)?;
+                let desired = self.operand(frame, desired)?;
+                let (cell, path) = self.place(frame, place)?;
+                let slot = self.at_mut(cell, &path)?;
+                let old = slot.clone();
+                if old == expected {
+                    *slot = desired;
+                }
+                Ok(old)
+            }
         }
     }
 

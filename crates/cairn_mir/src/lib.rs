@@ -322,6 +322,24 @@ pub enum Rvalue {
     Alloc(MTy, Operand),
     /// `cond ? a : b`.
     Select(Operand, Operand, Operand),
+    /// An atomic update of one element (language §34), relaxed: the element becomes `old op v`
+    /// and the value is the old one.
+    AtomicRmw(AtomicOp, Place, Operand),
+    /// `atomic_cas`: the element becomes `desired` where it equals `expected`; the value is the
+    /// old one.
+    AtomicCas(Place, Operand, Operand),
+}
+
+/// The operation of an atomic element update (signedness from the element's type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    /// Wrapping addition.
+    AddWrap,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
 }
 
 /// The condition a guard requires; the program traps when it fails.

@@ -130,6 +130,15 @@ fn check_rvalue(function: &Function, value: &Rvalue) -> Result<(), String> {
             check_operand(function, a)?;
             check_operand(function, b)
         }
+        Rvalue::AtomicRmw(_, place, v) => {
+            check_place(function, place)?;
+            check_operand(function, v)
+        }
+        Rvalue::AtomicCas(place, expected, desired) => {
+            check_place(function, place)?;
+            check_operand(function, expected)?;
+            check_operand(function, desired)
+        }
     }
 }
 

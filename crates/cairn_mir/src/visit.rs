@@ -84,6 +84,16 @@ fn rvalue(value: &mut Rvalue, f: &mut dyn FnMut(&mut Place, Role)) {
             }
         }
         Rvalue::Zeroed => {}
+        // The element is read and written in memory; the local holding the array is only read.
+        Rvalue::AtomicRmw(_, p, v) => {
+            place(p, Role::Use, f);
+            operand(v, f);
+        }
+        Rvalue::AtomicCas(p, expected, desired) => {
+            place(p, Role::Use, f);
+            operand(expected, f);
+            operand(desired, f);
+        }
     }
 }
 

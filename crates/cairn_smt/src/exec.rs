@@ -528,6 +528,7 @@ impl<'f> Exec<'f> {
                 Ok(SV::Ptr { obj, path })
             }
             Rvalue::Zeroed => zero(ty, &mut state.objs),
+            Rvalue::AtomicRmw(..) | Rvalue::AtomicCas(..) => unsupported("an atomic element update"),
             Rvalue::Select(c, a, b) => {
                 let c = match self.operand(frame, state, c)? {
                     SV::Bool(c) => c,

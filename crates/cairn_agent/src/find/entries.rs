@@ -165,6 +165,26 @@ pub(super) const BUILTINS: &[(&str, &str, &str)] = &[
         "Copies every element of one view into another of the same type and extent, across placements (host and @device memory); the only way elements cross.",
     ),
     (
+        "atomic_add_wrap",
+        "atomic_add_wrap(x[i], v) -> T",
+        "Adds to one element of a writable array atomically (relaxed, wrapping) and returns its old value: safe from every lane at once, host or device.",
+    ),
+    (
+        "atomic_min atomic_max",
+        "atomic_min(x[i], v) -> T",
+        "Lowers (raises) one element of a writable array to v atomically if v is smaller (larger); returns the old value.",
+    ),
+    (
+        "atomic_and atomic_or atomic_xor",
+        "atomic_and(x[i], v) -> T",
+        "Combines one element of a writable array with v bit by bit, atomically; returns the old value.",
+    ),
+    (
+        "atomic_cas",
+        "atomic_cas(x[i], expected, desired) -> T",
+        "Replaces one element with desired where it equals expected, atomically; returns the old value (compare with expected to know who won).",
+    ),
+    (
         "wait",
         "wait(t)",
         "Ends queued device work: consumes the ticket `let t = spawn transfer(…);` or `spawn parallel …` made, once the host needs the work done.",

@@ -137,6 +137,7 @@ pub fn find(query: &FindQuery, program: Option<&Sources>) -> Result<Map<String, 
             left: candidate.left,
             matched: std::cmp::Reverse(matched),
             weight: std::cmp::Reverse(weight),
+            inexact: !entry.names.iter().any(|n| named.iter().any(|w| w == n)),
             rank: entry.rank,
             far: !near,
             cost: (row.is_none(), beyond(row.as_ref()).len()),
@@ -215,6 +216,9 @@ struct RankKey {
     left: usize,
     matched: std::cmp::Reverse<usize>,
     weight: std::cmp::Reverse<u32>,
+    /// An entry one of whose names is a query word, before entries that only contain it
+    /// (`min` before `atomic_min`).
+    inexact: bool,
     /// The program's own, then the library, then a builtin.
     rank: u8,
     /// A function of the module of a given or wanted type first.

@@ -266,8 +266,9 @@ fn a_refused_program_leaves_the_builtins_and_says_so() {
         record["program"],
         json!("refused with E-TYPE-MISMATCH: only the builtins and the library were searched")
     );
-    // `min` names min and begins "minimum" in the comment of abs.
-    assert_eq!(check_names(&query("min"), Some(broken)), ["min", "abs"]);
+    // `min` names min, is a word of atomic_min's name (an exact name first), and begins
+    // "minimum" in the comment of abs.
+    assert_eq!(check_names(&query("min"), Some(broken)), ["min", "atomic_min", "abs"]);
 }
 
 #[test]

@@ -13,6 +13,7 @@
 
 mod alias;
 mod assign;
+mod atomic;
 mod builtin;
 pub(crate) mod call;
 pub(crate) mod closure;
@@ -407,6 +408,7 @@ fn run_check<'db>(
         regions: Vec::new(),
         fn_arguments: Vec::new(),
         spawn_binding: None,
+        atomic_targets: Vec::new(),
         pinned_use: None,
         queued: Vec::new(),
     };
@@ -561,6 +563,8 @@ pub(crate) struct Cx<'db> {
     pub regions: Vec<parallel::Region>,
     /// [`FnCheck::fn_arguments`].
     pub fn_arguments: Vec<parallel::FnArgument>,
+    /// The element places atomic updates were made to (`atomic.rs`), in order.
+    pub atomic_targets: Vec<ExprId>,
     /// The `spawn` a `let` is binding (the only place one may stand).
     pub spawn_binding: Option<ExprId>,
     /// The ticket name `wait(t)` is checking (its one allowed use).

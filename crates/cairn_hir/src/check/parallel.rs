@@ -204,6 +204,7 @@ impl Cx<'_> {
         let name = self.body.binder(binder).clone();
         self.bind(binder, Local { name, ty: Ty::usize(), mutable: false, kind: LocalKind::LoopBinder, literal: None });
         let first_call = (self.call_targets.len(), self.calls.len());
+        let first_atomic = self.atomic_targets.len();
         let loops = std::mem::replace(&mut self.loops, 0);
         self.lane = Some(Lane::new(self.closure_rets.len()));
         let result = self.block(block);
@@ -218,6 +219,7 @@ impl Cx<'_> {
         let mut walk = RaceWalk::new(self, binder, block, &[]);
         walk.block(block)?;
         walk.judge()?;
+        self.atomic_mixed(&walk, first_atomic)?;
         let captures = walk.captures();
         let stride = walk.stride();
         let blocks = walk.blocks();

@@ -35,6 +35,7 @@ use cairn_hir::{ConstValue, Value};
 use cairn_hir::{Item, ItemKind, Program as ProgramInput};
 use cairn_hir::{fields_of, variants_of};
 
+mod atomic;
 mod call;
 mod cfg;
 mod closure;
