@@ -167,7 +167,7 @@ pub(super) const BUILTINS: &[(&str, &str, &str)] = &[
     (
         "atomic_add_wrap",
         "atomic_add_wrap(x[i], v) -> T",
-        "Adds to one element of a writable array atomically (relaxed, wrapping) and returns its old value: safe from every lane at once, host or device.",
+        "Adds to one element of a writable array atomically (relaxed, modulo 2^N) and returns its old value: safe from every lane at once, host or device.",
     ),
     (
         "atomic_min atomic_max",
