@@ -477,7 +477,7 @@ impl Cx<'_> {
                     return Err(Diag::new(
                         "E-ARITY",
                         format!(
-                            "{written} can leave out {} only when each view is written as a name, a field path, a part or a string literal, and this argument is an element or a computed value.",
+                            "{written} can leave out {} only when each view is written as a place (a name, a field or an element), a part or a string literal, and this argument is a computed value.",
                             names.join(", ")
                         ),
                         Anchor::Expr(arg),
@@ -677,10 +677,24 @@ impl Cx<'_> {
         matches!(self.body.expr(self.body.unparen(e)), Expr::Literal(Literal::String(_)))
     }
 
-    /// A view argument's shape allows leaving extents out: a name, a field path, a part, a string.
+    /// A view argument's shape allows leaving extents out: a place — a name, a field path, an
+    /// element whose indices are repeatable (`rows[k]`, `table.keys[a.slot].bytes`) — a part, or
+    /// a string. The left-out extent is the length of the view the argument lends, read once.
     pub(crate) fn is_view_argument_shape(&self, e: ExprId) -> bool {
-        self.is_name_or_field_path(e)
+        self.is_place_path(e)
             || matches!(self.body.expr(self.body.unparen(e)), Expr::Part { .. } | Expr::Literal(Literal::String(_)))
+    }
+
+    /// A name, or fields and elements of one, every index repeatable.
+    fn is_place_path(&self, e: ExprId) -> bool {
+        match self.body.expr(self.body.unparen(e)) {
+            Expr::Name(_) => true,
+            Expr::Field { base, .. } => self.is_place_path(*base),
+            Expr::Index { base, indices } => {
+                indices.iter().all(|i| self.repeatable(*i)) && self.is_place_path(*base)
+            }
+            _ => false,
+        }
     }
 
     /// The view an argument lends: a view local, a part, or a string literal.
