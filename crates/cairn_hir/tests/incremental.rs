@@ -721,3 +721,66 @@ fn an_implementation_s_body_edit_rechecks_its_instances_only() {
     assert!(!ran_any(&log, "implementation_def"), "{log:?}");
     assert_eq!(workspace.last_check_kind(), CheckKind::Incremental);
 }
+
+const DEVICE_PROGRAM: &str = "\
+kernel fn at(n:usize, grid:ro<f32>[n]@device, i:usize) -> f32 = grid[i];
+
+fn saxpy(n:usize, y:rw<f32>[n]@device, x:ro<f32>[n]@device) {
+  parallel i in n { y[i] = 2.0 * at(n, x, i) + y[i]; }
+}
+
+fn main() -> i32 {
+  let n:usize = 64;
+  buffer hx:f32[n] = zeroed;
+  buffer x:f32[n]@device = zeroed;
+  buffer y:f32[n]@device = zeroed;
+  let up = spawn transfer(x, hx);
+  wait(up);
+  saxpy(n, y, x);
+  transfer(hx, y);
+  return 0;
+}
+";
+
+#[test]
+fn editing_a_device_lane_rechecks_only_its_body() {
+    let mut workspace = workspace(DEVICE_PROGRAM);
+    let saxpy = id(&workspace, "saxpy");
+    // A literal inside the device region: its function's check only; no row, no other body.
+    let log = executed(&mut workspace, |w| edit(w, "fn saxpy(", "2.0 *", "3.0 *"));
+    assert!(ran(&log, "check_fn", &saxpy), "{log:?}");
+    for other in ["at", "main"] {
+        let other = id(&workspace, other);
+        assert!(log.iter().all(|entry| !entry.ends_with(&format!("({other})"))), "{other} was touched: {log:?}");
+    }
+    for query in PROGRAM_QUERIES {
+        assert!(!ran_any(&log, query), "{query} re-ran: {log:?}");
+    }
+    assert_eq!(workspace.last_check_kind(), CheckKind::Incremental, "after the region's edit");
+    // The same inside the kernel: the kernel's check, not the region's caller.
+    let at = id(&workspace, "at");
+    let log = executed(&mut workspace, |w| edit(w, "kernel fn at(", "grid[i]", "grid[i] + 0.0"));
+    assert!(ran(&log, "check_fn", &at), "{log:?}");
+    let main = id(&workspace, "main");
+    assert!(!ran(&log, "check_fn", &main), "main was rechecked: {log:?}");
+    assert_eq!(workspace.last_check_kind(), CheckKind::Incremental);
+}
+
+#[test]
+fn editing_an_expression_body_rechecks_only_it() {
+    // `= expr;` bodies are reparsed alone like blocks (cairn_syntax's reparse), so an edit of one
+    // takes the same path as an edit inside a block.
+    let program = "fn k(x:u32) -> u32 = x + 1;\n\nfn j(x:u32) -> u32 = k(x) * 2;\n\nfn main() -> i32 {\n  if j(2) > 9 { return 1; }\n  return 0;\n}\n";
+    let mut workspace = workspace(program);
+    let k = id(&workspace, "k");
+    let log = executed(&mut workspace, |w| edit(w, "fn k(", "x + 1", "x + 2"));
+    assert!(ran(&log, "check_fn", &k), "{log:?}");
+    for other in ["j", "main"] {
+        let other = id(&workspace, other);
+        assert!(log.iter().all(|entry| !entry.ends_with(&format!("({other})"))), "{other} was touched: {log:?}");
+    }
+    for query in PROGRAM_QUERIES {
+        assert!(!ran_any(&log, query), "{query} re-ran: {log:?}");
+    }
+    assert_eq!(workspace.last_check_kind(), CheckKind::Incremental);
+}

@@ -28,6 +28,21 @@ pub(crate) fn source_file(p: &mut Parser<'_>) {
 }
 
 /// Parses the contents of a block (used to re-parse one block on its own).
+/// One expression body `= expr;` as a whole text (the reparse of an edit inside one).
+pub(crate) fn expr_body_only(p: &mut Parser<'_>) {
+    let m = p.start();
+    items::fn_body(p);
+    while !p.at_end() {
+        let e = p.start();
+        p.error(ErrorCode::Parse, "Unexpected text after the expression body.");
+        while !p.at_end() {
+            p.bump_any();
+        }
+        e.complete(p, ERROR);
+    }
+    m.complete(p, SOURCE_FILE);
+}
+
 pub(crate) fn block_only(p: &mut Parser<'_>) {
     let m = p.start();
     stmts::block(p);

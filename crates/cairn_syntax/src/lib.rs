@@ -161,6 +161,11 @@ pub fn parse_block(text: &str) -> Parse {
     parse_with(text, grammar::block_only)
 }
 
+/// Parses `text` as one expression body, `= expr;` (the reparse of an edit inside one).
+pub(crate) fn parse_expr_body(text: &str) -> Parse {
+    parse_with(text, grammar::expr_body_only)
+}
+
 fn parse_with(text: &str, entry: fn(&mut Parser<'_>)) -> Parse {
     let lexed = lexer::lex(text);
     let stream = TokenStream::new(text, &lexed.tokens);

@@ -1,11 +1,12 @@
 //! Re-parsing after an edit without re-parsing the file (design.md, "the cost of one body edit").
 //!
-//! When an edit falls strictly inside the body block of a top-level function, impl member or test,
-//! only that block is re-lexed and re-parsed, and its new green node is spliced into the old tree
-//! (rowan rebuilds only the path to the root). Errors outside the block are kept (those after it
-//! shifted by the edit's length change), the block's own are replaced. Anything else (an edit
-//! touching a brace of the body, a body whose braces no longer balance, a block inside a recipe)
-//! falls back to a full parse.
+//! When an edit falls strictly inside the body of a top-level function, impl member or test — its
+//! block `{ … }`, or its expression body `= expr;` between the `=` and the `;` — only that body is
+//! re-lexed and re-parsed, and its new green node is spliced into the old tree (rowan rebuilds
+//! only the path to the root). Errors outside the body are kept (those after it shifted by the
+//! edit's length change), the body's own are replaced. Anything else (an edit touching a brace,
+//! the `=` or the `;` of the body, a body whose brackets no longer balance, a body inside a
+//! recipe) falls back to a full parse.
 //!
 //! Invariant: the result equals a full parse of the edited text, tree and errors alike; a property
 //! test compares the two on random edits.
@@ -13,7 +14,7 @@
 use rowan::{TextRange, TextSize};
 
 use crate::SyntaxKind::*;
-use crate::{Parse, SyntaxError, SyntaxNode, lexer, parse, parse_block};
+use crate::{Parse, SyntaxError, SyntaxKind, SyntaxNode, lexer, parse, parse_block, parse_expr_body};
 
 /// One edit of a text: the bytes in `delete` are replaced by `insert`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,18 +100,26 @@ impl Parse {
         let relative = edit.delete - block_range.start();
         let old_block_text = block.text().to_string();
         let new_block_text = TextEdit { delete: relative, insert: edit.insert.clone() }.apply(&old_block_text);
-        if !is_one_balanced_block(&new_block_text) {
-            return None;
-        }
-        let block_parse = parse_block(&new_block_text);
-        let new_block = block_parse.syntax_node().first_child().filter(|n| n.kind() == BLOCK)?;
-        // The block must end with its *own* closing brace, and the parse must never have run into
-        // the end of the block's text: otherwise an inner construct swallowed the brace, and in
+        let kind = block.kind();
+        let (closer, block_parse): (SyntaxKind, Parse) = if kind == BLOCK {
+            if !is_one_balanced_block(&new_block_text) {
+                return None;
+            }
+            (T!['}'], parse_block(&new_block_text))
+        } else {
+            if !is_one_expr_body(&new_block_text) {
+                return None;
+            }
+            (T![;], parse_expr_body(&new_block_text))
+        };
+        let new_block = block_parse.syntax_node().first_child().filter(|n| n.kind() == kind)?;
+        // The body must end with its *own* closing brace (or `;`), and the parse must never have
+        // run into the end of the body's text: otherwise an inner construct swallowed it, and in
         // the whole file the parse would have gone on past it.
         let closes_itself = new_block
             .last_child_or_token()
             .and_then(|element| element.into_token())
-            .is_some_and(|token| token.kind() == T!['}']);
+            .is_some_and(|token| token.kind() == closer);
         let end = TextSize::of(new_block_text.as_str());
         let ran_out = block_parse.errors.iter().any(|e| e.range.start() >= end);
         if block_parse.syntax_node().children().count() != 1 || !closes_itself || ran_out {
@@ -145,8 +154,8 @@ impl Parse {
     }
 }
 
-/// The body block of a top-level function, impl member or test that holds `range` strictly inside
-/// its braces.
+/// The body of a top-level function, impl member or test — its block, or its expression body —
+/// that holds `range` strictly inside its braces (between its `=` and its `;`).
 fn enclosing_body(root: &SyntaxNode, range: TextRange) -> Option<SyntaxNode> {
     let element = root.covering_element(range);
     let start = match element {
@@ -154,7 +163,7 @@ fn enclosing_body(root: &SyntaxNode, range: TextRange) -> Option<SyntaxNode> {
         rowan::NodeOrToken::Token(token) => token.parent()?,
     };
     let block = start.ancestors().find(|node| {
-        node.kind() == BLOCK
+        matches!(node.kind(), BLOCK | EXPR_BODY)
             && node.parent().is_some_and(|parent| {
                 matches!(parent.kind(), FN | TEST)
                     && parent.parent().is_some_and(|owner| matches!(owner.kind(), SOURCE_FILE | IMPL))
@@ -168,8 +177,41 @@ fn enclosing_body(root: &SyntaxNode, range: TextRange) -> Option<SyntaxNode> {
     let own = |element: Option<rowan::NodeOrToken<SyntaxNode, crate::SyntaxToken>>, kind| {
         element.and_then(|e| e.into_token()).is_some_and(|t| t.kind() == kind)
     };
-    (strictly_inside && own(block.first_child_or_token(), T!['{']) && own(block.last_child_or_token(), T!['}']))
+    let (opener, closer) = if block.kind() == BLOCK { (T!['{'], T!['}']) } else { (T![=], T![;]) };
+    (strictly_inside && own(block.first_child_or_token(), opener) && own(block.last_child_or_token(), closer))
         .then_some(block)
+}
+
+/// True when `text` lexes as `=`, then tokens whose brackets balance and hold no `;` outside
+/// braces, then `;` last.
+fn is_one_expr_body(text: &str) -> bool {
+    let lexed = lexer::lex(text);
+    let significant: Vec<_> = lexed.tokens.iter().filter(|t| !t.kind.is_trivia()).collect();
+    if significant.first().map(|t| t.kind) != Some(T![=]) || !text.starts_with('=') || !text.ends_with(';') {
+        return false;
+    }
+    let mut depth = 0i64;
+    let mut braces = 0i64;
+    for (i, token) in significant.iter().enumerate() {
+        match token.kind {
+            T!['('] | T!['['] => depth += 1,
+            T!['{'] => {
+                depth += 1;
+                braces += 1;
+            }
+            T![')'] | T![']'] => depth -= 1,
+            T!['}'] => {
+                depth -= 1;
+                braces -= 1;
+            }
+            T![;] if braces == 0 => return i + 1 == significant.len() && depth == 0,
+            _ => {}
+        }
+        if depth < 0 || braces < 0 {
+            return false;
+        }
+    }
+    false
 }
 
 /// True when `text` lexes as `{`, then tokens whose braces balance, then the matching `}` last.

@@ -242,6 +242,117 @@ proptest! {
     }
 }
 
+/// A program of expression-bodied functions (`fn f(a:u32, b:u32) -> u32 = expr;`), each body
+/// picked by `seed` from shapes with calls, closures, braces and nesting.
+fn expression_program(seed: u64) -> String {
+    const SHAPES: &[&str] = &[
+        "a + b",
+        "a * (b + 1) - min(a, b)",
+        "add_wrap(a, b) ^ (a << 1)",
+        "apply(a, |x:u32| -> u32 { return x + b; })",
+        "[a, b][0] + len(\"ab;c\")",
+        "if_zero(a, b) // a comment; with a semicolon\n  + 1",
+        "u32(u64(a) * 3) + b",
+    ];
+    let mut state = seed | 1;
+    let mut out = String::new();
+    for k in 0..6 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let shape = SHAPES[(state % SHAPES.len() as u64) as usize];
+        out.push_str(&format!("fn f{k}(a:u32, b:u32) -> u32 = {shape};\n\n"));
+    }
+    out.push_str("fn main() -> i32 {\n  return 0;\n}\n");
+    out
+}
+
+/// An edit inside one expression body: a byte range between its `=` and its `;` replaced by a
+/// random insertion (which may break the body: then the full parse runs).
+fn expression_body_edit(
+    text: &str,
+    pick: usize,
+    at: usize,
+    len: usize,
+    token: usize,
+) -> Option<cairn_syntax::TextEdit> {
+    let bodies: Vec<(usize, usize)> = text
+        .match_indices(") -> u32 = ")
+        .filter_map(|(start, found)| {
+            let open = start + found.len() - 2;
+            text[open..].find(";\n\n").map(|end| (open, open + end))
+        })
+        .collect();
+    let &(open, close) = bodies.get(pick % bodies.len().max(1))?;
+    let inner = close - open;
+    if inner < 3 {
+        return None;
+    }
+    let mut start = open + 1 + at % (inner - 1);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + len % 12).min(close);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let insert = if token.is_multiple_of(3) { String::new() } else { INSERTIONS[token % INSERTIONS.len()].to_string() };
+    Some(cairn_syntax::TextEdit {
+        delete: cairn_syntax::TextRange::new((start as u32).into(), (end.max(start) as u32).into()),
+        insert,
+    })
+}
+
+proptest! {
+    #![proptest_config(config(1024))]
+
+    #[test]
+    fn reparsing_one_expression_body_equals_a_full_parse(
+        seed in any::<u64>(),
+        edits in proptest::collection::vec((any::<usize>(), any::<usize>(), any::<usize>(), any::<usize>()), 1..8),
+    ) {
+        let mut text = expression_program(seed);
+        let mut current = cairn_syntax::parse(&text);
+        for (pick, at, len, token) in edits {
+            let Some(edit) = expression_body_edit(&text, pick, at, len, token) else { continue };
+            let new_text = edit.apply(&text);
+            let incremental = current.reparse(&edit, &new_text);
+            let full = cairn_syntax::parse(&new_text);
+            prop_assert_eq!(incremental.syntax_node().to_string(), new_text.clone());
+            prop_assert_eq!(incremental.green(), full.green());
+            prop_assert_eq!(incremental.errors(), full.errors());
+            prop_assert_eq!(incremental.first_error(), full.first_error());
+            text = new_text;
+            current = incremental;
+        }
+    }
+}
+
+#[test]
+fn an_edit_inside_an_expression_body_reparses_only_it() {
+    let text = "fn a(x:u32) -> u32 = x + 1;\n\nfn b(x:u32) -> u32 = x * 2;\n";
+    let parse = cairn_syntax::parse(text);
+    let at = text.find("2;").expect("literal") as u32;
+    let edit = cairn_syntax::TextEdit {
+        delete: cairn_syntax::TextRange::new(at.into(), (at + 1).into()),
+        insert: "(40 + x)".into(),
+    };
+    let new_text = edit.apply(text);
+    let (reparsed, how) = parse.reparse_traced(&edit, &new_text);
+    let cairn_syntax::Reparsed::Block { item } = how else { panic!("expected a body reparse, got {how:?}") };
+    let holder = reparsed.syntax_node().children_with_tokens().nth(item).expect("the item");
+    assert!(holder.to_string().starts_with("fn b("), "{holder}");
+    assert_eq!(reparsed.green(), cairn_syntax::parse(&new_text).green());
+    // A second `;` ends the body early: the whole file decides what follows.
+    let edit = cairn_syntax::TextEdit {
+        delete: cairn_syntax::TextRange::new(at.into(), (at + 1).into()),
+        insert: "2; fn c() -> u32 = 3".into(),
+    };
+    let (full, how) = parse.reparse_traced(&edit, &edit.apply(text));
+    assert_eq!(how, cairn_syntax::Reparsed::Full);
+    assert!(full.errors().is_empty(), "{:?}", full.errors());
+}
+
 #[test]
 fn an_edit_inside_a_body_reparses_only_the_block() {
     let text = "fn a() -> u32 {\n  return 1;\n}\n\nfn b() -> u32 {\n  return 2;\n}\n";

@@ -690,9 +690,7 @@ impl Cx<'_> {
         match self.body.expr(self.body.unparen(e)) {
             Expr::Name(_) => true,
             Expr::Field { base, .. } => self.is_place_path(*base),
-            Expr::Index { base, indices } => {
-                indices.iter().all(|i| self.repeatable(*i)) && self.is_place_path(*base)
-            }
+            Expr::Index { base, indices } => indices.iter().all(|i| self.repeatable(*i)) && self.is_place_path(*base),
             _ => false,
         }
     }

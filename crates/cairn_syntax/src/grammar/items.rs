@@ -420,7 +420,7 @@ pub(super) fn function(p: &mut Parser<'_>, context: FnContext) {
 }
 
 /// `= expr;` or a block.
-fn fn_body(p: &mut Parser<'_>) {
+pub(super) fn fn_body(p: &mut Parser<'_>) {
     if p.at(T![=]) {
         let m = p.start();
         p.bump(T![=]);
