@@ -51,6 +51,13 @@ pub struct DeviceVerdict {
     pub emulation: Option<Emulation>,
 }
 
+/// Every device feature (language §41).
+const FEATURES: [&str; 10] =
+    ["device_lanes", "wmma", "mma_sync", "bf16", "cp_async", "clusters", "tma", "wgmma", "tcgen05", "mma_f8f6f4"];
+
+/// The features emulation does not model (language §41, `E-EMULATE`).
+const UNEMULATED: [&str; 5] = ["clusters", "tma", "wgmma", "tcgen05", "mma_f8f6f4"];
+
 /// The features of language §41 with the capability that brings each (`wgmma` only on
 /// `sm_90a`, the family features only with their suffixes).
 fn provides(capability: u32, suffix: &str) -> Vec<&'static str> {
@@ -134,7 +141,7 @@ pub fn judge(
     let suffix = &name["sm_".len() + digits.len()..];
     let provided = provides(capability, suffix);
     let lanes = workspace.function_facts().iter().any(|f| f.row.iter().flatten().any(|e| &**e == "par:device"));
-    let needed = if lanes { vec!["device_lanes"] } else { Vec::new() };
+    let mut needed: Vec<&'static str> = if lanes { vec!["device_lanes"] } else { Vec::new() };
     if let Some(missing) = needed.iter().find(|f| !provided.contains(f)) {
         return Err(Diagnostic::new(
             "E-TARGET-FEATURE",
@@ -142,6 +149,33 @@ pub fn judge(
                 "{function} runs device lanes ({effect}), which need the feature {missing} (from sm_75), and {name} lacks it: name a newer device target."
             ),
         ));
+    }
+    // What the selected implementations declare they need (`needs(...)`, language §27, §41).
+    let db = workspace.db();
+    for (implementation, features) in cairn_hir::implementations::selected_needs(db) {
+        let written = cairn_hir::scope(db).full_name(implementation);
+        for feature in features.iter() {
+            let Some(known) = FEATURES.iter().find(|f| **f == &**feature) else { continue };
+            if !provided.contains(known) {
+                return Err(Diagnostic::new(
+                    "E-IMPL-TARGET",
+                    format!(
+                        "The plan selects {written}, which needs {known}, and {name} lacks it: select another implementation, or name a target that has {known}."
+                    ),
+                ));
+            }
+            if building && flags.emulate && UNEMULATED.contains(known) {
+                return Err(Diagnostic::new(
+                    "E-EMULATE",
+                    format!(
+                        "The plan selects {written}, which needs {known}, and host threads cannot stand in for {known}: --emulate refuses rather than approximates; select another implementation to emulate."
+                    ),
+                ));
+            }
+            if !needed.contains(known) {
+                needed.push(known);
+            }
+        }
     }
     let target = DeviceTarget { name: name.clone(), resolved, features_provided: provided, features_needed: needed };
     if !building {

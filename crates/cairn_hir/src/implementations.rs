@@ -242,12 +242,17 @@ pub fn implementation_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
                 format!("`needs({unknown})` names no device feature: the features are {}.", FEATURES.join(", ")),
             );
         }
-        return refuse(
-            "E-IMPLEMENTS",
-            format!(
-                "{name} declares `needs(...)` and has no device code: `needs` is for implementations with device regions (tier 2); remove it."
-            ),
-        );
+        // `needs` names what an implementation's device code needs (judged against the device
+        // target when a plan selects it, `selected_needs`).
+        let device = crate::check::representative_check(db, item).regions.iter().any(|r| r.device);
+        if !device {
+            return refuse(
+                "E-IMPLEMENTS",
+                format!(
+                    "{name} declares `needs(...)` and has no device code: `needs` names the device features an implementation's device regions use; remove it."
+                ),
+            );
+        }
     }
     if let Some(diag) = signature_refusal(db, item, reference) {
         return Some(diag);
@@ -461,6 +466,21 @@ pub fn second_selection(db: &dyn Db) -> Option<(Item, Diag)> {
         seen.push(reference);
     }
     None
+}
+
+/// The implementations a plan selects that declare `needs(...)`, with the features they name
+/// (judged against the device target by a build: `E-IMPL-TARGET`, `E-EMULATE`).
+pub fn selected_needs(db: &dyn Db) -> Vec<(Item, Arc<[Arc<str>]>)> {
+    let mut out = Vec::new();
+    for &(implementation, reference) in implementations(db, Program::get(db)).iter() {
+        let Some(needs) = implementation_def(db, implementation).as_ref().and_then(|d| d.needs.clone()) else {
+            continue;
+        };
+        if selected(db, reference).is_some_and(|chosen| chosen.item(db) == implementation) {
+            out.push((implementation, needs));
+        }
+    }
+    out
 }
 
 /// The instance a plan selects for `reference`, when a valid selection names one.
