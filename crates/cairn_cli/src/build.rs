@@ -111,6 +111,21 @@ pub fn build_program(
     out: Output,
 ) -> Result<Built, Stopped> {
     let started = Instant::now();
+    // Vendored CUDA is device code host threads cannot stand in for (language §41).
+    if flags.device.emulate
+        && let Some(cuda) = program.foreign.iter().find(|source| source.ends_with(".cu"))
+    {
+        let diagnostic = cairn_diagnostics::Diagnostic::new(
+            "E-EMULATE",
+            format!(
+                "The manifest's [foreign] source {cuda} is vendored CUDA, which --emulate refuses rather than approximates: build without it to emulate the program's own device code."
+            ),
+        );
+        if let Some(refusal) = cairn_diagnostics::Refusal::from_diagnostics(vec![diagnostic]) {
+            out.refusal(&refusal_record(&refusal), &|_: Option<&str>, _: u32| None);
+        }
+        return Err(Stopped(1));
+    }
     if let Some(message) = unbuilt_manifest_choice(&program) {
         out.environment(&message);
         return Err(Stopped(2));

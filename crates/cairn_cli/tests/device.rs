@@ -154,3 +154,19 @@ fn a_selected_implementation_is_held_to_the_target_and_to_emulation() {
     assert_eq!(status, 0, "{record}");
     assert_eq!(record["stdout"], "14\n");
 }
+
+#[test]
+fn vendored_cuda_is_not_emulated() {
+    let scratch = Scratch::new("cuda");
+    scratch.write("main.cairn", SAXPY);
+    let manifest = scratch.write(
+        "cairn.toml",
+        "[project]\nname = \"vendored\"\nsources = [\"main.cairn\"]\n\n[foreign]\n\"vendor/fast.cu\" = [\"fast_scale\"]\n",
+    );
+    let args =
+        ["build", &manifest, "--emulate", "--device-target", "sm_90", "--format", "json", "--out", &scratch.out()];
+    let (status, record) = cairn(&args);
+    assert_eq!((status, record["code"].as_str()), (1, Some("E-EMULATE")), "{record}");
+    assert!(record["message"].as_str().is_some_and(|m| m.contains("vendor/fast.cu")), "{record}");
+    assert!(!std::path::Path::new(&scratch.out()).exists(), "nothing built");
+}
