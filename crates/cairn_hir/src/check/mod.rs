@@ -22,6 +22,7 @@ pub(crate) mod device;
 mod dispatch;
 mod dynamic;
 mod expr;
+mod extents;
 mod generic;
 mod implements;
 mod linear;
@@ -31,6 +32,7 @@ mod parallel;
 mod queued;
 pub use parallel::{FnArgument, Region};
 mod stmt;
+mod value;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
