@@ -89,8 +89,8 @@ fn provides(capability: u32, suffix: &str) -> Vec<&'static str> {
 }
 
 /// The first function (by its full name) whose row does device work, and the effect that says so.
-pub fn device_work(workspace: &Workspace) -> Option<(String, String)> {
-    for fact in workspace.function_facts().iter() {
+fn device_work(facts: &[cairn_hir::FunctionFacts]) -> Option<(String, String)> {
+    for fact in facts {
         let Some(row) = &fact.row else { continue };
         if let Some(effect) =
             row.iter().find(|e| matches!(&***e, "par:device" | "gpu_alloc" | "gpu_free") || e.starts_with("transfer:"))
@@ -120,7 +120,9 @@ pub fn judge(
     if let Some((name, _)) = &named {
         cairn_vfs::check_device_target(name).map_err(|message| Diagnostic::new("E-TARGET", message))?;
     }
-    let Some((function, effect)) = device_work(workspace) else {
+    // Every function's row, read once.
+    let facts = workspace.function_facts();
+    let Some((function, effect)) = device_work(&facts) else {
         return Ok(DeviceVerdict::default());
     };
     let Some((name, resolved)) = named else {
@@ -140,7 +142,7 @@ pub fn judge(
     let capability: u32 = digits.parse().unwrap_or(0);
     let suffix = &name["sm_".len() + digits.len()..];
     let provided = provides(capability, suffix);
-    let lanes = workspace.function_facts().iter().any(|f| f.row.iter().flatten().any(|e| &**e == "par:device"));
+    let lanes = facts.iter().any(|f| f.row.iter().flatten().any(|e| &**e == "par:device"));
     let mut needed: Vec<&'static str> = if lanes { vec!["device_lanes"] } else { Vec::new() };
     if let Some(missing) = needed.iter().find(|f| !provided.contains(f)) {
         return Err(Diagnostic::new(

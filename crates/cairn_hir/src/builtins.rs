@@ -184,6 +184,20 @@ impl Builtin {
         matches!(self.binding(), Binding::Hard | Binding::Soft)
     }
 
+    /// An atomic element update (language §34): `atomic_add_wrap(x[i], v)` and its kin.
+    pub fn atomic_update(self) -> bool {
+        matches!(
+            self,
+            Builtin::AtomicAddWrap
+                | Builtin::AtomicMin
+                | Builtin::AtomicMax
+                | Builtin::AtomicCas
+                | Builtin::AtomicAnd
+                | Builtin::AtomicOr
+                | Builtin::AtomicXor
+        )
+    }
+
     /// A builtin whose arguments are places, not values (`take`, `swap`): it moves what a field,
     /// element or local holds, so a search by the types of values never offers it.
     pub fn on_places(self) -> bool {

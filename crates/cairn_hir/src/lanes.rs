@@ -20,51 +20,32 @@ use crate::effects::Row;
 use crate::input::{Item, Program};
 use crate::signature::fn_signature;
 
-/// The first effect of `row` outside the host lane-safe set: the `pure` set, reads and writes
-/// (judged by the race rule where lent), `alloc`, `free`, `atomic`, `lock`, `dispatch`,
-/// `indirect_call` and `lane:*`.
+/// True for an effect of the `pure` set (language §14) or a read or write, which the race rule
+/// judges where it is lent: what every lane may do.
+fn pure_or_footprint(effect: &str) -> bool {
+    matches!(
+        effect,
+        "local_read" | "local_write" | "zero_init" | "stack_storage" | "trap" | "diverge" | "ffi_precondition"
+    ) || ["read:", "write:", "bound:"].iter().any(|p| effect.starts_with(p))
+}
+
+/// The first effect of `row` outside the host lane-safe set: the `pure` set, reads and writes,
+/// `alloc`, `free`, `atomic`, `lock`, `dispatch`, `indirect_call` and `lane:*`.
 pub fn lane_unsafe(row: &Row) -> Option<&Arc<str>> {
     row.iter().find(|effect| {
         let e: &str = effect;
-        let safe = matches!(
-            e,
-            "local_read"
-                | "local_write"
-                | "alloc"
-                | "free"
-                | "zero_init"
-                | "stack_storage"
-                | "trap"
-                | "diverge"
-                | "ffi_precondition"
-                | "atomic"
-                | "lock"
-                | "dispatch"
-                | "indirect_call"
-        ) || ["read:", "write:", "lane:", "bound:"].iter().any(|p| e.starts_with(p));
-        !safe
+        !(pure_or_footprint(e)
+            || matches!(e, "alloc" | "free" | "atomic" | "lock" | "dispatch" | "indirect_call")
+            || e.starts_with("lane:"))
     })
 }
 
 /// The first effect of `row` outside the device lane-safe set (language §36): the `pure` set,
-/// reads and writes (judged by the race rule where lent), `asm:ptx`, `fence` and `atomic`.
+/// reads and writes, `asm:ptx`, `fence` and `atomic`.
 pub fn device_unsafe(row: &Row) -> Option<&Arc<str>> {
     row.iter().find(|effect| {
         let e: &str = effect;
-        let safe = matches!(
-            e,
-            "local_read"
-                | "local_write"
-                | "zero_init"
-                | "stack_storage"
-                | "trap"
-                | "diverge"
-                | "ffi_precondition"
-                | "atomic"
-                | "fence"
-                | "asm:ptx"
-        ) || ["read:", "write:", "bound:"].iter().any(|p| e.starts_with(p));
-        !safe
+        !(pure_or_footprint(e) || matches!(e, "atomic" | "fence" | "asm:ptx"))
     })
 }
 

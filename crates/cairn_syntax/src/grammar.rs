@@ -27,28 +27,23 @@ pub(crate) fn source_file(p: &mut Parser<'_>) {
     m.complete(p, SOURCE_FILE);
 }
 
-/// Parses the contents of a block (used to re-parse one block on its own).
-/// One expression body `= expr;` as a whole text (the reparse of an edit inside one).
-pub(crate) fn expr_body_only(p: &mut Parser<'_>) {
-    let m = p.start();
-    items::fn_body(p);
-    while !p.at_end() {
-        let e = p.start();
-        p.error(ErrorCode::Parse, "Unexpected text after the expression body.");
-        while !p.at_end() {
-            p.bump_any();
-        }
-        e.complete(p, ERROR);
-    }
-    m.complete(p, SOURCE_FILE);
+/// Parses one block on its own (the reparse of an edit inside one).
+pub(crate) fn block_only(p: &mut Parser<'_>) {
+    only(p, stmts::block, "Unexpected text after the block.");
 }
 
-pub(crate) fn block_only(p: &mut Parser<'_>) {
+/// Parses one expression body `= expr;` on its own (the reparse of an edit inside one).
+pub(crate) fn expr_body_only(p: &mut Parser<'_>) {
+    only(p, items::fn_body, "Unexpected text after the expression body.");
+}
+
+/// A `SOURCE_FILE` of what `body` parses, then an error node for anything after it.
+fn only(p: &mut Parser<'_>, body: fn(&mut Parser<'_>), after: &str) {
     let m = p.start();
-    stmts::block(p);
+    body(p);
     while !p.at_end() {
         let e = p.start();
-        p.error(ErrorCode::Parse, "Unexpected text after the block.");
+        p.error(ErrorCode::Parse, after.to_string());
         while !p.at_end() {
             p.bump_any();
         }

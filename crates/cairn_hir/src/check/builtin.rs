@@ -201,13 +201,7 @@ impl Cx<'_> {
             B::Swap => self.swap(e, args),
             B::Transfer => self.transfer(e, args),
             B::Wait => self.wait(e, args),
-            B::AtomicAddWrap
-            | B::AtomicMin
-            | B::AtomicMax
-            | B::AtomicCas
-            | B::AtomicAnd
-            | B::AtomicOr
-            | B::AtomicXor => self.atomic_update(e, builtin, args),
+            atomic if atomic.atomic_update() => self.atomic_update(e, builtin, args),
             _ => Err(Diag::new("E-CALLEE", format!("Unknown callable {name}."), Anchor::Expr(e))),
         }
     }

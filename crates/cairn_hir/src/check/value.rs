@@ -9,17 +9,13 @@ use std::sync::Arc;
 use crate::body::ExprId;
 use crate::check::{Cx, R, Resolution};
 use crate::diag::{Anchor, Diag};
+use crate::signature::Signature;
 use crate::types::Ty;
 
 impl Cx<'_> {
     /// `f[A, …]` as a value: the instance of template `f` with those arguments, as a `fn` value.
     pub(crate) fn instance_value(&mut self, e: ExprId, item: crate::input::Item, indices: &[ExprId]) -> R<Ty> {
-        let name = self.scope.full_name(item);
-        if !self.scope.visible_from(item, &self.module) {
-            let owner = self.scope.module_of(item);
-            return Err(Diag::new("E-PRIVATE", format!("{name} is private to module {owner}."), Anchor::Expr(e)));
-        }
-        self.implementation_use(item, e)?;
+        let name = self.value_of(e, item)?;
         let generics = crate::generics::fn_generics(self.db, item);
         if indices.len() != generics.len() {
             return Err(Diag::new(
@@ -37,36 +33,15 @@ impl Cx<'_> {
         let explicit = crate::check::call::Generic { explicit: Some(indices), expected: None, preset: None };
         let args = self.infer_instance(e, item, &name, explicit, &[])?;
         let instance = crate::instance::Instance::new(self.db, item, args.clone());
-        let signature = crate::signature::instance_signature(self.db, instance);
-        if signature.params.iter().any(|p| p.borrowed()) {
-            return Err(Diag::new(
-                "E-FN-TYPE",
-                format!("{name} takes a view or a borrow: only a function of values can be a `fn` value."),
-                Anchor::Expr(e),
-            ));
-        }
-        let fun = crate::types::FnTy {
-            params: signature.params.iter().map(|p| p.ty.clone()).collect(),
-            ret: signature.ret.clone(),
-        };
-        self.host_only(Anchor::Expr(e), "a function value")?;
-        self.resolved(e, Resolution::Function(item));
-        if !self.address_taken.contains(&item) {
-            self.address_taken.push(item);
-        }
+        let ty = self.taken(e, item, &name, crate::signature::instance_signature(self.db, instance))?;
         self.value_instances.push((e, args));
-        Ok(Ty::Fn(Arc::new(fun)))
+        Ok(ty)
     }
 
     /// A declared function used as a value: `fn(A) -> R`, when it is a plain host function of
     /// values (language §21, `E-FN-TYPE` otherwise).
     pub(crate) fn function_value(&mut self, e: ExprId, item: crate::input::Item) -> R<Ty> {
-        let name = self.scope.full_name(item);
-        if !self.scope.visible_from(item, &self.module) {
-            let owner = self.scope.module_of(item);
-            return Err(Diag::new("E-PRIVATE", format!("{name} is private to module {owner}."), Anchor::Expr(e)));
-        }
-        self.implementation_use(item, e)?;
+        let name = self.value_of(e, item)?;
         if !crate::generics::fn_generics(self.db, item).is_empty() {
             return Err(Diag::new(
                 "E-FN-TYPE",
@@ -85,7 +60,24 @@ impl Cx<'_> {
                 Anchor::Expr(e),
             ));
         }
-        let signature = crate::signature::fn_signature(self.db, item);
+        self.taken(e, item, &name, crate::signature::fn_signature(self.db, item))
+    }
+
+    /// The full name of `item` used as a value at `e`, once it may be named here (`E-PRIVATE`,
+    /// and the implementation rules of a direct use).
+    fn value_of(&mut self, e: ExprId, item: crate::input::Item) -> R<Arc<str>> {
+        let name = self.scope.full_name(item);
+        if !self.scope.visible_from(item, &self.module) {
+            let owner = self.scope.module_of(item);
+            return Err(Diag::new("E-PRIVATE", format!("{name} is private to module {owner}."), Anchor::Expr(e)));
+        }
+        self.implementation_use(item, e)?;
+        Ok(name)
+    }
+
+    /// The `fn` value of a function (or instance) with `signature`: a host function of values
+    /// (`E-FN-TYPE` for a kernel or a view or borrow parameter), recorded as taken.
+    fn taken(&mut self, e: ExprId, item: crate::input::Item, name: &str, signature: &Signature) -> R<Ty> {
         if signature.kernel {
             return Err(Diag::new(
                 "E-FN-TYPE",

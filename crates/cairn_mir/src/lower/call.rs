@@ -311,13 +311,7 @@ impl Lower<'_> {
             B::Transfer => self.transfer(e, args),
             // Queued work ran at its spawn (emulation): waiting has nothing left to do.
             B::Wait => Ok(Operand::Const(Const::Bool(false))),
-            B::AtomicAddWrap
-            | B::AtomicMin
-            | B::AtomicMax
-            | B::AtomicCas
-            | B::AtomicAnd
-            | B::AtomicOr
-            | B::AtomicXor => self.atomic(e, builtin, args),
+            atomic if atomic.atomic_update() => self.atomic(e, builtin, args),
             other => fail(format!("the builtin {}", other.name())),
         }
     }
