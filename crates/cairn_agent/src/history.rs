@@ -191,6 +191,11 @@ pub fn host_target() -> String {
     format!("host {}", std::env::consts::ARCH)
 }
 
+/// The target part of a record whose runs emulated device target `device` on host threads.
+pub fn emulation_target(device: &str) -> String {
+    format!("host emulation of {device}")
+}
+
 /// A contract part from what a candidate must preserve.
 pub fn contract(value: &Value) -> String {
     match value {

@@ -37,12 +37,9 @@ pub struct DeviceTarget {
     pub features_needed: Vec<&'static str>,
 }
 
-/// The record's `emulation`: what an emulated build's results are evidence of.
-#[derive(Debug, Clone, Serialize)]
-pub struct Emulation {
-    pub judged_against: String,
-    pub claim: String,
-}
+/// The record's `emulation`: what an emulated build's results are evidence of (one type for
+/// every record that carries it, the validation's included).
+pub use cairn_agent::validate::Emulation;
 
 /// What a program's device work came to.
 #[derive(Debug, Clone, Default)]
@@ -191,8 +188,5 @@ pub fn judge(
             ),
         ));
     }
-    let claim = format!(
-        "device work ran on host threads as an emulation of {name}: evidence about the program's results, never about the device"
-    );
-    Ok(DeviceVerdict { target: Some(target), emulation: Some(Emulation { judged_against: name, claim }) })
+    Ok(DeviceVerdict { target: Some(target), emulation: Some(Emulation::of(&name)) })
 }

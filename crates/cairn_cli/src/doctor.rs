@@ -9,7 +9,7 @@
 //! each missing piece, how to get it).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -66,7 +66,7 @@ const TOOLS: &[(&str, &str)] = &[
 ];
 
 pub fn run(out: Output) -> u8 {
-    let found = |name: &str| on_path(name).map(|p| p.display().to_string());
+    let found = |name: &str| crate::process::on_path(name).map(|p| p.display().to_string());
     let cache = cairn_codegen::cache_dir().filter(|d| writable(d)).map(|d| d.display().to_string());
     let mut fixes = BTreeMap::new();
     for (tool, fix) in TOOLS {
@@ -131,15 +131,6 @@ pub fn run(out: Output) -> u8 {
         }
     }
     0
-}
-
-/// The first executable named `name` on `PATH`.
-pub(crate) fn on_path(name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| {
-        std::fs::metadata(candidate).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
 }
 
 /// True when a file can be created in `dir` (made if missing).

@@ -55,7 +55,7 @@ pub fn run(path: &Path, flags: &InspectFlags, out: Output) -> u8 {
                     program.root.join("regressions").join(cairn_agent::validate::regressions_name(&flags.symbol));
                 let kept = std::fs::read(file).ok().and_then(|b| cairn_agent::validate::Regressions::parse(&b).ok());
                 let policy = kept.as_ref().map(|k| k.policy.clone()).unwrap_or_default();
-                host.implementation_open(sources, &flags.symbol, policy, kept)
+                host.implementation_open(sources, &flags.symbol, policy, kept, None)
             }
         };
         out.json(&answer.record);

@@ -179,3 +179,12 @@ pub fn escaped(bytes: &[u8]) -> String {
     }
     out
 }
+
+/// The first executable named `name` on `PATH`.
+pub(crate) fn on_path(name: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| {
+        std::fs::metadata(candidate).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}

@@ -197,6 +197,9 @@ fn evaluate(
         policy: None,
         regressions: None,
         history: Some(history.to_path_buf()),
+        // A promotion stands on native runs only: emulated evidence never promotes.
+        emulate: false,
+        device_target: None,
     });
     let policy = crate::validate::pinned_policy(&flags.path, &subject.function);
     let revision = revision(&subject, &policy, flags.threshold, &sizes);
@@ -225,6 +228,7 @@ fn evaluate(
         budget_seconds: 600,
         clock: &clock,
         history: &[],
+        accept_emulated: false,
     };
     let short = subject.implementation.rsplit('.').next().unwrap_or(&subject.implementation).to_string();
     let compared = cairn_agent::tune::compare(workspace, &request, "none", &format!("use {short}"), &runner)

@@ -89,7 +89,7 @@ pub fn bubblewrap() -> Option<&'static Path> {
     static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
     FOUND
         .get_or_init(|| {
-            let bwrap = crate::doctor::on_path("bwrap")?;
+            let bwrap = crate::process::on_path("bwrap")?;
             let mut probe = Command::new(&bwrap);
             probe.args(system_binds()).args(["--unshare-all", "--die-with-parent", "--", "/usr/bin/true"]);
             // As the runs will: as `nobody` when this process is root.

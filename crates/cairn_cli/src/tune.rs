@@ -65,6 +65,10 @@ pub struct TuneFlags {
     /// Print only the candidates that changed since a saved answer (an earlier `--format json`).
     #[arg(long, value_name = "TUNE.json", conflicts_with = "compare")]
     pub since: Option<PathBuf>,
+    /// Let an implementation whose only current validation is `finite-tested-emulated` (its
+    /// device code ran on host threads) be a candidate.
+    #[arg(long)]
+    pub accept_emulated: bool,
 }
 
 /// `--objective`.
@@ -200,6 +204,7 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
         budget_seconds: flags.budget_seconds,
         clock: &clock,
         history: &records,
+        accept_emulated: flags.accept_emulated,
     };
     if let [a, b] = flags.compare.as_slice() {
         let status = match compare(&workspace, &request, a, b, &runner) {

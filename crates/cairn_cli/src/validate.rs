@@ -36,6 +36,14 @@ pub struct ValidateFlags {
     /// Also record the result in the candidate history in DIR (`.cairn/history` is the project's).
     #[arg(long, value_name = "DIR")]
     pub history: Option<PathBuf>,
+    /// Run device code on host threads, judged against the device target: the evidence is then
+    /// `finite-tested-emulated`. Without it, a program doing device work validates `unknown`
+    /// (this toolchain does not launch device code on a GPU yet).
+    #[arg(long)]
+    pub emulate: bool,
+    /// The device target device work is judged against (default: the manifest's).
+    #[arg(long, value_name = "SM")]
+    pub device_target: Option<String>,
 }
 
 pub fn run(flags: &ValidateFlags, out: Output) -> u8 {
@@ -97,7 +105,8 @@ pub(crate) fn validate_program(flags: &ValidateFlags) -> cairn_agent::validate::
         (None, asked) => asked.unwrap_or_default(),
     };
     let kept = file.as_ref().map(|f| f.of(&flags.symbol)).unwrap_or_default();
-    let runner = NativeRunner::new(Some(program.clone()), NativeRunner::parallel());
+    let device = crate::device::DeviceFlags { target: flags.device_target.clone(), emulate: flags.emulate };
+    let runner = NativeRunner::new(Some(program.clone()), NativeRunner::parallel()).emulating(device);
     let mut validation = validate(&workspace, &flags.symbol, &policy, &kept, &runner);
     if let Some(case) = validation.keep.take() {
         let mut file = file.unwrap_or_else(|| Regressions::new(&reference, &policy));
@@ -172,6 +181,10 @@ pub struct NativeRunner {
     pub workers: usize,
     /// What the confined runs so far amounted to (the record's `confinement`).
     tally: std::sync::Mutex<Tally>,
+    /// `--device-target` and `--emulate`, for every build.
+    device: crate::device::DeviceFlags,
+    /// What the builds since the last [`Runner::emulation`] emulated.
+    emulated: std::sync::Mutex<Option<crate::device::Emulation>>,
 }
 
 /// The confined runs of a runner, summed.
@@ -192,7 +205,19 @@ struct Tally {
 impl NativeRunner {
     /// A runner keeping `base`'s build choices, running `workers` blocks at once.
     pub fn new(base: Option<cairn_vfs::Program>, workers: usize) -> NativeRunner {
-        NativeRunner { base, workers, tally: std::sync::Mutex::new(Tally::default()) }
+        NativeRunner {
+            base,
+            workers,
+            tally: std::sync::Mutex::new(Tally::default()),
+            device: Default::default(),
+            emulated: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// The same runner building device work with `device` (`--emulate` runs it on host threads).
+    pub fn emulating(mut self, device: crate::device::DeviceFlags) -> NativeRunner {
+        self.device = device;
+        self
     }
 
     /// One worker per core, at most 8.
@@ -250,6 +275,15 @@ impl Runner for NativeRunner {
                 refusal.first.code, refusal.first.message
             ));
         }
+        // Device work builds only emulated here: without `--emulate` the reason is the build's
+        // own refusal (E-TARGET, E-UNSUPPORTED, …), and the validation decides nothing.
+        let verdict = crate::device::judge(&workspace, program.build.device_target.as_deref(), &self.device, true)
+            .map_err(|d| format!("The program does device work and could not be built: {}: {}", d.code, d.message))?;
+        if let Some(emulation) = verdict.emulation
+            && let Ok(mut emulated) = self.emulated.lock()
+        {
+            *emulated = Some(emulation);
+        }
         // Dropped, not forgotten: an MCP server runs many validations.
         drop(workspace);
         let scratch = std::env::temp_dir().join(format!("cairn-validate-{}", std::process::id()));
@@ -259,7 +293,7 @@ impl Runner for NativeRunner {
             out: Some(scratch),
             debug: false,
             timeout: 600,
-            device: Default::default(),
+            device: self.device.clone(),
         };
         let output = Output::choose(Some(crate::output::FormatChoice::Json));
         let built = build_program(program, Purpose::Tests, &flags, output)
@@ -305,6 +339,16 @@ impl Runner for NativeRunner {
         // Taken: each validation accounts for its own runs.
         let tally = std::mem::take(&mut *self.tally.lock().ok()?);
         (tally.runs > 0).then(|| serde_json::to_value(&tally).unwrap_or_default())
+    }
+
+    fn emulating(&self, target: &str) -> Result<Box<dyn Runner + '_>, String> {
+        let device = crate::device::DeviceFlags { target: Some(target.to_string()), emulate: true };
+        Ok(Box::new(NativeRunner::new(self.base.clone(), self.workers).emulating(device)))
+    }
+
+    fn emulation(&self) -> Option<crate::device::Emulation> {
+        // Taken, like the tally: each validation accounts for its own builds.
+        self.emulated.lock().ok()?.take()
     }
 }
 

@@ -312,3 +312,82 @@ fn main() -> i32 { return 0; }
     assert_eq!(code, 0, "{record}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Device code (tools.md §3.14, §4.2): views in device memory are filled on the host and
+/// transferred in (a host implementation of a device reference runs the reference emulated too);
+/// without `--emulate` nothing can be built here and the validation is `unknown`
+/// with the build's reason; with it the same cases run on host threads and the evidence says so
+/// (`finite-tested-emulated`, judged against the named target), a wrong implementation still
+/// fails, and the history keeps the record under the emulated target — which `cairn tune` takes
+/// only with `--accept-emulated`.
+const DEVICE: &str = "fn triple(n:usize, xs:ro<u32>[n]@device, out:rw<u32>[n]@device) {
+  parallel i in n { out[i] = mul_wrap(xs[i], 3); }
+}
+fn triple_sum(n:usize, xs:ro<u32>[n]@device, out:rw<u32>[n]@device) implements triple {
+  parallel i in n { out[i] = add_wrap(add_wrap(xs[i], xs[i]), xs[i]); }
+}
+fn triple_wrong(n:usize, xs:ro<u32>[n]@device, out:rw<u32>[n]@device) implements triple {
+  parallel i in n { if i == 5 { out[i] = xs[i]; } else { out[i] = mul_wrap(xs[i], 3); } }
+}
+fn total(n:usize, xs:ro<u32>[n]) -> u64 {
+  buffer d:u32[n]@device = zeroed;
+  transfer(d, xs);
+  let s = reduce add_wrap parallel i in n yield u64(d[i]);
+  return s;
+}
+fn total_host(n:usize, xs:ro<u32>[n]) -> u64 implements total {
+  let mut s:u64 = 0;
+  for i in 0..n { s = add_wrap(s, u64(xs[i])); }
+  return s;
+}
+fn main() -> i32 { return 0; }
+";
+
+#[test]
+fn device_code_validates_only_emulated_and_says_so() {
+    let dir = scratch("device");
+    std::fs::write(dir.join("g.cairn"), DEVICE).expect("write");
+    let (record, code) = validate(&dir, "g.cairn", "triple_sum", &[]);
+    assert_eq!((code, &record["status"]), (2, &serde_json::json!("unknown")), "{record}");
+    let reason = record["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("device work") && reason.contains("E-TARGET"), "{record}");
+    let (record, code) = validate(&dir, "g.cairn", "triple_sum", &["--device-target", "sm_90"]);
+    assert_eq!(code, 2, "{record}");
+    assert!(record["reason"].as_str().is_some_and(|r| r.contains("E-UNSUPPORTED") && r.contains("--emulate")));
+    let emulated = ["--emulate", "--device-target", "sm_90", "--history", ".cairn/history"];
+    for symbol in ["triple_sum", "total_host"] {
+        let (record, code) = validate(&dir, "g.cairn", symbol, &emulated);
+        assert_eq!(code, 0, "{record}");
+        assert_eq!(record["evidence"], "finite-tested-emulated", "{record}");
+        assert_eq!(record["emulation"]["judged_against"], "sm_90", "{record}");
+        assert!(record["finite"]["implementation_ran"].as_u64().is_some_and(|n| n > 10), "{record}");
+    }
+    let (record, code) = validate(&dir, "g.cairn", "triple_wrong", &emulated);
+    assert_eq!(code, 1, "{record}");
+    assert_eq!(record["evidence"], "finite-tested-emulated", "{record}");
+    let failed = &record["finite"]["failed"];
+    assert!(failed["inputs"]["extent"].as_u64().is_some_and(|n| n > 5), "a case reaching i = 5: {record}");
+    assert!(failed["implementation"].is_object(), "the implementation's own outcome differs: {record}");
+    // The history keeps the validations under the emulated target.
+    let history = std::fs::read_to_string(dir.join(".cairn/history/records.jsonl")).expect("the history");
+    assert!(history.contains("\"host emulation of sm_90\""), "{history}");
+    // Tune takes an emulated validation only when asked.
+    let tune = |extra: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .current_dir(&dir)
+            .args(["tune", "g.cairn", "--symbol", "total", "--format", "json"])
+            .args(extra)
+            .output()
+            .expect("run cairn");
+        let record: serde_json::Value =
+            serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("no record: {output:?}"));
+        let rows = record["implementations"].as_array().cloned().unwrap_or_default();
+        rows.into_iter().find(|r| r["use"] == "total_host").unwrap_or_else(|| panic!("no row: {record}"))
+    };
+    let row = tune(&[]);
+    assert_eq!(row["candidate"], false, "{row}");
+    assert!(row["why"].as_str().is_some_and(|w| w.contains("finite-tested-emulated") && w.contains("--accept-emulated")));
+    let row = tune(&["--accept-emulated"]);
+    assert_eq!(row["candidate"], true, "{row}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -43,12 +43,15 @@ impl Server {
             Ok(reference) => reference,
             Err(refusal) => return refusal,
         };
-        if arguments.contains_key("emulate") {
-            return self.request_refusal(
-                "Device emulation (emulate) is not in this build: implementations are validated on the host.",
-                vec![],
-            );
-        }
+        // `emulate` names the device target device work is validated against on host threads.
+        let emulate = match arguments.get("emulate") {
+            None => None,
+            Some(Value::String(target)) => match cairn_vfs::check_device_target(target) {
+                Ok(()) => Some(target.clone()),
+                Err(why) => return ToolResult::error(self.host.refusal("E-TARGET", why, vec![])),
+            },
+            Some(_) => return self.request_refusal("emulate names a device target, as a string (sm_90).", vec![]),
+        };
         let asked = match arguments.get("policy") {
             None => None,
             Some(Value::Object(policy)) => match parse_policy(Value::Object(policy.clone()).to_string().as_bytes()) {
@@ -86,7 +89,7 @@ impl Server {
             (None, asked) => asked.unwrap_or_else(Policy::default),
         };
         let sources = loaded.sources.clone();
-        let answer = self.host.implementation_open(loaded.sources, &reference, policy, kept);
+        let answer = self.host.implementation_open(loaded.sources, &reference, policy, kept, emulate);
         let mut record = answer.record;
         if !answer.refused {
             let handle = record.get("handle").and_then(Value::as_str).unwrap_or_default().to_string();
@@ -243,8 +246,7 @@ impl Server {
             if before.text == after.text {
                 continue;
             }
-            let (replaced, text) = changed_range(&before.text, &after.text);
-            let admitted = cairn_agent::edit::Admitted { file: index, replaced, text };
+            let admitted = cairn_agent::edit::Admitted::between(index, &before.text, &after.text);
             let file = disk.files.get(index).map(|f| f.name.clone()).unwrap_or_default();
             written.push(file);
             let session = format!("host:{key}");
@@ -268,28 +270,3 @@ impl Server {
     }
 }
 
-/// The one range of `before` that `after` replaces (between their common prefix and suffix, on
-/// character boundaries), and its replacement.
-fn changed_range(before: &str, after: &str) -> (std::ops::Range<usize>, String) {
-    let mut prefix = before.bytes().zip(after.bytes()).take_while(|(a, b)| a == b).count();
-    while !before.is_char_boundary(prefix) || !after.is_char_boundary(prefix) {
-        prefix -= 1;
-    }
-    let room = before.len().min(after.len()) - prefix;
-    let mut suffix = before.bytes().rev().zip(after.bytes().rev()).take(room).take_while(|(a, b)| a == b).count();
-    while !before.is_char_boundary(before.len() - suffix) || !after.is_char_boundary(after.len() - suffix) {
-        suffix -= 1;
-    }
-    (prefix..before.len() - suffix, after[prefix..after.len() - suffix].to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_change_is_the_range_between_the_common_prefix_and_suffix() {
-        let (range, text) = super::changed_range("fn f() {}\nfn main() {}\n", "fn f() {}\n\nfn g() {}\nfn main() {}\n");
-        assert_eq!((range, text.as_str()), (10..10, "\nfn g() {}\n"));
-        let (range, text) = super::changed_range("aé", "aè");
-        assert_eq!((range, text.as_str()), (1..3, "è"));
-    }
-}

@@ -12,8 +12,12 @@
 //! against the reference under the pinned policy (`crate::validate`, through the caller's
 //! [`Runner`]). Only a validated submission advances the session's source.
 //!
+//! A session opened with `emulate` (a device target) validates through a runner that builds
+//! device work for host threads ([`Runner::emulating`]): its evidence is `finite-tested-emulated`,
+//! and its packet and answers say what that is evidence of.
+//!
 //! Shares the edit host's compiles, cards and terms: a card one host sent is not sent again.
-//! Not built: `--emulate`, the candidate history's records, the `changed` field of the answer.
+//! Not built: the `changed` field of the answer.
 
 use std::collections::BTreeMap;
 
@@ -44,6 +48,8 @@ pub(super) struct ImplSession {
     pub(super) policy: Policy,
     /// The kept failing cases (the caller persists them).
     pub(super) regressions: Regressions,
+    /// The device target device work is emulated for, when the session was opened so.
+    pub(super) emulate: Option<String>,
 }
 
 /// What a session pinned (protocol §9.1).
@@ -105,6 +111,8 @@ struct Packet {
     reply: Reply,
     note: &'static str,
     boundaries: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    emulation: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -141,7 +149,7 @@ struct Validated {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     instances: BTreeMap<String, InstanceFacts>,
     select_with: String,
-    claim: &'static str,
+    claim: String,
     candidate_sha256: String,
     selected: bool,
 }
@@ -162,6 +170,8 @@ struct InstanceFacts {
     smt: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     evidence: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    emulation: Option<crate::validate::Emulation>,
 }
 
 /// What a submission produced: the answer, the kept cases when this submission kept one (to
@@ -188,16 +198,18 @@ const BOUNDARIES: [&str; 6] = [
 
 impl EditHost {
     /// Opens an implementation session on `reference` of `sources` under `policy`, with the
-    /// cases a regressions file kept (`kept`, when the caller has one).
+    /// cases a regressions file kept (`kept`, when the caller has one), emulating device target
+    /// `emulate` when one is given (the caller has checked its spelling).
     pub fn implementation_open(
         &mut self,
         sources: Sources,
         reference: &str,
         policy: Policy,
         kept: Option<Regressions>,
+        emulate: Option<String>,
     ) -> Answer {
         self.settle();
-        match self.try_implementation_open(sources, reference, policy, kept) {
+        match self.try_implementation_open(sources, reference, policy, kept, emulate) {
             Ok(record) => Answer::ok(record),
             Err(refusal) => refusal.into(),
         }
@@ -209,6 +221,7 @@ impl EditHost {
         reference: &str,
         policy: Policy,
         kept: Option<Regressions>,
+        emulate: Option<String>,
     ) -> Result<Map<String, Value>, Refusal> {
         let (index, _) = self.program(sources.clone());
         if let Some(refusal) = self.ws_mut(index).check().refusal {
@@ -263,6 +276,7 @@ impl EditHost {
             reference: full.clone(),
             policy,
             regressions,
+            emulate: emulate.clone(),
         });
         let packet = Packet {
             protocol: IMPLEMENTATION,
@@ -280,6 +294,12 @@ impl EditHost {
             },
             note: NOTE,
             boundaries: BOUNDARIES.to_vec(),
+            emulation: emulate.map(|target| {
+                format!(
+                    "device code is validated on host threads against {target}: the evidence is {}, never evidence about the device",
+                    crate::validate::FINITE_EMULATED
+                )
+            }),
         };
         self.terms_sent = true;
         Ok(super::records::to_map(&packet))
@@ -480,6 +500,21 @@ impl EditHost {
         let effects = super::program::row_of(workspace.last_rows().as_deref(), item);
         let session = &self.implementations[at];
         let (policy, mut regressions) = (session.policy.clone(), session.regressions.clone());
+        // An emulating session validates through a runner that builds device work for host threads.
+        let emulating = match &session.emulate {
+            None => None,
+            Some(target) => match runner.emulating(target) {
+                Ok(emulating) => Some(emulating),
+                Err(why) => {
+                    return Err(self.rejection(
+                        "E-VALIDATION",
+                        format!("{name} could not be validated against {reference}: {why}."),
+                    ));
+                }
+            },
+        };
+        let runner: &dyn Runner = emulating.as_deref().unwrap_or(runner);
+        let target = session.emulate.clone();
         let mut facts: BTreeMap<String, InstanceFacts> = BTreeMap::new();
         for symbol in &symbols {
             let kept = regressions.of(symbol);
@@ -526,6 +561,7 @@ impl EditHost {
                     finite: record.get("finite").cloned(),
                     smt: record.get("smt").cloned(),
                     evidence: validation.record.evidence,
+                    emulation: validation.record.emulation.clone(),
                 },
             );
         }
@@ -546,7 +582,10 @@ impl EditHost {
             facts: flat,
             instances,
             select_with: format!("plan {bare} use {select};"),
-            claim: CLAIM,
+            claim: match &target {
+                Some(target) => format!("{CLAIM}; its device code ran on host threads as an emulation of {target}, never on the device"),
+                None => CLAIM.to_string(),
+            },
             candidate_sha256,
             selected: false,
         };

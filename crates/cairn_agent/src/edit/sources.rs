@@ -79,6 +79,15 @@ pub struct Admitted {
 }
 
 impl Admitted {
+    /// The change of file `file` from `before` to `after`: the one range between their common
+    /// prefix and suffix (on character boundaries), and its replacement — the syntax crate's
+    /// smallest edit, so a host writing whole new texts writes back only what changed.
+    pub fn between(file: usize, before: &str, after: &str) -> Admitted {
+        let edit = cairn_syntax::TextEdit::smallest(before, after, 0);
+        let replaced = usize::from(edit.delete.start())..usize::from(edit.delete.end());
+        Admitted { file, replaced, text: edit.insert }
+    }
+
     /// The file's whole new text, given its pinned original.
     pub fn apply(&self, original: &str) -> String {
         let start = self.replaced.start.min(original.len());
@@ -105,4 +114,18 @@ struct Piece<'a> {
     file: usize,
     text: &'a str,
     own_text: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Admitted;
+
+    #[test]
+    fn a_change_is_the_range_between_the_common_prefix_and_suffix() {
+        let admitted = Admitted::between(0, "fn f() {}\nfn main() {}\n", "fn f() {}\n\nfn g() {}\nfn main() {}\n");
+        assert_eq!((admitted.replaced.clone(), admitted.text.as_str()), (10..10, "\nfn g() {}\n"));
+        assert_eq!(admitted.apply("fn f() {}\nfn main() {}\n"), "fn f() {}\n\nfn g() {}\nfn main() {}\n");
+        let admitted = Admitted::between(1, "aé", "aè");
+        assert_eq!((admitted.file, admitted.replaced, admitted.text.as_str()), (1, 1..3, "è"));
+    }
 }

@@ -164,6 +164,9 @@ pub struct Request<'a> {
     /// The candidate history's records (implementations are candidates only under a current
     /// validation there).
     pub history: &'a [crate::history::Record],
+    /// `--accept-emulated`: a validation whose runs were emulated (`finite-tested-emulated`) is
+    /// enough to make an implementation a candidate.
+    pub accept_emulated: bool,
 }
 
 /// The function a search or a comparison is about, and the program its candidates are made
@@ -338,7 +341,7 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
     for symbol in implementation_symbols(workspace, item) {
         let why = match &base {
             None => Some("the function's code could not be digested".to_string()),
-            Some(base) => validation_holds(workspace, request.history, &full, &symbol, base).err(),
+            Some(base) => validation_holds(workspace, request.history, &full, &symbol, base, request.accept_emulated).err(),
         };
         if let Some(why) = why {
             record.implementations.push(ImplementationRow { symbol, candidate: false, why: Some(why) });

@@ -96,7 +96,16 @@ pub(super) fn kept_measurement(
     sizes: &[u64],
 ) -> Option<Vec<u64>> {
     let variant = variant_of(candidate);
-    let judged = crate::history::judged(history, function, base, &[], &[crate::history::host_target()]);
+    // Emulated validations are judged for the emulated targets the history names: current or
+    // stale by the same parts, accepted only when asked.
+    let mut targets = vec![crate::history::host_target()];
+    let emulation = crate::history::emulation_target("");
+    for record in history.iter().filter(|r| r.function == function && r.identity.target.starts_with(&emulation)) {
+        if !targets.contains(&record.identity.target) {
+            targets.push(record.identity.target.clone());
+        }
+    }
+    let judged = crate::history::judged(history, function, base, &[], &targets);
     judged
         .current
         .iter()
@@ -142,11 +151,21 @@ pub(super) fn validation_holds(
     function: &str,
     symbol: &str,
     base: &str,
+    accept_emulated: bool,
 ) -> Result<(), String> {
     let Some(widened) = current_identity(workspace, symbol) else {
         return Err("its identity could not be computed".into());
     };
-    let judged = crate::history::judged(history, function, base, &[], &[crate::history::host_target()]);
+    // Emulated validations are judged for the emulated targets the history names: current or
+    // stale by the same parts, accepted only when asked.
+    let mut targets = vec![crate::history::host_target()];
+    let emulation = crate::history::emulation_target("");
+    for record in history.iter().filter(|r| r.function == function && r.identity.target.starts_with(&emulation)) {
+        if !targets.contains(&record.identity.target) {
+            targets.push(record.identity.target.clone());
+        }
+    }
+    let judged = crate::history::judged(history, function, base, &[], &targets);
     let about = |r: &crate::history::Record| {
         r.variant.get("identity").and_then(serde_json::Value::as_str) == Some(widened.as_str())
     };
@@ -171,8 +190,15 @@ pub(super) fn validation_holds(
         });
         passed && strict_enough
     };
-    match judged.current.iter().find(|r| about(r) && r.kind == "validation" && strict(r)) {
+    let emulated = |r: &crate::history::Record| {
+        r.detail.get("evidence").and_then(serde_json::Value::as_str) == Some(crate::validate::FINITE_EMULATED)
+    };
+    let current: Vec<_> = judged.current.iter().filter(|r| about(r) && r.kind == "validation" && strict(r)).collect();
+    match current.iter().find(|r| accept_emulated || !emulated(r)) {
         Some(_) => Ok(()),
+        None if !current.is_empty() => Err(
+            "its only current validation is finite-tested-emulated (its device code ran on host threads): pass --accept-emulated to choose it anyway, or validate it natively".into(),
+        ),
         None => {
             Err(format!("no current validation in the history (run `cairn validate --symbol {symbol} --history …`)"))
         }

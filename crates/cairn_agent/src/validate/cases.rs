@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use cairn_hir::types::{Extent, FloatTy, IntTy, Mode, Ty};
+use cairn_hir::types::{Extent, FloatTy, IntTy, Mode, Place, Ty};
 
 /// The type of a fed value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,9 @@ pub enum ViewExtent {
 pub enum Fed {
     Extent,
     Scalar(Scalar),
-    View { elem: Scalar, rw: bool, extent: ViewExtent },
+    /// A view of scalars in memory of `place`: the harness fills host memory and, for a
+    /// `@device` view, transfers it in (and a `rw` view's elements back out before printing).
+    View { elem: Scalar, rw: bool, extent: ViewExtent, place: Place },
 }
 
 /// What the signature lets the harness feed.
@@ -110,7 +112,7 @@ impl Shape {
                         ),
                         _ => return Err(format!("the extent of {} is not a parameter or a literal", param.name)),
                     };
-                    Fed::View { elem, rw: view.mode == Mode::Rw, extent }
+                    Fed::View { elem, rw: view.mode == Mode::Rw, extent, place: view.place }
                 }
                 ty => Fed::Scalar(Scalar::of(ty).ok_or_else(|| format!("the parameter {} is a {ty}", param.name))?),
             };
@@ -127,7 +129,7 @@ impl Shape {
     pub fn printed(&self, case: &Case) -> Vec<Scalar> {
         let mut out: Vec<Scalar> = self.ret.into_iter().collect();
         for (_, fed) in &self.params {
-            if let Fed::View { elem, rw: true, extent } = fed {
+            if let Fed::View { elem, rw: true, extent, .. } = fed {
                 let n = self.length(case, *extent);
                 out.extend(std::iter::repeat_n(*elem, n as usize));
             }
@@ -431,8 +433,8 @@ mod tests {
             params: vec![
                 ("n".into(), Fed::Extent),
                 ("m".into(), Fed::Extent),
-                ("xs".into(), Fed::View { elem: Scalar::Int(IntTy::U64), rw: false, extent: ViewExtent::Param(0) }),
-                ("ys".into(), Fed::View { elem: Scalar::Int(IntTy::U64), rw: false, extent: ViewExtent::Param(1) }),
+                ("xs".into(), Fed::View { elem: Scalar::Int(IntTy::U64), rw: false, extent: ViewExtent::Param(0), place: Place::Host }),
+                ("ys".into(), Fed::View { elem: Scalar::Int(IntTy::U64), rw: false, extent: ViewExtent::Param(1), place: Place::Host }),
             ],
             ret: None,
         };
@@ -458,7 +460,7 @@ mod tests {
         let shape = Shape {
             params: vec![
                 ("n".into(), Fed::Extent),
-                ("xs".into(), Fed::View { elem: Scalar::Int(IntTy::U64), rw: false, extent: ViewExtent::Param(0) }),
+                ("xs".into(), Fed::View { elem: Scalar::Int(IntTy::U64), rw: false, extent: ViewExtent::Param(0), place: Place::Host }),
                 ("k".into(), Fed::Scalar(Scalar::Int(IntTy::U8))),
             ],
             ret: Some(Scalar::Int(IntTy::U64)),

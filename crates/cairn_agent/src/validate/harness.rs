@@ -3,15 +3,17 @@
 //! their module names them, and a test may call the implementation by name).
 //!
 //! A block makes the case's inputs — a `let` per extent and scalar named like the parameter, a
-//! zeroed `buffer` per view filled by its pattern — calls the function, and prints what it
-//! returns and then every element of every `rw` view, one value a line (floats as their bits).
+//! zeroed `buffer` per view filled by its pattern (a `@device` view's buffer filled on the host
+//! and transferred in) — calls the function, and prints what it returns and then every element
+//! of every `rw` view, one value a line (floats as their bits; device elements transferred back
+//! first).
 //! An implementation's block first tests the `when` condition through a helper function with the
 //! implementation's parameters and condition (`cairn_validate_when`), and prints only
 //! [`NOT_RUN`] where the condition does not hold.
 
 use std::fmt::Write;
 
-use cairn_hir::types::{FloatTy, IntTy};
+use cairn_hir::types::{FloatTy, IntTy, Place};
 
 use super::cases::{Case, Fed, Pattern, Scalar, Shape};
 
@@ -81,6 +83,12 @@ pub fn harness(shape: &Shape, cases: &[Case], runs: &[Run], reference: &str, cal
                     let _ = writeln!(body, "  {call};");
                 }
             }
+            // A device view's elements come back to the host buffer before they are printed.
+            for (name, fed) in &shape.params {
+                if let Fed::View { rw: true, place: Place::Device, .. } = fed {
+                    let _ = writeln!(body, "  transfer(cv_{name}, cd_{name});");
+                }
+            }
             for (name, fed) in &shape.params {
                 if let Fed::View { elem, rw: true, .. } = fed {
                     let (offset, length) = placement(shape, case, fed);
@@ -128,9 +136,10 @@ fn arguments(shape: &Shape, case: &Case) -> String {
         .params
         .iter()
         .map(|(name, fed)| match fed {
-            Fed::View { .. } => {
+            Fed::View { place, .. } => {
                 let (offset, length) = placement(shape, case, fed);
-                format!("cv_{name}[{offset}..{}]", offset + length)
+                let cells = if *place == Place::Device { "cd" } else { "cv" };
+                format!("{cells}_{name}[{offset}..{}]", offset + length)
             }
             _ => name.clone(),
         })
@@ -150,11 +159,17 @@ fn setup(shape: &Shape, case: &Case) -> String {
                 let value = case.scalars.get(name).map(String::as_str).unwrap_or("0");
                 let _ = writeln!(out, "  let {name}:{} = {};", scalar.name(), literal(*scalar, value));
             }
-            Fed::View { elem, .. } => {
+            Fed::View { elem, place, .. } => {
                 let (offset, length) = placement(shape, case, fed);
                 let capacity = offset + length + 1;
                 let cells = format!("cv_{name}");
-                let _ = writeln!(out, "  buffer {cells}:{}[{capacity}] = zeroed;", elem.name());
+                // Pinned and unified memory is filled where it is; device memory is filled on
+                // the host and transferred in below.
+                let placed = match place {
+                    Place::Pinned | Place::Unified => format!("@{}", place.name()),
+                    Place::Host | Place::Device => String::new(),
+                };
+                let _ = writeln!(out, "  buffer {cells}:{}[{capacity}]{placed} = zeroed;", elem.name());
                 match case.views.get(name) {
                     // Given element by element (a counterexample), at the view's place.
                     Some(values) => {
@@ -163,6 +178,10 @@ fn setup(shape: &Shape, case: &Case) -> String {
                         }
                     }
                     None => out.push_str(&fill(&cells, *elem, capacity, case)),
+                }
+                if *place == Place::Device {
+                    let _ = writeln!(out, "  buffer cd_{name}:{}[{capacity}]@device = zeroed;", elem.name());
+                    let _ = writeln!(out, "  transfer(cd_{name}, {cells});");
                 }
             }
         }

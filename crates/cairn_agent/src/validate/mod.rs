@@ -17,7 +17,10 @@
 //! implementation or a tuned instance, its counterexample replayed natively as one more case.
 //! The record goes to the candidate history (`record.rs`) when the caller keeps one.
 //!
-//! Not in this build: emulation and device targets.
+//! Device code runs only emulated (`--emulate`: the runner builds it for host threads, judged
+//! against a device target); the runner says so ([`Runner::emulation`]) and the evidence is then
+//! `finite-tested-emulated`. Without emulation a program doing device work cannot be built here,
+//! and the validation is `unknown` with the build's reason.
 
 pub mod agree;
 pub mod cases;
@@ -70,7 +73,45 @@ pub trait Runner: Sync {
     fn confinement(&self) -> Option<Value> {
         None
     }
+
+    /// What the builds since the last call emulated: `Some` when one of them ran device work on
+    /// host threads (`--emulate`), which makes the evidence `finite-tested-emulated`.
+    fn emulation(&self) -> Option<Emulation> {
+        None
+    }
+
+    /// A runner like this one that builds device work for host threads, judged against device
+    /// target `target` (an implementation session opened with `emulate`); `Err` says why this
+    /// runner cannot.
+    fn emulating(&self, target: &str) -> Result<Box<dyn Runner + '_>, String> {
+        Err(format!("this server's runner cannot emulate {target}: its builds run host code only"))
+    }
 }
+
+/// A record's `emulation` (tools.md §4.2): the device target emulated work was judged against,
+/// and what its results are evidence of. `cairn build`, `run`, `test` and `validate` write it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Emulation {
+    pub judged_against: String,
+    pub claim: String,
+}
+
+impl Emulation {
+    /// The emulation of device target `target`.
+    pub fn of(target: &str) -> Emulation {
+        Emulation {
+            judged_against: target.to_string(),
+            claim: format!(
+                "device work ran on host threads as an emulation of {target}: evidence about the program's results, never about the device"
+            ),
+        }
+    }
+}
+
+/// The evidence class of a passed or failed finite validation whose runs were native.
+pub const FINITE: &str = "finite-tested";
+/// The evidence class of one whose runs emulated device work on host threads.
+pub const FINITE_EMULATED: &str = "finite-tested-emulated";
 
 /// The policy (tools.md §3.14, protocol.md §9.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -151,6 +192,9 @@ pub struct Record {
     pub smt: Smt,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<&'static str>,
+    /// Set when device work ran on host threads: the evidence is then `finite-tested-emulated`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<Emulation>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<String>,
     pub agreement: agree::Statement,
@@ -246,6 +290,13 @@ pub fn validate(
 ) -> Validation {
     let mut validation = validate_runs(workspace, symbol, policy, kept, runner);
     validation.record.confinement = runner.confinement();
+    // Cases that ran device work on host threads are evidence about results, not the device.
+    if let Some(emulation) = runner.emulation() {
+        if validation.record.evidence.is_some() {
+            validation.record.evidence = Some(FINITE_EMULATED);
+        }
+        validation.record.emulation = Some(emulation);
+    }
     validation
 }
 
@@ -365,7 +416,7 @@ fn validate_runs(
             Some(Failed { inputs: case.clone(), reference: result.reference.clone(), implementation, dispatch });
         record.status = "failed";
         record.finite = Some(finite);
-        record.evidence = Some("finite-tested");
+        record.evidence = Some(FINITE);
         return Validation { record, code: 1, keep: Some(case) };
     }
     if implementation_ran == 0 {
@@ -393,7 +444,7 @@ fn validate_runs(
             Some(Failed { inputs: case.clone(), reference: result.reference.clone(), implementation, dispatch });
         record.status = "failed";
         record.finite = Some(finite);
-        record.evidence = Some("finite-tested");
+        record.evidence = Some(FINITE);
         return Validation { record, code: 1, keep: Some(case) };
     }
     if record.smt.replay.as_ref().is_some_and(|r| r.status == "unknown") {
@@ -402,7 +453,7 @@ fn validate_runs(
     }
     record.status = "passed";
     record.finite = Some(finite);
-    record.evidence = Some("finite-tested");
+    record.evidence = Some(FINITE);
     Validation { record, code: 0, keep: None }
 }
 

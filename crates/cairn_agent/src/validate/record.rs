@@ -28,7 +28,10 @@ pub fn history_record(
     let identity = Identity {
         source: source(&base_as_written(workspace, reference)?, &variant),
         contract: contract(&serde_json::to_value(policy).ok()?),
-        target: host_target(),
+        target: match &record.emulation {
+            Some(emulation) => crate::history::emulation_target(&emulation.judged_against),
+            None => host_target(),
+        },
         compiler: compiler(),
         artifact: None,
     };
@@ -38,6 +41,9 @@ pub fn history_record(
     let kind = match record.status {
         "passed" => {
             detail.insert("evidence".into(), field("evidence"));
+            if record.emulation.is_some() {
+                detail.insert("emulation".into(), field("emulation"));
+            }
             detail.insert("finite".into(), field("finite"));
             detail.insert("smt".into(), field("smt"));
             detail.insert("policy".into(), serde_json::to_value(policy).ok()?);
