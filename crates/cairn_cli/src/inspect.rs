@@ -55,7 +55,15 @@ pub fn run(path: &Path, flags: &InspectFlags, out: Output) -> u8 {
                     program.root.join("regressions").join(cairn_agent::validate::regressions_name(&flags.symbol));
                 let kept = std::fs::read(file).ok().and_then(|b| cairn_agent::validate::Regressions::parse(&b).ok());
                 let policy = kept.as_ref().map(|k| k.policy.clone()).unwrap_or_default();
-                host.implementation_open(sources, &flags.symbol, policy, kept, None)
+                host.implementation_open(
+                    sources,
+                    cairn_agent::edit::ImplementationOpen {
+                        reference: flags.symbol.clone(),
+                        policy,
+                        kept,
+                        ..Default::default()
+                    },
+                )
             }
         };
         out.json(&answer.record);

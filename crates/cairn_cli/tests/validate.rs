@@ -386,7 +386,9 @@ fn device_code_validates_only_emulated_and_says_so() {
     };
     let row = tune(&[]);
     assert_eq!(row["candidate"], false, "{row}");
-    assert!(row["why"].as_str().is_some_and(|w| w.contains("finite-tested-emulated") && w.contains("--accept-emulated")));
+    assert!(
+        row["why"].as_str().is_some_and(|w| w.contains("finite-tested-emulated") && w.contains("--accept-emulated"))
+    );
     let row = tune(&["--accept-emulated"]);
     assert_eq!(row["candidate"], true, "{row}");
     std::fs::remove_dir_all(&dir).ok();

@@ -17,6 +17,12 @@
 //! request with the first answer; a session whose write was escalated (the files hold neither
 //! side) answers `E-SESSION` and touches nothing.
 //!
+//! Plan and implementation sessions on a path are kept beside them ([`SavedHost`]): how each
+//! was opened, the digests it pinned and, while a write of it is under way, the digests the
+//! files hold once it landed. A client naming one of them gets it back on the same program
+//! (`restore.rs`); a plan session's digest covers its program, so it comes back only on exactly
+//! what it stood on.
+//!
 //! Boundary: sessions on `source` are not checkpointed (they never write; the client holds the
 //! text and opens again). A table that cannot be written (a read-only directory) turns
 //! checkpoints off with one line on standard error; the server goes on without them.
@@ -45,6 +51,47 @@ struct Table {
     said: Said,
     /// Per program directory, the ledger record this table has seen.
     ledgers: BTreeMap<String, u64>,
+    /// The plan and implementation sessions on paths.
+    #[serde(default)]
+    hosts: Vec<SavedHost>,
+}
+
+/// A plan or implementation session on a path, as the table keeps it: enough to open it again
+/// on the same program after a restart (`restore.rs`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SavedHost {
+    pub kind: HostKind,
+    /// A plan session's digest, or an implementation session's handle: what a client names.
+    pub key: String,
+    /// The `path` argument it was opened with, and the program's directory.
+    pub path: String,
+    pub root: String,
+    /// A plan session's function (its full name), or an implementation session's reference.
+    pub symbol: String,
+    /// A plan session's generation (its digest covers it).
+    #[serde(default)]
+    pub generation: u64,
+    /// An implementation session's policy, and the device target it emulates.
+    #[serde(default)]
+    pub policy: Option<Value>,
+    #[serde(default)]
+    pub emulate: Option<String>,
+    /// Each pinned file's SHA-256 by its name relative to `root`, and the manifest's.
+    pub pinned: Vec<(String, String)>,
+    pub manifest_sha256: Option<String>,
+    /// While a write of the session is under way: the digests the files hold once it landed
+    /// (a restart finds the files holding either side).
+    #[serde(default)]
+    pub writing: Option<Vec<(String, String)>>,
+}
+
+/// Which host a [`SavedHost`] belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum HostKind {
+    Plan,
+    Implementation,
 }
 
 /// One path session as the table keeps it.
@@ -97,6 +144,8 @@ pub(crate) struct Durable {
     next_handle: u64,
     block_end: u64,
     pub dormant: HashMap<String, Saved>,
+    /// Plan and implementation sessions adopted, by key, until a client names them.
+    pub dormant_hosts: HashMap<String, SavedHost>,
     /// What the predecessors said, heard by the host when a client names a dormant handle.
     pub said: Option<Said>,
     pub ledgers: BTreeMap<String, u64>,
@@ -117,6 +166,7 @@ impl Durable {
             next_handle: 0,
             block_end: 0,
             dormant: HashMap::new(),
+            dormant_hosts: HashMap::new(),
             said: None,
             ledgers: BTreeMap::new(),
             off: None,
@@ -132,6 +182,10 @@ impl Durable {
                 durable.next_handle = durable.next_handle.max(handle_number(&saved.handle));
                 durable.dormant.insert(saved.handle.clone(), saved);
             }
+            for saved in table.hosts {
+                durable.next_handle = durable.next_handle.max(handle_number(&saved.key));
+                durable.dormant_hosts.insert(saved.key.clone(), saved);
+            }
             said.cards.extend(table.said.cards);
             said.terms.extend(table.said.terms);
             said.terms_sent |= table.said.terms_sent;
@@ -145,7 +199,7 @@ impl Durable {
         said.cards.dedup();
         said.terms.sort();
         said.terms.dedup();
-        durable.said = (!durable.dormant.is_empty()).then_some(said);
+        durable.said = (!durable.dormant.is_empty() || !durable.dormant_hosts.is_empty()).then_some(said);
         durable.dir = Some(dir);
         durable.recover();
         durable.block_end = durable.next_handle;
@@ -231,12 +285,15 @@ impl Durable {
         format!("e{}", self.next_handle)
     }
 
-    /// Checkpoints `sessions` and the dormant ones with what the host has said.
-    pub fn checkpoint(&mut self, sessions: Vec<Saved>, said: Said, synced: bool) {
+    /// Checkpoints `sessions` and `hosts` and the dormant ones with what the host has said.
+    pub fn checkpoint(&mut self, sessions: Vec<Saved>, hosts: Vec<SavedHost>, said: Said, synced: bool) {
         let mut all = sessions;
         all.extend(self.dormant.values().cloned());
         all.sort_by_key(|s| handle_number(&s.handle));
-        let table = Table { schema: SCHEMA.into(), sessions: all, said, ledgers: self.ledgers.clone() };
+        let mut hosts = hosts;
+        hosts.extend(self.dormant_hosts.values().cloned());
+        hosts.sort_by(|a, b| a.key.cmp(&b.key));
+        let table = Table { schema: SCHEMA.into(), sessions: all, said, ledgers: self.ledgers.clone(), hosts };
         let Ok(value) = serde_json::to_value(&table) else { return };
         if self.claim.is_none() {
             let id = self.id.clone();
@@ -256,9 +313,10 @@ impl Durable {
     }
 }
 
-/// The number of a handle `e<n>` (0 for anything else).
+/// The number of a handle `e<n>` or `i<n>` (one numbering for edit and implementation
+/// sessions; 0 for anything else, a plan session's digest included).
 fn handle_number(handle: &str) -> u64 {
-    handle.strip_prefix('e').and_then(|n| n.parse().ok()).unwrap_or(0)
+    handle.strip_prefix(['e', 'i']).and_then(|n| n.parse().ok()).unwrap_or(0)
 }
 
 /// The key of a writing request of a session: the digest of the session's identity and the

@@ -14,10 +14,11 @@
 
 use std::path::PathBuf;
 
-use cairn_agent::edit::SourceText;
+use cairn_agent::edit::{ImplementationOpen, SourceText};
 use cairn_agent::validate::{Outcome, Policy, Regressions, Runner, parse_policy};
 use serde_json::{Map, Value};
 
+use crate::durable::{HostKind, SavedHost};
 use crate::tools::{Server, ToolResult};
 use crate::writeback::write_back;
 
@@ -89,16 +90,28 @@ impl Server {
             (None, asked) => asked.unwrap_or_else(Policy::default),
         };
         let sources = loaded.sources.clone();
-        let answer = self.host.implementation_open(loaded.sources, &reference, policy, kept, emulate);
+        // One numbering with edit sessions, unique across servers started here (`i<n>`).
+        let handle = format!("i{}", &self.durable.next_handle(loaded.disk.is_some())[1..]);
+        let saved_policy = serde_json::to_value(&policy).ok();
+        let open = ImplementationOpen {
+            reference: reference.clone(),
+            policy,
+            kept,
+            emulate: emulate.clone(),
+            handle: Some(handle.clone()),
+        };
+        let answer = self.host.implementation_open(loaded.sources, open);
         let mut record = answer.record;
         if !answer.refused {
-            let handle = record.get("handle").and_then(Value::as_str).unwrap_or_default().to_string();
             if let Some(file) = file {
                 self.regressions.insert(handle.clone(), file);
             }
             let writes = loaded.disk.is_some();
             if let Some(disk) = loaded.disk {
+                let saved = self.saved_host(HostKind::Implementation, &handle, arguments, &disk, &sources, &reference);
+                self.host_sessions.insert(handle.clone(), SavedHost { policy: saved_policy, emulate, ..saved });
                 self.pinned.insert(handle, (disk, sources));
+                self.checkpoint(false);
             }
             record.insert("write_back".into(), Value::Bool(writes));
         }
@@ -110,12 +123,18 @@ impl Server {
             Ok(request) => request,
             Err(refusal) => return refusal,
         };
+        let handle = request.get("handle").and_then(Value::as_str).unwrap_or_default();
+        // A session a restarted server kept comes back first.
+        if self.host.implementation_reference(handle).is_none()
+            && let Err(refusal) = self.restore_host(handle)
+        {
+            return refusal;
+        }
         let runner: &dyn Runner = match &self.runner {
             Some(runner) => runner.as_ref(),
             None => &NoRunner,
         };
         let submitted = self.host.implementation_submit(&request, runner);
-        let handle = request.get("handle").and_then(Value::as_str).unwrap_or_default();
         let mut record = submitted.answer.record;
         if let (Some(kept), Some(file)) = (&submitted.regressions, self.regressions.get(handle)) {
             if let Err(why) = keep(file, kept) {
@@ -140,6 +159,7 @@ impl Server {
                 Some(program) => match self.write_program(handle, &request, &program, &record) {
                     Ok(written) => {
                         record.insert("written".into(), written);
+                        self.checkpoint(true);
                     }
                     Err(refusal) => return refusal,
                 },
@@ -149,6 +169,34 @@ impl Server {
             }
         }
         ToolResult { record, is_error: submitted.answer.refused }
+    }
+}
+
+impl Server {
+    /// What the checkpoint keeps of a plan or implementation session on a path, as it opened.
+    fn saved_host(
+        &self,
+        kind: HostKind,
+        key: &str,
+        arguments: &Map<String, Value>,
+        disk: &crate::writeback::Disk,
+        sources: &cairn_agent::edit::Sources,
+        symbol: &str,
+    ) -> SavedHost {
+        let (pinned, manifest_sha256) = disk.digests(sources);
+        SavedHost {
+            kind,
+            key: key.to_string(),
+            path: arguments.get("path").and_then(Value::as_str).unwrap_or_default().to_string(),
+            root: disk.root.to_string_lossy().to_string(),
+            symbol: symbol.to_string(),
+            generation: 0,
+            policy: None,
+            emulate: None,
+            pinned,
+            manifest_sha256,
+            writing: None,
+        }
     }
 }
 
@@ -188,7 +236,11 @@ impl Server {
         if !answer.refused
             && let (Some(session), Some(disk)) = (answer.record.get("session").and_then(Value::as_str), loaded.disk)
         {
+            let full = answer.record.get("symbol").and_then(Value::as_str).unwrap_or(&symbol).to_string();
+            let saved = self.saved_host(HostKind::Plan, session, arguments, &disk, &sources, &full);
+            self.host_sessions.insert(session.to_string(), saved);
             self.pinned.insert(session.to_string(), (disk, sources));
+            self.checkpoint(false);
         }
         ToolResult { record: answer.record, is_error: answer.refused }
     }
@@ -198,6 +250,13 @@ impl Server {
             Ok(reply) => reply,
             Err(refusal) => return refusal,
         };
+        let named = reply.get("session").and_then(Value::as_str).unwrap_or_default().to_string();
+        // A session a restarted server kept comes back first.
+        if self.host.plan_session(&named).is_none()
+            && let Err(refusal) = self.restore_host(&named)
+        {
+            return refusal;
+        }
         let (answer, written) = self.host.plan_reply(&reply);
         let mut record = answer.record;
         if !answer.refused {
@@ -215,8 +274,14 @@ impl Server {
                         record.insert("written".into(), value);
                         // The successor stands on what was written.
                         if let Some(pinned) = self.pinned.remove(&session) {
-                            self.pinned.insert(next, pinned);
+                            self.pinned.insert(next.clone(), pinned);
                         }
+                        if let Some(mut saved) = self.host_sessions.remove(&session) {
+                            saved.key = next.clone();
+                            saved.generation += 1;
+                            self.host_sessions.insert(next, saved);
+                        }
+                        self.checkpoint(true);
                     }
                     Err(refusal) => return refusal,
                 },
@@ -241,6 +306,12 @@ impl Server {
         answer: &Map<String, Value>,
     ) -> Result<Value, ToolResult> {
         let Some((disk, pinned)) = self.pinned.get(key).cloned() else { return Ok(Value::Bool(false)) };
+        // The checkpoint knows the write is under way, and what the files hold once it landed:
+        // a restart in the middle finds the session standing on either side.
+        if let Some(saved) = self.host_sessions.get_mut(key) {
+            saved.writing = Some(disk.digests(program).0);
+            self.checkpoint(true);
+        }
         let mut written = Vec::new();
         for (index, (before, after)) in pinned.files.iter().zip(&program.files).enumerate() {
             if before.text == after.text {
@@ -265,8 +336,12 @@ impl Server {
         // What was written is what the session pins now.
         let mut pinned = pinned;
         pinned.files = program.files.clone();
+        if let Some(saved) = self.host_sessions.get_mut(key)
+            && let Some(landed) = saved.writing.take()
+        {
+            saved.pinned = landed;
+        }
         self.pinned.insert(key.to_string(), (disk, pinned));
         Ok(if written.is_empty() { Value::Bool(false) } else { Value::from(written) })
     }
 }
-

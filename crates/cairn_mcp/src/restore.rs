@@ -1,12 +1,13 @@
 //! The server's side of durable sessions (docs/durability.md): its sessions written as a table
-//! (`checkpoint`), a dormant session brought back under its handle (`restore`), and a path
-//! session to and from its saved form. `durable.rs` keeps the table itself, the ledger records
+//! (`checkpoint`), a dormant session brought back under its handle (`restore`; a plan or
+//! implementation session by `restore_host`), and a path session to and from its saved form. `durable.rs` keeps the table itself, the ledger records
 //! seen and the handles; it knows nothing of the server.
 
-use cairn_agent::edit::OpenRequest;
+use cairn_agent::edit::{ImplementationOpen, OpenRequest};
+use cairn_agent::validate::{Policy, Regressions};
 use serde_json::{Map, Value};
 
-use crate::durable::Saved;
+use crate::durable::{HostKind, Saved};
 use crate::tools::{PathSession, Server, ToolResult};
 
 impl Server {
@@ -15,8 +16,118 @@ impl Server {
     /// of the server cannot lose but an OS crash may (the client then opens again).
     pub(crate) fn checkpoint(&mut self, synced: bool) {
         let sessions: Vec<Saved> = self.sessions.iter().map(|(handle, s)| s.saved(handle)).collect();
+        // Plan sessions answered or reopened are gone from the host, and from the table — but
+        // not while a write of theirs is under way (a reply's successor takes its place after).
+        let host = &self.host;
+        self.host_sessions.retain(|key, saved| {
+            saved.writing.is_some()
+                || match saved.kind {
+                    HostKind::Plan => host.plan_session(key).is_some(),
+                    HostKind::Implementation => host.implementation_reference(key).is_some(),
+                }
+        });
+        let hosts = self.host_sessions.values().cloned().collect();
         let said = self.host.said();
-        self.durable.checkpoint(sessions, said, synced);
+        self.durable.checkpoint(sessions, hosts, said, synced);
+    }
+
+    /// Brings back the dormant plan or implementation session `key`, if there is one, on the
+    /// program as the files hold it now: only while they hold what it pinned (or what its write
+    /// under way was to leave). `Err` is the refusal a session that cannot come back answers.
+    pub(crate) fn restore_host(&mut self, key: &str) -> Result<(), ToolResult> {
+        let Some(saved) = self.durable.dormant_hosts.remove(key) else { return Ok(()) };
+        if let Some(said) = self.durable.said.take() {
+            self.host.hear_said(&said);
+        }
+        let what = match saved.kind {
+            HostKind::Plan => "plan session",
+            HostKind::Implementation => "implementation session",
+        };
+        let refuse = |server: &Server, message: String, files: Vec<String>| {
+            let details = if files.is_empty() { vec![] } else { vec![("files", Value::from(files))] };
+            ToolResult::error(server.host.refusal("E-SESSION", message, details))
+        };
+        let Ok(loaded) = self.load_path(&saved.path) else {
+            return Err(refuse(
+                self,
+                format!(
+                    "{key} was a {what} on {} before the server restarted, and that program cannot be read now; open a new session.",
+                    saved.path
+                ),
+                vec![],
+            ));
+        };
+        let Some(disk) = loaded.disk.clone() else { return Ok(()) };
+        let (pinned, manifest) = disk.digests(&loaded.sources);
+        let holds = |digests: &[(String, String)]| {
+            let mut a = digests.to_vec();
+            let mut b = pinned.clone();
+            a.sort();
+            b.sort();
+            a == b
+        };
+        let stands =
+            manifest == saved.manifest_sha256 && (holds(&saved.pinned) || saved.writing.as_deref().is_some_and(holds));
+        if !stands {
+            let mut changed: Vec<String> = saved
+                .pinned
+                .iter()
+                .filter(|(name, digest)| !pinned.iter().any(|(n, d)| n == name && d == digest))
+                .map(|(name, _)| name.clone())
+                .collect();
+            if manifest != saved.manifest_sha256 {
+                changed.push("(manifest)".into());
+            }
+            changed.sort();
+            changed.dedup();
+            return Err(refuse(
+                self,
+                format!(
+                    "{key} came back after the server restarted, but files changed on disk since it pinned them; open a new {what} on the program as it is now."
+                ),
+                changed,
+            ));
+        }
+        let taken_back = match saved.kind {
+            HostKind::Plan => {
+                self.host.plan_resume(loaded.sources.clone(), &disk.identity, &saved.symbol, saved.generation, key)
+            }
+            HostKind::Implementation => {
+                let file = disk.root.join("regressions").join(cairn_agent::validate::regressions_name(&saved.symbol));
+                let kept = std::fs::read(&file).ok().and_then(|bytes| Regressions::parse(&bytes).ok());
+                let policy: Option<Policy> = saved.policy.clone().and_then(|p| serde_json::from_value(p).ok());
+                let open = ImplementationOpen {
+                    reference: saved.symbol.clone(),
+                    policy: policy.unwrap_or_default(),
+                    kept,
+                    emulate: saved.emulate.clone(),
+                    handle: Some(key.to_string()),
+                };
+                let answer = self.host.implementation_open(loaded.sources.clone(), open);
+                if !answer.refused {
+                    self.regressions.insert(key.to_string(), file);
+                }
+                !answer.refused
+            }
+        };
+        if !taken_back {
+            // A plan session's digest names the program it stood on: after its reply was
+            // written, the files hold its successor's program, and the reply is not taken again.
+            return Err(refuse(
+                self,
+                format!(
+                    "{key} could not be taken back after the server restarted (a plan session answered before the restart is spent; what it wrote stays written): open a new {what}."
+                ),
+                vec![],
+            ));
+        }
+        self.pinned.insert(key.to_string(), (disk, loaded.sources));
+        let mut saved = saved;
+        saved.pinned = pinned;
+        saved.writing = None;
+        self.host_sessions.insert(key.to_string(), saved);
+        self.checkpoint(false);
+        Ok(())
     }
 
     /// Brings back the dormant session `handle`, if there is one (see the module comment).

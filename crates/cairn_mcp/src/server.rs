@@ -210,7 +210,7 @@ pub fn descriptors() -> Vec<Tool> {
             "implementation_submit",
             "Submit `fn g(..) implements f when c {..}` (and helpers); g is checked and validated against f. \
              Returns {status:\"validated\",select_with} or a refusal (E-VALIDATION: failing inputs). \
-             Example: {\"request\":{\"protocol\":\"cairn.implementation/1\",\"handle\":\"i1\",\"kind\":\"submit\",\
+             Example: {\"request\":{\"protocol\":\"cairn.implementation/1\",\"handle\":\"<from implementation_open>\",\"kind\":\"submit\",\
              \"source\":\"fn clip2(v:i32, lo:i32, hi:i32) -> i32 implements clip when lo <= hi { return max(lo, min(v, hi)); }\"}}",
             schema(
                 serde_json::json!({"request": {"type": "object", "description": "The packet's reply with source set."}}),

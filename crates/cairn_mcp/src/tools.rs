@@ -122,6 +122,8 @@ pub struct Server {
     /// pinned, and the program as it pinned it — what a validated implementation or an admitted
     /// plan is written against (`hosts.rs`).
     pub(crate) pinned: HashMap<String, (crate::writeback::Disk, cairn_agent::edit::Sources)>,
+    /// Per plan or implementation session on a path, what its checkpoint keeps (`durable.rs`).
+    pub(crate) host_sessions: HashMap<String, crate::durable::SavedHost>,
 }
 
 impl Server {
@@ -141,6 +143,7 @@ impl Server {
             runner: None,
             regressions: HashMap::new(),
             pinned: HashMap::new(),
+            host_sessions: HashMap::new(),
         };
         if adopted {
             server.checkpoint(true);

@@ -58,13 +58,15 @@ fn every_description_says_what_it_returns_with_an_example_that_is_a_valid_call()
     // end to end through the binary, crates/cairn_cli/tests/implementation_sessions.rs).
     let mut server = Server::with_runner(&scratch.0, Box::new(common::Silent));
     let mut session = String::new();
+    let mut handle = String::new();
     // The order an agent calls them in: edit_request needs the handle edit_open gave.
     for tool in descriptors() {
         let description = tool.description.as_deref().expect("a description");
         assert!(description.contains("Returns"), "{}: {description}", tool.name);
         let example = description.split_once("Example: ").map(|(_, e)| e).expect("an example");
-        // plan_reply answers the session plan_open gave (a digest no example can know).
-        let example = example.replace("<from plan_open>", &session);
+        // plan_reply answers the session plan_open gave (a digest no example can know), and
+        // implementation_submit the handle implementation_open gave.
+        let example = example.replace("<from plan_open>", &session).replace("<from implementation_open>", &handle);
         let arguments: Value = serde_json::from_str(&example).expect("the example is JSON");
         let keys = tool_named(&tool.name).expect("a tool").keys;
         for key in arguments.as_object().expect("an object").keys() {
@@ -73,6 +75,9 @@ fn every_description_says_what_it_returns_with_an_example_that_is_a_valid_call()
         let result = server.call(&tool.name, &arguments).expect("a tool result");
         if let Some(Value::String(digest)) = result.record.get("session") {
             session = digest.clone();
+        }
+        if let (Some(Value::String(given)), "implementation_open") = (result.record.get("handle"), tool.name.as_ref()) {
+            handle = given.clone();
         }
         assert!(!result.is_error, "{}'s example is refused: {}", tool.name, Value::Object(result.record));
     }

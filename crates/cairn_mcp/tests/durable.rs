@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 
 use cairn_mcp::Server;
-use common::{Scratch, call};
+use common::{Scratch, Silent, call};
 use serde_json::{Map, Value, json};
 
 const PROGRAM: &str = "fn double(x:u32) -> u32 {\n  return x * 2;\n}\n\nfn triple(x:u32) -> u32 {\n  return x * 3;\n}\n\nfn main() -> i32 {\n  if double(2) != 4 { return 1; }\n  return i32(triple(0));\n}\n";
@@ -208,4 +208,122 @@ fn source_sessions_are_not_checkpointed_and_leave_no_state_directory() {
     let (packet, error) = call(&mut server, "edit_open", json!({"source": PROGRAM, "symbol": "double"}));
     assert!(!error, "{}", Value::Object(packet));
     assert!(!scratch.0.join(".cairn").exists(), "a source session writes nothing beside the server");
+}
+
+/// A program with a parallel region (a plan's subject) and a reference to implement.
+const HOSTED: &str = "fn fill(n:usize, out:rw<u64>[n]) {
+  parallel i in n { out[i] = u64(i); }
+}
+
+fn total(n:usize, xs:ro<u32>[n]) -> u64 {
+  let mut h:u64 = 0;
+  for i in 0..n { h = h + u64(xs[i]); }
+  return h;
+}
+
+fn main() -> i32 { return 0; }
+";
+
+fn plan_reply(session: &Value, items: Value) -> Value {
+    json!({"reply": {"protocol": "cairn.plan/1", "session": session, "items": items}})
+}
+
+fn submission(handle: &str, source: &str) -> Value {
+    json!({"request": {"protocol": "cairn.implementation/1", "handle": handle, "kind": "submit", "source": source}})
+}
+
+#[test]
+fn plan_sessions_come_back_after_a_restart_and_an_answered_one_is_never_taken_twice() {
+    let scratch = Scratch::new("durable-plan");
+    std::fs::write(scratch.file("p.cairn"), HOSTED).expect("write");
+    let mut first = Server::new(&scratch.0);
+    let (packet, refused) = call(&mut first, "plan_open", json!({"path": "p.cairn", "symbol": "fill"}));
+    assert!(!refused, "{}", Value::Object(packet));
+    let session = packet["session"].clone();
+    drop(first);
+
+    // The session comes back under its digest, and its reply is admitted and written.
+    let mut second = Server::new(&scratch.0);
+    let reply = plan_reply(&session, json!({"grain": 4096}));
+    let (admitted, refused) = call(&mut second, "plan_reply", reply.clone());
+    assert!(!refused, "the session came back: {}", Value::Object(admitted));
+    assert_eq!(admitted["written"], json!(["p.cairn"]));
+    let written = std::fs::read_to_string(scratch.file("p.cairn")).expect("read");
+    assert!(written.contains("grain 4096"), "{written}");
+    let next = admitted["next_session"].clone();
+    drop(second);
+
+    // The successor comes back too (its digest names the written program and its generation);
+    // the answered session is spent, and its reply resent changes nothing.
+    let mut third = Server::new(&scratch.0);
+    let (again, refused) = call(&mut third, "plan_reply", reply);
+    assert!(refused && code(&again) == "E-SESSION", "{}", Value::Object(again));
+    assert_eq!(std::fs::read_to_string(scratch.file("p.cairn")).expect("read"), written, "written once");
+    let (cleared, refused) = call(&mut third, "plan_reply", plan_reply(&next, json!({"grain": 0})));
+    assert!(!refused, "the successor came back: {}", Value::Object(cleared));
+    assert!(!std::fs::read_to_string(scratch.file("p.cairn")).expect("read").contains("grain"));
+    drop(third);
+
+    // A session whose program changed while no server ran is refused, naming the file.
+    let mut fourth = Server::new(&scratch.0);
+    let (packet, _) = call(&mut fourth, "plan_open", json!({"path": "p.cairn", "symbol": "fill"}));
+    let session = packet["session"].clone();
+    drop(fourth);
+    let text = std::fs::read_to_string(scratch.file("p.cairn")).expect("read");
+    std::fs::write(scratch.file("p.cairn"), format!("{text}\nfn other() -> i32 {{ return 1; }}\n")).expect("write");
+    let mut fifth = Server::new(&scratch.0);
+    let (stale, refused) = call(&mut fifth, "plan_reply", plan_reply(&session, json!({"grain": 64})));
+    assert!(refused && code(&stale) == "E-SESSION", "{}", Value::Object(stale));
+    assert_eq!(stale["files"], json!(["p.cairn"]));
+}
+
+#[test]
+fn implementation_sessions_come_back_after_a_restart_with_their_handle_and_policy() {
+    let scratch = Scratch::new("durable-implementation");
+    std::fs::write(scratch.file("p.cairn"), HOSTED).expect("write");
+    let policy = json!({"budget": 40, "seed": 7});
+    let mut first = Server::with_runner(&scratch.0, Box::new(Silent));
+    let edit_handle = open(&mut first, "p.cairn", "main");
+    let (packet, refused) = call(
+        &mut first,
+        "implementation_open",
+        json!({"path": "p.cairn", "reference": "total", "policy": policy, "emulate": "sm_90"}),
+    );
+    assert!(!refused, "{}", Value::Object(packet));
+    let handle = packet["handle"].as_str().expect("a handle").to_string();
+    assert!(handle.starts_with('i') && handle[1..] != edit_handle[1..], "one numbering: {handle} {edit_handle}");
+    assert!(packet["emulation"].as_str().is_some_and(|e| e.contains("sm_90")), "{}", Value::Object(packet));
+    let pinned = packet["pinned"].clone();
+    drop(first);
+
+    // The second server has not seen the handle; the submission brings the session back with the
+    // policy it pinned and the device target it emulates, then validates and writes.
+    let mut second = Server::with_runner(&scratch.0, Box::new(Silent));
+    let fresh = {
+        let (packet, _) = call(&mut second, "implementation_open", json!({"path": "p.cairn", "reference": "total"}));
+        packet["handle"].as_str().expect("a handle").to_string()
+    };
+    assert_ne!(fresh, handle, "a new session never takes a kept handle");
+    let source = "fn total_fast(n:usize, xs:ro<u32>[n]) -> u64 implements total {\n  let mut h:u64 = 0;\n  for i in 0..n { h = h + u64(xs[i]); }\n  return h;\n}";
+    let (answer, refused) = call(&mut second, "implementation_submit", submission(&handle, source));
+    assert!(!refused, "the session came back: {}", Value::Object(answer));
+    assert_eq!(answer["status"], "validated");
+    assert!(answer["claim"].as_str().is_some_and(|c| c.contains("sm_90")), "{}", Value::Object(answer));
+    assert_eq!(answer["written"], json!(["p.cairn"]));
+    assert!(std::fs::read_to_string(scratch.file("p.cairn")).expect("read").contains("fn total_fast"));
+    drop(second);
+
+    // It stands on what it wrote: a third server takes it back again, and the same submission
+    // again replaces the implementation with itself — the same program, nothing written.
+    let written = std::fs::read_to_string(scratch.file("p.cairn")).expect("read");
+    let mut third = Server::with_runner(&scratch.0, Box::new(Silent));
+    let (again, refused) = call(&mut third, "implementation_submit", submission(&handle, source));
+    assert!(!refused, "{}", Value::Object(again));
+    assert_eq!(std::fs::read_to_string(scratch.file("p.cairn")).expect("read"), written, "never applied twice");
+    assert_eq!(again["candidate_sha256"], answer["candidate_sha256"], "the same program");
+    assert_eq!(again["written"], json!(false), "nothing to write: {}", Value::Object(again.clone()));
+    // The pins came back as they were.
+    let (state, _) =
+        call(&mut third, "implementation_open", json!({"path": "p.cairn", "reference": "total", "policy": policy}));
+    assert_eq!(state["pinned"]["tests_sha256"], pinned["tests_sha256"]);
 }

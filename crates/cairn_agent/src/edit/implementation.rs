@@ -196,20 +196,27 @@ const BOUNDARIES: [&str; 6] = [
     "no test blocks, types, constants, plans or imports in a submission",
 ];
 
+/// How an implementation session is opened (protocol §9.1).
+#[derive(Debug, Clone, Default)]
+pub struct ImplementationOpen {
+    /// The reference, bare or qualified.
+    pub reference: String,
+    pub policy: Policy,
+    /// The cases a regressions file kept, when the caller has one.
+    pub kept: Option<Regressions>,
+    /// The device target device work is emulated for (the caller has checked its spelling).
+    pub emulate: Option<String>,
+    /// The handle to give the session (a server numbering handles itself, or one taking back a
+    /// session after a restart); `None`: the host numbers it (`i<n>`).
+    pub handle: Option<String>,
+}
+
 impl EditHost {
-    /// Opens an implementation session on `reference` of `sources` under `policy`, with the
-    /// cases a regressions file kept (`kept`, when the caller has one), emulating device target
-    /// `emulate` when one is given (the caller has checked its spelling).
-    pub fn implementation_open(
-        &mut self,
-        sources: Sources,
-        reference: &str,
-        policy: Policy,
-        kept: Option<Regressions>,
-        emulate: Option<String>,
-    ) -> Answer {
+    /// Opens an implementation session on `sources` as `open` says.
+    pub fn implementation_open(&mut self, sources: Sources, open: ImplementationOpen) -> Answer {
         self.settle();
-        match self.try_implementation_open(sources, reference, policy, kept, emulate) {
+        let ImplementationOpen { reference, policy, kept, emulate, handle } = open;
+        match self.try_implementation_open(sources, &reference, policy, kept, emulate, handle) {
             Ok(record) => Answer::ok(record),
             Err(refusal) => refusal.into(),
         }
@@ -222,6 +229,7 @@ impl EditHost {
         policy: Policy,
         kept: Option<Regressions>,
         emulate: Option<String>,
+        handle: Option<String>,
     ) -> Result<Map<String, Value>, Refusal> {
         let (index, _) = self.program(sources.clone());
         if let Some(refusal) = self.ws_mut(index).check().refusal {
@@ -266,8 +274,10 @@ impl EditHost {
             .unwrap_or_else(|| "()".into());
         let texts = [source.as_str(), "fn g() implements f"];
         let offer = offer_cards(&mut self.sent_cards, &texts, signals(&texts, "", true));
-        self.impl_handles += 1;
-        let handle = format!("i{}", self.impl_handles);
+        let handle = handle.unwrap_or_else(|| {
+            self.impl_handles += 1;
+            format!("i{}", self.impl_handles)
+        });
         let regressions = kept.unwrap_or_else(|| Regressions::new(&full, &policy));
         self.implementations.retain(|s| s.handle != handle);
         self.implementations.push(ImplSession {
@@ -583,7 +593,9 @@ impl EditHost {
             instances,
             select_with: format!("plan {bare} use {select};"),
             claim: match &target {
-                Some(target) => format!("{CLAIM}; its device code ran on host threads as an emulation of {target}, never on the device"),
+                Some(target) => format!(
+                    "{CLAIM}; its device code ran on host threads as an emulation of {target}, never on the device"
+                ),
                 None => CLAIM.to_string(),
             },
             candidate_sha256,
@@ -621,6 +633,9 @@ fn insert(
     if let Some((other, start, stop)) = replaced.and_then(locate)
         && other == name
     {
+        // The blank line an earlier insertion put before it goes with it, so that submitting
+        // the same implementation again leaves the same text.
+        let start = if text[..start].ends_with("\n\n") { start - 2 } else { start };
         text.replace_range(start..stop, "");
         if start < end {
             end -= stop - start;

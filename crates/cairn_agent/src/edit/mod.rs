@@ -45,7 +45,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 pub use cairn_hir::SourceText;
 use serde_json::{Map, Value};
 
-pub use self::implementation::{IMPLEMENTATION, Submitted, when_text, when_text_at};
+pub use self::implementation::{IMPLEMENTATION, ImplementationOpen, Submitted, when_text, when_text_at};
 pub use self::packet::implementation_hash;
 pub(crate) use self::plan::qualified_names;
 pub use self::plan::{

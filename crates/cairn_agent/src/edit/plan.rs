@@ -207,6 +207,39 @@ impl EditHost {
         Ok(super::records::to_map(&packet))
     }
 
+    /// Takes back a plan session that a restarted server kept (docs/durability.md): the session
+    /// of `symbol` (its full name) of `sources` from `origin` at `generation`, when that is the
+    /// session `session` names — its digest covers all four, so a session comes back only on
+    /// exactly the program it stood on. False when it is not.
+    pub fn plan_resume(
+        &mut self,
+        sources: Sources,
+        origin: &str,
+        symbol: &str,
+        generation: u64,
+        session: &str,
+    ) -> bool {
+        if plan_digest(&sources, origin, symbol, generation) != session {
+            return false;
+        }
+        self.plans.retain(|s| s.session != session);
+        self.plans.push(PlanSession {
+            session: session.to_string(),
+            sources,
+            symbol: symbol.to_string(),
+            origin: origin.to_string(),
+            generation,
+            spent: false,
+        });
+        true
+    }
+
+    /// Where plan session `session` stands, for a checkpoint: its function's full name and its
+    /// generation, while it is live (not yet answered or reopened).
+    pub fn plan_session(&self, session: &str) -> Option<(String, u64)> {
+        self.plans.iter().find(|s| s.session == session && !s.spent).map(|s| (s.symbol.clone(), s.generation))
+    }
+
     /// Judges one `cairn.plan/1` reply (protocol §8.3); an admitted one also says what to write.
     pub fn plan_reply(&mut self, reply: &Value) -> (Answer, Option<PlanWritten>) {
         self.settle();

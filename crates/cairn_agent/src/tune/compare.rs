@@ -374,7 +374,9 @@ fn candidate(
                 ));
             };
             let sources = crate::edit::with_selection(workspace, &subject.files, item, Some(symbol));
-            let holds = super::validation_holds(workspace, request.history, full, symbol, base, request.accept_emulated).is_ok();
+            let holds =
+                super::validation_holds(workspace, request.history, full, symbol, base, request.accept_emulated)
+                    .is_ok();
             let short = symbol.rsplit('.').next().unwrap_or(symbol);
             (sources, format!("plan {bare} use {short};"), Vec::new(), Some(symbol.clone()), Some(holds))
         }

@@ -341,7 +341,9 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
     for symbol in implementation_symbols(workspace, item) {
         let why = match &base {
             None => Some("the function's code could not be digested".to_string()),
-            Some(base) => validation_holds(workspace, request.history, &full, &symbol, base, request.accept_emulated).err(),
+            Some(base) => {
+                validation_holds(workspace, request.history, &full, &symbol, base, request.accept_emulated).err()
+            }
         };
         if let Some(why) = why {
             record.implementations.push(ImplementationRow { symbol, candidate: false, why: Some(why) });

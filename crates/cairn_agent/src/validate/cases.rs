@@ -82,7 +82,12 @@ pub enum Fed {
     Scalar(Scalar),
     /// A view of scalars in memory of `place`: the harness fills host memory and, for a
     /// `@device` view, transfers it in (and a `rw` view's elements back out before printing).
-    View { elem: Scalar, rw: bool, extent: ViewExtent, place: Place },
+    View {
+        elem: Scalar,
+        rw: bool,
+        extent: ViewExtent,
+        place: Place,
+    },
 }
 
 /// What the signature lets the harness feed.
@@ -433,8 +438,24 @@ mod tests {
             params: vec![
                 ("n".into(), Fed::Extent),
                 ("m".into(), Fed::Extent),
-                ("xs".into(), Fed::View { elem: Scalar::Int(IntTy::U64), rw: false, extent: ViewExtent::Param(0), place: Place::Host }),
-                ("ys".into(), Fed::View { elem: Scalar::Int(IntTy::U64), rw: false, extent: ViewExtent::Param(1), place: Place::Host }),
+                (
+                    "xs".into(),
+                    Fed::View {
+                        elem: Scalar::Int(IntTy::U64),
+                        rw: false,
+                        extent: ViewExtent::Param(0),
+                        place: Place::Host,
+                    },
+                ),
+                (
+                    "ys".into(),
+                    Fed::View {
+                        elem: Scalar::Int(IntTy::U64),
+                        rw: false,
+                        extent: ViewExtent::Param(1),
+                        place: Place::Host,
+                    },
+                ),
             ],
             ret: None,
         };
@@ -460,7 +481,15 @@ mod tests {
         let shape = Shape {
             params: vec![
                 ("n".into(), Fed::Extent),
-                ("xs".into(), Fed::View { elem: Scalar::Int(IntTy::U64), rw: false, extent: ViewExtent::Param(0), place: Place::Host }),
+                (
+                    "xs".into(),
+                    Fed::View {
+                        elem: Scalar::Int(IntTy::U64),
+                        rw: false,
+                        extent: ViewExtent::Param(0),
+                        place: Place::Host,
+                    },
+                ),
                 ("k".into(), Fed::Scalar(Scalar::Int(IntTy::U8))),
             ],
             ret: Some(Scalar::Int(IntTy::U64)),

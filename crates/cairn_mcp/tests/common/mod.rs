@@ -51,4 +51,9 @@ impl cairn_agent::validate::Runner for Silent {
     ) -> Result<Vec<Result<cairn_agent::validate::Outcome, String>>, String> {
         Ok(blocks.iter().map(|_| Ok(cairn_agent::validate::Outcome::new(true, Vec::new(), ""))).collect())
     }
+
+    /// Emulating changes nothing for a runner that runs nothing.
+    fn emulating(&self, _: &str) -> Result<Box<dyn cairn_agent::validate::Runner + '_>, String> {
+        Ok(Box::new(Silent))
+    }
 }
