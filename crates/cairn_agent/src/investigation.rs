@@ -64,6 +64,8 @@ pub struct CandidateEntry {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<Map<String, Value>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub profiled: Vec<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tried: Vec<Map<String, Value>>,
 }
 
@@ -87,9 +89,11 @@ fn brief(record: &Record) -> Map<String, Value> {
 }
 
 /// Whether the experiment `record` (about `A vs B`) was run: both candidates have a current
-/// measurement at the size its run names (`--at n=SIZE`).
+/// run of the kind it asks — a profile when its run names `--profiler`, else a measurement — at
+/// the size its run names (`--at n=SIZE`).
 fn experiment_done(record: &Record, current: &[&Record]) -> bool {
     let run = record.detail.get("run").and_then(Value::as_str).unwrap_or_default();
+    let kind = if run.contains("--profiler") { "profile" } else { "measurement" };
     let size = run
         .split("--at ")
         .nth(1)
@@ -99,7 +103,7 @@ fn experiment_done(record: &Record, current: &[&Record]) -> bool {
     let Some(size) = size else { return false };
     let measured_at = |label: &str| {
         current.iter().any(|r| {
-            r.kind == "measurement"
+            r.kind == kind
                 && r.candidate == label
                 && r.detail
                     .get("sizes")
@@ -219,6 +223,7 @@ pub fn investigation(workspace: &Workspace, item: Item, records: &[Record]) -> I
             "measurement" => &mut entry.measured,
             "validation" => &mut entry.validated,
             "failure" => &mut entry.failed,
+            "profile" => &mut entry.profiled,
             _ => &mut entry.tried,
         };
         list.push(brief(record));

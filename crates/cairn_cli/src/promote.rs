@@ -229,6 +229,7 @@ fn evaluate(
         clock: &clock,
         history: &[],
         accept_emulated: false,
+        profiler: false,
     };
     let short = subject.implementation.rsplit('.').next().unwrap_or(&subject.implementation).to_string();
     let compared = cairn_agent::tune::compare(workspace, &request, "none", &format!("use {short}"), &runner)

@@ -159,6 +159,11 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// Where the workspace is (the confined process sees it at the same path).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// A fresh, empty workspace under `parent`.
     pub fn empty(parent: &Path, name: &str) -> std::io::Result<Workspace> {
         let dir = parent.join(name);
@@ -209,6 +214,12 @@ impl Workspace {
     /// The command that runs `program` with `args` confined to this workspace under `limits`;
     /// whether it is sandboxed.
     pub fn command(&self, program: &Path, args: &[String], limits: &Limits) -> (Command, bool) {
+        self.wrapped(&[], program, args, limits)
+    }
+
+    /// [`Workspace::command`] run by `wrapper` (a system tool and its arguments, such as a
+    /// profiler, which then runs `program`); empty: `program` itself.
+    pub fn wrapped(&self, wrapper: &[String], program: &Path, args: &[String], limits: &Limits) -> (Command, bool) {
         std::fs::create_dir_all(self.dir.join(".tmp")).ok();
         let (mut command, sandboxed) = match bubblewrap() {
             Some(bwrap) => {
@@ -232,12 +243,20 @@ impl Workspace {
                     .args(["--bind", &dir, &dir, "--ro-bind", &exe, &exe, "--chdir", &dir])
                     .args(["--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", &dir])
                     .args(["--setenv", "TMPDIR", "/tmp", "--", "/usr/bin/prlimit", &nproc, "--"])
+                    .args(wrapper)
                     .arg(program)
                     .args(args);
                 (command, true)
             }
             None => {
-                let mut command = Command::new(program);
+                let mut command = match wrapper.split_first() {
+                    Some((tool, rest)) => {
+                        let mut command = Command::new(tool);
+                        command.args(rest).arg(program);
+                        command
+                    }
+                    None => Command::new(program),
+                };
                 command
                     .args(args)
                     .current_dir(&self.dir)

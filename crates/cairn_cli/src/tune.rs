@@ -69,6 +69,17 @@ pub struct TuneFlags {
     /// device code ran on host threads) be a candidate.
     #[arg(long)]
     pub accept_emulated: bool,
+    /// With --compare: also run each side's call once under a profiler, apart from timing
+    /// (`[profiler observation]` lines, `profile` records). `cachegrind` is valgrind's: executed
+    /// instructions and simulated cache misses.
+    #[arg(long, value_enum, requires = "compare")]
+    pub profiler: Option<ProfilerFlag>,
+}
+
+/// `--profiler`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ProfilerFlag {
+    Cachegrind,
 }
 
 /// `--objective`.
@@ -205,6 +216,7 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
         clock: &clock,
         history: &records,
         accept_emulated: flags.accept_emulated,
+        profiler: flags.profiler.is_some(),
     };
     if let [a, b] = flags.compare.as_slice() {
         let status = match compare(&workspace, &request, a, b, &runner) {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use cairn_agent::validate::{Outcome, Regressions, Runner, parse_policy, rejected, validate};
+use cairn_agent::validate::{Outcome, Reading, Regressions, Runner, parse_policy, rejected, validate};
 use cairn_hir::SourceText;
 
 use crate::build::{BuildFlags, Purpose, build_program};
@@ -225,6 +225,46 @@ impl NativeRunner {
         std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8)
     }
 
+    /// Builds `files` as a test runner in a scratch directory (device work as `device` says): the
+    /// runner and its tests. The caller removes the scratch directory.
+    fn build(&self, files: &[SourceText]) -> Result<(std::path::PathBuf, Vec<(String, String, u32)>), String> {
+        let program = self.program(files);
+        // The harness must check: a refusal here is this tool's fault, said as such.
+        let mut workspace = crate::check::load_workspace(&program);
+        if let Some(refusal) = workspace.check().refusal {
+            return Err(format!(
+                "internal error (E-INTERNAL): the generated harness was refused: {}: {}",
+                refusal.first.code, refusal.first.message
+            ));
+        }
+        // Device work builds only emulated here: without `--emulate` the reason is the build's
+        // own refusal (E-TARGET, E-UNSUPPORTED, …), and the validation decides nothing.
+        let verdict = crate::device::judge(&workspace, program.build.device_target.as_deref(), &self.device, true)
+            .map_err(|d| format!("The program does device work and could not be built: {}: {}", d.code, d.message))?;
+        if let Some(emulation) = verdict.emulation
+            && let Ok(mut emulated) = self.emulated.lock()
+        {
+            *emulated = Some(emulation);
+        }
+        // Dropped, not forgotten: an MCP server runs many validations.
+        drop(workspace);
+        let scratch = std::env::temp_dir().join(format!("cairn-validate-{}", std::process::id()));
+        std::fs::create_dir_all(&scratch).map_err(|e| format!("Cannot make {}: {e}.", scratch.display()))?;
+        let flags = BuildFlags {
+            keep_guards: false,
+            out: Some(scratch),
+            debug: false,
+            timeout: 600,
+            device: self.device.clone(),
+        };
+        let output = Output::choose(Some(crate::output::FormatChoice::Json));
+        let built = build_program(program, Purpose::Tests, &flags, output)
+            .map_err(|_| "internal error (E-INTERNAL): the generated harness did not build".to_string())?;
+        let (artifact, tests) = (built.artifact.clone(), built.tests.clone());
+        drop(built);
+        Ok((artifact, tests))
+    }
+
     /// The program to build: the base's, with the files' texts; or the files alone.
     fn program(&self, files: &[SourceText]) -> cairn_vfs::Program {
         if let Some(base) = &self.base {
@@ -266,40 +306,7 @@ impl Runner for NativeRunner {
         blocks: &[String],
         seconds: u64,
     ) -> Result<Vec<Result<Outcome, String>>, String> {
-        let program = self.program(files);
-        // The harness must check: a refusal here is this tool's fault, said as such.
-        let mut workspace = crate::check::load_workspace(&program);
-        if let Some(refusal) = workspace.check().refusal {
-            return Err(format!(
-                "internal error (E-INTERNAL): the generated harness was refused: {}: {}",
-                refusal.first.code, refusal.first.message
-            ));
-        }
-        // Device work builds only emulated here: without `--emulate` the reason is the build's
-        // own refusal (E-TARGET, E-UNSUPPORTED, …), and the validation decides nothing.
-        let verdict = crate::device::judge(&workspace, program.build.device_target.as_deref(), &self.device, true)
-            .map_err(|d| format!("The program does device work and could not be built: {}: {}", d.code, d.message))?;
-        if let Some(emulation) = verdict.emulation
-            && let Ok(mut emulated) = self.emulated.lock()
-        {
-            *emulated = Some(emulation);
-        }
-        // Dropped, not forgotten: an MCP server runs many validations.
-        drop(workspace);
-        let scratch = std::env::temp_dir().join(format!("cairn-validate-{}", std::process::id()));
-        std::fs::create_dir_all(&scratch).map_err(|e| format!("Cannot make {}: {e}.", scratch.display()))?;
-        let flags = BuildFlags {
-            keep_guards: false,
-            out: Some(scratch),
-            debug: false,
-            timeout: 600,
-            device: self.device.clone(),
-        };
-        let output = Output::choose(Some(crate::output::FormatChoice::Json));
-        let built = build_program(program, Purpose::Tests, &flags, output)
-            .map_err(|_| "internal error (E-INTERNAL): the generated harness did not build".to_string())?;
-        let (artifact, tests) = (built.artifact.clone(), built.tests.clone());
-        drop(built);
+        let (artifact, tests) = self.build(files)?;
         let outcomes = std::sync::Mutex::new(vec![None; blocks.len()]);
         let next = std::sync::Mutex::new(0usize);
         let workers = self.workers.clamp(1, 8);
@@ -313,8 +320,7 @@ impl Runner for NativeRunner {
                             *next - 1
                         };
                         let Some(name) = blocks.get(position) else { break };
-                        let index = tests.iter().position(|(n, _, _)| n == name || n.rsplit('.').next() == Some(name));
-                        let outcome = match index {
+                        let outcome = match block_index(&tests, name) {
                             Some(index) => self.run_block(&artifact, index, position, seconds),
                             None => Err(format!("internal error (E-INTERNAL): no block {name}")),
                         };
@@ -325,6 +331,28 @@ impl Runner for NativeRunner {
         });
         let _ = std::fs::remove_dir_all(artifact.parent().unwrap_or(&artifact));
         Ok(outcomes.into_inner().unwrap_or_default().into_iter().map(|o| o.unwrap_or(Err("not run".into()))).collect())
+    }
+
+    fn profile(
+        &self,
+        files: &[SourceText],
+        blocks: &[String],
+        seconds: u64,
+    ) -> Result<Vec<Result<Reading, String>>, String> {
+        let valgrind = crate::process::on_path("valgrind")
+            .ok_or("valgrind is not installed, so cachegrind cannot profile here (apt-get install valgrind)")?;
+        let (artifact, tests) = self.build(files)?;
+        // One at a time: a profiler's run is slow, and its counts do not need the cores.
+        let readings = blocks
+            .iter()
+            .enumerate()
+            .map(|(position, name)| match block_index(&tests, name) {
+                Some(index) => self.profile_block(&valgrind, &artifact, index, position, seconds),
+                None => Err(format!("internal error (E-INTERNAL): no block {name}")),
+            })
+            .collect();
+        let _ = std::fs::remove_dir_all(artifact.parent().unwrap_or(&artifact));
+        Ok(readings)
     }
 
     fn explain(
@@ -410,6 +438,73 @@ impl NativeRunner {
         }
         finish_block(captured, seconds, elapsed)
     }
+}
+
+/// Where block `name` is among a runner's tests (by its full or its bare name).
+fn block_index(tests: &[(String, String, u32)], name: &str) -> Option<usize> {
+    tests.iter().position(|(n, _, _)| n == name || n.rsplit('.').next() == Some(name))
+}
+
+impl NativeRunner {
+    /// Runs block `index` of the runner `artifact` once under valgrind's cachegrind (with its
+    /// cache simulation), confined like any run: the summary of its event counts.
+    fn profile_block(
+        &self,
+        valgrind: &std::path::Path,
+        artifact: &std::path::Path,
+        index: usize,
+        position: usize,
+        seconds: u64,
+    ) -> Result<Reading, String> {
+        let parent = artifact.parent().unwrap_or(artifact).join("runs");
+        let workspace = Workspace::empty(&parent, &format!("profile-{position}"))
+            .map_err(|e| format!("could not make a workspace for a profiling run: {e}"))?;
+        let out = workspace.dir().join("cairn.cachegrind");
+        let wrapper = [
+            valgrind.display().to_string(),
+            "--tool=cachegrind".into(),
+            "--cache-sim=yes".into(),
+            "-q".into(),
+            format!("--cachegrind-out-file={}", out.display()),
+        ];
+        // The profiler's own slowdown (tens of times) is given its time.
+        let limits = Limits::for_run(seconds, 1024);
+        let (mut command, sandboxed) = workspace.wrapped(&wrapper, artifact, &[index.to_string()], &limits);
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let child = command.spawn().map_err(|e| format!("could not start valgrind: {e}"))?;
+        let disk_cap = limits.disk_mib << 20;
+        let captured = wait_captured_watching(child, Duration::from_secs(seconds), OUTPUT_CAP, &|| {
+            workspace.disk_bytes() > disk_cap
+        });
+        let text = std::fs::read_to_string(&out).unwrap_or_default();
+        let _ = std::fs::remove_file(&out);
+        let _ = workspace.finish();
+        if let Ok(mut tally) = self.tally.lock() {
+            tally.runs += 1;
+            tally.sandboxed += u64::from(sandboxed);
+        }
+        if captured.timed_out {
+            return Err(format!("a profiled call ran past {seconds} s"));
+        }
+        if !captured.status.is_some_and(|s| s.success()) {
+            let why = String::from_utf8_lossy(&captured.stderr)
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .to_string();
+            return Err(format!("the profiled call did not return: {why}"));
+        }
+        cachegrind_summary(&text).ok_or_else(|| "cachegrind wrote no summary".to_string())
+    }
+}
+
+/// The totals of a cachegrind output file: its `events:` names paired with its `summary:` counts.
+fn cachegrind_summary(text: &str) -> Option<Reading> {
+    let field = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).map(str::split_whitespace);
+    let events = field("events:")?;
+    let counts = field("summary:")?;
+    let counts = events.zip(counts).map(|(e, n)| Some((e.to_string(), n.parse().ok()?))).collect::<Option<_>>()?;
+    Some(Reading { tool: "cachegrind".into(), counts })
 }
 
 /// A block's outcome from how its process ended.

@@ -447,3 +447,44 @@ fn the_runs_budget_stops_timing_and_a_profile_prices() {
     assert_eq!(code, 2, "{record}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--profiler cachegrind` (protocol §18.4's `profile` kind): each side's call run once under
+/// valgrind's cachegrind, apart from timing, the inputs' making subtracted; a
+/// `[profiler observation]` line with both readings, `profile` records in the history, and the
+/// investigation listing them under `profiled`. A per-element claim (`grain 1`) executes many
+/// times the instructions of the default schedule, which the reading shows.
+#[test]
+fn a_profiler_reads_each_side_apart_from_timing_and_the_history_keeps_it() {
+    let dir = scratch("profiler");
+    std::fs::write(dir.join("k.cairn"), KERNELS).expect("write");
+    let args = ["tune", "k.cairn", "--symbol", "saxpy", "--at", "n=1e5", "--compare", "none", "--compare", "grain 1"];
+    let (record, code) = cairn(&dir, &[&args[..], &["--profiler", "cachegrind", "--format", "json"]].concat());
+    assert_eq!(code, 0, "{record}");
+    let instructions = |side: usize| record["compare"][side]["profiled"][0]["counts"]["Ir"].as_u64().unwrap_or(0);
+    assert!(instructions(0) > 100_000, "a call over 10^5 elements executes at least that many: {record}");
+    assert!(instructions(1) > 3 * instructions(0), "a claim per element costs instructions: {record}");
+    let profiled: Vec<&str> = record["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .filter(|l| l["label"] == "profiler observation")
+        .filter_map(|l| l["text"].as_str())
+        .collect();
+    assert_eq!(profiled.len(), 1, "{record}");
+    assert!(profiled[0].starts_with("n=100000: cachegrind, one call: A ") && profiled[0].contains("B/A instructions"));
+    let (state, code) = cairn(&dir, &["state", "k.cairn", "--symbol", "saxpy", "--format", "json"]);
+    assert_eq!(code, 0, "{state}");
+    for label in ["(no plan for saxpy)", "plan saxpy { grain 1; }"] {
+        let readings = &state["candidates"][label]["profiled"];
+        assert_eq!(readings[0]["tool"], "cachegrind", "{state}");
+        assert_eq!(readings[0]["sizes"], serde_json::json!([100000]), "{state}");
+    }
+    // Without --compare there is nothing to profile: clap says so.
+    let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .current_dir(&dir)
+        .args(["tune", "k.cairn", "--symbol", "saxpy", "--profiler", "cachegrind"])
+        .output()
+        .expect("run cairn");
+    assert_eq!(output.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -6,7 +6,8 @@
 //! one at these sizes. The answer is lines, each labelled with what it is: a `[compiler
 //! observation]` (the emitted code, read), a `[runtime measurement]` (a time, measured), a
 //! `[hypothesis]` (an explanation nothing here confirmed) or a `[suggested experiment]` (a run that
-//! would test it). No count from the compiler is ever given as a cause. The comparison adds its
+//! would test it); with `--profiler`, a `[profiler observation]` (each side's call read by the
+//! runner's profiler, apart from timing: `profile.rs`). No count from the compiler is ever given as a cause. The comparison adds its
 //! measurements, the observation, the hypothesis and the experiment to the candidate history.
 
 use std::collections::BTreeMap;
@@ -65,6 +66,9 @@ pub struct Side {
     /// times an implementation either way; a search would not choose an unvalidated one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub validated: Option<bool>,
+    /// With `--profiler`: the profiler's reading of one call at each size (setup subtracted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profiled: Option<Vec<crate::validate::Reading>>,
 }
 
 /// A labelled line.
@@ -273,6 +277,30 @@ pub fn compare(
             ),
         ));
     }
+    // With a profiler: each side's call read apart from timing (the twin of the same code shares it).
+    let mut profiled: [Option<Vec<crate::validate::Reading>>; 2] = [None, None];
+    if request.profiler {
+        for side in 0..2 {
+            profiled[side] = match (side, same_code) {
+                (1, true) => profiled[0].clone(),
+                _ => Some(super::profile::profile_calls(
+                    &candidates[side].sources,
+                    &shape,
+                    &request.sizes,
+                    &bare,
+                    runner,
+                )?),
+            };
+        }
+        if let [Some(a), Some(b)] = &profiled {
+            for ((size, a), b) in request.sizes.iter().zip(a).zip(b) {
+                lines.push(Line::new(
+                    "profiler observation",
+                    super::profile::observation(&format!("{extents}={size}"), a, b),
+                ));
+            }
+        }
+    }
     let (claim, experiment) = hypothesis(&asked, &candidates, &request.sizes, same_code, &extents);
     lines.push(Line::new("hypothesis", claim.clone()));
     let run = format!(
@@ -287,6 +315,26 @@ pub fn compare(
         .filter(|c| c.measurement.is_none() && !(same_code && std::ptr::eq(*c, &candidates[1])))
         .filter_map(|c| measurement(&full, c, &base, &request.sizes))
         .collect();
+    // Each side's reading, a `profile` record of its own (the twin's is its original's).
+    for (side, candidate) in candidates.iter().enumerate() {
+        if let Some(readings) = &profiled[side]
+            && !(side == 1 && same_code)
+        {
+            let tool = readings.first().map(|r| r.tool.clone()).unwrap_or_default();
+            let detail: Map<String, Value> = [
+                ("tool".to_string(), Value::from(tool)),
+                ("run".to_string(), Value::from(super::profile::RUN)),
+                ("sizes".to_string(), serde_json::to_value(&request.sizes).unwrap_or_default()),
+                (
+                    "counts".to_string(),
+                    serde_json::to_value(readings.iter().map(|r| &r.counts).collect::<Vec<_>>()).unwrap_or_default(),
+                ),
+            ]
+            .into_iter()
+            .collect();
+            records.extend(history_record("profile", &full, &candidate.plan, variant_of(candidate), &base, detail));
+        }
+    }
     let pair = format!("{} vs {}", candidates[0].plan, candidates[1].plan);
     let variant = Value::Array(candidates.iter().map(variant_of).collect());
     let detail = |pairs: Vec<(&str, Value)>| -> Map<String, Value> {
@@ -320,13 +368,15 @@ pub fn compare(
         .into_iter()
         .zip(asked.iter().zip([a, b]))
         .zip(validated)
-        .map(|((c, (_, text)), validated)| Side {
+        .zip(profiled)
+        .map(|(((c, (_, text)), validated), profiled)| Side {
             asked: text.to_string(),
             plan: c.plan,
             predicted_ns: c.predicted_ns,
             measured_ns: c.measured_ns,
             measurement: if c.measurement.is_some() { "kept" } else { "measured" },
             validated,
+            profiled,
         })
         .collect();
     Ok(Compare {

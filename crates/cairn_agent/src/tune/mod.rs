@@ -25,6 +25,7 @@ use crate::validate::Runner;
 use crate::validate::cases::{Fed, Shape};
 
 mod compare;
+mod profile;
 mod records;
 mod timing;
 
@@ -167,6 +168,8 @@ pub struct Request<'a> {
     /// `--accept-emulated`: a validation whose runs were emulated (`finite-tested-emulated`) is
     /// enough to make an implementation a candidate.
     pub accept_emulated: bool,
+    /// With a comparison: also run each side once under the runner's profiler (`--profiler`).
+    pub profiler: bool,
 }
 
 /// The function a search or a comparison is about, and the program its candidates are made

@@ -80,12 +80,33 @@ pub trait Runner: Sync {
         None
     }
 
+    /// Builds `files` like [`Runner::run`], then runs each of `blocks` once under a profiler:
+    /// each block's reading (the tool and its event counts), or why it has none. `Err` when the
+    /// program did not build or this runner has no profiler.
+    fn profile(
+        &self,
+        files: &[SourceText],
+        blocks: &[String],
+        seconds: u64,
+    ) -> Result<Vec<Result<Reading, String>>, String> {
+        let _ = (files, blocks, seconds);
+        Err("this runner has no profiler".into())
+    }
+
     /// A runner like this one that builds device work for host threads, judged against device
     /// target `target` (an implementation session opened with `emulate`); `Err` says why this
     /// runner cannot.
     fn emulating(&self, target: &str) -> Result<Box<dyn Runner + '_>, String> {
         Err(format!("this server's runner cannot emulate {target}: its builds run host code only"))
     }
+}
+
+/// A profiler's reading of one run (protocol §18.4, kind `profile`): the tool as it names itself
+/// and its event counts by the tool's own event names.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reading {
+    pub tool: String,
+    pub counts: BTreeMap<String, u64>,
 }
 
 /// A record's `emulation` (tools.md §4.2): the device target emulated work was judged against,
