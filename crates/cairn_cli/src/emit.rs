@@ -28,6 +28,35 @@ pub struct EmitFlags {
     pub device_target: Option<String>,
 }
 
+/// Why a program's PTX was not made.
+pub(crate) enum PtxError {
+    /// The device target is missing, misspelt or not one LLVM compiles: a code and a message.
+    Refused(&'static str, String),
+    /// The device code generator failed.
+    Internal(String),
+}
+
+/// The PTX of `functions`' device lanes for device target `target` (`emit --ptx`, `predict
+/// --inspect`).
+pub(crate) fn device_ptx(
+    functions: &[std::sync::Arc<Function>],
+    target: Option<&str>,
+    site: cairn_codegen::SiteText<'_>,
+) -> Result<cairn_codegen::Ptx, PtxError> {
+    let Some(name) = target else {
+        return Err(PtxError::Refused(
+            "E-TARGET",
+            "PTX is made for a device target: pass --device-target (sm_90, for example) or set `device_target` under [build] in the manifest.".to_string(),
+        ));
+    };
+    cairn_vfs::check_device_target(name).map_err(|message| PtxError::Refused("E-TARGET", message))?;
+    let digits: String = name["sm_".len()..].chars().take_while(char::is_ascii_digit).collect();
+    let specific = name.ends_with('a');
+    let arch = cairn_codegen::DeviceArch::new(digits.parse().unwrap_or(0), specific)
+        .map_err(|message| PtxError::Refused("E-TARGET-TOOLKIT", format!("{message}: name one of those.")))?;
+    cairn_codegen::compile_ptx(functions, arch, site).map_err(PtxError::Internal)
+}
+
 pub fn run(path: &Path, flags: &EmitFlags, out: Output) -> u8 {
     let EmitFlags { mir, unoptimized, keep_guards, debug, .. } = *flags;
     let Some(program) = crate::check::load_program(path, out) else { return 2 };
@@ -63,27 +92,14 @@ pub fn run(path: &Path, flags: &EmitFlags, out: Output) -> u8 {
             }
             1
         };
-        let Some(name) = flags.device_target.clone().or_else(|| program.build.device_target.clone()) else {
-            return refuse(
-                "E-TARGET",
-                "PTX is made for a device target: pass --device-target (sm_90, for example) or set `device_target` under [build] in the manifest.".to_string(),
-            );
-        };
-        if let Err(message) = cairn_vfs::check_device_target(&name) {
-            return refuse("E-TARGET", message);
-        }
-        let digits: String = name["sm_".len()..].chars().take_while(char::is_ascii_digit).collect();
-        let specific = name.ends_with('a');
-        let arch = match cairn_codegen::DeviceArch::new(digits.parse().unwrap_or(0), specific) {
-            Ok(arch) => arch,
-            Err(message) => return refuse("E-TARGET-TOOLKIT", format!("{message}: name one of those.")),
-        };
-        return match cairn_codegen::compile_ptx(&functions, arch, &site) {
+        let target = flags.device_target.clone().or_else(|| program.build.device_target.clone());
+        return match device_ptx(&functions, target.as_deref(), &site) {
             Ok(ptx) => {
                 out.text(&ptx.text);
                 0
             }
-            Err(message) => {
+            Err(PtxError::Refused(code, message)) => refuse(code, message),
+            Err(PtxError::Internal(message)) => {
                 out.environment(&format!("internal error (E-INTERNAL): the device code generator failed: {message}"));
                 2
             }

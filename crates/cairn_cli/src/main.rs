@@ -18,6 +18,7 @@ mod find;
 mod fmt;
 mod graph;
 mod inspect;
+mod inspect_device;
 mod new;
 mod output;
 mod predict;

@@ -8,7 +8,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use cairn_agent::predict::{Profile, calibrate, default_sizes, predict, work_of};
+use cairn_agent::predict::card::{self, Card};
+use cairn_agent::predict::{Profile, calibrate, default_sizes, predict_on, work_of};
 use serde::Serialize;
 
 use crate::output::{Output, to_map};
@@ -39,6 +40,23 @@ pub struct PredictFlags {
     /// predicted time now over its time there, at the same sizes.
     #[arg(long, value_name = "BEFORE", conflicts_with = "calibrate")]
     pub against: Option<PathBuf>,
+    /// The device card device work is priced on (a key, or its prefix before a hyphen: `h100`),
+    /// or `all` for every card. Default: rtx-5070-ti.
+    #[arg(long, value_name = "CARD")]
+    pub card: Option<String>,
+    /// The CPU profile the host side is judged for (default: the manifest's `arch`, else
+    /// `baseline`); recorded with the prediction.
+    #[arg(long, value_name = "A")]
+    pub arch: Option<String>,
+    /// The device target device work is compiled for (default: the manifest's; with a card,
+    /// the card must run it).
+    #[arg(long, value_name = "SM")]
+    pub device_target: Option<String>,
+    /// Also compile the device code for the target and read each kernel's registers (PTX's
+    /// virtual registers; the machine's, with spills, when NVIDIA's `ptxas` is on PATH). Nothing
+    /// runs.
+    #[arg(long)]
+    pub inspect: bool,
 }
 
 #[derive(Serialize)]
@@ -46,9 +64,26 @@ struct PredictRecord {
     protocol: &'static str,
     predicted: &'static str,
     profile: Profile,
-    functions: BTreeMap<String, cairn_agent::predict::FunctionPrediction>,
+    /// The CPU profile the host side is judged for.
+    arch: String,
+    /// The card device work is priced on (every card with `--card all`).
+    cards: Vec<&'static Card>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device_target: Option<String>,
+    functions: BTreeMap<String, FunctionRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     against: Option<Against>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inspect: Option<crate::inspect_device::Inspection>,
+}
+
+/// One function's predictions (on the first card), and with `--card all` those on every card.
+#[derive(Serialize)]
+struct FunctionRecord {
+    #[serde(flatten)]
+    prediction: cairn_agent::predict::FunctionPrediction,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    by_card: BTreeMap<&'static str, Vec<cairn_agent::predict::Prediction>>,
 }
 
 /// `--against BEFORE`: the version compared with, and per function the ratios now/before.
@@ -130,9 +165,57 @@ pub fn run(flags: &PredictFlags, out: Output) -> u8 {
         }
         sizes.push(point);
     }
-    let (_program, workspace) = match crate::check::load_checked(&flags.path, out) {
+    let (program, workspace) = match crate::check::load_checked(&flags.path, out) {
         Ok(loaded) => loaded,
         Err(status) => return status,
+    };
+    // The cards, the CPU profile and the device target.
+    let cards: Vec<&'static Card> = match flags.card.as_deref() {
+        None => vec![card::default_card()],
+        Some("all") if flags.against.is_some() => {
+            out.environment("--card all prices every card; with --against, name one card.");
+            return 2;
+        }
+        Some("all") => card::CARDS.iter().collect(),
+        Some(name) => match card::named(name) {
+            Ok(card) => vec![card],
+            Err(message) => {
+                out.environment(&message);
+                return 2;
+            }
+        },
+    };
+    let arch = flags.arch.clone().unwrap_or_else(|| program.build.arch.clone());
+    if let Err(message) = cairn_vfs::check_arch(&arch) {
+        out.environment(&format!("--arch: {message}"));
+        return 2;
+    }
+    let device_target = flags.device_target.clone().or_else(|| program.build.device_target.clone());
+    if let Some(target) = &device_target {
+        if let Err(message) = cairn_vfs::check_device_target(target) {
+            out.environment(&message);
+            return 2;
+        }
+        if flags.card.is_some()
+            && let Some(card) = cards.iter().find(|c| !c.runs(target))
+        {
+            out.environment(&format!(
+                "The card {} ({}) cannot run code for {target}: name a card of that capability or newer, or another target.",
+                card.key, card.target
+            ));
+            return 2;
+        }
+    }
+    let inspection = if flags.inspect {
+        match crate::inspect_device::inspect(&workspace, device_target.as_deref()) {
+            Ok(inspection) => Some(inspection),
+            Err(message) => {
+                out.environment(&message);
+                return 2;
+            }
+        }
+    } else {
+        None
     };
     // The earlier version, checked; its refusal is an environment error here (the record is this
     // version's).
@@ -165,11 +248,17 @@ pub fn run(flags: &PredictFlags, out: Output) -> u8 {
             return 2;
         }
         let at = if sizes.is_empty() { default_sizes(&workspace, item) } else { sizes.clone() };
-        let now = predict(&work_of(&workspace, item), &at, &profile);
+        let work = work_of(&workspace, item);
+        let now = predict_on(&work, &at, &profile, cards[0]);
+        let by_card = if cards.len() > 1 && work.device() {
+            cards.iter().map(|card| (card.key, predict_on(&work, &at, &profile, card).predictions)).collect()
+        } else {
+            BTreeMap::new()
+        };
         if let Some((_, earlier)) = &before {
             let ratios = match cairn_agent::edit::function_item(earlier, symbol) {
                 Some(old) => {
-                    let then = predict(&work_of(earlier, old), &at, &profile);
+                    let then = predict_on(&work_of(earlier, old), &at, &profile, cards[0]);
                     let before_ns: Vec<f64> = then.predictions.iter().map(|p| p.ns).collect();
                     let ratios = now
                         .predictions
@@ -195,7 +284,7 @@ pub fn run(flags: &PredictFlags, out: Output) -> u8 {
             };
             against.insert(symbol.clone(), ratios);
         }
-        functions.insert(symbol.clone(), now);
+        functions.insert(symbol.clone(), FunctionRecord { prediction: now, by_card });
     }
     let detail = match &before {
         None => "predicted, not measured".to_string(),
@@ -217,8 +306,12 @@ pub fn run(flags: &PredictFlags, out: Output) -> u8 {
         protocol: "cairn.predict/1",
         predicted: "predicted, not measured: the checker's work counts priced by the profile",
         profile,
+        arch,
+        cards,
+        device_target,
         functions,
         against: before.as_ref().map(|(path, _)| Against { before: path.clone(), functions: against }),
+        inspect: inspection,
     };
     out.summary(&to_map(&record), true, &detail);
     std::mem::forget(workspace);

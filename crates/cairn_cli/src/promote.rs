@@ -230,6 +230,7 @@ fn evaluate(
         history: &[],
         accept_emulated: false,
         profiler: false,
+        card: cairn_agent::predict::card::default_card(),
     };
     let short = subject.implementation.rsplit('.').next().unwrap_or(&subject.implementation).to_string();
     let compared = cairn_agent::tune::compare(workspace, &request, "none", &format!("use {short}"), &runner)

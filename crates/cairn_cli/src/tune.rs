@@ -74,6 +74,9 @@ pub struct TuneFlags {
     /// instructions and simulated cache misses.
     #[arg(long, value_enum, requires = "compare")]
     pub profiler: Option<ProfilerFlag>,
+    /// The device card device work is priced on (`cairn predict --card`); default rtx-5070-ti.
+    #[arg(long, value_name = "CARD")]
+    pub card: Option<String>,
 }
 
 /// `--profiler`.
@@ -200,6 +203,14 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
         },
         None => Vec::new(),
     };
+    let card = match flags.card.as_deref().map(cairn_agent::predict::card::named) {
+        None => cairn_agent::predict::card::default_card(),
+        Some(Ok(card)) => card,
+        Some(Err(message)) => {
+            out.environment(&message);
+            return 2;
+        }
+    };
     let request = Request {
         symbol: &flags.symbol,
         sizes,
@@ -217,6 +228,7 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
         history: &records,
         accept_emulated: flags.accept_emulated,
         profiler: flags.profiler.is_some(),
+        card,
     };
     if let [a, b] = flags.compare.as_slice() {
         let status = match compare(&workspace, &request, a, b, &runner) {

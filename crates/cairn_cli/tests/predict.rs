@@ -162,3 +162,113 @@ fn calibration_fits_a_profile_and_states_its_held_out_accuracy() {
     assert!(record["profile"]["source"].as_str().is_some_and(|s| s.starts_with("calibrated on")));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+const DEVICE: &str = "fn saxpy(n:usize, a:f32, x:ro<f32>[n]@device, y:rw<f32>[n]@device) {
+  parallel i in n { y[i] = a * x[i] + y[i]; }
+}
+
+fn round_trip(n:usize, xs:ro<f32>[n], out:rw<f32>[n]) {
+  buffer dx:f32[n]@device = zeroed;
+  buffer dy:f32[n]@device = zeroed;
+  transfer(dx, xs);
+  saxpy(n, 2.0, dx, dy);
+  transfer(out, dy);
+}
+
+fn main() -> i32 { return 0; }
+";
+
+/// Device work (tools.md §3.16, §4.3) is priced on a device card — a roofline of the card's
+/// published peaks, a launch latency per region run and the host link for transfers — always at
+/// `low` confidence, with what bounds it; `--card all` prices every card; a card that cannot run
+/// the target is refused; `--arch` is recorded and checked.
+#[test]
+fn device_work_is_priced_on_a_card_and_bounded_by_its_memory_or_its_link() {
+    let dir = scratch("card");
+    std::fs::write(dir.join("d.cairn"), DEVICE).expect("write");
+    let predict = |extra: &[&str]| {
+        cairn(
+            &dir,
+            &[&["predict", "d.cairn", "--symbol", "saxpy", "--symbol", "round_trip", "--format", "json"][..], extra]
+                .concat(),
+        )
+    };
+    let (record, code) = predict(&["--at", "n=1e8"]);
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(record["cards"][0]["key"], "rtx-5070-ti", "the default card: {record}");
+    assert_eq!(record["arch"], "baseline");
+    let saxpy = &record["functions"]["saxpy"]["predictions"][0];
+    assert_eq!(saxpy["confidence"], "low");
+    // Three accesses of 4 bytes per element at 896 GB/s dominate 2 operations at 43.9 TFLOPS.
+    assert_eq!(saxpy["bound"], "device memory", "{record}");
+    let ns = saxpy["ns"].as_f64().expect("ns");
+    assert!((ns - (3.0 * 4.0 * 1e8 / 896.0 + 5_000.0)).abs() / ns < 0.05, "{ns}");
+    // Moving the data there and back costs more than the kernel: the link bounds the round trip.
+    assert_eq!(record["functions"]["round_trip"]["predictions"][0]["bound"], "host link", "{record}");
+    // Both transfers are counted at n elements (a local device buffer's count is its source's).
+    let formula = record["functions"]["round_trip"]["formula"].to_string();
+    assert!(formula.contains("n: 2 elements over the host link") && !formula.contains('?'), "{formula}");
+    assert!(record["functions"]["saxpy"]["formula"].to_string().contains("device lanes"), "{record}");
+    // Every card: the H200's bandwidth makes saxpy faster than on the default card.
+    let (all, code) = predict(&["--at", "n=1e8", "--card", "all"]);
+    assert_eq!(code, 0, "{all}");
+    let on = |card: &str| all["functions"]["saxpy"]["by_card"][card][0]["ns"].as_f64().expect("priced");
+    assert!(on("h200-sxm") < on("rtx-5070-ti") && on("l4") > on("rtx-5070-ti"), "{all}");
+    assert!(all["cards"].as_array().is_some_and(|c| c.len() == 6));
+    for card in all["cards"].as_array().expect("cards") {
+        assert!(["published", "derived"].contains(&card["memory_gbs"]["kind"].as_str().unwrap_or("")), "{card}");
+        assert_eq!(card["launch_us"]["kind"], "assumed");
+    }
+    let (refused, code) = predict(&["--card", "a100", "--device-target", "sm_90"]);
+    assert_eq!(code, 2, "an A100 cannot run sm_90 code: {refused}");
+    let (_, code) = predict(&["--card", "v100"]);
+    assert_eq!(code, 2);
+    let (_, code) = predict(&["--card", "all", "--against", "d.cairn"]);
+    assert_eq!(code, 2);
+    let (record, code) = predict(&["--arch", "x86-64-v3"]);
+    assert_eq!((code, &record["arch"]), (0, &serde_json::json!("x86-64-v3")));
+    let (_, code) = predict(&["--arch", "armv9-a"]);
+    assert_eq!(code, 2, "not this host's family");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--inspect` compiles the device code for the target and reads each kernel's registers:
+/// PTX's virtual registers always, the assembler's (and spills) when `ptxas` is on PATH — here
+/// the set-up's, from PyPI.
+#[test]
+fn inspect_reads_each_kernel_s_registers_and_runs_nothing() {
+    let dir = scratch("inspect");
+    std::fs::write(dir.join("d.cairn"), DEVICE).expect("write");
+    let (record, code) = cairn(&dir, &["predict", "d.cairn", "--symbol", "saxpy", "--inspect", "--format", "json"]);
+    assert_eq!(code, 2, "no device target named: {record:?}");
+    let (record, code) = cairn(
+        &dir,
+        &["predict", "d.cairn", "--symbol", "saxpy", "--inspect", "--device-target", "sm_90", "--format", "json"],
+    );
+    assert_eq!(code, 0, "{record}");
+    let kernels = record["inspect"]["kernels"].as_array().expect("kernels");
+    assert_eq!(kernels.len(), 1, "one device region, one kernel: {record}");
+    assert!(kernels[0]["virtual_registers"].as_object().is_some_and(|r| !r.is_empty()), "{record}");
+    assert!(record["inspect"]["assembler"].as_str().is_some_and(|a| a.starts_with("not run")), "{record}");
+    // With ptxas on PATH: the machine's registers.
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/lib");
+    let ptxas_dir = std::fs::read_dir(&venv)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path().join("site-packages/nvidia/cuda_nvcc/bin"))
+        .find(|dir| dir.join("ptxas").is_file())
+        .expect("ptxas in .venv: run scripts/setup.sh");
+    let path = format!("{}:{}", ptxas_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .current_dir(&dir)
+        .env("PATH", path)
+        .args(["predict", "d.cairn", "--symbol", "saxpy", "--inspect", "--device-target", "sm_90", "--format", "json"])
+        .output()
+        .expect("run cairn");
+    let record: serde_json::Value = serde_json::from_slice(&output.stdout).expect("a record");
+    assert!(record["inspect"]["assembler"].as_str().is_some_and(|a| a.starts_with("ptxas")), "{record}");
+    let registers = record["inspect"]["kernels"][0]["registers"].as_u64().expect("registers");
+    assert!((1..=255).contains(&registers), "{record}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use crate::safe::Dir;
 
 pub use manifest::{
-    BuildConfig, BuildKind, MANIFEST_LIMIT, Manifest, SYSTEM_LIBRARIES, check_device_target, read_manifest,
+    BuildConfig, BuildKind, MANIFEST_LIMIT, Manifest, SYSTEM_LIBRARIES, check_arch, check_device_target, read_manifest,
     valid_project_name,
 };
 

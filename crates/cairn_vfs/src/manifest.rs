@@ -274,7 +274,8 @@ pub fn valid_project_name(name: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-fn check_arch(arch: &str) -> Result<(), String> {
+/// A CPU profile of this host's family (tools.md §2.1: the manifest's `arch`, `--arch`).
+pub fn check_arch(arch: &str) -> Result<(), String> {
     if arch == "baseline" {
         return Ok(());
     }

@@ -436,7 +436,7 @@ fn candidate(
         return Err(format!("refused: {}: {}", refusal.first.code, refusal.first.message));
     }
     let identity = selects.as_deref().and_then(|s| super::current_identity(workspace, s));
-    let predicted_ns = predicted(work, &request.sizes, &request.profile, &items, shape);
+    let predicted_ns = predicted(work, &request.sizes, &request.profile, request.card, &items, shape);
     let candidate = Candidate {
         plan,
         items: items.iter().copied().collect(),

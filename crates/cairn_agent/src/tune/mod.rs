@@ -159,6 +159,8 @@ pub struct Request<'a> {
     pub lanes: u32,
     /// The profile that prices candidates (`cairn predict`).
     pub profile: crate::predict::Profile,
+    /// The device card device work is priced on (`--card`).
+    pub card: &'static crate::predict::Card,
     pub budget_seconds: u64,
     /// Where the clock stands (seconds since the search began), asked between steps.
     pub clock: &'a dyn Fn() -> f64,
@@ -330,7 +332,7 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
             items: items.iter().copied().collect(),
             selects: None,
             same_code: same,
-            predicted_ns: predicted(&work, &request.sizes, &request.profile, &items, &shape),
+            predicted_ns: predicted(&work, &request.sizes, &request.profile, request.card, &items, &shape),
             measured_ns: Vec::new(),
             measured_objective_ns: None,
             measurement: None,
@@ -476,6 +478,7 @@ fn predicted(
     work: &crate::predict::Work,
     sizes: &[u64],
     profile: &crate::predict::Profile,
+    card: &crate::predict::Card,
     items: &[(&'static str, u64)],
     shape: &Shape,
 ) -> Vec<f64> {
@@ -487,7 +490,7 @@ fn predicted(
         shape.params.iter().filter(|(_, fed)| matches!(fed, Fed::Extent)).map(|(name, _)| name).collect();
     let at: Vec<BTreeMap<String, f64>> =
         sizes.iter().map(|&n| extents.iter().map(|e| ((*e).clone(), n as f64)).collect()).collect();
-    crate::predict::predict(work, &at, &profile).predictions.iter().map(|p| p.ns).collect()
+    crate::predict::predict_on(work, &at, &profile, card).predictions.iter().map(|p| p.ns).collect()
 }
 
 /// The program with the chosen plan (for `--write`), when the search chose one.
