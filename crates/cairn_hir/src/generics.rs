@@ -146,7 +146,7 @@ pub fn fn_generics(db: &dyn Db, item: Item) -> Arc<[Generic]> {
 }
 
 /// The parameters a declaration's own `[...]` list declares.
-pub fn generics_of_node(node: &cairn_syntax::SyntaxNode) -> Vec<Generic> {
+pub(crate) fn generics_of_node(node: &cairn_syntax::SyntaxNode) -> Vec<Generic> {
     let Some(list) = node.children().find_map(ast::GenericParamList::cast) else { return Vec::new() };
     list.params()
         .map(|param| {
@@ -180,7 +180,7 @@ pub fn generics_of_node(node: &cairn_syntax::SyntaxNode) -> Vec<Generic> {
 }
 
 /// The names of a template's parameters, in order (how its types are resolved).
-pub fn generic_names(generics: &[Generic]) -> Vec<Arc<str>> {
+pub(crate) fn generic_names(generics: &[Generic]) -> Vec<Arc<str>> {
     generics.iter().map(|g| g.name.clone()).collect()
 }
 
@@ -228,7 +228,7 @@ pub fn kind_of(db: &dyn Db, ty: &Ty) -> Kind {
 
 /// Why `ty` does not meet `bound`: the refusal's code and the fact that fails, in the caller's
 /// terms (`Buf[u8] is affine, not copy`); `None` when it does.
-pub fn unmet(db: &dyn Db, module: &str, ty: &Ty, bound: &Bound) -> Option<(&'static str, String)> {
+pub(crate) fn unmet(db: &dyn Db, module: &str, ty: &Ty, bound: &Bound) -> Option<(&'static str, String)> {
     if ty.is_error() {
         return None;
     }
@@ -255,7 +255,7 @@ fn article(word: &str) -> &'static str {
 
 /// A template's type with the instance's arguments in place of its parameters: `Ty::Param(i)`
 /// becomes the `i`-th argument's type, an extent naming a natural becomes its value.
-pub fn substitute(ty: &Ty, generics: &[Generic], args: &[InstanceArg]) -> Ty {
+pub(crate) fn substitute(ty: &Ty, generics: &[Generic], args: &[InstanceArg]) -> Ty {
     if generics.is_empty() {
         return ty.clone();
     }
@@ -291,7 +291,7 @@ fn substitute_adt(adt: &crate::types::AdtTy, generics: &[Generic], args: &[Insta
 }
 
 /// An extent naming a natural parameter, as the instance's value.
-pub fn substitute_extent(extent: &Extent, generics: &[Generic], args: &[InstanceArg]) -> Extent {
+pub(crate) fn substitute_extent(extent: &Extent, generics: &[Generic], args: &[InstanceArg]) -> Extent {
     if let Extent::Name(name) = extent
         && let Some(value) = natural(name, generics, args)
     {
@@ -310,7 +310,7 @@ pub fn natural(name: &str, generics: &[Generic], args: &[InstanceArg]) -> Option
 }
 
 /// Calls `f` with the index of every type parameter `ty` mentions.
-pub fn visit_params(ty: &Ty, f: &mut dyn FnMut(u32)) {
+pub(crate) fn visit_params(ty: &Ty, f: &mut dyn FnMut(u32)) {
     match ty {
         Ty::Param(i) => f(*i),
         Ty::Record(adt) | Ty::Enum(adt) => adt.args.iter().for_each(|a| visit_params(a, f)),
@@ -326,7 +326,7 @@ pub fn visit_params(ty: &Ty, f: &mut dyn FnMut(u32)) {
 }
 
 /// True when `ty` mentions a type parameter.
-pub fn mentions_param(ty: &Ty) -> bool {
+pub(crate) fn mentions_param(ty: &Ty) -> bool {
     let mut any = false;
     visit_params(ty, &mut |_| any = true);
     any
@@ -336,7 +336,7 @@ pub fn mentions_param(ty: &Ty) -> bool {
 /// the slots still `None` take what `actual` shows; a slot already bound keeps its value (a
 /// mismatch is the argument check's to report). A natural named as a view's extent takes a
 /// literal extent.
-pub fn unify(pattern: &Ty, actual: &Ty, generics: &[Generic], slots: &mut [Option<InstanceArg>]) {
+pub(crate) fn unify(pattern: &Ty, actual: &Ty, generics: &[Generic], slots: &mut [Option<InstanceArg>]) {
     match (pattern, actual) {
         (_, Ty::Error) => {}
         (Ty::Param(i), actual) => {
@@ -372,6 +372,6 @@ pub fn unify(pattern: &Ty, actual: &Ty, generics: &[Generic], slots: &mut [Optio
 }
 
 /// True when a `family` declaration of the program names `template` (language §28).
-pub fn in_family(db: &dyn Db, template: Item) -> bool {
+pub(crate) fn in_family(db: &dyn Db, template: Item) -> bool {
     crate::family::families(db).iter().any(|(_, f)| f.template == Some(template))
 }

@@ -39,7 +39,7 @@ use crate::scope::{Lookup, Resolver};
 use crate::signature::fn_signature;
 
 /// At most this many instances of one tuned implementation (language §27).
-pub const TUNED_INSTANCES: usize = 16;
+pub(crate) const TUNED_INSTANCES: usize = 16;
 
 /// Device features `needs(...)` may name (language §41).
 const FEATURES: [&str; 10] =
@@ -169,7 +169,7 @@ fn refuse(code: &'static str, message: String) -> Option<Diag> {
 }
 
 /// The structural rules of one implementation: `E-IMPLEMENTS`, `E-IMPL-SIGNATURE`, `E-IMPL-PARAM`.
-pub fn implementation_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
+pub(crate) fn implementation_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
     let def = implementation_def(db, item).as_ref()?;
     let scope = Resolver::new(db);
     let name = scope.full_name(item);
@@ -375,7 +375,7 @@ pub fn selection_def(db: &dyn Db, plan: Item) -> Option<Selection> {
 }
 
 /// `E-IMPL-USE` / `E-IMPL-PARAM` for one selection plan, judged alone.
-pub fn selection_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
+pub(crate) fn selection_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
     let selection = selection_def(db, plan).as_ref()?;
     let (f, g) = (&selection.reference_written, &selection.implementation_written);
     let Some(reference) = selection.reference else {
@@ -448,7 +448,7 @@ pub fn selection_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
 }
 
 /// A second selection of one reference (`E-IMPL-USE`), with the plan that makes it.
-pub fn second_selection(db: &dyn Db) -> Option<(Item, Diag)> {
+pub(crate) fn second_selection(db: &dyn Db) -> Option<(Item, Diag)> {
     let mut seen: Vec<Item> = Vec::new();
     for entry in Program::get(db).items(db).iter().filter(|e| e.key.kind == ItemKind::Plan) {
         let Some(reference) = selection_def(db, entry.item).as_ref().and_then(|s| s.reference) else { continue };
@@ -505,7 +505,7 @@ fn selection_for<'db>(db: &'db dyn Db, reference: Item) -> Option<Instance<'db>>
 /// What needs the rows: `E-IMPL-CALL` when the implementation reaches its reference, and
 /// `E-IMPL-EFFECT` when its row exceeds the reference's ceiling, or the reference's own row when
 /// it declares none.
-pub fn row_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
+pub(crate) fn row_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
     let reference = implementation_reference(db, item)?;
     let scope = Resolver::new(db);
     let (name, reference_name) = (scope.full_name(item), scope.full_name(reference));

@@ -80,7 +80,7 @@ pub struct Requested {
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn requested_instances(db: &dyn Db, program: Program) -> Requested {
+pub(crate) fn requested_instances(db: &dyn Db, program: Program) -> Requested {
     let mut out = Requested::default();
     let mut seen: HashSet<(Item, Arc<[InstanceArg]>)> = HashSet::new();
     let ordinary = program.items(db).iter().filter(|e| matches!(e.key.kind, ItemKind::Fn | ItemKind::Test));
@@ -91,7 +91,7 @@ pub fn requested_instances(db: &dyn Db, program: Program) -> Requested {
         out.of.entry(edge.callee).or_default().push(out.order.len() as u32);
         out.order.push((edge.callee, edge.args.clone()));
     };
-    let limit = crate::FUNCTION_LIMIT;
+    let limit = crate::report::FUNCTION_LIMIT;
     // A family's copies are declarations: instantiated whether or not anything calls them.
     for (_, family) in crate::family::families(db) {
         for k in family.naturals() {
@@ -157,7 +157,7 @@ fn value_edges(check: &crate::check::FnCheck) -> Vec<crate::check::CallEdge> {
 }
 
 /// How deeply an instance's type arguments may nest before the walk is stopped as runaway.
-pub const MAX_TYPE_DEPTH: usize = 64;
+pub(crate) const MAX_TYPE_DEPTH: usize = 64;
 
 fn depth(ty: &Ty) -> usize {
     match ty {
@@ -169,7 +169,7 @@ fn depth(ty: &Ty) -> usize {
 }
 
 /// The instances of `template` the program requests, in order of first request.
-pub fn instances_of(db: &dyn Db, template: Item) -> Vec<Instance<'_>> {
+pub(crate) fn instances_of(db: &dyn Db, template: Item) -> Vec<Instance<'_>> {
     let requested = requested_instances(db, Program::get(db));
     requested
         .of

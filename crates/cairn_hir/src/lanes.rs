@@ -168,9 +168,7 @@ pub(crate) fn lane_refusal(
                                 ));
                             }
                         }
-                        Some(CallTarget::Builtin(b))
-                            if matches!(b.name(), "print" | "println" | "eprint" | "eprintln") =>
-                        {
+                        Some(CallTarget::Builtin(b)) if b.prints() => {
                             return refuse("this closure prints, which no lane may do.".to_string());
                         }
                         Some(CallTarget::Indirect) => {

@@ -45,12 +45,11 @@ mod traits;
 mod workspace;
 
 pub use consts::{ConstValue, Value, constant_value};
-pub use db::{Db, RootDatabase};
+pub use db::Db;
 pub use decl::{EnumDef, LendBound, Lends, enum_def, fields_of, record_lends, variants_of};
 pub use diag::Anchor;
 pub use effects::{Row, Rows};
 pub use input::{Item, ItemEntry, ItemKey, ItemKind, Library, Program};
-pub use report::FUNCTION_LIMIT;
 pub use scope::{Lookup, ProgramScope, Resolver, scope};
 pub use signature::{Ceiling, Param, Signature, fn_signature, instance_signature};
 pub use traits::{member_family, member_named, table_members, table_methods};

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use cairn_syntax::ast::{self, AstNode};
 
 use crate::body::{BinaryOp, BinderId, Block, Else, Expr, ExprId, Stmt, StmtId, UnaryOp, fn_body};
+use crate::builtins::Builtin;
 use crate::check::{CallTarget, FnCheck, check_fn};
 use crate::db::Db;
 use crate::diag::{Anchor, Diag};
@@ -94,7 +95,7 @@ const DEVICE_ITEMS: [(&str, u64, u64); 5] =
     [("block", 32, 1024), ("per_lane", 1, 65536), ("unroll", 1, 32), ("vector", 2, 16), ("stage", 1, 32)];
 
 /// `E-PLAN` for one schedule plan, judged alone (a selection is judged with the implementations).
-pub fn plan_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
+pub(crate) fn plan_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
     let def = plan_def(db, plan);
     let refuse = |message: String| Some(Diag::new("E-PLAN", message, Anchor::Item));
     let written = def.target.join(".");
@@ -223,7 +224,7 @@ fn device_item_fit(word: &str, value: u64, regions: &[&crate::check::Region], wr
 }
 
 /// `E-PLAN` for a second schedule plan of one function: the first met in declaration order.
-pub fn second_plans(db: &dyn Db) -> Option<(Item, Diag)> {
+pub(crate) fn second_plans(db: &dyn Db) -> Option<(Item, Diag)> {
     let program = Program::get(db);
     let mut planned: Vec<Item> = Vec::new();
     for entry in program.items(db).iter().filter(|e| e.key.kind == ItemKind::Plan) {
@@ -525,7 +526,7 @@ impl Lane<'_, '_> {
             }
             Expr::Call { args, .. } => {
                 let builtin = match self.fuse.check.call_target(e) {
-                    Some(CallTarget::Builtin(b)) => b.name(),
+                    Some(CallTarget::Builtin(b)) => *b,
                     // A declared function whose row cannot trap, loop, write or be observed, given
                     // values only (a view or borrow would reach past the lane's own index).
                     Some(CallTarget::Function(callee, _)) => {
@@ -541,11 +542,7 @@ impl Lane<'_, '_> {
                     }
                     _ => return false,
                 };
-                let safe = match builtin {
-                    "min" | "max" => true,
-                    "f32" | "f64" => true,
-                    _ => false,
-                };
+                let safe = matches!(builtin, Builtin::Min | Builtin::Max | Builtin::F32 | Builtin::F64);
                 safe && args.iter().all(|a| self.expr(*a))
             }
             _ => false,

@@ -137,7 +137,7 @@ pub fn body_scopes(db: &dyn Db, item: Item) -> BodyScopes {
 }
 
 /// The scopes of a body (see the module comment).
-pub fn scopes_of(body: &Body) -> BodyScopes {
+pub(crate) fn scopes_of(body: &Body) -> BodyScopes {
     let mut walk = Walk {
         body,
         binder_kinds: vec![BinderKind::Loop; body.binders.len()],

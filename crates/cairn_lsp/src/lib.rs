@@ -19,11 +19,11 @@
 
 pub mod analysis;
 pub mod convert;
-pub mod diagnostics;
-pub mod features;
+mod diagnostics;
+mod features;
 pub mod protocol;
 pub mod transport;
-pub mod world;
+mod world;
 
 use std::io::BufReader;
 

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use cairn_hir::body::{BinaryOp, Block, Body, Else, Expr, ExprId, Literal, Stmt, fn_body};
+use cairn_hir::builtins::Builtin;
 use cairn_hir::check::{CallTarget, representative_check};
 use cairn_hir::scopes::{LocalRef, body_scopes};
 use cairn_hir::types::{Extent, Ty};
@@ -394,7 +395,7 @@ impl BodyCx<'_, '_> {
                     }
                     // A transfer moves its destination's elements (as many as its source's) over
                     // the host link: the side whose extent can be counted.
-                    Some(CallTarget::Builtin(b)) if b.name() == "transfer" && args.len() == 2 => {
+                    Some(CallTarget::Builtin(Builtin::Transfer)) if args.len() == 2 => {
                         let dst = self.extent_of(args[0]);
                         let elements = if dst.is_unknown() { self.extent_of(args[1]) } else { dst };
                         work.add(&Work::on(Lane::Link, 0.0, 1.0).times(&elements, None));
@@ -454,7 +455,7 @@ impl BodyCx<'_, '_> {
                 Some(name) => Size::var(&name),
                 None => Size::unknown(),
             },
-            Expr::Call { args, .. } if args.len() == 1 && self.is_builtin(e, "len") => self.extent_of(args[0]),
+            Expr::Call { args, .. } if args.len() == 1 && self.is_builtin(e, Builtin::Len) => self.extent_of(args[0]),
             Expr::Call { args, .. } if args.len() == 1 => self.size(args[0]),
             Expr::Binary { op: BinaryOp::Mul, lhs, rhs } => self.size(*lhs).product(&self.size(*rhs)),
             Expr::Binary { op: BinaryOp::Div, lhs, rhs } => match body.expr(*rhs) {
@@ -519,9 +520,9 @@ impl BodyCx<'_, '_> {
         }
     }
 
-    fn is_builtin(&self, e: ExprId, name: &str) -> bool {
+    fn is_builtin(&self, e: ExprId, builtin: Builtin) -> bool {
         let db = self.counter.workspace.db();
-        matches!(representative_check(db, self.item).call_target(e), Some(CallTarget::Builtin(b)) if b.name() == name)
+        matches!(representative_check(db, self.item).call_target(e), Some(CallTarget::Builtin(b)) if *b == builtin)
     }
 }
 

@@ -312,7 +312,7 @@ pub fn representative_check(db: &dyn Db, item: Item) -> &FnCheck {
 
 /// The first refusal of a function's body: for a template, the first refusal among its
 /// instances in order of request, said with the instance it was met in.
-pub fn body_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
+pub(crate) fn body_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
     if crate::generics::fn_generics(db, item).is_empty() {
         return check_fn(db, item).error.clone();
     }
@@ -320,7 +320,7 @@ pub fn body_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
 }
 
 /// The first refusal among a template's `instances`, said with the instance it was met in.
-pub fn instances_refusal(db: &dyn Db, instances: &[crate::instance::Instance<'_>]) -> Option<Diag> {
+pub(crate) fn instances_refusal(db: &dyn Db, instances: &[crate::instance::Instance<'_>]) -> Option<Diag> {
     instances.iter().find_map(|&instance| {
         let mut diag = instance_check(db, instance).error.clone()?;
         diag.message = Arc::from(format!("{} (In the instance {}.)", diag.message, instance.display(db)));
@@ -332,7 +332,7 @@ pub fn instances_refusal(db: &dyn Db, instances: &[crate::instance::Instance<'_>
 /// naturals, never instantiated and not part of a family. Every other uninstantiated template is
 /// accepted (and listed as such in the receipt). Judged once every body is accepted: a refused
 /// call would otherwise leave its template uninstantiated as a knock-on.
-pub fn uninstantiated_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
+pub(crate) fn uninstantiated_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
     let generics = crate::generics::fn_generics(db, item);
     if generics.is_empty() || !crate::instance::instances_of(db, item).is_empty() {
         return None;

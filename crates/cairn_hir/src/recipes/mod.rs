@@ -54,7 +54,7 @@ pub fn derive_expansion(db: &dyn Db, item: Item) -> Expansion {
 
 /// The refusal of a recipe's own declaration: bracket parameters other than `nat` and `fn`.
 #[salsa::tracked(returns(ref))]
-pub fn recipe_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
+pub(crate) fn recipe_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
     let node = item.syntax(db).syntax_node();
     let recipe = ast::Recipe::cast(node)?;
     let list = recipe.generic_param_list()?;
@@ -116,7 +116,7 @@ fn param_kind(param: &SyntaxNode) -> Option<ParamKind> {
 
 /// The recipe a `derive` names from `module`: declared or imported by the program, else, for a
 /// bare name, `std.<name>.<name>` and then `std.derived.<name>`.
-pub fn find_recipe(db: &dyn Db, module: &str, segments: &[Arc<str>]) -> Option<Item> {
+pub(crate) fn find_recipe(db: &dyn Db, module: &str, segments: &[Arc<str>]) -> Option<Item> {
     let scope = Resolver::new(db);
     if let Lookup::Found(decl) = scope.resolve_path(module, segments, |k| k == ItemKind::Recipe) {
         return Some(decl.item);
