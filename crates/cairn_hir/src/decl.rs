@@ -55,6 +55,8 @@ pub struct TypeCtx<'a> {
     pub scope: Resolver<'a>,
     pub module: &'a str,
     pub generics: &'a [Arc<str>],
+    /// Which of `generics` are naturals (an `Array`'s length may name one).
+    pub naturals: &'a [Arc<str>],
     /// What `Self` means: an impl's type (a trait's members name `Self` as a generic).
     pub self_ty: Option<&'a Ty>,
 }
@@ -252,8 +254,8 @@ fn dyn_owner_type(cx: TypeCtx<'_>, args: &[TypeArg]) -> Result<Ty, TypeError> {
     }
 }
 
-/// `Array[T, N]` (language §22.1): an element type and a natural length — a literal or a
-/// constant — at most 2^63-1 (`E-OWNER-EXTENT`).
+/// `Array[T, N]` (language §22.1): an element type and a natural length — a literal, a
+/// constant, or a template's natural parameter — at most 2^63-1 (`E-OWNER-EXTENT`).
 fn array_type(cx: TypeCtx<'_>, args: &[TypeArg]) -> Result<Ty, TypeError> {
     let [TypeArg::Type(written), length] = args else {
         return Err(TypeError::new(
@@ -273,6 +275,18 @@ fn array_type(cx: TypeCtx<'_>, args: &[TypeArg]) -> Result<Ty, TypeError> {
             ));
         }
     };
+    // A template's natural parameter: each instance's value gives the length.
+    if cx.naturals.contains(&text) {
+        return Ok(Ty::ArrayNat(Arc::new(elem), text));
+    }
+    if cx.generics.contains(&text) {
+        return Err(TypeError::new(
+            "E-GENERIC-KIND",
+            format!(
+                "{text} is a type parameter here, and an Array's length is a natural: in a function, declare it `{text}:nat`; a record or enum takes type parameters only."
+            ),
+        ));
+    }
     let n = match text.parse::<u128>() {
         Ok(n) => Some(n),
         Err(_) => crate::consts::integer_constant(cx.db, cx.module, &text).map(u128::from),
@@ -284,7 +298,9 @@ fn array_type(cx: TypeCtx<'_>, args: &[TypeArg]) -> Result<Ty, TypeError> {
         }
         None => Err(TypeError::new(
             "E-GENERIC-KIND",
-            format!("{text} is no natural here: an Array's length is a literal or a usize constant."),
+            format!(
+                "{text} is no natural here: an Array's length is a literal, a usize constant or a natural parameter (`[N:nat]`)."
+            ),
         )),
     }
 }
@@ -440,7 +456,7 @@ pub fn record_def(db: &dyn Db, item: Item) -> RecordDef {
     let scope = Resolver::new(db);
     let module = scope.module_of(item);
     let generics = generic_params(db, item);
-    let cx = TypeCtx { db, scope, module: &module, generics: &generics, self_ty: None };
+    let cx = TypeCtx { db, scope, module: &module, generics: &generics, naturals: &[], self_ty: None };
     let node = item.syntax(db).syntax_node();
     let Some(strukt) = ast::Struct::cast(node) else {
         return RecordDef {
@@ -573,7 +589,7 @@ pub fn enum_def(db: &dyn Db, item: Item) -> EnumDef {
     let scope = Resolver::new(db);
     let module = scope.module_of(item);
     let generics = generic_params(db, item);
-    let cx = TypeCtx { db, scope, module: &module, generics: &generics, self_ty: None };
+    let cx = TypeCtx { db, scope, module: &module, generics: &generics, naturals: &[], self_ty: None };
     let node = item.syntax(db).syntax_node();
     let Some(enumeration) = ast::Enum::cast(node) else {
         return EnumDef { variants: Arc::from(Vec::new()), tag_only: true, error: None };

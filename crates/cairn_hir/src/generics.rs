@@ -184,6 +184,11 @@ pub(crate) fn generic_names(generics: &[Generic]) -> Vec<Arc<str>> {
     generics.iter().map(|g| g.name.clone()).collect()
 }
 
+/// The names of a template's natural parameters.
+pub(crate) fn natural_names(generics: &[Generic]) -> Vec<Arc<str>> {
+    generics.iter().filter(|g| g.is_nat()).map(|g| g.name.clone()).collect()
+}
+
 /// The kinds of language §19.1, ordered `copy < affine < linear`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
@@ -210,7 +215,7 @@ pub fn kind_of(db: &dyn Db, ty: &Ty) -> Kind {
         Ty::Buf(_) | Ty::DynBox(..) => Kind::Affine,
         Ty::Ticket => Kind::Linear,
         Ty::Opaque(o) => o.kind,
-        Ty::Array(elem, _) => kind_of(db, elem),
+        Ty::Array(elem, _) | Ty::ArrayNat(elem, _) => kind_of(db, elem),
         Ty::Record(adt) => {
             if crate::decl::record_def(db, adt.item).linear {
                 return Kind::Linear;
@@ -278,6 +283,12 @@ pub(crate) fn substitute(ty: &Ty, generics: &[Generic], args: &[InstanceArg]) ->
         })),
         Ty::Buf(elem) => Ty::Buf(Arc::new(substitute(elem, generics, args))),
         Ty::Array(elem, n) => Ty::Array(Arc::new(substitute(elem, generics, args)), *n),
+        // The natural's value is the length; a name that is no natural of the instance is an
+        // error the declaration's check reports.
+        Ty::ArrayNat(elem, name) => match natural(name, generics, args) {
+            Some(n) => Ty::Array(Arc::new(substitute(elem, generics, args)), n),
+            None => Ty::Error,
+        },
         other => other.clone(),
     }
 }
@@ -316,7 +327,7 @@ pub(crate) fn visit_params(ty: &Ty, f: &mut dyn FnMut(u32)) {
         Ty::Record(adt) | Ty::Enum(adt) => adt.args.iter().for_each(|a| visit_params(a, f)),
         Ty::Borrow(_, inner) => visit_params(inner, f),
         Ty::View(view) => visit_params(&view.elem, f),
-        Ty::Buf(elem) | Ty::Array(elem, _) => visit_params(elem, f),
+        Ty::Buf(elem) | Ty::Array(elem, _) | Ty::ArrayNat(elem, _) => visit_params(elem, f),
         Ty::Fn(fun) => {
             fun.params.iter().for_each(|p| visit_params(p, f));
             visit_params(&fun.ret, f);
@@ -355,6 +366,15 @@ pub(crate) fn unify(pattern: &Ty, actual: &Ty, generics: &[Generic], slots: &mut
         (Ty::Borrow(_, p), a) => unify(p, a.value(), generics, slots),
         (Ty::Buf(p), Ty::Buf(a)) => unify(p, a, generics, slots),
         (Ty::Array(p, _), Ty::Array(a, _)) => unify(p, a, generics, slots),
+        // An array whose length is a natural binds the natural.
+        (Ty::ArrayNat(p, name), Ty::Array(a, n)) => {
+            unify(p, a, generics, slots);
+            if let Some(index) = generics.iter().position(|g| g.is_nat() && g.name == *name)
+                && slots[index].is_none()
+            {
+                slots[index] = Some(InstanceArg::Nat(*n));
+            }
+        }
         (Ty::View(p), Ty::Array(a, _)) => unify(&p.elem, a, generics, slots),
         // An owner lent whole to a view parameter binds the view's element.
         (Ty::View(p), Ty::Buf(a)) => unify(&p.elem, a, generics, slots),

@@ -106,13 +106,14 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
     let module = scope.module_of(item);
     let generics = crate::generics::fn_generics(db, item);
     let names = crate::generics::generic_names(generics);
+    let naturals = crate::generics::natural_names(generics);
     // In an impl's method, `Self` is the impl's type.
     let parent = scope.info(item).and_then(|info| info.parent);
     let impl_def = parent
         .filter(|_| scope.info(item).is_some_and(|i| i.key.kind == crate::input::ItemKind::Method))
         .map(|p| crate::traits::impl_def(db, p));
     let self_ty = impl_def.map(|i| &i.self_ty);
-    let cx = TypeCtx { db, scope, module: &module, generics: &names, self_ty };
+    let cx = TypeCtx { db, scope, module: &module, generics: &names, naturals: &naturals, self_ty };
     let mut error: Option<Diag> = None;
     let fail = |error: &mut Option<Diag>, code: &'static str, message: String| {
         if error.is_none() {

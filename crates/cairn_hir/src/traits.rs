@@ -114,7 +114,7 @@ pub fn impl_def(db: &dyn Db, item: Item) -> ImplDef {
         }
     }
     let names = crate::generics::generic_names(&generics);
-    let cx = TypeCtx { db, scope, module: &module, generics: &names, self_ty: None };
+    let cx = TypeCtx { db, scope, module: &module, generics: &names, naturals: &[], self_ty: None };
     let written = imp.self_ty().map(|t| lower_type(&t)).unwrap_or(TypeRef::Missing);
     match resolve_type(cx, &written) {
         Ok(ty) => def.self_ty = ty,

@@ -190,6 +190,10 @@ pub enum Ty {
     /// `Array[T, N]`: `N` elements held inline, of `T`'s kind (language §22.1); lent whole as a
     /// view of extent `N`.
     Array(Arc<Ty>, u64),
+    /// `Array[T, N]` in a template whose natural parameter `N` gives the length: what a
+    /// template's signature holds; every instance has an [`Ty::Array`] of `N`'s value in its place
+    /// (`generics::substitute`).
+    ArrayNat(Arc<Ty>, Arc<str>),
     /// The opaque witness of a type parameter (language §19.2, `cairn check --generics`): a type
     /// that is exactly what the parameter promises — its kind, and the traits it names — and
     /// nothing else. It exists only in the checks of witness instances; no code is made for it.
@@ -253,7 +257,7 @@ impl Ty {
     /// The element type of an owner of elements (`Buf[T]`, `Array[T, N]`).
     pub fn owned_elements(&self) -> Option<&Ty> {
         match self {
-            Ty::Buf(elem) | Ty::Array(elem, _) => Some(elem),
+            Ty::Buf(elem) | Ty::Array(elem, _) | Ty::ArrayNat(elem, _) => Some(elem),
             _ => None,
         }
     }
@@ -323,6 +327,7 @@ impl fmt::Display for Ty {
             Ty::Dyn(_, name) => write!(f, "dyn {name}"),
             Ty::Buf(elem) => write!(f, "Buf[{elem}]"),
             Ty::Array(elem, n) => write!(f, "Array[{elem}, {n}]"),
+            Ty::ArrayNat(elem, n) => write!(f, "Array[{elem}, {n}]"),
             Ty::DynBox(_, name) => write!(f, "Dyn[{name}]"),
             Ty::Opaque(o) => write!(f, "{}", o.name),
             Ty::Ticket => write!(f, "Ticket[void]@device"),
@@ -346,6 +351,7 @@ impl Ty {
             })),
             Ty::Buf(elem) => Ty::Buf(Arc::new(elem.substitute(args))),
             Ty::Array(elem, n) => Ty::Array(Arc::new(elem.substitute(args)), *n),
+            Ty::ArrayNat(elem, n) => Ty::ArrayNat(Arc::new(elem.substitute(args)), n.clone()),
             other => other.clone(),
         }
     }

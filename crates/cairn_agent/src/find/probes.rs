@@ -556,7 +556,14 @@ fn probe_type(db: &dyn cairn_hir::Db, ty: &Ty, extent: Option<&str>) -> Option<S
         Ty::Buf(elem) => Some(format!("Buf[{}]", probe_type(db, elem, None)?)),
         Ty::Array(elem, n) => Some(format!("Array[{}, {n}]", probe_type(db, elem, None)?)),
         Ty::DynBox(_, name) => Some(format!("Dyn[{name}]")),
-        Ty::Void | Ty::Param(_) | Ty::Fn(_) | Ty::Dyn(..) | Ty::Opaque(_) | Ty::Ticket | Ty::Error => None,
+        Ty::Void
+        | Ty::Param(_)
+        | Ty::ArrayNat(..)
+        | Ty::Fn(_)
+        | Ty::Dyn(..)
+        | Ty::Opaque(_)
+        | Ty::Ticket
+        | Ty::Error => None,
     }
 }
 

@@ -146,9 +146,10 @@ impl Cx<'_> {
 
     /// True when inference can learn something from a parameter of this type.
     fn may_bind(&self, pattern: &Ty, generics: &[Generic]) -> bool {
+        let natural = |n: &str| generics.iter().any(|g| g.is_nat() && *g.name == *n);
         crate::generics::mentions_param(pattern)
-            || matches!(pattern, Ty::View(v) if matches!(&v.extent, crate::types::Extent::Name(n)
-                if generics.iter().any(|g| g.is_nat() && g.name == *n)))
+            || matches!(pattern, Ty::View(v) if matches!(&v.extent, crate::types::Extent::Name(n) if natural(n)))
+            || matches!(pattern, Ty::ArrayNat(_, n) if natural(n))
     }
 
     /// A literal argument (a number, a character, a string, `true`/`false`, or a negated number).

@@ -721,12 +721,14 @@ impl Cx<'_> {
     /// arguments.
     pub(crate) fn resolve_written(&self, written: &crate::body::TypeRef) -> Result<Ty, crate::decl::TypeError> {
         let names = crate::generics::generic_names(self.generics);
+        let naturals = crate::generics::natural_names(self.generics);
         let self_ty = self.self_ty();
         let cx = TypeCtx {
             db: self.db,
             scope: self.scope,
             module: &self.module,
             generics: &names,
+            naturals: &naturals,
             self_ty: self_ty.as_ref(),
         };
         let ty = resolve_type(cx, written)?;

@@ -585,7 +585,8 @@ impl Cx<'_> {
                         Anchor::Expr(capacity),
                     ));
                 }
-                match crate::consts::integer_constant(self.db, &self.module, name) {
+                // A natural of the instance, or a constant.
+                match self.natural(name).or_else(|| crate::consts::integer_constant(self.db, &self.module, name)) {
                     Some(v) => v,
                     None => return Ok(()),
                 }
