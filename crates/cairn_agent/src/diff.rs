@@ -1,5 +1,6 @@
 //! The decisions of `cairn diff` (tools.md §3.12): every function of two accepted versions of a
-//! program classified — `identical-code` (the same MIR up to renaming, itself and its callees),
+//! program classified — a template through each instance the program makes (`twice[u32]`) —
+//! `identical-code` (the same MIR up to renaming, itself and its callees),
 //! `smt-equivalent`, `behavior-changed` (a witness replayed on the MIR evaluator, then natively),
 //! `signature-changed`, `added`, `removed`, `renamed`, `unknown` (with a reason) — what changed
 //! about each, and the semantic-version level the changes prove.
@@ -320,6 +321,8 @@ struct Fact {
     sites: BTreeMap<String, u32>,
     digest: String,
     insts: usize,
+    /// An uninstantiated template: no code, its digest is its text's.
+    template: bool,
 }
 
 /// The facts of every own function of a side, by full name.
@@ -336,19 +339,36 @@ fn facts(side: Side<'_>) -> BTreeMap<String, Fact> {
         let symbol = equiv::symbol_of(side.workspace, item);
         let signature = cairn_hir::render::signature_text(side.workspace.db(), item, true);
         let key = equiv::signature_key(side.workspace, item);
-        let insts = side.lowered.get(&symbol).map_or(0, |f| f.blocks.iter().map(|b| b.insts.len() + 1).sum());
-        out.insert(
-            full,
-            Fact {
-                digest: digests.get(&*symbol).cloned().unwrap_or_default(),
-                symbol,
-                signature,
-                key,
-                row: fact.row.unwrap_or_default().iter().map(|e| e.to_string()).collect(),
-                sites: fact.sites.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
-                insts,
-            },
-        );
+        let row: Vec<String> = fact.row.unwrap_or_default().iter().map(|e| e.to_string()).collect();
+        let sites: BTreeMap<String, u32> = fact.sites.iter().map(|(k, n)| (k.to_string(), *n)).collect();
+        let insts_of = |f: &Arc<Function>| -> usize { f.blocks.iter().map(|b| b.insts.len() + 1).sum() };
+        let fact_of = |symbol: Arc<str>, template: bool| Fact {
+            digest: digests.get(&*symbol).cloned().unwrap_or_default(),
+            insts: side.lowered.get(&symbol).map_or(0, insts_of),
+            symbol,
+            signature: signature.clone(),
+            key: key.clone(),
+            row: row.clone(),
+            sites: sites.clone(),
+            template,
+        };
+        if cairn_hir::generics::fn_generics(side.workspace.db(), item).is_empty() {
+            out.insert(full, fact_of(symbol, false));
+            continue;
+        }
+        // A template has no code of its own: each instance the program makes is compared as a
+        // function of its own (`twice[u32]`); one never instantiated, by its text.
+        let instances = equiv::instance_symbols(side.workspace, side.lowered, item);
+        for instance in &instances {
+            let args = &instance[symbol.len()..];
+            out.insert(format!("{full}{args}"), fact_of(instance.clone(), false));
+        }
+        if instances.is_empty() {
+            let text = crate::edit::function_source(side.workspace, item);
+            let mut template = fact_of(symbol, true);
+            template.digest = crate::canonical::sha256_hex(text.as_bytes());
+            out.insert(full, template);
+        }
     }
     out
 }
@@ -389,8 +409,13 @@ impl Run<'_, '_> {
         let (class, evidence) = if now.key != fact.key {
             self.reasons.push(format!("{name} re-signed"));
             (Class::SignatureChanged, format!("{} -> {}", fact.signature, now.signature))
+        } else if now.digest == fact.digest && fact.template {
+            (Class::IdenticalCode, "the same text, and no instance of it is made".to_string())
         } else if now.digest == fact.digest {
             (Class::IdenticalCode, "the same emitted code, itself and its callees".to_string())
+        } else if fact.template || now.template {
+            entry.reason = Some("a template no instance of which is made: there is no code to compare".into());
+            (Class::Unknown, "an uninstantiated template changed".to_string())
         } else if self.host.budget_spent() {
             entry.reason = Some("the diff's solver budget (--budget-s) was spent before this function".into());
             (Class::Unknown, "solver budget spent".to_string())

@@ -145,6 +145,49 @@ pub fn symbol_of(workspace: &Workspace, item: Item) -> Arc<str> {
     cairn_mir::lower_symbol(workspace.db(), item)
 }
 
+/// The symbols of the instances of template `item` that `lowered` holds (`cairn.twice[u8]`), in
+/// its order: a template has no code of its own, so `diff` and `verify` compare these. Empty for
+/// a function that is no template, or a template no instance of which is made.
+pub fn instance_symbols(workspace: &Workspace, lowered: &Lowered, item: Item) -> Vec<Arc<str>> {
+    if cairn_hir::generics::fn_generics(workspace.db(), item).is_empty() {
+        return Vec::new();
+    }
+    let prefix = format!("{}[", symbol_of(workspace, item));
+    lowered
+        .functions
+        .iter()
+        .filter(|f| f.symbol.starts_with(&prefix) && f.symbol.ends_with(']') && !f.symbol.contains('$'))
+        .map(|f| f.symbol.clone())
+        .collect()
+}
+
+/// The function `written` names — `f`, or an instance `f[u8]` of a template — as its item and
+/// the symbol of its code in `lowered`; `Err` says why it names none.
+pub fn named_code(workspace: &Workspace, lowered: &Lowered, written: &str) -> Result<(Item, Arc<str>), String> {
+    let (name, args) = match written.find('[') {
+        Some(at) => (&written[..at], &written[at..]),
+        None => (written, ""),
+    };
+    let Some(item) = workspace.function_named(name) else { return Err(format!("{name} is no function")) };
+    let instances = instance_symbols(workspace, lowered, item);
+    let generic = !cairn_hir::generics::fn_generics(workspace.db(), item).is_empty();
+    let symbol: Arc<str> = Arc::from(format!("{}{args}", symbol_of(workspace, item)));
+    match (generic, args.is_empty()) {
+        (false, true) => Ok((item, symbol)),
+        (false, false) => Err(format!("{name} is no template: name it without arguments")),
+        (true, true) => {
+            let shown: Vec<&str> = instances.iter().map(|s| &s[symbol.len()..]).collect();
+            Err(if shown.is_empty() {
+                format!("{name} is a template no instance of which is made: there is no code to compare")
+            } else {
+                format!("{name} is a template: name one of its instances, {name}{}", shown.join(&format!(", {name}")))
+            })
+        }
+        (true, false) if instances.contains(&symbol) => Ok((item, symbol)),
+        (true, false) => Err(format!("{written} is no instance this program makes")),
+    }
+}
+
 /// A function's signature up to the names of it and its parameters (what callers depend on):
 /// `fn ($0:usize, $1:ro<u8>[$0]) -> u32`.
 pub fn signature_key(workspace: &Workspace, item: Item) -> String {

@@ -91,10 +91,19 @@ fn verify_one(
     assume: Option<&str>,
     flags: &VerifyFlags,
 ) -> Result<Entry, String> {
-    let (Some(old_item), Some(new_item)) =
-        (reference.workspace.function_named(symbol), candidate.workspace.function_named(symbol))
-    else {
-        return Ok(Entry::with_reason("invalid-contract", format!("{symbol} is not a function of both programs")));
+    let (old, new) = (reference.lowered.as_ref().expect("checked"), candidate.lowered.as_ref().expect("checked"));
+    // A function, or one instance of a template (`twice[u8]`): what has code on both sides.
+    let ((old_item, old_symbol), (new_item, new_symbol)) = match (
+        equiv::named_code(&reference.workspace, old, symbol),
+        equiv::named_code(&candidate.workspace, new, symbol),
+    ) {
+        (Ok(old), Ok(new)) => (old, new),
+        (Err(why), _) | (_, Err(why)) => {
+            return Ok(Entry::with_reason(
+                "invalid-contract",
+                format!("{symbol} is not a function of both programs: {why}"),
+            ));
+        }
     };
     let old_sig = cairn_hir::render::signature_text(reference.workspace.db(), old_item, true);
     let new_sig = cairn_hir::render::signature_text(candidate.workspace.db(), new_item, true);
@@ -108,15 +117,13 @@ fn verify_one(
             Err(bad) => return Ok(Entry::with_reason("invalid-domain", bad.0)),
         },
     };
-    let (old, new) = (reference.lowered.as_ref().expect("checked"), candidate.lowered.as_ref().expect("checked"));
-    let old_symbol = equiv::symbol_of(&reference.workspace, old_item);
-    let new_symbol = equiv::symbol_of(&candidate.workspace, new_item);
     let options = Options { timeout_ms: flags.timeout_ms, ..Options::default() };
     let comparison =
         equiv::compare(old, &old_symbol, new, &new_symbol, assumption.as_ref(), !flags.allow_reference_traps, options);
     let files = write_obligations(flags.obligations.as_deref(), symbol, &comparison.queries)?;
-    let old_fn = old.get(&old_symbol).expect("lowered").clone();
-    let new_fn = new.get(&new_symbol).expect("lowered").clone();
+    let (Some(old_fn), Some(new_fn)) = (old.get(&old_symbol).cloned(), new.get(&new_symbol).cloned()) else {
+        return Ok(Entry::with_reason("unknown", format!("{symbol} has no code to compare")));
+    };
     let mut entry = match &comparison.verdict {
         Verdict::Equivalent => Entry::new("smt-equivalent"),
         Verdict::EmptyDomain => Entry::with_reason("invalid-domain", "no input satisfies the assumption".into()),
@@ -272,16 +279,32 @@ pub fn run(flags: &VerifyFlags, out: Output) -> u8 {
                 } else {
                     format!("{}.{}", fact.module, fact.name)
                 };
-                let entry =
-                    match verify_one(&reference, &candidate, &full, assumes.get(&full).map(|s| s.as_str()), flags) {
+                // A template is verified through each instance the reference makes.
+                let mut names = vec![full.clone()];
+                if let (Some(item), Some(lowered)) = (reference.workspace.function_named(&full), &reference.lowered) {
+                    let instances = equiv::instance_symbols(&reference.workspace, lowered, item);
+                    let base = equiv::symbol_of(&reference.workspace, item).len();
+                    if !instances.is_empty() {
+                        names = instances.iter().map(|s| format!("{full}{}", &s[base..])).collect();
+                    }
+                }
+                for name in names {
+                    let entry = match verify_one(
+                        &reference,
+                        &candidate,
+                        &name,
+                        assumes.get(&name).map(|s| s.as_str()),
+                        flags,
+                    ) {
                         Ok(e) => e,
                         Err(message) => {
                             out.environment(&message);
                             return 2;
                         }
                     };
-                all &= entry.status == "smt-equivalent";
-                functions.insert(full, entry);
+                    all &= entry.status == "smt-equivalent";
+                    functions.insert(name, entry);
+                }
             }
             let status = if all { "smt-module-equivalent" } else { "not-smt-module-equivalent" };
             let mut lines = vec![status.to_string()];

@@ -299,3 +299,89 @@ fn verify_statuses_and_exits() {
     let (code, r) = verify(&["ref.cairn", "cand.cairn", "--all"]);
     assert_eq!((code, r["status"].as_str()), (Some(2), Some("not-smt-module-equivalent")), "{r}");
 }
+
+/// A template has no code of its own: it is compared through each instance either version makes
+/// (`twice[u8]`), each classed like any function — a changed template was once `identical-code`,
+/// its empty MIR equal to itself. A template no instance of which is made is compared by its
+/// text: the same text is identical, a changed one `unknown`.
+#[test]
+fn templates_are_compared_through_their_instances() {
+    let dir = scratch("instances");
+    let program = |body: &str| {
+        format!(
+            "fn twice[T:integer](x:T) -> T = {body};\nfn never[T:copy](x:T) -> T = x;\nfn main() -> i32 {{\n  let a = twice[u32](3);\n  let b = twice[u8](2);\n  if a != 6 || b != 4 {{ return 1; }}\n  return 0;\n}}\n"
+        )
+    };
+    std::fs::write(dir.join("old.cairn"), program("x + x")).unwrap();
+    std::fs::write(dir.join("same.cairn"), program("x * 2")).unwrap();
+    std::fs::write(dir.join("bumped.cairn"), program("x + 1")).unwrap();
+    std::fs::write(
+        dir.join("never.cairn"),
+        program("x + x").replace("fn never[T:copy](x:T) -> T = x;", "fn never[T:copy](x:T) -> T { return x; }"),
+    )
+    .unwrap();
+    let diff = |new: &str| {
+        let out = cairn()
+            .current_dir(&dir)
+            .args(["diff", "old.cairn", new, "--format", "json"])
+            .args(DECIDED)
+            .output()
+            .unwrap();
+        json_of(&out)
+    };
+    let same = diff("same.cairn");
+    for instance in ["twice[u32]", "twice[u8]"] {
+        assert_eq!(same["functions"][instance]["class"], "smt-equivalent", "{same}");
+    }
+    assert!(same["functions"].get("twice").is_none(), "the template is its instances: {same}");
+    assert_eq!(same["functions"]["never"]["class"], "identical-code", "{same}");
+    let bumped = diff("bumped.cairn");
+    for instance in ["twice[u32]", "twice[u8]"] {
+        let entry = &bumped["functions"][instance];
+        assert_eq!(entry["class"], "behavior-changed", "{bumped}");
+        assert_eq!(entry["witness"]["replay"]["native"]["status"], "reproduced", "{bumped}");
+    }
+    assert_eq!(bumped["semver"]["level"], "major");
+    let never = diff("never.cairn");
+    assert_eq!(never["functions"]["never"]["class"], "unknown", "{never}");
+    assert!(never["functions"]["never"]["reason"].as_str().is_some_and(|r| r.contains("no instance")), "{never}");
+    // verify names an instance; a template alone, an instance not made or arguments on a plain
+    // function are invalid contracts that say what to name (they once panicked).
+    let verify = |symbol: &str| {
+        let out = cairn()
+            .current_dir(&dir)
+            .args([
+                "verify",
+                "old.cairn",
+                "same.cairn",
+                "--symbol",
+                symbol,
+                "--allow-reference-traps",
+                "--format",
+                "json",
+            ])
+            .args(DECIDED)
+            .output()
+            .unwrap();
+        (json_of(&out), out.status.code())
+    };
+    let (record, code) = verify("twice[u8]");
+    assert_eq!((record["status"].as_str(), code), (Some("smt-equivalent"), Some(0)), "{record}");
+    let (record, code) = verify("twice");
+    assert_eq!((record["status"].as_str(), code), (Some("invalid-contract"), Some(1)), "{record}");
+    assert!(record["reason"].as_str().is_some_and(|r| r.contains("twice[u32], twice[u8]")), "{record}");
+    let (record, _) = verify("twice[u64]");
+    assert!(record["reason"].as_str().is_some_and(|r| r.contains("no instance this program makes")), "{record}");
+    let (record, _) = verify("main[u8]");
+    assert_eq!(record["status"], "invalid-contract", "{record}");
+    let out = cairn()
+        .current_dir(&dir)
+        .args(["verify", "old.cairn", "same.cairn", "--all", "--allow-reference-traps", "--format", "json"])
+        .args(DECIDED)
+        .output()
+        .unwrap();
+    let all = json_of(&out);
+    assert_eq!(all["functions"]["twice[u32]"]["status"], "smt-equivalent", "{all}");
+    assert!(all["functions"].get("twice").is_none(), "{all}");
+    std::fs::remove_dir_all(&dir).ok();
+}
