@@ -130,6 +130,17 @@ pub struct Exec<'f> {
     stack: Vec<&'f str>,
     post_dominators: HashMap<&'f str, Vec<Option<u32>>>,
     loops: HashMap<&'f str, Loops>,
+    /// The functions taken as values so far: a function value is a 32-bit number, 0 for the
+    /// zero value and `i + 1` for the `i`-th of these (within one run; never observed).
+    fn_values: Vec<&'f str>,
+}
+
+/// The type of a value of function `f` (`fn(params) -> ret`), as a place of that type has it.
+fn fn_type_of(f: &Function) -> MTy {
+    MTy::Fn {
+        params: f.locals[..f.params as usize].iter().map(|l| l.ty.clone()).collect(),
+        ret: std::sync::Arc::new(f.ret.clone()),
+    }
 }
 
 impl<'f> Exec<'f> {
@@ -144,6 +155,7 @@ impl<'f> Exec<'f> {
             stack: Vec::new(),
             post_dominators: HashMap::new(),
             loops: HashMap::new(),
+            fn_values: Vec::new(),
         }
     }
 
@@ -333,7 +345,52 @@ impl<'f> Exec<'f> {
 
     fn inst(&mut self, frame: &Frame<'f>, inst: &Inst, mut state: State) -> R<Vec<State>> {
         match inst {
-            Inst::CallIndirect { .. } => unsupported("a call through a function value"),
+            // A function value is one of the functions this run took as values: the path calls
+            // each that it may hold (its type's), under the condition that it holds that one. A
+            // value no such function could be (an input's) is outside the fragment.
+            Inst::CallIndirect { dst, callee, args } => {
+                let SV::Tag(held) = self.operand(frame, &mut state, callee)? else {
+                    return unsupported("a call through something other than a function value");
+                };
+                let ty = match callee {
+                    Operand::Copy(place) => frame.function.place_ty(place),
+                    _ => None,
+                };
+                let candidates: Vec<(u64, &'f Function)> = match concrete(&held) {
+                    Some(k) => self
+                        .fn_values
+                        .get((k as usize).wrapping_sub(1))
+                        .and_then(|s| self.function(s))
+                        .map(|f| vec![(k, f)])
+                        .unwrap_or_default(),
+                    None => (1..=self.fn_values.len() as u64)
+                        .filter_map(|k| self.function(self.fn_values[k as usize - 1]).map(|f| (k, f)))
+                        .filter(|(_, f)| ty.as_ref().is_none_or(|t| fn_type_of(f) == *t))
+                        .collect(),
+                };
+                if candidates.is_empty() {
+                    return unsupported("a call through a function value the inputs choose");
+                }
+                let mut values = Vec::with_capacity(args.len());
+                for arg in args {
+                    values.push(self.operand(frame, &mut state, arg)?);
+                }
+                let mut out = Vec::new();
+                for (k, function) in candidates {
+                    let mut side = state.clone();
+                    side.pc = Bool::and(&[&state.pc, &held.eq(bv_const(i128::from(k), 32))]);
+                    if side.pc.simplify().as_bool() == Some(false) {
+                        continue;
+                    }
+                    for (mut side, value) in self.call(function, values.clone(), side)? {
+                        if let Some(dst) = dst {
+                            self.write(frame, &mut side, dst, value)?;
+                        }
+                        out.push(side);
+                    }
+                }
+                Ok(out)
+            }
             Inst::Drop(_) => unsupported("a heap owner (Buf) released"),
             Inst::Parallel { .. } => unsupported("a parallel region"),
             // A proved fact: the paths that reach it already satisfy it.
@@ -433,7 +490,19 @@ impl<'f> Exec<'f> {
                 Const::Float(bits, t) => SV::Float(from_bits(&BV::from_u64(*bits, float::bits_of(*t)), *t), *t),
                 Const::Bool(b) => SV::Bool(Bool::from_bool(*b)),
                 Const::Tag(t, _) => SV::Tag(bv_const(i128::from(*t), 32)),
-                Const::Fn(_) => return unsupported("a function value"),
+                Const::Fn(symbol) => {
+                    let Some((&known, _)) = self.functions.get_key_value(&**symbol) else {
+                        return unsupported(format!("a function value of {symbol}"));
+                    };
+                    let index = match self.fn_values.iter().position(|s| *s == known) {
+                        Some(i) => i,
+                        None => {
+                            self.fn_values.push(known);
+                            self.fn_values.len() - 1
+                        }
+                    };
+                    SV::Tag(bv_const(index as i128 + 1, 32))
+                }
                 Const::Str(bytes) => {
                     let items = bytes.iter().map(|b| SV::Int(bv_const(i128::from(*b), 8), IntTy::U8)).collect();
                     state.objs.push(SV::Fixed(items));
@@ -543,7 +612,11 @@ impl<'f> Exec<'f> {
 
     fn check(&mut self, frame: &Frame<'f>, state: &mut State, check: &Check) -> R<Bool> {
         Ok(match check {
-            Check::Callable(_) => return unsupported("a call through a function value"),
+            // The zero value of a function type is not callable.
+            Check::Callable(callee) => match self.operand(frame, state, callee)? {
+                SV::Tag(b) => b.eq(bv_const(0, 32)).not(),
+                _ => return unsupported("a callable check of something other than a function value"),
+            },
             Check::Allocated(_) => return unsupported("a heap owner (Buf) allocated"),
             Check::NoOverflow(op, ty, a, b) => {
                 let a = self.int(frame, state, a)?;

@@ -482,6 +482,17 @@ pub fn compare(request: &Request<'_>) -> Comparison {
     Comparison { verdict, queries: asker.queries }
 }
 
+/// True when a value of `ty` holds a function value somewhere.
+fn holds_fn(ty: &MTy) -> bool {
+    match ty {
+        MTy::Fn { .. } => true,
+        MTy::Record { fields, .. } => fields.iter().any(holds_fn),
+        MTy::Sum { variants, .. } => variants.iter().flatten().any(holds_fn),
+        MTy::Array(element, _) | MTy::View(element) | MTy::Ptr(element) => holds_fn(element),
+        _ => false,
+    }
+}
+
 fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
     let old = request.old.function().ok_or_else(|| format!("no function {}", request.old.symbol))?;
     let new = request.new.function().ok_or_else(|| format!("no function {}", request.new.symbol))?;
@@ -491,6 +502,10 @@ fn decide(request: &Request<'_>, asker: &mut Asker) -> Result<Verdict, String> {
         || old.locals[..params].iter().zip(&new.locals[..params]).any(|(a, b)| a.ty != b.ty)
     {
         return Err("the two signatures differ".into());
+    }
+    // A function value is a number within one run: two versions' are not comparable.
+    if holds_fn(&old.ret) {
+        return Err("the result holds a function value".into());
     }
     let names: Vec<String> = old.locals[..params]
         .iter()

@@ -319,7 +319,8 @@ pub fn zero(ty: &MTy, objs: &mut Vec<SV>) -> R<SV> {
             bv_const(0, 32),
             variants.iter().map(|v| v.as_ref().map(|t| zero(t, objs)).transpose()).collect::<R<_>>()?,
         ),
-        MTy::Fn { .. } => return unsupported("a function value"),
+        // A function value's zero (`exec.rs`: 0, not callable).
+        MTy::Fn { .. } => SV::Tag(bv_const(0, 32)),
         MTy::Buf(_) | MTy::DynBox(_) | MTy::Named(_) => return unsupported("a heap owner (Buf, Dyn)"),
         MTy::Array(element, n) => {
             if *n > 4096 {

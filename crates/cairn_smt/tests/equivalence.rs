@@ -386,3 +386,42 @@ fn every_query_re_checks_to_the_same_answer_in_the_z3_binary() {
     assert!(checked >= 6, "only {checked} queries");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Function values (language §21): a value the path fixes is called like its function, one a
+/// branch chooses is each function it may hold under the branch's condition, and a closure is
+/// its code over its captures. A value the inputs choose (a parameter) is outside the fragment.
+#[test]
+fn function_values_are_the_functions_they_may_hold() {
+    let program = |pick: &str, closure: &str| {
+        format!(
+            "fn inc(x:u32) -> u32 = add_wrap(x, 1);
+fn dec(x:u32) -> u32 = sub_wrap(x, 1);
+fn apply(f:fn(u32) -> u32, x:u32) -> u32 = f(x);
+fn pick(flag:bool, x:u32) -> u32 {{
+  let mut f:fn(u32) -> u32 = inc;
+  {pick}
+  return f(x);
+}}
+fn map_all(n:usize, xs:rw<u32>[n], f:ro<fn(u32) -> u32>) {{ for i in 0..n {{ xs[i] = f(xs[i]); }} }}
+fn shift(n:usize, xs:rw<u32>[n], by:u32) {{ map_all(xs, |x:u32| -> u32 {{ {closure} }}); }}
+fn twice_inc(x:u32) -> u32 = apply(inc, apply(inc, x));
+fn small(n:usize, xs:rw<u32>[n], by:u32) -> bool = n <= 4;
+fn main() -> i32 {{ return 0; }}
+"
+        )
+    };
+    let old = program("if flag { f = dec; }", "return add_wrap(x, by);");
+    let same = program("if !flag { f = inc; } else { f = dec; }", "return add_wrap(by, x);");
+    let other = program("if flag { f = inc; }", "return add_wrap(x, add_wrap(by, 1));");
+    assert_equivalent(judge(&old, &same, "pick"));
+    assert_equivalent(judge_with(&old, &same, "shift", Some("small"), decided()));
+    let found = witness(judge(&old, &other, "pick"));
+    assert_ne!(found.before, found.after, "{found:?}");
+    let found = witness(judge_with(&old, &other, "shift", Some("small"), decided()));
+    assert_ne!(found.before, found.after, "{found:?}");
+    // A fixed value inlines: apply(inc, apply(inc, x)) is x + 2.
+    let plus_two = program("", "return x;").replace("= apply(inc, apply(inc, x));", "= add_wrap(x, 2);");
+    assert_equivalent(judge(&old, &plus_two, "twice_inc"));
+    // A function value given as an input is outside the fragment.
+    assert!(matches!(judge(&old, &same, "apply"), Verdict::Unknown(_)));
+}
