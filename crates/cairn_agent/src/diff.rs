@@ -245,7 +245,8 @@ impl<'a> Diff<'a> {
         let added: Vec<&String> = new_facts.keys().filter(|k| !old_facts.contains_key(*k)).collect();
         let mut renamed: BTreeMap<String, String> = BTreeMap::new();
         let mut taken: BTreeSet<&String> = BTreeSet::new();
-        for (name, fact) in old_facts.iter().filter(|(k, _)| !new_facts.contains_key(*k)) {
+        // An instance is not renamed: its template's name is kept, or the template went.
+        for (name, fact) in old_facts.iter().filter(|(k, f)| !new_facts.contains_key(*k) && f.instance_of.is_none()) {
             let same = |to: &String| new_facts[to].digest == fact.digest && new_facts[to].key == fact.key;
             if let Some(to) = added.iter().copied().find(|to| !taken.contains(to) && same(to)) {
                 taken.insert(to);
@@ -263,7 +264,7 @@ impl<'a> Diff<'a> {
         let mut predicted = Vec::new();
         for (name, fact) in &self.old_facts {
             let Some(now) = self.new_facts.get(name) else {
-                let (entry, note) = run.gone(name);
+                let (entry, note) = run.gone(name, fact);
                 functions.insert(name.clone(), entry);
                 notes.push(note);
                 continue;
@@ -283,8 +284,13 @@ impl<'a> Diff<'a> {
         }
         let taken: BTreeSet<&String> = self.renamed.values().collect();
         let mut minor = false;
-        for name in self.new_facts.keys().filter(|k| !self.old_facts.contains_key(*k) && !taken.contains(k)) {
-            minor = true;
+        for (name, fact) in
+            self.new_facts.iter().filter(|(k, _)| !self.old_facts.contains_key(*k) && !taken.contains(k))
+        {
+            // An instance the program makes now, of a template it had: nothing new to call.
+            let template = fact.instance_of.as_deref().or(fact.template.then_some(name.as_str()));
+            let kept_template = template.is_some_and(|t| self.old.workspace.function_named(t).is_some());
+            minor |= !kept_template;
             functions.insert(name.clone(), FunctionDiff::of(Class::Added));
             notes.push(Note { class: Class::Added, name: name.clone(), evidence: None });
         }
@@ -323,6 +329,8 @@ struct Fact {
     insts: usize,
     /// An uninstantiated template: no code, its digest is its text's.
     template: bool,
+    /// For an instance (`twice[u8]`), its template's full name.
+    instance_of: Option<String>,
 }
 
 /// The facts of every own function of a side, by full name.
@@ -351,6 +359,7 @@ fn facts(side: Side<'_>) -> BTreeMap<String, Fact> {
             row: row.clone(),
             sites: sites.clone(),
             template,
+            instance_of: None,
         };
         if cairn_hir::generics::fn_generics(side.workspace.db(), item).is_empty() {
             out.insert(full, fact_of(symbol, false));
@@ -361,7 +370,8 @@ fn facts(side: Side<'_>) -> BTreeMap<String, Fact> {
         let instances = equiv::instance_symbols(side.workspace, side.lowered, item);
         for instance in &instances {
             let args = &instance[symbol.len()..];
-            out.insert(format!("{full}{args}"), fact_of(instance.clone(), false));
+            let fact = Fact { instance_of: Some(full.clone()), ..fact_of(instance.clone(), false) };
+            out.insert(format!("{full}{args}"), fact);
         }
         if instances.is_empty() {
             let text = crate::edit::function_source(side.workspace, item);
@@ -383,8 +393,19 @@ struct Run<'d, 'h> {
 }
 
 impl Run<'_, '_> {
-    /// A function only in the old version: renamed, or removed.
-    fn gone(&mut self, name: &str) -> (FunctionDiff, Note) {
+    /// A function only in the old version: renamed, or removed. An instance of a template the new
+    /// version still has is removed without breaking anything: callers name the template.
+    fn gone(&mut self, name: &str, fact: &Fact) -> (FunctionDiff, Note) {
+        let template = fact.instance_of.as_deref().or(fact.template.then_some(name));
+        if let Some(template) = template
+            && self.diff.new.workspace.function_named(template).is_some()
+        {
+            let evidence = Some(format!("{template} is kept; the program no longer makes this instance"));
+            return (
+                FunctionDiff::of(Class::Removed),
+                Note { class: Class::Removed, name: name.to_string(), evidence },
+            );
+        }
         match self.diff.renamed.get(name) {
             Some(to) => {
                 self.reasons.push(format!("{name} renamed to {to}"));

@@ -85,8 +85,9 @@ pub fn inspect(workspace: &Workspace, target: Option<&str>) -> Result<Inspection
 pub fn virtual_registers(ptx: &str, entry: &str) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     let Some(start) = ptx.find(&format!(".entry {entry}(")) else { return out };
+    // The entry's body ends where the next entry or function begins.
     let rest = &ptx[start..];
-    let end = rest[1..].find(".entry ").map_or(rest.len(), |i| i + 1);
+    let end = [".entry ", ".func "].iter().filter_map(|m| rest[1..].find(m)).min().map_or(rest.len(), |i| i + 1);
     for line in rest[..end].lines() {
         let Some(declared) = line.trim().strip_prefix(".reg .") else { continue };
         let Some((kind, count)) = declared.split_once(' ') else { continue };
@@ -149,6 +150,13 @@ pub fn read_assembler(messages: &str, kernels: &mut [Kernel]) {
             current = kernels.iter().position(|k| k.entry == name);
             continue;
         }
+        // A device function's own report is not its caller's.
+        if let Some(name) = line.split("Function properties for ").nth(1)
+            && current.is_some_and(|at| kernels[at].entry != name.trim())
+        {
+            current = None;
+            continue;
+        }
         let Some(at) = current else { continue };
         if let Some(registers) = number_before(line, "registers") {
             kernels[at].registers = Some(registers);
@@ -168,7 +176,7 @@ mod tests {
 
     #[test]
     fn registers_are_read_from_the_ptx_and_the_assembler_s_report() {
-        let ptx = ".visible .entry k0(\n  .param .u64 a\n)\n{\n\t.reg .pred \t%p<3>;\n\t.reg .b32 \t%r<7>;\n\t.reg .b64 \t%rd<12>;\n}\n.visible .entry k1()\n{\n\t.reg .b32 \t%r<2>;\n}\n";
+        let ptx = ".visible .entry k0(\n  .param .u64 a\n)\n{\n\t.reg .pred \t%p<3>;\n\t.reg .b32 \t%r<7>;\n\t.reg .b64 \t%rd<12>;\n}\n.func helper()\n{\n\t.reg .b32 \t%r<40>;\n}\n.visible .entry k1()\n{\n\t.reg .b32 \t%r<2>;\n}\n";
         let first = virtual_registers(ptx, "k0");
         assert_eq!(first, [("pred".to_string(), 3), ("b32".to_string(), 7), ("b64".to_string(), 12)].into());
         assert_eq!(virtual_registers(ptx, "k1"), [("b32".to_string(), 2)].into());
@@ -176,7 +184,7 @@ mod tests {
             Kernel { entry: "k0".into(), ..Kernel::default() },
             Kernel { entry: "k1".into(), ..Kernel::default() },
         ];
-        let report = "ptxas info    : 0 bytes gmem\nptxas info    : Compiling entry function 'k1' for 'sm_90'\nptxas info    : Function properties for k1\n    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\nptxas info    : Used 12 registers, 360 bytes cmem[0]\nptxas info    : Compiling entry function 'k0' for 'sm_90'\nptxas info    : Used 20 registers\n";
+        let report = "ptxas info    : 0 bytes gmem\nptxas info    : Compiling entry function 'k1' for 'sm_90'\nptxas info    : Function properties for k1\n    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\nptxas info    : Used 12 registers, 360 bytes cmem[0]\nptxas info    : Compiling entry function 'k0' for 'sm_90'\nptxas info    : Used 20 registers\nptxas info    : Function properties for helper\n    0 bytes stack frame, 16 bytes spill stores, 16 bytes spill loads\n";
         read_assembler(report, &mut kernels);
         assert_eq!((kernels[0].registers, kernels[0].spill_stores), (Some(20), None));
         assert_eq!(

@@ -169,42 +169,31 @@ pub fn run(flags: &PredictFlags, out: Output) -> u8 {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
-    // The cards, the CPU profile and the device target.
-    let cards: Vec<&'static Card> = match flags.card.as_deref() {
-        None => vec![card::default_card()],
-        Some("all") if flags.against.is_some() => {
-            out.environment("--card all prices every card; with --against, name one card.");
+    // The device target, then the cards that can run it, and the CPU profile.
+    let device_target = flags.device_target.clone().or_else(|| program.build.device_target.clone());
+    if let Some(target) = &device_target
+        && let Err(message) = cairn_vfs::check_device_target(target)
+    {
+        out.environment(&message);
+        return 2;
+    }
+    if flags.card.as_deref() == Some("all") && flags.against.is_some() {
+        out.environment("--card all prices every card; with --against, name one card.");
+        return 2;
+    }
+    // Only a card asked for is held to the target (the default prices whatever the target).
+    let held_to = flags.card.as_ref().and(device_target.as_deref());
+    let cards = match card::resolve(flags.card.as_deref(), held_to) {
+        Ok(cards) => cards,
+        Err(message) => {
+            out.environment(&message);
             return 2;
         }
-        Some("all") => card::CARDS.iter().collect(),
-        Some(name) => match card::named(name) {
-            Ok(card) => vec![card],
-            Err(message) => {
-                out.environment(&message);
-                return 2;
-            }
-        },
     };
     let arch = flags.arch.clone().unwrap_or_else(|| program.build.arch.clone());
     if let Err(message) = cairn_vfs::check_arch(&arch) {
         out.environment(&format!("--arch: {message}"));
         return 2;
-    }
-    let device_target = flags.device_target.clone().or_else(|| program.build.device_target.clone());
-    if let Some(target) = &device_target {
-        if let Err(message) = cairn_vfs::check_device_target(target) {
-            out.environment(&message);
-            return 2;
-        }
-        if flags.card.is_some()
-            && let Some(card) = cards.iter().find(|c| !c.runs(target))
-        {
-            out.environment(&format!(
-                "The card {} ({}) cannot run code for {target}: name a card of that capability or newer, or another target.",
-                card.key, card.target
-            ));
-            return 2;
-        }
     }
     let inspection = if flags.inspect {
         match crate::inspect_device::inspect(&workspace, device_target.as_deref()) {

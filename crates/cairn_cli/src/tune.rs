@@ -203,10 +203,16 @@ pub fn run(flags: &TuneFlags, out: Output) -> u8 {
         },
         None => Vec::new(),
     };
-    let card = match flags.card.as_deref().map(cairn_agent::predict::card::named) {
-        None => cairn_agent::predict::card::default_card(),
-        Some(Ok(card)) => card,
-        Some(Err(message)) => {
+    // One card prices the candidates (`all` is predict's: a search ranks on one).
+    let card = match flags.card.as_deref() {
+        Some("all") => {
+            Err("tune ranks candidates on one card: name it (cairn predict --card all compares them).".into())
+        }
+        asked => cairn_agent::predict::card::resolve(asked, None).map(|cards| cards[0]),
+    };
+    let card = match card {
+        Ok(card) => card,
+        Err(message) => {
             out.environment(&message);
             return 2;
         }

@@ -279,14 +279,17 @@ pub fn run(flags: &VerifyFlags, out: Output) -> u8 {
                 } else {
                     format!("{}.{}", fact.module, fact.name)
                 };
-                // A template is verified through each instance the reference makes.
+                // A template is verified through each instance the reference makes; one that
+                // makes none has no code to verify and is left out.
                 let mut names = vec![full.clone()];
-                if let (Some(item), Some(lowered)) = (reference.workspace.function_named(&full), &reference.lowered) {
-                    let instances = equiv::instance_symbols(&reference.workspace, lowered, item);
+                if let (Some(item), Some(lowered)) = (reference.workspace.function_named(&full), &reference.lowered)
+                    && !cairn_hir::generics::fn_generics(reference.workspace.db(), item).is_empty()
+                {
                     let base = equiv::symbol_of(&reference.workspace, item).len();
-                    if !instances.is_empty() {
-                        names = instances.iter().map(|s| format!("{full}{}", &s[base..])).collect();
-                    }
+                    names = equiv::instance_symbols(&reference.workspace, lowered, item)
+                        .iter()
+                        .map(|s| format!("{full}{}", &s[base..]))
+                        .collect();
                 }
                 for name in names {
                     let entry = match verify_one(

@@ -320,6 +320,7 @@ fn templates_are_compared_through_their_instances() {
         program("x + x").replace("fn never[T:copy](x:T) -> T = x;", "fn never[T:copy](x:T) -> T { return x; }"),
     )
     .unwrap();
+    std::fs::write(dir.join("switched.cairn"), program("x + x").replace("twice[u32](3)", "twice[u64](3)")).unwrap();
     let diff = |new: &str| {
         let out = cairn()
             .current_dir(&dir)
@@ -342,6 +343,11 @@ fn templates_are_compared_through_their_instances() {
         assert_eq!(entry["witness"]["replay"]["native"]["status"], "reproduced", "{bumped}");
     }
     assert_eq!(bumped["semver"]["level"], "major");
+    // Which instances are made changed, the template did not: no API moved.
+    let switched = diff("switched.cairn");
+    assert_eq!(switched["functions"]["twice[u32]"]["class"], "removed", "{switched}");
+    assert_eq!(switched["functions"]["twice[u64]"]["class"], "added", "{switched}");
+    assert_eq!(switched["semver"]["level"], "patch", "{switched}");
     let never = diff("never.cairn");
     assert_eq!(never["functions"]["never"]["class"], "unknown", "{never}");
     assert!(never["functions"]["never"]["reason"].as_str().is_some_and(|r| r.contains("no instance")), "{never}");
@@ -383,5 +389,8 @@ fn templates_are_compared_through_their_instances() {
     let all = json_of(&out);
     assert_eq!(all["functions"]["twice[u32]"]["status"], "smt-equivalent", "{all}");
     assert!(all["functions"].get("twice").is_none(), "{all}");
+    // The template no side instantiates has no code to verify: it neither passes nor fails.
+    assert!(all["functions"].get("never").is_none(), "{all}");
+    assert_eq!((all["status"].as_str(), out.status.code()), (Some("smt-module-equivalent"), Some(0)), "{all}");
     std::fs::remove_dir_all(&dir).ok();
 }

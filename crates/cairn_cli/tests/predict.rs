@@ -221,6 +221,11 @@ fn device_work_is_priced_on_a_card_and_bounded_by_its_memory_or_its_link() {
     }
     let (refused, code) = predict(&["--card", "a100", "--device-target", "sm_90"]);
     assert_eq!(code, 2, "an A100 cannot run sm_90 code: {refused}");
+    // Every card that runs the target.
+    let (runs, code) = predict(&["--card", "all", "--device-target", "sm_90"]);
+    assert_eq!(code, 0, "{runs}");
+    let keys: Vec<&str> = runs["cards"].as_array().expect("cards").iter().filter_map(|c| c["key"].as_str()).collect();
+    assert_eq!(keys, ["rtx-5070-ti", "h100-sxm5", "h200-sxm"]);
     let (_, code) = predict(&["--card", "v100"]);
     assert_eq!(code, 2);
     let (_, code) = predict(&["--card", "all", "--against", "d.cairn"]);
@@ -241,11 +246,15 @@ fn inspect_reads_each_kernel_s_registers_and_runs_nothing() {
     std::fs::write(dir.join("d.cairn"), DEVICE).expect("write");
     let (record, code) = cairn(&dir, &["predict", "d.cairn", "--symbol", "saxpy", "--inspect", "--format", "json"]);
     assert_eq!(code, 2, "no device target named: {record:?}");
-    let (record, code) = cairn(
-        &dir,
-        &["predict", "d.cairn", "--symbol", "saxpy", "--inspect", "--device-target", "sm_90", "--format", "json"],
-    );
-    assert_eq!(code, 0, "{record}");
+    // Without ptxas on PATH: PTX's virtual registers only.
+    let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .current_dir(&dir)
+        .env("PATH", "/usr/bin:/bin")
+        .args(["predict", "d.cairn", "--symbol", "saxpy", "--inspect", "--device-target", "sm_90", "--format", "json"])
+        .output()
+        .expect("run cairn");
+    let record: serde_json::Value = serde_json::from_slice(&output.stdout).expect("a record");
+    assert_eq!(output.status.code(), Some(0), "{record}");
     let kernels = record["inspect"]["kernels"].as_array().expect("kernels");
     assert_eq!(kernels.len(), 1, "one device region, one kernel: {record}");
     assert!(kernels[0]["virtual_registers"].as_object().is_some_and(|r| !r.is_empty()), "{record}");

@@ -330,6 +330,11 @@ impl Server {
                 answer: Value::Object(with_written),
             };
             if let Err(failure) = write_back(&disk, Some(&pinned), &admitted, &intent) {
+                // Refused before or rolled back: the files hold what the session pinned (an
+                // escalated write is the ledger's to settle, and the pins then fail anyway).
+                if let Some(saved) = self.host_sessions.get_mut(key) {
+                    saved.writing = None;
+                }
                 return Err(self.write_refusal(failure));
             }
         }

@@ -35,7 +35,7 @@ impl Server {
     /// program as the files hold it now: only while they hold what it pinned (or what its write
     /// under way was to leave). `Err` is the refusal a session that cannot come back answers.
     pub(crate) fn restore_host(&mut self, key: &str) -> Result<(), ToolResult> {
-        let Some(saved) = self.durable.dormant_hosts.remove(key) else { return Ok(()) };
+        let Some(saved) = self.durable.dormant_hosts.get(key).cloned() else { return Ok(()) };
         if let Some(said) = self.durable.said.take() {
             self.host.hear_said(&said);
         }
@@ -47,39 +47,27 @@ impl Server {
             let details = if files.is_empty() { vec![] } else { vec![("files", Value::from(files))] };
             ToolResult::error(server.host.refusal("E-SESSION", message, details))
         };
+        // A program that cannot be read now may be readable later: the session stays dormant.
         let Ok(loaded) = self.load_path(&saved.path) else {
             return Err(refuse(
                 self,
                 format!(
-                    "{key} was a {what} on {} before the server restarted, and that program cannot be read now; open a new session.",
+                    "{key} was a {what} on {} before the server restarted, and that program cannot be read now: make it readable and ask again, or open a new session.",
                     saved.path
                 ),
                 vec![],
             ));
         };
+        // From here the session comes back, or is refused for good.
+        self.durable.dormant_hosts.remove(key);
         let Some(disk) = loaded.disk.clone() else { return Ok(()) };
         let (pinned, manifest) = disk.digests(&loaded.sources);
-        let holds = |digests: &[(String, String)]| {
-            let mut a = digests.to_vec();
-            let mut b = pinned.clone();
-            a.sort();
-            b.sort();
-            a == b
-        };
-        let stands =
-            manifest == saved.manifest_sha256 && (holds(&saved.pinned) || saved.writing.as_deref().is_some_and(holds));
-        if !stands {
-            let mut changed: Vec<String> = saved
-                .pinned
-                .iter()
-                .filter(|(name, digest)| !pinned.iter().any(|(n, d)| n == name && d == digest))
-                .map(|(name, _)| name.clone())
-                .collect();
-            if manifest != saved.manifest_sha256 {
-                changed.push("(manifest)".into());
-            }
-            changed.sort();
-            changed.dedup();
+        let changed = changed_files(&saved.pinned, &saved.manifest_sha256, &pinned, &manifest);
+        let landed = saved
+            .writing
+            .as_deref()
+            .is_some_and(|after| changed_files(after, &saved.manifest_sha256, &pinned, &manifest).is_empty());
+        if !changed.is_empty() && !landed {
             return Err(refuse(
                 self,
                 format!(
@@ -160,20 +148,8 @@ impl Server {
         };
         let Some(disk) = loaded.disk.clone() else { return Ok(()) };
         let (pinned, manifest) = disk.digests(&loaded.sources);
-        let mut changed: Vec<String> = saved
-            .pinned
-            .iter()
-            .filter(|(name, digest)| !pinned.iter().any(|(n, d)| n == name && d == digest))
-            .map(|(name, _)| name.clone())
-            .collect();
-        changed
-            .extend(pinned.iter().filter(|(n, _)| !saved.pinned.iter().any(|(m, _)| m == n)).map(|(n, _)| n.clone()));
-        if manifest != saved.manifest_sha256 {
-            changed.push("(manifest)".into());
-        }
+        let changed = changed_files(&saved.pinned, &saved.manifest_sha256, &pinned, &manifest);
         if !changed.is_empty() {
-            changed.sort();
-            changed.dedup();
             return Err(refuse(
                 self,
                 format!(
@@ -209,6 +185,29 @@ impl Server {
         self.sessions.insert(handle.to_string(), PathSession::live(saved, disk));
         Ok(())
     }
+}
+
+/// What moved between the digests a session pinned and the files now: each file whose digest
+/// changed, each file the program gained, and `(manifest)`; sorted, each once. Empty: the
+/// session stands on the files as they are.
+fn changed_files(
+    pinned: &[(String, String)],
+    manifest: &Option<String>,
+    now: &[(String, String)],
+    manifest_now: &Option<String>,
+) -> Vec<String> {
+    let mut changed: Vec<String> = pinned
+        .iter()
+        .filter(|(name, digest)| !now.iter().any(|(n, d)| n == name && d == digest))
+        .map(|(name, _)| name.clone())
+        .collect();
+    changed.extend(now.iter().filter(|(n, _)| !pinned.iter().any(|(m, _)| m == n)).map(|(n, _)| n.clone()));
+    if manifest_now != manifest {
+        changed.push("(manifest)".into());
+    }
+    changed.sort();
+    changed.dedup();
+    changed
 }
 
 impl PathSession {

@@ -135,14 +135,6 @@ pub struct Exec<'f> {
     fn_values: Vec<&'f str>,
 }
 
-/// The type of a value of function `f` (`fn(params) -> ret`), as a place of that type has it.
-fn fn_type_of(f: &Function) -> MTy {
-    MTy::Fn {
-        params: f.locals[..f.params as usize].iter().map(|l| l.ty.clone()).collect(),
-        ret: std::sync::Arc::new(f.ret.clone()),
-    }
-}
-
 impl<'f> Exec<'f> {
     pub fn new(functions: &'f [std::sync::Arc<Function>], limits: Limits) -> Exec<'f> {
         Exec {
@@ -346,15 +338,14 @@ impl<'f> Exec<'f> {
     fn inst(&mut self, frame: &Frame<'f>, inst: &Inst, mut state: State) -> R<Vec<State>> {
         match inst {
             // A function value is one of the functions this run took as values: the path calls
-            // each that it may hold (its type's), under the condition that it holds that one. A
-            // value no such function could be (an input's) is outside the fragment.
+            // each that it may hold, under the condition that it holds that one. No path is
+            // dropped: every function taken as a value that takes as many arguments is a
+            // candidate (the checker's types rule out the others; the zero value failed its
+            // `callable` guard before the call). A value from the inputs is never a number this
+            // run gave out: outside the fragment.
             Inst::CallIndirect { dst, callee, args } => {
                 let SV::Tag(held) = self.operand(frame, &mut state, callee)? else {
                     return unsupported("a call through something other than a function value");
-                };
-                let ty = match callee {
-                    Operand::Copy(place) => frame.function.place_ty(place),
-                    _ => None,
                 };
                 let candidates: Vec<(u64, &'f Function)> = match concrete(&held) {
                     Some(k) => self
@@ -365,7 +356,7 @@ impl<'f> Exec<'f> {
                         .unwrap_or_default(),
                     None => (1..=self.fn_values.len() as u64)
                         .filter_map(|k| self.function(self.fn_values[k as usize - 1]).map(|f| (k, f)))
-                        .filter(|(_, f)| ty.as_ref().is_none_or(|t| fn_type_of(f) == *t))
+                        .filter(|(_, f)| f.params as usize == args.len())
                         .collect(),
                 };
                 if candidates.is_empty() {

@@ -171,7 +171,35 @@ pub fn named(name: &str) -> Result<&'static Card, String> {
         [card] => Ok(card),
         _ => {
             let keys: Vec<&str> = CARDS.iter().map(|c| c.key).collect();
-            Err(format!("No device card {name}: name one of {} (or all).", keys.join(", ")))
+            Err(format!("No device card {name}: name one of {}.", keys.join(", ")))
+        }
+    }
+}
+
+/// The cards `--card` asks for (`cairn predict`, `cairn tune`): the default without one, every
+/// card that runs `target` for `all`, else the one named — refused when it cannot run `target`.
+pub fn resolve(asked: Option<&str>, target: Option<&str>) -> Result<Vec<&'static Card>, String> {
+    let runs = |card: &Card| target.is_none_or(|t| card.runs(t));
+    match asked {
+        None => Ok(vec![default_card()]),
+        Some("all") => {
+            let cards: Vec<&'static Card> = CARDS.iter().filter(|c| runs(c)).collect();
+            match cards.is_empty() {
+                true => Err(format!("No device card runs code for {}.", target.unwrap_or_default())),
+                false => Ok(cards),
+            }
+        }
+        Some(name) => {
+            let card = named(name).map_err(|e| format!("{} Or name all.", e.trim_end_matches('.')))?;
+            match runs(card) {
+                true => Ok(vec![card]),
+                false => Err(format!(
+                    "The card {} ({}) cannot run code for {}: name a card of that capability or newer, or another target.",
+                    card.key,
+                    card.target,
+                    target.unwrap_or_default()
+                )),
+            }
         }
     }
 }
@@ -225,6 +253,11 @@ mod tests {
         // `rtx` is the prefix of two cards: not a name.
         assert!(named("rtx").is_err());
         assert!(named("v100").is_err_and(|e| e.contains("rtx-5070-ti")));
+        // `all` with a target: the cards that run it.
+        let keys = |cards: Vec<&Card>| cards.iter().map(|c| c.key).collect::<Vec<_>>();
+        assert_eq!(resolve(Some("all"), Some("sm_90")).map(keys), Ok(vec!["rtx-5070-ti", "h100-sxm5", "h200-sxm"]));
+        assert!(resolve(Some("a100"), Some("sm_90")).is_err_and(|e| e.contains("cannot run")));
+        assert!(resolve(Some("v100"), None).is_err_and(|e| e.contains("Or name all")));
         assert_eq!(default_card().key, "rtx-5070-ti");
         let h200 = named("h200").expect("the H200");
         // 10^9 accesses of 4 bytes at 4,800 GB/s: 833,333 ns; 10^9 operations at 67 TFLOPS: ~14,925 ns.

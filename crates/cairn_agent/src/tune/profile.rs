@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use cairn_hir::SourceText;
 
-use super::timing::timing_case;
+use super::timing::{timing_case, with_timing_harness};
 use crate::validate::cases::{Case, Shape};
 use crate::validate::{Reading, Runner};
 
@@ -25,11 +25,7 @@ pub(super) fn profile_calls(
     runner: &dyn Runner,
 ) -> Result<Vec<Reading>, String> {
     let cases: Vec<Case> = sizes.iter().map(|&extent| timing_case(shape, extent)).collect();
-    let once = vec![1; cases.len()];
-    let text = crate::validate::harness::timing(shape, &cases, function, &once);
-    let mut files = files.to_vec();
-    let target = files.iter().position(|f| f.text.contains(&format!("fn {function}"))).unwrap_or(0);
-    files[target].text.push_str(&text);
+    let files = with_timing_harness(files, shape, &cases, function, &vec![1; cases.len()]);
     let blocks: Vec<String> = (0..cases.len())
         .flat_map(|i| [crate::validate::harness::timing_name(i, false), crate::validate::harness::timing_name(i, true)])
         .collect();

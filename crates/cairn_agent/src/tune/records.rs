@@ -96,16 +96,8 @@ pub(super) fn kept_measurement(
     sizes: &[u64],
 ) -> Option<Vec<u64>> {
     let variant = variant_of(candidate);
-    // Emulated validations are judged for the emulated targets the history names: current or
-    // stale by the same parts, accepted only when asked.
-    let mut targets = vec![crate::history::host_target()];
-    let emulation = crate::history::emulation_target("");
-    for record in history.iter().filter(|r| r.function == function && r.identity.target.starts_with(&emulation)) {
-        if !targets.contains(&record.identity.target) {
-            targets.push(record.identity.target.clone());
-        }
-    }
-    let judged = crate::history::judged(history, function, base, &[], &targets);
+    // Timing runs on this host: its measurements are under the host's target.
+    let judged = crate::history::judged(history, function, base, &[], &[crate::history::host_target()]);
     judged
         .current
         .iter()

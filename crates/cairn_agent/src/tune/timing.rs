@@ -43,10 +43,7 @@ pub fn time_calls(
 ) -> Result<Vec<u64>, String> {
     let cases: Vec<Case> = sizes.iter().map(|&extent| timing_case(shape, extent)).collect();
     let reps: Vec<u64> = sizes.iter().map(|&n| (100_000_000 / n.max(1)).clamp(1, 1000)).collect();
-    let text = crate::validate::harness::timing(shape, &cases, function, &reps);
-    let mut files = files.to_vec();
-    let target = files.iter().position(|f| f.text.contains(&format!("fn {function}"))).unwrap_or(0);
-    files[target].text.push_str(&text);
+    let files = with_timing_harness(files, shape, &cases, function, &reps);
     // Each size's pair of blocks, SAMPLES times over, interleaved so drift touches all alike; a
     // size's time is the median of its samples.
     let pairs: Vec<[String; 2]> = (0..cases.len())
@@ -69,6 +66,23 @@ pub fn time_calls(
         out.push(median(samples));
     }
     Ok(out)
+}
+
+/// `files` with the timing harness of `function` (`harness::timing`) appended to the file that
+/// declares it (`fn function(` or `fn function[`, so `sum` is not `sum_all`), else the first.
+pub(super) fn with_timing_harness(
+    files: &[SourceText],
+    shape: &Shape,
+    cases: &[Case],
+    function: &str,
+    reps: &[u64],
+) -> Vec<SourceText> {
+    let text = crate::validate::harness::timing(shape, cases, function, reps);
+    let mut files = files.to_vec();
+    let declared = |t: &str| t.contains(&format!("fn {function}(")) || t.contains(&format!("fn {function}["));
+    let target = files.iter().position(|f| declared(&f.text)).unwrap_or(0);
+    files[target].text.push_str(&text);
+    files
 }
 
 /// Inputs for timing: every extent at `extent`, views ascending, scalars 1.
