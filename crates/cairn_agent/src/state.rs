@@ -346,10 +346,8 @@ mod tests {
             state["types"],
             "struct Sq { s:u32; }\ntrait Area { fn area(self:ro<Self>) -> u64; }\nimpl Area for Sq"
         );
-        assert_eq!(
-            state["modules"][""]["Area for Sq.area"],
-            json!(["fn area(self:ro<Sq>) -> u64", ["read:self", "trap"]])
-        );
+        // Protocol §7: a trait impl's member is named `Trait.Type.method`.
+        assert_eq!(state["modules"][""]["Area.Sq.area"], json!(["fn area(self:ro<Sq>) -> u64", ["read:self", "trap"]]));
         assert_eq!(state["modules"][""]["twice"], json!(["fn twice[T:integer](x:T) -> T", ["trap"]]));
     }
 

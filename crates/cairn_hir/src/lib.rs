@@ -55,5 +55,5 @@ pub use signature::{Ceiling, Param, Signature, fn_signature, instance_signature}
 pub use traits::{member_family, member_named, table_members, table_methods};
 pub use workspace::{
     CheckKind, CheckOutcome, DeclarationKind, DeclarationView, FileState, FunctionFacts, RegionView, SourceText,
-    StateView, Workspace, precompute,
+    StateView, Workspace, member_name, precompute,
 };

@@ -213,3 +213,32 @@ fn unknown_tools_and_non_object_arguments_are_protocol_errors() {
     let (answer, error) = call(&mut server, "edit_open", json!({"source": PROGRAM}));
     assert!(error && answer["code"] == "E-REQUEST", "symbol is required");
 }
+
+/// A method of a trait's impl is a function an edit session takes, named as `state` names it
+/// (`Area.Rect.area`, protocol §7): its packet, an admitted body written into the impl, and its
+/// callers' packets listing it among their dependencies. A method of a generic impl is a
+/// template: `E-EDIT-PROFILE`.
+#[test]
+fn a_trait_impl_method_is_an_edit_target() {
+    let scratch = Scratch::new("tools-impl-method");
+    let program = "trait Area { fn area(s:ro<Self>) -> u64; }\nstruct Rect { w:u64; h:u64; }\nstruct Pair[T:copy] { a:T; b:T; }\nimpl Area for Rect {\n  fn area(s:ro<Rect>) -> u64 { return s.w * s.h; }\n}\nimpl[T:copy] Area for Pair[T] {\n  fn area(s:ro<Pair[T]>) -> u64 { return 2; }\n}\nfn total(r:Rect) -> u64 = r.area();\nfn main() -> i32 {\n  if total(Rect(2, 3)) != 6 { return 1; }\n  return 0;\n}\n";
+    std::fs::write(scratch.0.join("p.cairn"), program).expect("write");
+    let mut server = Server::new(&scratch.0);
+    let (state, _) = call(&mut server, "state", json!({"path": "p.cairn"}));
+    assert!(state["modules"][""].get("Area.Rect.area").is_some(), "{}", Value::Object(state.clone()));
+    let handle = open(&mut server, "p.cairn", "Area.Rect.area");
+    let (answer, error) = call(&mut server, "edit_request", body(&handle, "{ return s.h * s.w; }"));
+    assert!(!error, "{}", Value::Object(answer));
+    assert_eq!(answer["written"], json!(["p.cairn"]));
+    let written = std::fs::read_to_string(scratch.0.join("p.cairn")).expect("read");
+    assert!(
+        written.contains("impl Area for Rect {\n  fn area(s:ro<Rect>) -> u64 { return s.h * s.w; }\n}"),
+        "{written}"
+    );
+    let (packet, error) = call(&mut server, "edit_open", json!({"path": "p.cairn", "symbol": "total"}));
+    assert!(!error, "{}", Value::Object(packet));
+    assert!(packet["dependencies"].get("Area.Rect.area").is_some(), "{}", Value::Object(packet));
+    let (refused, error) = call(&mut server, "edit_open", json!({"path": "p.cairn", "symbol": "Area.Pair[T].area"}));
+    assert!(error);
+    assert_eq!(refused["code"], "E-EDIT-PROFILE", "{}", Value::Object(refused.clone()));
+}

@@ -97,7 +97,8 @@ impl EditHost {
         if let Some(refusal) = self.ws(index).syntax_refusal() {
             return Err(self.compiler_refusal(&refusal.first, Some(index)));
         }
-        let Some(item) = self.ws(index).function_named(symbol) else {
+        // A function, or a method of a trait's impl (`Area.Rect.area`).
+        let Some(item) = self.ws(index).function_named(symbol).or_else(|| self.ws(index).method_named(symbol)) else {
             return Err(self
                 .rejection(
                     "E-SYMBOL",
@@ -125,8 +126,8 @@ impl EditHost {
                 ));
             }
         }
-        let syntax = item.syntax(self.ws(index).db()).syntax_node();
-        if syntax.children().any(|c| c.kind() == SyntaxKind::GENERIC_PARAM_LIST) {
+        // A generic function, or a method of a generic impl (its parameters are the impl's).
+        if !cairn_hir::generics::fn_generics(self.ws(index).db(), item).is_empty() {
             return Err(self.rejection(
                 "E-EDIT-PROFILE",
                 format!("{symbol} is a template; an edit session takes a concrete function."),

@@ -18,7 +18,7 @@ pub(super) fn row_of(rows: Option<&cairn_hir::Rows>, item: Item) -> Vec<String> 
 /// The one function `name` names: its full name, or a module-local name only one module
 /// declares. `Err` holds how many functions the name matched (0, or 2 and more).
 pub(super) fn resolve_function(workspace: &Workspace, name: &str) -> Result<Item, usize> {
-    if let Some(item) = workspace.function_named(name) {
+    if let Some(item) = workspace.function_named(name).or_else(|| workspace.method_named(name)) {
         return Ok(item);
     }
     let mut found = Vec::new();

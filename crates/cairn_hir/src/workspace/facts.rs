@@ -343,12 +343,12 @@ impl Workspace {
                     view.types.push(declaration);
                 }
             }
-            // An impl's methods, named under it (`Area for Rect.area`).
+            // An impl's methods, named as the protocol names them (`Area.Rect.area`).
             for entry in file.members.iter().filter(|m| m.key.kind == ItemKind::Method) {
                 let item = entry.item;
-                let full = scope.full_name(item);
+                let full = member_name(&scope.full_name(item));
                 let module = scope.module_of(item);
-                let name = if module.is_empty() { full.to_string() } else { full[module.len() + 1..].to_string() };
+                let name = if module.is_empty() { full } else { full[module.len() + 1..].to_string() };
                 view.functions.push(DeclarationView {
                     kind: DeclarationKind::Function,
                     module,
@@ -387,10 +387,23 @@ impl Workspace {
         self.last.as_ref().filter(|l| l.record.bodies_checked).map(|l| l.rows.clone())
     }
 
+    /// The method of a trait's impl that `name` names as the protocol writes it
+    /// (`Area.Rect.area`, qualified with its module when it has one) or as the checker does
+    /// (`Area for Rect.area`).
+    pub fn method_named(&self, name: &str) -> Option<Item> {
+        let scope = crate::scope::scope(&self.db);
+        self.files.iter().flat_map(|f| f.members.iter()).filter(|m| m.key.kind == ItemKind::Method).find_map(|m| {
+            let full = scope.full_name(m.item);
+            (*full == *name || member_name(&full) == name).then_some(m.item)
+        })
+    }
+
     /// The function (or test) declared under `full_name` (`module.name`, or `name` in the root).
     pub fn function_named(&self, full_name: &str) -> Option<Item> {
         let scope = crate::scope::scope(&self.db);
-        scope.by_full_name.get(full_name)?.iter().find(|d| d.kind == ItemKind::Fn).map(|d| d.item)
+        let declared = scope.by_full_name.get(full_name).and_then(|d| d.iter().find(|d| d.kind == ItemKind::Fn));
+        // A method of a trait's impl is a function too, named `Trait.Type.method`.
+        declared.map(|d| d.item).or_else(|| self.method_named(full_name))
     }
 
     /// Where a declaration is listed: its file and its entry.
@@ -405,7 +418,12 @@ impl Workspace {
 
     /// A declaration's full name (`module.name`).
     pub fn full_name(&self, item: Item) -> Arc<str> {
-        crate::scope::scope(&self.db).full_name(item)
+        let full = crate::scope::scope(&self.db).full_name(item);
+        // What an agent sees: a method of a trait's impl is `Trait.Type.method` (protocol §7).
+        match self.member_places.contains_key(&item) && full.contains(" for ") {
+            true => Arc::from(member_name(&full)),
+            false => full,
+        }
     }
 
     /// A function's guard sites by kind, in order of first occurrence.
@@ -424,4 +442,10 @@ impl Workspace {
     pub fn callees(&self, item: Item) -> Vec<Item> {
         crate::check::representative_check(&self.db, item).callees()
     }
+}
+
+/// A trait impl member's name as the protocol writes it (protocol §7: `Trait.Type.method`) from
+/// the checker's (`Trait for Type.method`); any other name unchanged.
+pub fn member_name(full: &str) -> String {
+    full.replacen(" for ", ".", 1)
 }

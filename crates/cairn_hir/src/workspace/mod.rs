@@ -31,7 +31,7 @@ mod check;
 mod facts;
 
 pub use check::{CheckKind, CheckOutcome};
-pub use facts::{DeclarationKind, DeclarationView, FunctionFacts, RegionView, StateView};
+pub use facts::{DeclarationKind, DeclarationView, FunctionFacts, RegionView, StateView, member_name};
 
 /// One file of the workspace.
 #[derive(Debug, Clone)]
