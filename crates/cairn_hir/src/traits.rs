@@ -82,6 +82,11 @@ impl ImplDef {
     }
 }
 
+/// The trait an impl implements (what a packet shows beside the impl), when it names one.
+pub fn impl_trait(db: &dyn Db, item: Item) -> Option<Item> {
+    impl_def(db, item).trait_item
+}
+
 #[salsa::tracked(returns(ref))]
 pub fn impl_def(db: &dyn Db, item: Item) -> ImplDef {
     let node = item.syntax(db).syntax_node();

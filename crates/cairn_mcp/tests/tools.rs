@@ -216,7 +216,7 @@ fn unknown_tools_and_non_object_arguments_are_protocol_errors() {
 
 /// A method of a trait's impl is a function an edit session takes, named as `state` names it
 /// (`Area.Rect.area`, protocol §7): its packet, an admitted body written into the impl, and its
-/// callers' packets listing it among their dependencies. A method of a generic impl is a
+/// callers' packets listing it among their dependencies and the trait and impl among their types. A method of a generic impl is a
 /// template: `E-EDIT-PROFILE`.
 #[test]
 fn a_trait_impl_method_is_an_edit_target() {
@@ -237,7 +237,13 @@ fn a_trait_impl_method_is_an_edit_target() {
     );
     let (packet, error) = call(&mut server, "edit_open", json!({"path": "p.cairn", "symbol": "total"}));
     assert!(!error, "{}", Value::Object(packet));
-    assert!(packet["dependencies"].get("Area.Rect.area").is_some(), "{}", Value::Object(packet));
+    assert!(packet["dependencies"].get("Area.Rect.area").is_some(), "{}", Value::Object(packet.clone()));
+    // The trait and the impl it dispatches through are among its types.
+    let types = packet["types"].as_str().unwrap_or_default();
+    assert!(
+        types.lines().any(|l| l.starts_with("trait Area {")) && types.lines().any(|l| l == "impl Area for Rect"),
+        "{types}"
+    );
     let (refused, error) = call(&mut server, "edit_open", json!({"path": "p.cairn", "symbol": "Area.Pair[T].area"}));
     assert!(error);
     assert_eq!(refused["code"], "E-EDIT-PROFILE", "{}", Value::Object(refused.clone()));

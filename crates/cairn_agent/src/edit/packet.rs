@@ -20,7 +20,8 @@ use serde_json::Value;
 
 use super::contract::{Evidence, Shown};
 use super::program::{
-    all_types, callers_of, first_comment_line, not_shown, row_of, source_of, type_declaration, types_mentioned,
+    all_types, callers_of, first_comment_line, not_shown, row_of, source_of, traits_used, type_declaration,
+    types_mentioned,
 };
 use super::records::Named;
 use super::refusal::Refusal;
@@ -143,6 +144,16 @@ impl EditHost {
         let texts: Vec<&str> = shown.texts.iter().map(String::as_str).collect();
         let types = if session.focused { types_mentioned(workspace, &texts) } else { all_types(workspace) };
         let types = with_declarations(workspace, types, &session.expanded_types);
+        // The traits and impls the function dispatches through (protocol §4: what it uses).
+        let types = traits_used(workspace, target).into_iter().fold(types, |mut types, declaration| {
+            if !types.lines().any(|l| l == declaration) {
+                if !types.is_empty() {
+                    types.push('\n');
+                }
+                types.push_str(&declaration);
+            }
+            types
+        });
         let Offer { rule_cards, rules_not_shown, mut sent_before } =
             offer_cards(&mut self.sent_cards, &texts, signals(&texts, &types, session.focused));
         let (terms, withheld_terms) = terms_for(&mut self.sent_terms, session, &shown.classes);

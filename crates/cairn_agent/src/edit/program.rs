@@ -149,6 +149,42 @@ pub(super) fn types_mentioned(workspace: &Workspace, texts: &[&str]) -> String {
     out.join("\n")
 }
 
+/// The traits and impls `item` dispatches through, one declaration a line, in order of first
+/// use: a call of an impl's method (static dispatch) brings the impl's trait and the impl
+/// (`impl Area for Rect`); a call through `dyn` brings the trait. What the check resolved, read
+/// back: nothing is looked up by name.
+pub(super) fn traits_used(workspace: &Workspace, item: Item) -> Vec<String> {
+    let db = workspace.db();
+    let parent_of = |member: Item| -> Option<Item> {
+        let (file, entry) = workspace.entry_of(member)?;
+        let parent = entry.key.parent.as_deref()?;
+        workspace.files()[file].items.iter().find(|e| e.key == *parent).map(|e| e.item)
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |declaration: Option<Item>| {
+        if let Some(text) = declaration.and_then(|d| cairn_hir::render::declaration_text(db, d))
+            && !out.contains(&text)
+        {
+            out.push(text);
+        }
+    };
+    for (_, target) in cairn_hir::check::representative_check(db, item).call_targets.iter() {
+        match target {
+            cairn_hir::check::CallTarget::Function(callee, _) => {
+                let Some(owner) = parent_of(*callee) else { continue };
+                if workspace.entry_of(owner).is_some_and(|(_, e)| e.key.kind == cairn_hir::ItemKind::Impl) {
+                    let trait_item = cairn_hir::impl_trait(db, owner);
+                    push(trait_item);
+                    push(Some(owner));
+                }
+            }
+            cairn_hir::check::CallTarget::Dynamic { member, .. } => push(parent_of(*member)),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The declarations of every own type of the program, one per line (a component packet's `types`).
 pub(super) fn all_types(workspace: &Workspace) -> String {
     let mut out: Vec<String> = Vec::new();
