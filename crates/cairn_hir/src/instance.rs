@@ -113,7 +113,7 @@ pub(crate) fn requested_instances(db: &dyn Db, program: Program) -> Requested {
     }
     for entry in ordinary {
         let check = crate::check::check_fn(db, entry.item);
-        for edge in check.calls.iter().chain(value_edges(check).iter()) {
+        for edge in check.calls.iter().chain(value_edges(db, check).iter()) {
             push(&mut out, edge);
         }
     }
@@ -134,7 +134,7 @@ pub(crate) fn requested_instances(db: &dyn Db, program: Program) -> Requested {
         }
         let instance = Instance::new(db, item, args);
         let check = crate::check::instance_check(db, instance);
-        for edge in check.calls.iter().chain(value_edges(check).iter()) {
+        for edge in check.calls.iter().chain(value_edges(db, check).iter()) {
             push(&mut out, edge);
         }
     }
@@ -143,17 +143,22 @@ pub(crate) fn requested_instances(db: &dyn Db, program: Program) -> Requested {
 
 /// The instances a body takes as function values (`twice[u64]`), as the edges of calls: each
 /// may be called through the value, so each is requested.
-fn value_edges(check: &crate::check::FnCheck) -> Vec<crate::check::CallEdge> {
-    check
-        .value_instances
-        .iter()
-        .filter_map(|(e, args)| match check.resolution(*e) {
-            crate::check::Resolution::Function(item) => {
-                Some(crate::check::CallEdge { callee: item, args: args.clone(), mapping: Arc::from(Vec::new()) })
-            }
-            _ => None,
+fn value_edges(db: &dyn Db, check: &crate::check::FnCheck) -> Vec<crate::check::CallEdge> {
+    let values = check.value_instances.iter().filter_map(|(e, args)| match check.resolution(*e) {
+        crate::check::Resolution::Function(item) => {
+            Some(crate::check::CallEdge { callee: item, args: args.clone(), mapping: Arc::from(Vec::new()) })
+        }
+        _ => None,
+    });
+    // A generic impl lent as `dyn` (or boxed in a `Dyn`): its table holds its methods' instances.
+    let tables = check.dyn_lends.iter().filter(|(_, _, args)| !args.is_empty()).flat_map(|(_, imp, args)| {
+        crate::traits::table_methods(db, *imp).into_iter().map(move |method| crate::check::CallEdge {
+            callee: method,
+            args: args.clone(),
+            mapping: Arc::from(Vec::new()),
         })
-        .collect()
+    });
+    values.chain(tables).collect()
 }
 
 /// How deeply an instance's type arguments may nest before the walk is stopped as runaway.

@@ -44,9 +44,12 @@ pub fn collect<'db>(db: &'db dyn Db, roots: &[Instance<'db>]) -> Vec<Instance<'d
             }
         }
         // The methods of an impl lent as a `dyn` reference fill its table.
-        for &(_, imp) in check.dyn_lends.iter() {
-            for method in cairn_hir::table_methods(db, imp) {
-                let reached = Instance::monomorphic(db, method);
+        for (_, imp, args) in check.dyn_lends.iter() {
+            for method in cairn_hir::table_methods(db, *imp) {
+                let reached = match args.is_empty() {
+                    true => Instance::monomorphic(db, method),
+                    false => Instance::new(db, method, args.clone()),
+                };
                 if seen.insert(reached) {
                     out.push(reached);
                 }

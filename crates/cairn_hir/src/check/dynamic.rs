@@ -84,22 +84,16 @@ impl Cx<'_> {
             Ty::DynBox(other, _) if *other == tr => self.site(crate::check::GuardKind::DynLent),
             Ty::Error => {}
             _ => {
-                let Some((imp, _)) = crate::traits::find_impl(self.db, &self.module, tr, &value) else {
+                let Some((imp, args)) = crate::traits::find_impl(self.db, &self.module, tr, &value) else {
                     return Err(Diag::new(
                         "E-TRAIT-IMPL",
                         format!("{value} does not implement {name}, which the dyn {name} parameter needs."),
                         Anchor::Expr(arg),
                     ));
                 };
-                if !crate::traits::impl_def(self.db, imp).generics.is_empty() {
-                    return Err(Diag::new(
-                        "E-UNSUPPORTED",
-                        format!("dyn {name} over a generic impl is not built yet."),
-                        Anchor::Expr(arg),
-                    ));
-                }
                 self.host_only(Anchor::Expr(arg), "a `dyn` reference")?;
-                self.dyn_lends.push((self.body.unparen(arg), imp));
+                // A generic impl's table is its methods' instances at the impl's arguments.
+                self.dyn_lends.push((self.body.unparen(arg), imp, args));
             }
         }
         if mode == Mode::Rw
@@ -112,8 +106,8 @@ impl Cx<'_> {
     }
 
     /// `Dyn[Trait](value)` / `Dyn(value)`: the value moves to the heap behind the trait's table
-    /// (`alloc`, an allocation site). Not a linear value (`E-LINEAR-STORAGE`); in this build not
-    /// one whose impl is generic (`E-UNSUPPORTED`).
+    /// (`alloc`, an allocation site). Not a linear value (`E-LINEAR-STORAGE`); a generic impl's
+    /// table is its methods' instances at the impl's arguments.
     pub(crate) fn dyn_new(
         &mut self,
         e: ExprId,
@@ -149,22 +143,15 @@ impl Cx<'_> {
             }
             crate::generics::Kind::Affine | crate::generics::Kind::Copy => {}
         }
-        let Some((imp, _)) = crate::traits::find_impl(self.db, &self.module, tr, &ty) else {
+        let Some((imp, args)) = crate::traits::find_impl(self.db, &self.module, tr, &ty) else {
             return Err(Diag::new(
                 "E-TRAIT-IMPL",
                 format!("{ty} does not implement {name}, so a Dyn[{name}] cannot hold it: add `impl {name} for {ty}`."),
                 Anchor::Expr(*value),
             ));
         };
-        if !crate::traits::impl_def(self.db, imp).generics.is_empty() {
-            return Err(Diag::new(
-                "E-UNSUPPORTED",
-                format!("Dyn[{name}] over a generic impl is not built yet."),
-                Anchor::Expr(e),
-            ));
-        }
         self.host_only(Anchor::Expr(e), "a `Dyn` box")?;
-        self.dyn_lends.push((e, imp));
+        self.dyn_lends.push((e, imp, args));
         for effect in ["alloc", "trap"] {
             self.effect(effect);
         }

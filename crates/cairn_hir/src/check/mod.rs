@@ -176,8 +176,9 @@ pub struct FnCheck {
     /// Each closure of the body with the outer bindings it captures, in first-use order;
     /// sorted by closure.
     pub captures: Arc<[(ExprId, Arc<[crate::scopes::LocalRef]>)]>,
-    /// Each argument lent to a `dyn` parameter with the impl its table is made of; sorted.
-    pub dyn_lends: Arc<[(ExprId, Item)]>,
+    /// Each argument lent to a `dyn` parameter (or boxed in a `Dyn`) with the impl its table is
+    /// made of and, for a generic impl, the impl's arguments; sorted.
+    pub dyn_lends: Arc<[(ExprId, Item, Arc<[crate::instance::InstanceArg]>)]>,
     /// The instances of templates used as values (`twice[u64]`), by expression, sorted: their
     /// expressions resolve to the template (`Resolution::Function`), and these are the
     /// instance's arguments (language §21).
@@ -211,10 +212,11 @@ impl FnCheck {
         Some(self.arm_variants[at].1)
     }
 
-    /// The impl whose table argument `id` is lent to a `dyn` parameter with.
-    pub fn dyn_lend(&self, id: ExprId) -> Option<Item> {
-        let at = self.dyn_lends.binary_search_by_key(&id, |(e, _)| *e).ok()?;
-        Some(self.dyn_lends[at].1)
+    /// The impl whose table argument `id` is lent to a `dyn` parameter with, and its arguments
+    /// (empty for an impl that is no template).
+    pub fn dyn_lend(&self, id: ExprId) -> Option<(Item, &Arc<[crate::instance::InstanceArg]>)> {
+        let at = self.dyn_lends.binary_search_by_key(&id, |(e, _, _)| *e).ok()?;
+        Some((self.dyn_lends[at].1, &self.dyn_lends[at].2))
     }
 
     /// The arguments of the template instance expression `id` takes as a value (`twice[u64]`).
@@ -455,8 +457,8 @@ fn run_check<'db>(
         address_taken: Arc::from(cx.address_taken),
         dyn_lends: {
             let mut lends = cx.dyn_lends;
-            lends.sort_by_key(|(e, _)| *e);
-            lends.dedup_by_key(|(e, _)| *e);
+            lends.sort_by_key(|(e, _, _)| *e);
+            lends.dedup_by_key(|(e, _, _)| *e);
             Arc::from(lends)
         },
         captures: {
@@ -552,7 +554,7 @@ pub(crate) struct Cx<'db> {
     /// The closures checked and what each captures ([`FnCheck::captures`]).
     pub captures: Vec<(ExprId, Arc<[crate::scopes::LocalRef]>)>,
     /// Arguments lent to `dyn` parameters and their impls ([`FnCheck::dyn_lends`]).
-    pub dyn_lends: Vec<(ExprId, Item)>,
+    pub dyn_lends: Vec<(ExprId, Item, Arc<[crate::instance::InstanceArg]>)>,
     /// [`FnCheck::value_instances`].
     pub value_instances: Vec<(ExprId, Arc<[crate::instance::InstanceArg]>)>,
     pub types: Vec<Ty>,

@@ -371,6 +371,15 @@ impl Lower<'_> {
 }
 
 impl Lower<'_> {
+    /// The symbol of an impl's method in a `dyn` table: the method's, or for a generic impl its
+    /// instance at the impl's arguments `args`.
+    pub(super) fn method_symbol(&self, method: Item, args: &Arc<[cairn_hir::instance::InstanceArg]>) -> Arc<str> {
+        match args.is_empty() {
+            true => symbol(self.db, method),
+            false => instance_symbol(self.db, cairn_hir::instance::Instance::new(self.db, method, args.clone())),
+        }
+    }
+
     /// The `dyn` reference lent for argument `arg`: the object's address and the table of its
     /// impl's methods (which take the receiver's address first), or a `dyn` reference passed on.
     fn dyn_argument(&mut self, arg: ExprId, ty: &MTy) -> R<Operand> {
@@ -379,11 +388,12 @@ impl Lower<'_> {
         if let MTy::DynBox(_) = self.place_ty(&place)? {
             return self.dyn_owner_lent(arg, &place, ty);
         }
-        let Some(imp) = self.check.dyn_lend(arg) else { return Ok(Operand::Copy(place)) };
+        let Some((imp, args)) = self.check.dyn_lend(arg) else { return Ok(Operand::Copy(place)) };
+        let args = args.clone();
         let object = self.value(MTy::Ptr(Arc::new(MTy::Int(IntTy::U8))), Rvalue::Ref(place));
         let mut fields = vec![object];
         for method in cairn_hir::table_methods(self.db, imp) {
-            fields.push(Operand::Const(Const::Fn(symbol(self.db, method))));
+            fields.push(Operand::Const(Const::Fn(self.method_symbol(method, &args))));
         }
         Ok(self.value(ty.clone(), Rvalue::Record(ty.clone(), fields)))
     }

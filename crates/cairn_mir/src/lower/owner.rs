@@ -245,7 +245,10 @@ impl Lower<'_> {
     /// the value's type (the zero function when it owns nothing).
     pub(super) fn dyn_new(&mut self, e: ExprId, args: &[ExprId]) -> R<Operand> {
         let ty = self.mty_of(e);
-        let Some(imp) = self.check.dyn_lend(e) else { return fail("a Dyn whose impl the check did not record") };
+        let Some((imp, impl_args)) = self.check.dyn_lend(e) else {
+            return fail("a Dyn whose impl the check did not record");
+        };
+        let impl_args = impl_args.clone();
         let value_ty = self.mty_of(args[0]);
         let value = self.expr(args[0])?;
         let block_ty = MTy::Buf(Arc::new(value_ty.clone()));
@@ -257,7 +260,7 @@ impl Lower<'_> {
         let object = self.value(MTy::Ptr(Arc::new(MTy::Int(IntTy::U8))), Rvalue::Ref(slot));
         let mut fields = vec![object];
         for method in cairn_hir::table_methods(self.db, imp) {
-            fields.push(Operand::Const(Const::Fn(symbol(self.db, method))));
+            fields.push(Operand::Const(Const::Fn(self.method_symbol(method, &impl_args))));
         }
         let drop_ty =
             MTy::Fn { params: Arc::from(vec![MTy::Ptr(Arc::new(MTy::Int(IntTy::U8)))]), ret: Arc::new(MTy::Void) };
