@@ -38,6 +38,11 @@ pub fn collect<'db>(db: &'db dyn Db, roots: &[Instance<'db>]) -> Vec<Instance<'d
             out.push(chosen);
         }
         for edge in check.calls.iter() {
+            // A template named bare (a `dyn` call's possible generic implementation, there for
+            // the rows) is reached through the instances its tables request.
+            if edge.args.is_empty() && !cairn_hir::generics::fn_generics(db, edge.callee).is_empty() {
+                continue;
+            }
             let reached = Instance::new(db, edge.callee, edge.args.clone());
             if seen.insert(reached) {
                 out.push(reached);

@@ -185,9 +185,10 @@ impl Cx<'_> {
         // Any implementation may run: each is a possible callee (rows, and what a build compiles).
         let member_name = self.scope.info(member).map(|i| i.key.name.clone()).unwrap_or_default();
         let impls = crate::traits::impls_of(self.db, tr);
+        // A generic impl's method is named bare: its row is the join of its instances', and the
+        // instances a table holds are requested where the table is made (the lend).
         for imp in impls {
-            let def = crate::traits::impl_def(self.db, imp);
-            if let (true, Some(method)) = (def.generics.is_empty(), def.method(&member_name)) {
+            if let Some(method) = crate::traits::impl_def(self.db, imp).method(&member_name) {
                 self.calls.push(CallEdge { callee: method, args: Arc::from(Vec::new()), mapping: mapping.clone() });
             }
         }
