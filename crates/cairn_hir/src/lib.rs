@@ -52,7 +52,7 @@ pub use effects::{Row, Rows};
 pub use input::{Item, ItemEntry, ItemKey, ItemKind, Library, Program};
 pub use scope::{Lookup, ProgramScope, Resolver, scope};
 pub use signature::{Ceiling, Param, Signature, fn_signature, instance_signature};
-pub use traits::{impl_trait, member_family, member_named, table_members, table_methods};
+pub use traits::{impl_trait, member_family, member_named, receiver_index, table_members, table_methods};
 pub use workspace::{
     CheckKind, CheckOutcome, DeclarationKind, DeclarationView, FileState, FunctionFacts, RegionView, SourceText,
     StateView, Workspace, member_name, precompute,

@@ -47,9 +47,8 @@ impl Cx<'_> {
             // Through a `dyn` reference of this trait: dispatched at run time.
             if let Ty::Dyn(behind, _) | Ty::DynBox(behind, _) = &ty
                 && *behind == tr
-                && at == 0
             {
-                return self.dyn_call(e, tr, member, &given).map(Some);
+                return self.dyn_call(e, tr, member, &given, at).map(Some);
             }
             // An opaque witness promising the trait: the member itself is called, at the witness
             // (its signature with `Self` replaced; language §19.2).

@@ -4,8 +4,8 @@
 //!
 //! A trait may stand behind `dyn` only when it is dyn-compatible (`E-DYN`), judged where a
 //! reference is formed or called through. This build also asks that each member's receiver is
-//! its first parameter and a borrow (`ro<Self>` / `rw<Self>`), that members take no generic
-//! parameters, and that the impl lent is not generic; anything else is `E-UNSUPPORTED`.
+//! a borrow (`ro<Self>` / `rw<Self>`, at any position) and that members take no generic
+//! parameters of their own; anything else is `E-UNSUPPORTED`.
 
 use std::sync::Arc;
 
@@ -42,12 +42,12 @@ impl Cx<'_> {
             if mentions_self(&signature.ret) {
                 return fail(format!("{member} returns {}", signature.ret));
             }
-            let borrowed_first = receiver == 0 && matches!(signature.params[0].ty, Ty::Borrow(..));
-            if !borrowed_first || crate::generics::fn_generics(self.db, *item).len() > 1 {
+            let borrowed = matches!(signature.params[receiver].ty, Ty::Borrow(..));
+            if !borrowed || crate::generics::fn_generics(self.db, *item).len() > 1 {
                 return Err(Diag::new(
                     "E-UNSUPPORTED",
                     format!(
-                        "dyn {name}: a member whose receiver is not its first parameter, a borrow ({member}), or that is generic is not built yet."
+                        "dyn {name}: a member whose receiver is not a borrow ({member}), or that is generic, is not built yet."
                     ),
                     Anchor::Expr(e),
                 ));
@@ -160,8 +160,9 @@ impl Cx<'_> {
     }
 
     /// A call of member `member` (at `index` in the trait's table) through the `dyn` reference
-    /// that is the call's receiver: `dispatch`, and a possible call of every implementation.
-    pub(crate) fn dyn_call(&mut self, e: ExprId, tr: Item, member: Item, given: &[ExprId]) -> R<Ty> {
+    /// that is the call's receiver (argument `at`): `dispatch`, and a possible call of every
+    /// implementation.
+    pub(crate) fn dyn_call(&mut self, e: ExprId, tr: Item, member: Item, given: &[ExprId], at: usize) -> R<Ty> {
         self.dyn_compatible(e, tr)?;
         let signature = crate::signature::fn_signature(self.db, member);
         if given.len() != signature.params.len() {
@@ -172,15 +173,19 @@ impl Cx<'_> {
                 Anchor::Expr(e),
             ));
         }
-        let receiver = given[0];
-        if matches!(self.check(receiver, None)?.value(), Ty::DynBox(..)) {
-            self.site(crate::check::GuardKind::DynLent);
+        // Arguments in order; the receiver is the reference itself.
+        let mut mapping = Vec::with_capacity(given.len());
+        for (i, (param, &arg)) in signature.params.iter().zip(given).enumerate() {
+            if i == at {
+                if matches!(self.check(arg, None)?.value(), Ty::DynBox(..)) {
+                    self.site(crate::check::GuardKind::DynLent);
+                }
+                mapping.push(self.mapped(arg));
+            } else {
+                self.check(arg, Some(&param.ty))?;
+                mapping.push(Mapped::Dropped);
+            }
         }
-        for (param, &arg) in signature.params.iter().zip(given).skip(1) {
-            self.check(arg, Some(&param.ty))?;
-        }
-        let mut mapping = vec![self.mapped(receiver)];
-        mapping.extend(std::iter::repeat_n(Mapped::Dropped, signature.params.len() - 1));
         let mapping: Arc<[Mapped]> = Arc::from(mapping);
         // Any implementation may run: each is a possible callee (rows, and what a build compiles).
         let member_name = self.scope.info(member).map(|i| i.key.name.clone()).unwrap_or_default();

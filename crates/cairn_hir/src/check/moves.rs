@@ -681,15 +681,16 @@ impl Walk<'_, '_> {
                 }
                 Ok(())
             }
-            Some(CallTarget::Dynamic { .. }) => {
-                // The receiver (first) is lent to the call; the rest are values.
+            Some(CallTarget::Dynamic { member, .. }) => {
+                // The receiver (wherever it stands) is lent to the call; the rest are values.
+                let at = crate::traits::receiver_index(self.cx.db, member).unwrap_or(0);
                 let mut all: Vec<ExprId> = Vec::new();
                 if let Expr::Field { base, .. } = self.cx.body.expr(self.cx.body.unparen(callee)) {
                     all.push(*base);
                 }
                 all.extend(args.iter().copied());
                 for (i, arg) in all.into_iter().enumerate() {
-                    if i == 0 { self.place(arg)? } else { self.value(arg)? }
+                    if i == at { self.place(arg)? } else { self.value(arg)? }
                 }
                 Ok(())
             }

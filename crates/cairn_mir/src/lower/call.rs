@@ -50,7 +50,7 @@ impl Lower<'_> {
                 }
             },
             Some(CallTarget::Indirect) => self.call_indirect(e, callee_inner, &given),
-            Some(CallTarget::Dynamic { index, .. }) => self.call_dynamic(index, &given),
+            Some(CallTarget::Dynamic { index, member }) => self.call_dynamic(member, index, &given),
             None => fail(format!("the checker recorded no target for the call of {name}")),
         }
     }
@@ -398,10 +398,11 @@ impl Lower<'_> {
         Ok(self.value(ty.clone(), Rvalue::Record(ty.clone(), fields)))
     }
 
-    /// A call of the member at `index` of the table of the `dyn` reference that is the first
+    /// A call of `member`, at `index` of the table of the `dyn` reference that is its receiver
     /// argument.
-    fn call_dynamic(&mut self, index: u32, given: &[ExprId]) -> R<Operand> {
-        let receiver = *given.first().ok_or_else(|| LowerError("a dyn call without its receiver".into()))?;
+    fn call_dynamic(&mut self, member: Item, index: u32, given: &[ExprId]) -> R<Operand> {
+        let at = cairn_hir::receiver_index(self.db, member).unwrap_or(0);
+        let receiver = *given.get(at).ok_or_else(|| LowerError("a dyn call without its receiver".into()))?;
         let reference = self.place(receiver)?;
         let mut held = self.place_ty(&reference)?;
         if let MTy::DynBox(inner) = held {
@@ -415,9 +416,9 @@ impl Lower<'_> {
         };
         let ret = (**ret).clone();
         let code = Operand::Copy(reference.project(Proj::Field(1 + index)));
-        let mut args = vec![Operand::Copy(reference.project(Proj::Field(0)))];
-        for &arg in &given[1..] {
-            args.push(self.expr(arg)?);
+        let mut args = Vec::with_capacity(given.len());
+        for (i, &arg) in given.iter().enumerate() {
+            args.push(if i == at { Operand::Copy(reference.project(Proj::Field(0))) } else { self.expr(arg)? });
         }
         if ret == MTy::Void {
             self.emit(Inst::CallIndirect { dst: None, callee: code, args });

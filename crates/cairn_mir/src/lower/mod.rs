@@ -154,8 +154,14 @@ fn dyn_reference_ty(db: &dyn Db, tr: cairn_hir::Item, name: &str) -> MTy {
     let mut fields = vec![byte.clone()];
     for member in cairn_hir::table_members(db, tr) {
         let signature = cairn_hir::fn_signature(db, member);
-        let mut params = vec![byte.clone()];
-        params.extend(signature.params.iter().skip(1).map(|p| mty(db, &p.ty)));
+        // The receiver, wherever it stands, is the object's address.
+        let at = cairn_hir::receiver_index(db, member).unwrap_or(0);
+        let params: Vec<MTy> = signature
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| if i == at { byte.clone() } else { mty(db, &p.ty) })
+            .collect();
         fields.push(MTy::Fn { params: Arc::from(params), ret: Arc::new(mty(db, &signature.ret)) });
     }
     MTy::Record { name: Arc::from(format!("dyn {name}")), fields: Arc::from(fields) }
