@@ -48,7 +48,11 @@ impl Lowered {
             // What its lowering made — lanes of its regions, closures, a `$when` — is its code too.
             let instance = cairn_hir::instance::Instance::monomorphic(db, next);
             functions.extend(cairn_mir::instance_extra_mir(db, instance).iter().cloned());
-            work.extend(workspace.callees(next));
+            // A template named bare (a `dyn` call's possible generic implementation) has no code
+            // of its own: its instances are what runs, and the solver never calls it by name.
+            work.extend(
+                workspace.callees(next).into_iter().filter(|c| cairn_hir::generics::fn_generics(db, *c).is_empty()),
+            );
         }
         let by_symbol = functions.iter().enumerate().map(|(i, f)| (f.symbol.clone(), i)).collect();
         Some(Lowered { functions, by_symbol })

@@ -605,6 +605,19 @@ impl Audit<'_> {
                 Some(CallTarget::Function(item, _)) => (self.row_of)(*item).unwrap_or_default(),
                 // A call through a function value is observable (`indirect_call`).
                 Some(CallTarget::Indirect) => Row::from([Arc::from("indirect_call")]),
+                // A call through `dyn` may run any implementation: `dispatch`, and the join of
+                // theirs.
+                Some(CallTarget::Dynamic { member, .. }) => {
+                    let mut row = Row::from([Arc::from("dispatch")]);
+                    if let Some((tr, name)) = crate::traits::member_family(self.db, *member) {
+                        for imp in crate::traits::impls_of(self.db, tr) {
+                            if let Some(method) = crate::traits::impl_def(self.db, imp).method(&name) {
+                                row.extend((self.row_of)(method).unwrap_or_default());
+                            }
+                        }
+                    }
+                    row
+                }
                 // `take` and `swap` change the places they name: their own footprint.
                 Some(CallTarget::Builtin(builtin)) if builtin.on_places() => self.places_written(call),
                 _ => Row::new(),

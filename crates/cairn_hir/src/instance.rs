@@ -83,7 +83,10 @@ pub struct Requested {
 pub(crate) fn requested_instances(db: &dyn Db, program: Program) -> Requested {
     let mut out = Requested::default();
     let mut seen: HashSet<(Item, Arc<[InstanceArg]>)> = HashSet::new();
-    let ordinary = program.items(db).iter().filter(|e| matches!(e.key.kind, ItemKind::Fn | ItemKind::Test));
+    // Functions, tests and the methods of impls (a method's body may call a template or lend a
+    // value of a generic impl as `dyn`; a generic impl's methods check to nothing here).
+    let ordinary =
+        program.items(db).iter().filter(|e| matches!(e.key.kind, ItemKind::Fn | ItemKind::Test | ItemKind::Method));
     let mut push = |out: &mut Requested, edge: &crate::check::CallEdge| {
         if edge.args.is_empty() || !seen.insert((edge.callee, edge.args.clone())) {
             return;

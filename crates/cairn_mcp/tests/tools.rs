@@ -244,6 +244,13 @@ fn a_trait_impl_method_is_an_edit_target() {
         types.lines().any(|l| l.starts_with("trait Area {")) && types.lines().any(|l| l == "impl Area for Rect"),
         "{types}"
     );
+    // A component session over a caller holds the method too: a reply calling it is admitted.
+    let (component, error) =
+        call(&mut server, "edit_open", json!({"path": "p.cairn", "symbol": "total", "scope": "component"}));
+    assert!(!error, "{}", Value::Object(component));
+    let handle = component["handle"].as_str().expect("handle").to_string();
+    let (answer, error) = call(&mut server, "edit_request", body(&handle, "{ return r.area() + 0; }"));
+    assert!(!error, "{}", Value::Object(answer));
     let (refused, error) = call(&mut server, "edit_open", json!({"path": "p.cairn", "symbol": "Area.Pair[T].area"}));
     assert!(error);
     assert_eq!(refused["code"], "E-EDIT-PROFILE", "{}", Value::Object(refused.clone()));

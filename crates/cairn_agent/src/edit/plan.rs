@@ -502,7 +502,10 @@ fn plan_digest(sources: &Sources, origin: &str, symbol: &str, generation: u64) -
 /// The function `name` names (a full name, or a name one module declares), for the tools that
 /// plan outside a session (`cairn tune`).
 pub fn function_item(workspace: &Workspace, name: &str) -> Option<Item> {
-    super::program::resolve_function(workspace, name).ok()
+    // A declared function: a plan, a tune, a prediction or a promotion is about one (a method of
+    // an impl is not planned: a plan names its function as a path of the module).
+    let item = super::program::resolve_function(workspace, name).ok()?;
+    workspace.entry_of(item).is_some_and(|(_, e)| e.key.kind == cairn_hir::ItemKind::Fn).then_some(item)
 }
 
 /// The items of `item`'s schedule plan now, in the documented order.

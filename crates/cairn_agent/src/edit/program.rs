@@ -41,7 +41,7 @@ pub(super) fn callers_of(workspace: &Workspace, item: Item) -> Vec<String> {
     let mut out: Vec<String> = workspace
         .callers(item)
         .into_iter()
-        .filter(|c| *c != item && workspace.entry_of(*c).is_some_and(|(_, e)| e.key.kind == cairn_hir::ItemKind::Fn))
+        .filter(|c| *c != item && workspace.entry_of(*c).is_some_and(|(_, e)| is_function(e.key.kind)))
         .map(|c| workspace.full_name(c).to_string())
         .collect();
     out.sort();
@@ -53,9 +53,7 @@ pub(super) fn callers_of(workspace: &Workspace, item: Item) -> Vec<String> {
 pub(super) fn component_of(workspace: &Workspace, item: Item) -> Vec<String> {
     let Some(rows) = workspace.last_rows() else { return vec![workspace.full_name(item).to_string()] };
     let own = |i: Item| {
-        workspace
-            .entry_of(i)
-            .is_some_and(|(file, e)| !workspace.files()[file].library && e.key.kind == cairn_hir::ItemKind::Fn)
+        workspace.entry_of(i).is_some_and(|(file, e)| !workspace.files()[file].library && is_function(e.key.kind))
     };
     let mut seen: HashSet<Item> = HashSet::new();
     let mut stack = vec![item];
@@ -205,11 +203,16 @@ pub(super) fn all_types(workspace: &Workspace) -> String {
 pub(super) fn not_shown(workspace: &Workspace, visible: &BTreeSet<String>) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for file in workspace.files().iter().filter(|f| !f.library) {
-        for entry in &file.items {
-            if entry.key.kind == cairn_hir::ItemKind::Fn {
+        for entry in file.items.iter().chain(&file.members) {
+            if is_function(entry.key.kind) {
                 let full = workspace.full_name(entry.item);
                 if !visible.contains(full.as_ref()) {
-                    out.entry(entry.key.module.to_string()).or_default().push(entry.key.name.to_string());
+                    // Named as its module writes it (a method: `Area.Rect.area`).
+                    let local = match entry.key.module.is_empty() {
+                        true => full.to_string(),
+                        false => full[entry.key.module.len() + 1..].to_string(),
+                    };
+                    out.entry(entry.key.module.to_string()).or_default().push(local);
                 }
             }
         }
@@ -228,4 +231,9 @@ pub(super) fn function_count(workspace: &Workspace) -> usize {
 /// Where a declaration's own text starts inside its node (past the comment attached to it).
 fn significant_start(node: &cairn_syntax::SyntaxNode) -> usize {
     cairn_syntax::first_significant_token(node).map_or(0, |t| usize::from(t.text_range().start()))
+}
+
+/// A function an agent edits or sees as one: a declared function, or a method of an impl.
+fn is_function(kind: cairn_hir::ItemKind) -> bool {
+    matches!(kind, cairn_hir::ItemKind::Fn | cairn_hir::ItemKind::Method)
 }

@@ -689,7 +689,10 @@ impl Walk<'_, '_> {
                     all.push(*base);
                 }
                 all.extend(args.iter().copied());
-                for (i, arg) in all.into_iter().enumerate() {
+                // `Scale.scaled(2, d)`: the trait's name written before the member is no argument.
+                let params = crate::signature::fn_signature(self.cx.db, member).params.len();
+                let extra = all.len().saturating_sub(params);
+                for (i, arg) in all.into_iter().skip(extra).enumerate() {
                     if i == at { self.place(arg)? } else { self.value(arg)? }
                 }
                 Ok(())

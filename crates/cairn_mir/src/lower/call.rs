@@ -403,6 +403,12 @@ impl Lower<'_> {
     fn call_dynamic(&mut self, member: Item, index: u32, given: &[ExprId]) -> R<Operand> {
         let at = cairn_hir::receiver_index(self.db, member).unwrap_or(0);
         let receiver = *given.get(at).ok_or_else(|| LowerError("a dyn call without its receiver".into()))?;
+        // Left to right: the arguments before the receiver are computed before it is read (and,
+        // for a `Dyn`, guarded).
+        let mut args = Vec::with_capacity(given.len());
+        for &arg in &given[..at] {
+            args.push(self.expr(arg)?);
+        }
         let reference = self.place(receiver)?;
         let mut held = self.place_ty(&reference)?;
         if let MTy::DynBox(inner) = held {
@@ -416,9 +422,9 @@ impl Lower<'_> {
         };
         let ret = (**ret).clone();
         let code = Operand::Copy(reference.project(Proj::Field(1 + index)));
-        let mut args = Vec::with_capacity(given.len());
-        for (i, &arg) in given.iter().enumerate() {
-            args.push(if i == at { Operand::Copy(reference.project(Proj::Field(0))) } else { self.expr(arg)? });
+        args.push(Operand::Copy(reference.project(Proj::Field(0))));
+        for &arg in &given[at + 1..] {
+            args.push(self.expr(arg)?);
         }
         if ret == MTy::Void {
             self.emit(Inst::CallIndirect { dst: None, callee: code, args });

@@ -57,8 +57,10 @@ pub(super) fn moved_rows(
     }
     let mut out = Vec::new();
     for file in workspace.files().iter().filter(|f| !f.library) {
-        for entry in &file.items {
-            if entry.key.kind != cairn_hir::ItemKind::Fn || entry.item == target {
+        // Functions, and the methods of impls (their rows move with what they call too).
+        for entry in file.items.iter().chain(&file.members) {
+            if !matches!(entry.key.kind, cairn_hir::ItemKind::Fn | cairn_hir::ItemKind::Method) || entry.item == target
+            {
                 continue;
             }
             let old = before.row(entry.item);
@@ -71,10 +73,15 @@ pub(super) fn moved_rows(
                 .filter(|e| old.is_none_or(|o| !o.iter().any(|x| x.as_ref() == e.as_str())))
                 .cloned()
                 .collect();
+            let name = workspace.full_name(entry.item).to_string();
+            let local = match entry.key.module.is_empty() {
+                true => name.clone(),
+                false => name[entry.key.module.len() + 1..].to_string(),
+            };
             out.push(Moved {
                 module: entry.key.module.to_string(),
-                local: entry.key.name.to_string(),
-                name: workspace.full_name(entry.item).to_string(),
+                local,
+                name,
                 signature: cairn_hir::render::signature_text(workspace.db(), entry.item, true),
                 row: new_row,
                 gained,
