@@ -394,8 +394,21 @@ pub fn impl_refusal(db: &dyn Db, imp: Item) -> Option<Diag> {
             continue;
         }
         let own = crate::generics::fn_generics(db, *member).len() - 1;
-        if own != crate::generics::fn_generics(db, method).len() - def.generics.len() {
+        let theirs = crate::generics::fn_generics(db, method);
+        if own != theirs.len() - def.generics.len() {
             return fail(format!("{name} in {for_what} must take the generic parameters the trait declares."));
+        }
+        // The member's own parameters, one by one: the same kind and the same promises.
+        let ours = crate::generics::fn_generics(db, *member);
+        for k in 0..own {
+            let (want, got) = (&ours[1 + k], &theirs[def.generics.len() + k]);
+            if want.kind != got.kind {
+                return fail(format!(
+                    "{name} in {for_what} takes [{}] where the trait declares [{}]: a member's own generic parameters are the trait's, kinds and promises alike.",
+                    got.text(),
+                    want.text()
+                ));
+            }
         }
         // `Self` is the impl's type; the member's own parameters follow the impl's in the method.
         let mut args: Vec<InstanceArg> = vec![InstanceArg::Type(def.self_ty.clone())];
