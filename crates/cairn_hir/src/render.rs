@@ -103,8 +103,10 @@ pub fn signature_text(db: &dyn Db, item: Item, checked: bool) -> String {
     let signature = fn_signature(db, item);
     // A template is shown as written, with its parameters (`fn largest[T:integer](…)`).
     let generics = crate::generics::generics_of_node(&function.syntax().clone());
+    // A method of a generic impl is a template too (its parameters are the impl's): as written.
+    let template = !generics.is_empty() || !crate::generics::fn_generics(db, item).is_empty();
     let use_checked =
-        checked && generics.is_empty() && signature.error.is_none() && signature.params.len() == written_params.len();
+        checked && !template && signature.error.is_none() && signature.params.len() == written_params.len();
     let params: Vec<String> = if use_checked {
         signature.params.iter().map(|p| format!("{}:{}", p.name, p.ty)).collect()
     } else {

@@ -226,6 +226,13 @@ fn a_trait_impl_method_is_an_edit_target() {
     let mut server = Server::new(&scratch.0);
     let (state, _) = call(&mut server, "state", json!({"path": "p.cairn"}));
     assert!(state["modules"][""].get("Area.Rect.area").is_some(), "{}", Value::Object(state.clone()));
+    // A generic impl's method shows as written (its parameter by name, not by index).
+    assert_eq!(
+        state["modules"][""]["Area.Pair[T].area"][0],
+        "fn area(s:ro<Pair[T]>) -> u64",
+        "{}",
+        Value::Object(state.clone())
+    );
     let handle = open(&mut server, "p.cairn", "Area.Rect.area");
     let (answer, error) = call(&mut server, "edit_request", body(&handle, "{ return s.h * s.w; }"));
     assert!(!error, "{}", Value::Object(answer));
