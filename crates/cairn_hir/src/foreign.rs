@@ -6,8 +6,9 @@
 //! `ffi:<csym>`, plus `read:`/`write:` of each borrowed parameter (`ro` reads, `rw` reads and
 //! writes), which the callers' rows rename to what they lend, as for any call. Calling one is
 //! legal only inside `unsafe { }` (`E-UNSAFE`, judged by the body check). In this build its
-//! parameters and result are scalars, views and single borrows (`E-UNSUPPORTED` otherwise): a
-//! view travels to C as its data pointer, a borrow as its address.
+//! parameters are scalars, and views and single borrows of scalars or of plain records (scalar
+//! fields, plain records, inline arrays of them: C's structs), its result a scalar
+//! (`E-UNSUPPORTED` otherwise): a view travels to C as its data pointer, a borrow as its address.
 
 use std::sync::Arc;
 
@@ -68,11 +69,11 @@ pub(crate) fn extern_check(db: &dyn Db, item: Item, signature: &Signature) -> Fn
         return check;
     }
     for param in signature.params.iter() {
-        if !passable(&param.ty) {
+        if !passable(db, &param.ty) {
             check.error = Some(Diag::new(
                 "E-UNSUPPORTED",
                 format!(
-                    "{name} takes {} as {}: a foreign function takes scalars, views and single borrows in this build.",
+                    "{name} takes {} as {}: a foreign function takes scalars, and views and single borrows of scalars or of plain records (scalar fields, plain records, arrays of them), in this build.",
                     param.ty, param.name
                 ),
                 Anchor::Item,
@@ -120,11 +121,28 @@ pub(crate) fn extern_check(db: &dyn Db, item: Item, signature: &Signature) -> Fn
 
 /// What crosses to C in this build: scalars, views (their data pointer) and single borrows of
 /// scalars (their address).
-fn passable(ty: &Ty) -> bool {
+fn passable(db: &dyn Db, ty: &Ty) -> bool {
     match ty {
         Ty::Bool | Ty::Int(_) | Ty::Float(_) | Ty::Error => true,
-        Ty::View(view) => matches!(&*view.elem, Ty::Bool | Ty::Int(_) | Ty::Float(_)),
-        Ty::Borrow(_, inner) => matches!(&**inner, Ty::Bool | Ty::Int(_) | Ty::Float(_)),
+        // C sees the data pointer, or the address: what lies there must be laid out as C lays it.
+        Ty::View(view) => plain(db, &view.elem),
+        Ty::Borrow(_, inner) => plain(db, inner),
+        _ => false,
+    }
+}
+
+/// True for a value C reads as its own: a scalar, a record of such values (laid out in field
+/// order with natural alignment — or `packed`, or `align(n)` — exactly as C lays out the struct
+/// with the same members), or an inline array of them. Owners, views, borrows, function values
+/// and enums are not: their words mean nothing to C.
+fn plain(db: &dyn Db, ty: &Ty) -> bool {
+    match ty {
+        Ty::Bool | Ty::Int(_) | Ty::Float(_) => true,
+        Ty::Array(elem, _) => plain(db, elem),
+        Ty::Record(adt) => {
+            let def = crate::decl::record_def(db, adt.item);
+            !def.linear && def.lends.is_none() && crate::decl::fields_of(db, adt).iter().all(|(_, t)| plain(db, t))
+        }
         _ => false,
     }
 }
