@@ -153,7 +153,9 @@ fn calibration_fits_a_profile_and_states_its_held_out_accuracy() {
     let tau = record["held_out"]["kendall_tau"].as_f64().expect("tau");
     assert!((-1.0..=1.0).contains(&tau));
     let points = record["points"].as_array().expect("points");
-    assert!(points.iter().filter(|p| p["held_out"] == true).all(|p| p["measured_ns"].as_u64().is_some_and(|n| n > 0)));
+    // Every held-out point carries its measurement (a time, never asserted: on a loaded machine a
+    // setup-subtracted time can round to 0 — a suite run here met it once).
+    assert!(points.iter().filter(|p| p["held_out"] == true).all(|p| p["measured_ns"].as_u64().is_some()));
     // The written profile is one `--profile` reads.
     std::fs::write(dir.join("p.cairn"), PROGRAM).expect("write");
     let (record, code) =
