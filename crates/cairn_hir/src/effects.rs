@@ -609,12 +609,8 @@ impl Audit<'_> {
                 // theirs.
                 Some(CallTarget::Dynamic { member, .. }) => {
                     let mut row = Row::from([Arc::from("dispatch")]);
-                    if let Some((tr, name)) = crate::traits::member_family(self.db, *member) {
-                        for imp in crate::traits::impls_of(self.db, tr) {
-                            if let Some(method) = crate::traits::impl_def(self.db, imp).method(&name) {
-                                row.extend((self.row_of)(method).unwrap_or_default());
-                            }
-                        }
+                    for method in crate::traits::member_implementations(self.db, *member) {
+                        row.extend((self.row_of)(method).unwrap_or_default());
                     }
                     row
                 }

@@ -154,14 +154,22 @@ fn value_edges(db: &dyn Db, check: &crate::check::FnCheck) -> Vec<crate::check::
         _ => None,
     });
     // A generic impl lent as `dyn` (or boxed in a `Dyn`): its table holds its methods' instances.
-    let tables = check.dyn_lends.iter().filter(|(_, _, args)| !args.is_empty()).flat_map(|(_, imp, args)| {
-        crate::traits::table_methods(db, *imp).into_iter().map(move |method| crate::check::CallEdge {
-            callee: method,
-            args: args.clone(),
-            mapping: Arc::from(Vec::new()),
-        })
-    });
+    let tables = table_entries(db, check)
+        .into_iter()
+        .filter(|(_, args)| !args.is_empty())
+        .map(|(method, args)| crate::check::CallEdge { callee: method, args, mapping: Arc::from(Vec::new()) });
     values.chain(tables).collect()
+}
+
+/// What the `dyn` tables a body makes hold (`FnCheck::dyn_lends`): each impl's methods in the
+/// trait's order, with the impl's arguments (empty for an impl that is no template). The instance
+/// walk requests them and a build compiles them.
+pub fn table_entries(db: &dyn Db, check: &crate::check::FnCheck) -> Vec<(Item, Arc<[InstanceArg]>)> {
+    let mut out = Vec::new();
+    for (_, imp, args) in check.dyn_lends.iter() {
+        out.extend(crate::traits::table_methods(db, *imp).into_iter().map(|method| (method, args.clone())));
+    }
+    out
 }
 
 /// How deeply an instance's type arguments may nest before the walk is stopped as runaway.

@@ -230,6 +230,14 @@ pub fn impls_of(db: &dyn Db, trait_item: Item) -> Vec<Item> {
     out
 }
 
+/// The methods a call of trait member `member` through `dyn` may run: the member's method in
+/// every impl of its trait (a generic impl's as the template), in `impls_of`'s order. What the
+/// call's edges name (rows, builds) and what the operand-order audit joins.
+pub(crate) fn member_implementations(db: &dyn Db, member: Item) -> Vec<Item> {
+    let Some((tr, name)) = member_family(db, member) else { return Vec::new() };
+    impls_of(db, tr).into_iter().filter_map(|imp| impl_def(db, imp).method(&name)).collect()
+}
+
 /// Each member name among `entries`, with the traits declaring it and the member.
 fn member_names_among(
     db: &dyn Db,

@@ -49,15 +49,10 @@ pub fn collect<'db>(db: &'db dyn Db, roots: &[Instance<'db>]) -> Vec<Instance<'d
             }
         }
         // The methods of an impl lent as a `dyn` reference fill its table.
-        for (_, imp, args) in check.dyn_lends.iter() {
-            for method in cairn_hir::table_methods(db, *imp) {
-                let reached = match args.is_empty() {
-                    true => Instance::monomorphic(db, method),
-                    false => Instance::new(db, method, args.clone()),
-                };
-                if seen.insert(reached) {
-                    out.push(reached);
-                }
+        for (method, args) in cairn_hir::instance::table_entries(db, check) {
+            let reached = Instance::new(db, method, args);
+            if seen.insert(reached) {
+                out.push(reached);
             }
         }
         // An instance of a template used as a value (`twice[u64]`) may be called through it.

@@ -188,14 +188,10 @@ impl Cx<'_> {
         }
         let mapping: Arc<[Mapped]> = Arc::from(mapping);
         // Any implementation may run: each is a possible callee (rows, and what a build compiles).
-        let member_name = self.scope.info(member).map(|i| i.key.name.clone()).unwrap_or_default();
-        let impls = crate::traits::impls_of(self.db, tr);
         // A generic impl's method is named bare: its row is the join of its instances', and the
         // instances a table holds are requested where the table is made (the lend).
-        for imp in impls {
-            if let Some(method) = crate::traits::impl_def(self.db, imp).method(&member_name) {
-                self.calls.push(CallEdge { callee: method, args: Arc::from(Vec::new()), mapping: mapping.clone() });
-            }
+        for method in crate::traits::member_implementations(self.db, member) {
+            self.calls.push(CallEdge { callee: method, args: Arc::from(Vec::new()), mapping: mapping.clone() });
         }
         let index = crate::traits::trait_def(self.db, tr).members.iter().position(|(_, m)| *m == member).unwrap_or(0);
         self.effect("dispatch");
