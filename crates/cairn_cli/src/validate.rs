@@ -405,19 +405,41 @@ impl NativeRunner {
         position: usize,
         seconds: u64,
     ) -> Result<Outcome, String> {
+        let run = self.confined(artifact, &format!("run-{position}"), index, seconds, |_| Vec::new(), |_| ())?;
+        if run.captured.watched {
+            return Err(format!("a call filled its workspace past {} MiB", run.limits.disk_mib));
+        }
+        finish_block(run.captured, seconds, run.elapsed)
+    }
+
+    /// Runs block `index` of `artifact` in its own process, confined to a disposable workspace
+    /// `runs/<name>` (run by the system tool `wrapper` names, given the workspace, when it names
+    /// one), within `seconds`, and tallies it; `read` sees the workspace before it is deleted, and
+    /// removes what it took so the run's changes are the program's own.
+    fn confined<T>(
+        &self,
+        artifact: &std::path::Path,
+        name: &str,
+        index: usize,
+        seconds: u64,
+        wrapper: impl FnOnce(&Workspace) -> Vec<String>,
+        read: impl FnOnce(&Workspace) -> T,
+    ) -> Result<Confined<T>, String> {
         let parent = artifact.parent().unwrap_or(artifact).join("runs");
-        let workspace = Workspace::empty(&parent, &format!("run-{position}"))
-            .map_err(|e| format!("could not make a workspace for a case: {e}"))?;
+        let workspace =
+            Workspace::empty(&parent, name).map_err(|e| format!("could not make a workspace for a run: {e}"))?;
         let limits = Limits::for_run(seconds, 1024);
-        let (mut command, sandboxed) = workspace.command(artifact, &[index.to_string()], &limits);
+        let wrapper = wrapper(&workspace);
+        let (mut command, sandboxed) = workspace.wrapped(&wrapper, artifact, &[index.to_string()], &limits);
         command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let started = std::time::Instant::now();
-        let child = command.spawn().map_err(|e| format!("could not start a case: {e}"))?;
+        let child = command.spawn().map_err(|e| format!("could not start a run: {e}"))?;
         let disk_cap = limits.disk_mib << 20;
         let captured = wait_captured_watching(child, Duration::from_secs(seconds), OUTPUT_CAP, &|| {
             workspace.disk_bytes() > disk_cap
         });
         let elapsed = started.elapsed();
+        let read = read(&workspace);
         let changes = workspace.finish();
         if let Ok(mut tally) = self.tally.lock() {
             tally.runs += 1;
@@ -433,11 +455,16 @@ impl NativeRunner {
             tally.limits = Some(limits);
             tally.confinement = Some(crate::sandbox::report(sandboxed, limits, Default::default(), None).confinement);
         }
-        if captured.watched {
-            return Err(format!("a call filled its workspace past {} MiB", limits.disk_mib));
-        }
-        finish_block(captured, seconds, elapsed)
+        Ok(Confined { captured, elapsed, limits, read })
     }
+}
+
+/// What a confined run left: how it ended, its wall time, its limits, and what was read.
+struct Confined<T> {
+    captured: crate::process::Captured,
+    elapsed: Duration,
+    limits: Limits,
+    read: T,
 }
 
 /// Where block `name` is among a runner's tests (by its full or its bare name).
@@ -456,33 +483,24 @@ impl NativeRunner {
         position: usize,
         seconds: u64,
     ) -> Result<Reading, String> {
-        let parent = artifact.parent().unwrap_or(artifact).join("runs");
-        let workspace = Workspace::empty(&parent, &format!("profile-{position}"))
-            .map_err(|e| format!("could not make a workspace for a profiling run: {e}"))?;
-        let out = workspace.dir().join("cairn.cachegrind");
-        let wrapper = [
-            valgrind.display().to_string(),
-            "--tool=cachegrind".into(),
-            "--cache-sim=yes".into(),
-            "-q".into(),
-            format!("--cachegrind-out-file={}", out.display()),
-        ];
-        // The profiler's own slowdown (tens of times) is given its time.
-        let limits = Limits::for_run(seconds, 1024);
-        let (mut command, sandboxed) = workspace.wrapped(&wrapper, artifact, &[index.to_string()], &limits);
-        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let child = command.spawn().map_err(|e| format!("could not start valgrind: {e}"))?;
-        let disk_cap = limits.disk_mib << 20;
-        let captured = wait_captured_watching(child, Duration::from_secs(seconds), OUTPUT_CAP, &|| {
-            workspace.disk_bytes() > disk_cap
-        });
-        let text = std::fs::read_to_string(&out).unwrap_or_default();
-        let _ = std::fs::remove_file(&out);
-        let _ = workspace.finish();
-        if let Ok(mut tally) = self.tally.lock() {
-            tally.runs += 1;
-            tally.sandboxed += u64::from(sandboxed);
-        }
+        let out = |workspace: &Workspace| workspace.dir().join("cairn.cachegrind");
+        let wrapper = |workspace: &Workspace| {
+            vec![
+                valgrind.display().to_string(),
+                "--tool=cachegrind".into(),
+                "--cache-sim=yes".into(),
+                "-q".into(),
+                format!("--cachegrind-out-file={}", out(workspace).display()),
+            ]
+        };
+        // The profiler's reading is taken out of the workspace before its changes are judged.
+        let read = |workspace: &Workspace| {
+            let text = std::fs::read_to_string(out(workspace)).unwrap_or_default();
+            let _ = std::fs::remove_file(out(workspace));
+            text
+        };
+        let run = self.confined(artifact, &format!("profile-{position}"), index, seconds, wrapper, read)?;
+        let (captured, text) = (run.captured, run.read);
         if captured.timed_out {
             return Err(format!("a profiled call ran past {seconds} s"));
         }
