@@ -29,6 +29,9 @@ pub(crate) struct FnGen<'m, 'ctx, 'a> {
     blocks: Vec<BasicBlock<'ctx>>,
     /// The result of the last overflow guard: reused by the operation right after it.
     pub(crate) overflow: Option<(BinOp, Operand, Operand, IntValue<'ctx>)>,
+    /// An overflow guard just left out as proved (`elided`): the operation right after it
+    /// cannot wrap, and is emitted with `nuw`/`nsw` so LLVM may rely on that too.
+    pub(crate) proved: Option<(BinOp, Operand, Operand)>,
     /// The function's debug scope, when debug information is emitted.
     pub(crate) scope: Option<DIScope<'ctx>>,
 }
@@ -59,10 +62,11 @@ impl ModuleGen<'_, '_> {
         let blocks: Vec<BasicBlock> =
             (0..mir.blocks.len()).map(|i| self.ctx.append_basic_block(function, &format!("bb{i}"))).collect();
         self.builder.build_unconditional_branch(blocks[0])?;
-        let mut fx = FnGen { cx: self, mir, function, slots, blocks, overflow: None, scope };
+        let mut fx = FnGen { cx: self, mir, function, slots, blocks, overflow: None, proved: None, scope };
         for (i, block) in mir.blocks.iter().enumerate() {
             fx.cx.builder.position_at_end(fx.blocks[i]);
             fx.overflow = None;
+            fx.proved = None;
             for (inst, anchor) in block.insts.iter().zip(&block.anchors) {
                 fx.locate(*anchor);
                 fx.inst(inst)?;
@@ -140,8 +144,15 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
     }
 
     fn inst(&mut self, inst: &Inst) -> G<()> {
+        if !matches!(inst, Inst::Assign(..) | Inst::Guard(..)) {
+            self.proved = None;
+        }
         match inst {
-            Inst::Assign(place, value) => self.assign(place, value),
+            Inst::Assign(place, value) => {
+                let done = self.assign(place, value);
+                self.proved = None;
+                done
+            }
             Inst::Guard(guard) => self.guard(guard),
             Inst::Drop(place) => self.drop_place(place),
             Inst::Call { dst, callee, args } => self.call(dst.as_ref(), callee, args),

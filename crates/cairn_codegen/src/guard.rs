@@ -22,8 +22,15 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
     /// A guard: its check, and a branch to a trap block when the check fails (nothing for an
     /// elided guard unless every guard is kept).
     pub(crate) fn guard(&mut self, guard: &Guard) -> G<()> {
-        if guard.elided && !self.cx.options.keep_guards {
+        // A discharged guard is left out only when its facts pass the audit (language §15);
+        // one that does not is emitted like any other.
+        let audited = guard.facts.is_empty() || cairn_mir::range::audit(&guard.check, &guard.facts);
+        self.proved = None;
+        if guard.elided && audited && !self.cx.options.keep_guards {
             self.cx.guards_elided += 1;
+            if let Check::NoOverflow(op, _, a, b) = &guard.check {
+                self.proved = Some((*op, a.clone(), b.clone()));
+            }
             return Ok(());
         }
         self.cx.guards_emitted += 1;

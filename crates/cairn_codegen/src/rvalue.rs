@@ -5,7 +5,9 @@
 //! guard before each operation has already trapped on every input the language forbids. Floats
 //! use plain IEEE instructions with no fast-math flags, so nothing is contracted or reassociated.
 //! Invariant: an operation right after the overflow guard that computed it reuses the guard's
-//! result (`FnGen::overflow`) instead of computing it again.
+//! result (`FnGen::overflow`) instead of computing it again; one right after an overflow guard
+//! left out as proved (`FnGen::proved`) carries `nuw` (unsigned) or `nsw` (signed), the proof
+//! being exactly that it does not wrap.
 
 use cairn_mir::{AtomicOp, BinOp, FloatTy, MTy, Operand, Place, Rvalue, UnOp};
 use inkwell::intrinsics::Intrinsic;
@@ -182,6 +184,8 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
             self.overflow = None;
             return Ok(value.into());
         }
+        // The guard before this operation was proved and left out: it cannot wrap.
+        let no_wrap = self.proved.take().is_some_and(|(p, x, y)| p == op && x == *a && y == *b);
         let ty = self.operand_ty(a);
         let x = self.operand(a)?;
         let y = self.operand(b)?;
@@ -212,8 +216,14 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                     Ok(bd.build_int_compare(if signed { signed_p } else { unsigned_p }, x, y, "cmp")?.into())
                 };
                 match op {
+                    BinOp::Add if no_wrap && signed => Ok(bd.build_int_nsw_add(x, y, "add")?.into()),
+                    BinOp::Add if no_wrap => Ok(bd.build_int_nuw_add(x, y, "add")?.into()),
                     BinOp::Add => Ok(bd.build_int_add(x, y, "add")?.into()),
+                    BinOp::Sub if no_wrap && signed => Ok(bd.build_int_nsw_sub(x, y, "sub")?.into()),
+                    BinOp::Sub if no_wrap => Ok(bd.build_int_nuw_sub(x, y, "sub")?.into()),
                     BinOp::Sub => Ok(bd.build_int_sub(x, y, "sub")?.into()),
+                    BinOp::Mul if no_wrap && signed => Ok(bd.build_int_nsw_mul(x, y, "mul")?.into()),
+                    BinOp::Mul if no_wrap => Ok(bd.build_int_nuw_mul(x, y, "mul")?.into()),
                     BinOp::Mul => Ok(bd.build_int_mul(x, y, "mul")?.into()),
                     BinOp::Div if signed => Ok(bd.build_int_signed_div(x, y, "div")?.into()),
                     BinOp::Div => Ok(bd.build_int_unsigned_div(x, y, "div")?.into()),

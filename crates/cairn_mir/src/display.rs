@@ -164,6 +164,9 @@ impl Display for Guard {
         if self.elided {
             write!(f, " elided")?;
         }
+        for (i, fact) in self.facts.iter().enumerate() {
+            write!(f, "{}{fact}", if i == 0 { " by " } else { ", " })?;
+        }
         Ok(())
     }
 }

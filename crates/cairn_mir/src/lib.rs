@@ -16,6 +16,7 @@ pub mod eval;
 pub mod fuse;
 mod lower;
 pub mod mono;
+pub mod range;
 pub mod verify;
 mod visit;
 
@@ -383,6 +384,10 @@ pub struct Guard {
     pub at: Option<ExprId>,
     /// Proved unable to fail: codegen leaves it out unless every guard is kept.
     pub elided: bool,
+    /// For a guard the range analysis discharged, the facts that prove it (`range::audit`
+    /// re-checks them; the evaluator checks each when it reaches the guard). Empty for a guard
+    /// still in force and for one the lowering elided by construction.
+    pub facts: Vec<range::Fact>,
 }
 
 /// Where a print goes.

@@ -3,7 +3,8 @@
 //! Every block ends in a terminator whose targets exist; every place names a local of the
 //! function, and its projections fit the local's type (a field of a record, an element of a view
 //! or array, a deref of a pointer, a payload of a sum); every operand of a guard, call and print is
-//! well-formed; a function that returns a value never returns without one. Failing it is a
+//! well-formed; a function that returns a value never returns without one; every guard the range
+//! analysis discharged passes the audit of its facts (`range::audit`). Failing it is a
 //! compiler bug (`E-INTERNAL`), never a user's error.
 
 use crate::{Check, Function, Inst, MTy, Operand, Place, Proj, Rvalue, Terminator};
@@ -39,6 +40,21 @@ pub fn verify(function: &Function) -> Result<(), String> {
                 Inst::Guard(guard) => {
                     for operand in check_operands(&guard.check) {
                         check_operand(function, operand)?;
+                    }
+                    // The audit of a discharged guard (language §15): its facts, read alone,
+                    // must imply its condition.
+                    for fact in &guard.facts {
+                        let (crate::range::Fact::Within(a, ..) | crate::range::Fact::AtMost(a, _, _)) = fact;
+                        check_operand(function, a)?;
+                        if let crate::range::Fact::AtMost(_, b, _) = fact {
+                            check_operand(function, b)?;
+                        }
+                    }
+                    if !guard.facts.is_empty() && !crate::range::audit(&guard.check, &guard.facts) {
+                        return Err(format!(
+                            "{}: bb{index} discharges the guard `{guard}`, which its facts do not imply",
+                            function.name
+                        ));
                     }
                 }
                 Inst::Call { dst, args, .. } => {

@@ -239,6 +239,14 @@ impl<'f> Machine<'f> {
                 Ok(())
             }
             Inst::Guard(guard) => {
+                for fact in &guard.facts {
+                    if !self.fact_holds(frame, fact)? {
+                        return unsupported(format!(
+                            "the fact `{fact}` a discharged {} guard rests on does not hold (a compiler bug)",
+                            guard.kind.name()
+                        ));
+                    }
+                }
                 if self.holds(frame, &guard.check)? {
                     Ok(())
                 } else {
@@ -616,6 +624,24 @@ impl<'f> Machine<'f> {
                 Ok(old)
             }
         }
+    }
+
+    /// Whether a fact of a discharged guard holds here (`range::Fact`).
+    fn fact_holds(&mut self, frame: &Frame<'f>, fact: &crate::range::Fact) -> E<bool> {
+        let mut exact = |o: &Operand| -> E<i128> {
+            match self.operand(frame, o)? {
+                Value::Int(v, _) => Ok(v),
+                Value::Bool(b) => Ok(i128::from(b)),
+                other => unsupported(format!("a range fact about {other:?}")),
+            }
+        };
+        Ok(match fact {
+            crate::range::Fact::Within(o, lo, hi) => {
+                let v = exact(o)?;
+                *lo <= v && v <= *hi
+            }
+            crate::range::Fact::AtMost(a, b, k) => exact(a)? <= exact(b)? + k,
+        })
     }
 
     fn holds(&mut self, frame: &Frame<'f>, check: &Check) -> E<bool> {

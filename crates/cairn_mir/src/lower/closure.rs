@@ -176,6 +176,7 @@ impl Lower<'_> {
                 check: Check::Callable(copy(code)),
                 at: None,
                 elided: false,
+                facts: Vec::new(),
             });
             (vec![load, guard], Some(Inst::CallIndirect { dst: None, callee: copy(code), args }), locals)
         });

@@ -81,8 +81,19 @@ fn instance_lowered<'db>(
     db: &'db dyn Db,
     instance: Instance<'db>,
 ) -> Result<(Arc<Function>, Arc<[Arc<Function>]>), LowerError> {
-    lower_function(db, instance)
-        .map(|(function, extra)| (Arc::new(function), extra.into_iter().map(Arc::new).collect()))
+    lower_function(db, instance).map(|(mut function, extra)| {
+        // The guards the range analysis proves are discharged here, once per lowering, so every
+        // reader of MIR (codegen, the evaluator, the receipt, `explain`) sees the same guards.
+        crate::range::discharge(&mut function);
+        let extra = extra
+            .into_iter()
+            .map(|mut f| {
+                crate::range::discharge(&mut f);
+                Arc::new(f)
+            })
+            .collect();
+        (Arc::new(function), extra)
+    })
 }
 
 /// The MIR of one function or test (its monomorphic instance).
@@ -585,7 +596,7 @@ impl Lower<'_> {
     }
 
     fn guard(&mut self, kind: GuardKind, check: Check, at: Option<ExprId>, elided: bool) {
-        self.emit(Inst::Guard(Guard { kind, check, at, elided }));
+        self.emit(Inst::Guard(Guard { kind, check, at, elided, facts: Vec::new() }));
     }
 
     /// Computes an rvalue into a fresh temporary.

@@ -1,0 +1,785 @@
+//! Range analysis over MIR, and the guards it discharges (language §15, issue 22).
+//!
+//! A forward data-flow analysis over a function's blocks keeps, for every integer and boolean
+//! local whose address is never taken, an interval of the values it may hold, difference bounds
+//! `x <= y + k` between such locals, and the comparison a boolean holds. Facts come from
+//! constants, the intervals of the types, loop bounds and branch conditions (the condition on
+//! each edge of a `branch`), earlier guards (after `i < len` passed, it holds), `min`/`max`,
+//! conversions, `len` of arrays and of view parameters whose extent the signature fixes. Loops
+//! are closed by widening (an interval end that keeps moving goes to its type's end) and then
+//! tightened by two descending rounds.
+//!
+//! A guard whose condition the state at it proves is marked `elided` and given the facts that
+//! prove it (`Guard::facts`); `facts::audit` re-checks each such proof before code is emitted
+//! (`verify`), and the evaluator checks every fact at run time. Nothing else changes: the
+//! guard stays in the MIR, `--keep-guards` still emits it, and the receipt counts it under
+//! `discharged_check_sites`.
+//!
+//! Soundness rests on two rules: every write to a tracked local is an instruction of the
+//! function (its address is never taken, so no call, lane or borrow writes it), and every fact
+//! that reads a local is forgotten when that local is written (`State::kill`).
+
+mod facts;
+mod prove;
+mod state;
+
+pub use facts::{Fact, audit};
+
+use facts::constant;
+use state::{Cond, Iv, State};
+
+use crate::{
+    BinOp, BlockId, Check, Const, Function, Inst, IntTy, Local, MTy, Operand, Place, Rvalue, Terminator, UnOp,
+    ViewExtent,
+};
+
+/// Past this many locals times blocks a function is left as it is (the analysis would cost
+/// more than the guards it could save).
+const SIZE_LIMIT: usize = 4_000_000;
+
+/// Entry-state updates of one block after which its intervals are widened.
+const WIDEN_AFTER: u32 = 3;
+
+/// Discharges every guard of `function` that the range analysis proves cannot fail; returns how
+/// many it discharged.
+pub fn discharge(function: &mut Function) -> usize {
+    if function.blocks.is_empty() || function.locals.len() * function.blocks.len() > SIZE_LIMIT {
+        return 0;
+    }
+    let analysis = Analysis::new(function);
+    let Some(entries) = analysis.solve() else { return 0 };
+    let mut proofs: Vec<(usize, usize, Vec<Fact>)> = Vec::new();
+    for (b, block) in function.blocks.iter().enumerate() {
+        let mut state = entries[b].clone();
+        if !state.reach {
+            continue;
+        }
+        let mut pending = None;
+        for (i, inst) in block.insts.iter().enumerate() {
+            if let Inst::Guard(guard) = inst
+                && !guard.elided
+                && let Some(facts) = analysis.prove(&state, &guard.check)
+                && audit(&guard.check, &facts)
+            {
+                proofs.push((b, i, facts));
+            }
+            pending = analysis.step(&mut state, inst, pending);
+            if !state.reach {
+                break;
+            }
+        }
+    }
+    let count = proofs.len();
+    for (b, i, facts) in proofs {
+        if let Inst::Guard(guard) = &mut function.blocks[b].insts[i] {
+            guard.elided = true;
+            guard.facts = facts;
+        }
+    }
+    count
+}
+
+/// One function's analysis: which locals it tracks, their types' intervals, and the lengths the
+/// signature fixes.
+struct Analysis<'f> {
+    function: &'f Function,
+    /// Per local: its type's interval when it is tracked.
+    tops: Vec<Option<Iv>>,
+    /// View parameters never written whose length is a literal or a never-written parameter.
+    lengths: Vec<(Local, Length)>,
+    /// The widening steps: every integer constant of the function, one less and one more.
+    steps: Vec<i128>,
+}
+
+#[derive(Clone, Copy)]
+enum Length {
+    Literal(u64),
+    Param(Local),
+}
+
+impl<'f> Analysis<'f> {
+    fn new(function: &'f Function) -> Analysis<'f> {
+        let mut taken = vec![false; function.locals.len()];
+        let mut writes = vec![0u32; function.locals.len()];
+        for inst in function.blocks.iter().flat_map(|b| &b.insts) {
+            match inst {
+                Inst::Assign(place, rvalue) => {
+                    if place.proj.is_empty() {
+                        writes[place.local.0 as usize] += 1;
+                    }
+                    match rvalue {
+                        Rvalue::Ref(p) | Rvalue::View(p, _) | Rvalue::AtomicRmw(_, p, _) | Rvalue::AtomicCas(p, ..) => {
+                            taken[p.local.0 as usize] = true
+                        }
+                        _ => {}
+                    }
+                }
+                Inst::Call { dst: Some(place), .. } | Inst::CallIndirect { dst: Some(place), .. }
+                    if place.proj.is_empty() =>
+                {
+                    writes[place.local.0 as usize] += 1
+                }
+                Inst::Drop(place) => writes[place.local.0 as usize] += 1,
+                _ => {}
+            }
+        }
+        let tops = function
+            .locals
+            .iter()
+            .enumerate()
+            .map(|(i, decl)| match decl.ty {
+                _ if taken[i] => None,
+                MTy::Int(t) => Some(Iv::new(t.range().0, t.range().1)),
+                MTy::Bool => Some(Iv::new(0, 1)),
+                _ => None,
+            })
+            .collect::<Vec<_>>();
+        let fixed = |l: Local| (l.0 < function.params) && !taken[l.0 as usize] && writes[l.0 as usize] == 0;
+        let lengths = function
+            .extents
+            .iter()
+            .filter(|(view, _)| fixed(*view))
+            .filter_map(|(view, extent)| match extent {
+                ViewExtent::Literal(n) => Some((*view, Length::Literal(*n))),
+                ViewExtent::Param(p) if fixed(*p) && tops[p.0 as usize].is_some() => Some((*view, Length::Param(*p))),
+                ViewExtent::Param(_) => None,
+            })
+            .collect();
+        let mut steps: Vec<i128> = Vec::new();
+        let mut note = |o: &Operand| {
+            if let Operand::Const(Const::Int(v, ty)) = o {
+                let v = constant(*v, *ty);
+                steps.extend([v - 1, v, v + 1]);
+            }
+        };
+        for block in &function.blocks {
+            for inst in &block.insts {
+                match inst {
+                    Inst::Assign(_, Rvalue::Binary(_, a, b)) => {
+                        note(a);
+                        note(b);
+                    }
+                    Inst::Assign(_, Rvalue::Use(a) | Rvalue::Cast(_, a) | Rvalue::Unary(_, a)) => note(a),
+                    Inst::Guard(guard) => match &guard.check {
+                        Check::InBounds(a, b) | Check::NoOverflow(_, _, a, b) => {
+                            note(a);
+                            note(b);
+                        }
+                        _ => {}
+                    },
+                    _ => {}
+                }
+            }
+            if let Terminator::Branch(o, ..) | Terminator::Switch(o, ..) = &block.term {
+                note(o);
+            }
+        }
+        for (_, extent) in &function.extents {
+            if let ViewExtent::Literal(n) = extent {
+                let n = i128::from(*n);
+                steps.extend([n - 1, n, n + 1]);
+            }
+        }
+        for decl in &function.locals {
+            if let MTy::Array(_, n) = decl.ty {
+                let n = i128::from(n);
+                steps.extend([n - 1, n, n + 1]);
+            }
+        }
+        steps.sort_unstable();
+        steps.dedup();
+        Analysis { function, tops, lengths, steps }
+    }
+
+    /// The state on entry: every tracked local anywhere in its type (the lowering writes a
+    /// local before it reads it, so nothing is assumed of its starting value).
+    fn entry(&self) -> State {
+        let mut state = State::bottom(self.tops.len());
+        state.reach = true;
+        state.vals.clone_from(&self.tops);
+        state
+    }
+
+    /// The entry state of every block, or `None` when the iteration did not settle.
+    fn solve(&self) -> Option<Vec<State>> {
+        let n = self.function.blocks.len();
+        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (b, block) in self.function.blocks.iter().enumerate() {
+            for s in successors(&block.term) {
+                preds[s.0 as usize].push(b);
+            }
+        }
+        let mut entries: Vec<State> = vec![State::bottom(self.tops.len()); n];
+        entries[0] = self.entry();
+        let mut updates = vec![0u32; n];
+        let mut work: Vec<usize> = vec![0];
+        let mut queued = vec![false; n];
+        queued[0] = true;
+        let mut steps = 0usize;
+        while let Some(b) = work.pop() {
+            queued[b] = false;
+            steps += 1;
+            if steps > n * 64 + 256 {
+                return None;
+            }
+            for (s, out) in self.block_out(b, &entries[b]) {
+                let s = s.0 as usize;
+                let joined = entries[s].join(&out);
+                if joined == entries[s] {
+                    continue;
+                }
+                updates[s] += 1;
+                entries[s] =
+                    if updates[s] > WIDEN_AFTER { entries[s].widen(&joined, &self.tops, &self.steps) } else { joined };
+                if !queued[s] {
+                    queued[s] = true;
+                    work.push(s);
+                }
+            }
+        }
+        // Descending rounds: each block's entry recomputed from its predecessors' outs, which
+        // stays above every execution because the state it starts from does.
+        for _ in 0..2 {
+            let outs: Vec<Vec<(BlockId, State)>> = (0..n).map(|b| self.block_out(b, &entries[b])).collect();
+            let mut next: Vec<State> = vec![State::bottom(self.tops.len()); n];
+            next[0] = self.entry();
+            for edges in &outs {
+                for (s, out) in edges {
+                    let s = s.0 as usize;
+                    next[s] = next[s].join(out);
+                }
+            }
+            entries = next;
+        }
+        Some(entries)
+    }
+
+    /// The state leaving block `b` along each edge, from its entry state.
+    fn block_out(&self, b: usize, entry: &State) -> Vec<(BlockId, State)> {
+        if !entry.reach {
+            return Vec::new();
+        }
+        let block = &self.function.blocks[b];
+        let mut state = entry.clone();
+        let mut pending = None;
+        for inst in &block.insts {
+            pending = self.step(&mut state, inst, pending);
+            if !state.reach {
+                return Vec::new();
+            }
+        }
+        self.leave(&block.term, state, 0)
+    }
+
+    /// The states along each edge of a terminator. An edge into a block that only branches (the
+    /// join of a short-circuit `&&` or `||`) is followed through that branch with this edge's
+    /// own state, so what the left operand decided is not lost in the join.
+    fn leave(&self, term: &Terminator, state: State, depth: u32) -> Vec<(BlockId, State)> {
+        let edges = match term {
+            Terminator::Goto(t) => vec![(*t, state)],
+            Terminator::Branch(cond, t, e) => {
+                let mut yes = state.clone();
+                self.assume_bool(&mut yes, cond, true);
+                let mut no = state;
+                self.assume_bool(&mut no, cond, false);
+                let mut out = Vec::new();
+                if yes.reach {
+                    out.push((*t, yes));
+                }
+                if no.reach {
+                    out.push((*e, no));
+                }
+                out
+            }
+            Terminator::Switch(value, cases, default) => {
+                let mut out = Vec::new();
+                for (k, target) in cases {
+                    let mut s = state.clone();
+                    self.refine(&mut s, value, Iv::point(i128::from(*k)));
+                    if s.reach {
+                        out.push((*target, s));
+                    }
+                }
+                out.push((*default, state));
+                out
+            }
+            Terminator::Return(_) | Terminator::Unreachable => Vec::new(),
+        };
+        if depth >= 4 {
+            return edges;
+        }
+        let mut out = Vec::with_capacity(edges.len());
+        for (target, state) in edges {
+            let block = &self.function.blocks[target.0 as usize];
+            if target.0 != 0 && block.insts.is_empty() && matches!(block.term, Terminator::Branch(..)) {
+                out.extend(self.leave(&block.term, state, depth + 1));
+            } else {
+                out.push((target, state));
+            }
+        }
+        out
+    }
+
+    // ----- values ------------------------------------------------------------------------
+
+    /// The tracked local an operand reads whole, if any.
+    fn tracked(&self, o: &Operand) -> Option<Local> {
+        match o {
+            Operand::Copy(Place { local, proj }) if proj.is_empty() && self.tops[local.0 as usize].is_some() => {
+                Some(*local)
+            }
+            _ => None,
+        }
+    }
+
+    /// What the state says an integer or boolean operand may be.
+    fn interval(&self, state: &State, o: &Operand) -> Option<Iv> {
+        match o {
+            Operand::Const(Const::Int(v, ty)) => Some(Iv::point(constant(*v, *ty))),
+            Operand::Const(Const::Bool(b)) => Some(Iv::point(i128::from(*b))),
+            Operand::Const(_) => None,
+            Operand::Copy(place) => {
+                if let Some(local) = self.tracked(o) {
+                    return state.vals[local.0 as usize];
+                }
+                match self.function.place_ty(place)? {
+                    MTy::Int(t) => Some(Iv::new(t.range().0, t.range().1)),
+                    MTy::Bool => Some(Iv::new(0, 1)),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    fn int_ty(&self, o: &Operand) -> Option<IntTy> {
+        match o {
+            Operand::Const(Const::Int(_, t)) => Some(*t),
+            Operand::Const(_) => None,
+            Operand::Copy(place) => match self.function.place_ty(place)? {
+                MTy::Int(t) => Some(t),
+                _ => None,
+            },
+        }
+    }
+
+    /// Narrows an operand's interval (nothing for an operand not tracked); a state where it can
+    /// hold no value is unreachable.
+    fn refine(&self, state: &mut State, o: &Operand, to: Iv) {
+        match self.tracked(o) {
+            Some(local) => match state.vals[local.0 as usize].and_then(|v| v.meet(to)) {
+                Some(v) => state.vals[local.0 as usize] = Some(v),
+                None => state.reach = false,
+            },
+            None => {
+                if let Some(v) = self.interval(state, o)
+                    && v.meet(to).is_none()
+                {
+                    state.reach = false;
+                }
+            }
+        }
+    }
+
+    // ----- instructions ------------------------------------------------------------------
+
+    /// One instruction's effect on the state. `pending` is an overflow check that held just
+    /// before (`guard no_overflow`), which the operation right after it computes without
+    /// wrapping; the result is the check this instruction leaves for the next.
+    fn step(
+        &self,
+        state: &mut State,
+        inst: &Inst,
+        pending: Option<(BinOp, Operand, Operand)>,
+    ) -> Option<(BinOp, Operand, Operand)> {
+        match inst {
+            Inst::Guard(guard) => {
+                self.holds(state, &guard.check);
+                if let Check::NoOverflow(op, _, a, b) = &guard.check {
+                    return Some((*op, a.clone(), b.clone()));
+                }
+            }
+            Inst::Assign(place, rvalue) if place.proj.is_empty() && self.tops[place.local.0 as usize].is_some() => {
+                self.assign(state, place.local, rvalue, pending.as_ref());
+            }
+            Inst::Call { dst: Some(place), .. } | Inst::CallIndirect { dst: Some(place), .. } => {
+                self.clobber(state, place);
+            }
+            Inst::Drop(place) => self.clobber(state, place),
+            _ => {}
+        }
+        None
+    }
+
+    /// A write the analysis does not follow: the local may now hold anything of its type.
+    fn clobber(&self, state: &mut State, place: &Place) {
+        if place.proj.is_empty() && self.tops[place.local.0 as usize].is_some() {
+            state.kill(place.local);
+            state.vals[place.local.0 as usize] = self.tops[place.local.0 as usize];
+        }
+    }
+
+    fn top(&self, x: Local) -> Iv {
+        self.tops[x.0 as usize].expect("a tracked local")
+    }
+
+    /// `x = rvalue`, for a tracked `x`.
+    fn assign(&self, state: &mut State, x: Local, rvalue: &Rvalue, pending: Option<&(BinOp, Operand, Operand)>) {
+        let top = self.top(x);
+        // New difference bounds, as (lhs, rhs, k), computed against the state before the write.
+        let mut bounds: Vec<(Local, Local, i128)> = Vec::new();
+        let mut cond: Option<Cond> = None;
+        let value: Iv = match rvalue {
+            Rvalue::Use(o) => {
+                if let Some(y) = self.tracked(o) {
+                    self.offset(state, x, y, Iv::point(0), &mut bounds);
+                    if let Some(c) = state.conds.iter().find(|c| c.dst == y) {
+                        cond = Some(Cond { dst: x, ..c.clone() });
+                    }
+                }
+                self.interval(state, o).unwrap_or(top)
+            }
+            Rvalue::Cast(MTy::Int(_), o) => {
+                let v = self.interval(state, o);
+                match v {
+                    Some(v) if v.within(top) => {
+                        if let Some(y) = self.tracked(o) {
+                            self.offset(state, x, y, Iv::point(0), &mut bounds);
+                        }
+                        v
+                    }
+                    _ => top,
+                }
+            }
+            Rvalue::Len(place) => self.length(state, x, place, &mut bounds),
+            Rvalue::Binary(op, a, b) => {
+                let checked = pending.is_some_and(|(p, pa, pb)| p == op && pa == a && pb == b);
+                self.binary(state, x, *op, a, b, checked, &mut bounds, &mut cond)
+            }
+            Rvalue::Unary(UnOp::Not, o) if self.function.local(x).ty == MTy::Bool => {
+                if let Some(y) = self.tracked(o)
+                    && let Some(c) = state.conds.iter().find(|c| c.dst == y)
+                {
+                    cond = Some(Cond { dst: x, op: negate(c.op), a: c.a.clone(), b: c.b.clone() });
+                }
+                match self.interval(state, o) {
+                    Some(v) => Iv::new(1 - v.hi, 1 - v.lo),
+                    None => top,
+                }
+            }
+            Rvalue::Unary(UnOp::Neg, o) => match self.interval(state, o) {
+                Some(v) if Iv::new(-v.hi, -v.lo).within(top) => Iv::new(-v.hi, -v.lo),
+                _ => top,
+            },
+            Rvalue::Unary(UnOp::BitNot, o) if top.lo == 0 => match self.interval(state, o) {
+                Some(v) if v.within(top) => Iv::new(top.hi - v.hi, top.hi - v.lo),
+                _ => top,
+            },
+            Rvalue::Select(_, a, b) => match (self.interval(state, a), self.interval(state, b)) {
+                (Some(a), Some(b)) => a.hull(b),
+                _ => top,
+            },
+            _ => top,
+        };
+        state.kill(x);
+        state.vals[x.0 as usize] = Some(value.meet(top).unwrap_or(top));
+        for (l, r, k) in bounds {
+            if l != r {
+                state.relate(l, r, k);
+            }
+        }
+        if let Some(c) = cond {
+            let reads_x = |o: &Operand| matches!(o, Operand::Copy(p) if p.local == x);
+            if !reads_x(&c.a) && !reads_x(&c.b) {
+                state.conds.push(c);
+            }
+        }
+    }
+
+    /// The bounds of `x = y + d` (exact, `d` an interval) against the bounds `y` has: `x <= y +
+    /// d.hi`, `y <= x - d.lo`, and through each bound of `y`, the same of `x`.
+    fn offset(&self, state: &State, x: Local, y: Local, d: Iv, bounds: &mut Vec<(Local, Local, i128)>) {
+        if x == y {
+            return;
+        }
+        bounds.push((x, y, d.hi));
+        bounds.push((y, x, -d.lo));
+        for &(l, r, k) in &state.rel {
+            if l == y && r != x {
+                bounds.push((x, r, k + d.hi));
+            }
+            if r == y && l != x {
+                bounds.push((l, x, k - d.lo));
+            }
+        }
+    }
+
+    /// `x = len place`: a literal for an array or a view whose extent is one, the extent
+    /// parameter's value (and bounds) for a view whose extent is a parameter.
+    fn length(&self, state: &State, x: Local, place: &Place, bounds: &mut Vec<(Local, Local, i128)>) -> Iv {
+        let top = self.top(x);
+        let nonnegative = Iv::new(0, top.hi);
+        if let Some(MTy::Array(_, n)) = self.function.place_ty(place) {
+            return Iv::point(i128::from(n));
+        }
+        if !place.proj.is_empty() {
+            return nonnegative;
+        }
+        match self.lengths.iter().find(|(v, _)| *v == place.local).map(|(_, l)| *l) {
+            Some(Length::Literal(n)) => Iv::point(i128::from(n)),
+            Some(Length::Param(p)) => {
+                self.offset(state, x, p, Iv::point(0), bounds);
+                state.vals[p.0 as usize].and_then(|v| v.meet(nonnegative)).unwrap_or(nonnegative)
+            }
+            None => nonnegative,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn binary(
+        &self,
+        state: &State,
+        x: Local,
+        op: BinOp,
+        a: &Operand,
+        b: &Operand,
+        checked: bool,
+        bounds: &mut Vec<(Local, Local, i128)>,
+        cond: &mut Option<Cond>,
+    ) -> Iv {
+        let top = self.top(x);
+        let (Some(va), Some(vb)) = (self.interval(state, a), self.interval(state, b)) else { return top };
+        if is_comparison(op) {
+            // Only integer comparisons are followed (a float operand has no interval).
+            if self.int_ty(a).is_some() || self.int_ty(b).is_some() {
+                *cond = Some(Cond { dst: x, op, a: a.clone(), b: b.clone() });
+            }
+            return compare(op, va, vb).map_or(Iv::new(0, 1), |known| Iv::point(i128::from(known)));
+        }
+        // The exact result's interval, when every corner is computable.
+        let exact = match op {
+            BinOp::Add => corners(va, vb, i128::checked_add),
+            BinOp::Sub => corners(va, vb, i128::checked_sub),
+            BinOp::Mul => corners(va, vb, i128::checked_mul),
+            BinOp::Min => Some(Iv::new(va.lo.min(vb.lo), va.hi.min(vb.hi))),
+            BinOp::Max => Some(Iv::new(va.lo.max(vb.lo), va.hi.max(vb.hi))),
+            BinOp::Div if va.lo >= 0 && vb.lo > 0 => Some(Iv::new(va.lo / vb.hi, va.hi / vb.lo)),
+            BinOp::Rem if va.lo >= 0 && vb.lo > 0 => Some(Iv::new(0, va.hi.min(vb.hi - 1))),
+            BinOp::And if va.lo >= 0 && vb.lo >= 0 => Some(Iv::new(0, va.hi.min(vb.hi))),
+            BinOp::Or | BinOp::Xor if va.lo >= 0 && vb.lo >= 0 => Some(Iv::new(0, ones(va.hi.max(vb.hi)))),
+            BinOp::Shr if va.lo >= 0 && vb.lo >= 0 && vb.hi < 128 => {
+                Some(Iv::new(va.lo >> vb.hi.min(127) as u32, va.hi >> vb.lo as u32))
+            }
+            _ => None,
+        };
+        let Some(exact) = exact else { return top };
+        let value = if exact.within(top) {
+            exact
+        } else if checked && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul) {
+            // The overflow guard just before held: the result is the exact one, in range.
+            match exact.meet(top) {
+                Some(v) => v,
+                None => return top,
+            }
+        } else {
+            return top;
+        };
+        match op {
+            BinOp::Add => {
+                if let Some(y) = self.tracked(a) {
+                    self.offset(state, x, y, vb, bounds);
+                }
+                if let Some(y) = self.tracked(b) {
+                    self.offset(state, x, y, va, bounds);
+                }
+            }
+            BinOp::Sub => {
+                if let Some(y) = self.tracked(a) {
+                    self.offset(state, x, y, Iv::new(-vb.hi, -vb.lo), bounds);
+                }
+            }
+            BinOp::Min => {
+                for y in [self.tracked(a), self.tracked(b)].into_iter().flatten() {
+                    if y != x {
+                        bounds.push((x, y, 0));
+                        bounds.extend(
+                            state.rel.iter().filter(|(l, r, _)| *l == y && *r != x).map(|&(_, r, k)| (x, r, k)),
+                        );
+                    }
+                }
+            }
+            BinOp::Max => {
+                for y in [self.tracked(a), self.tracked(b)].into_iter().flatten() {
+                    if y != x {
+                        bounds.push((y, x, 0));
+                    }
+                }
+            }
+            _ => {}
+        }
+        value
+    }
+
+    // ----- conditions ----------------------------------------------------------------------
+
+    /// What holding `check` teaches (the code after a guard runs only where it held).
+    fn holds(&self, state: &mut State, check: &Check) {
+        match check {
+            Check::InBounds(i, len) => {
+                self.refine(state, i, Iv::new(0, i128::MAX));
+                self.less(state, i, len, 1);
+            }
+            Check::PartInBounds(lo, hi, len) => {
+                self.less(state, lo, hi, 0);
+                self.less(state, hi, len, 0);
+            }
+            Check::Division(_, _, b) => {
+                if let Some(v) = self.interval(state, b) {
+                    let v = Iv::new(if v.lo == 0 { 1 } else { v.lo }, if v.hi == 0 { -1 } else { v.hi });
+                    if v.lo <= v.hi {
+                        self.refine(state, b, v);
+                    } else {
+                        state.reach = false;
+                    }
+                }
+            }
+            Check::Fits(MTy::Int(_), MTy::Int(to), v) => self.refine(state, v, Iv::new(to.range().0, to.range().1)),
+            Check::ShiftCount(ty, n) => self.refine(state, n, Iv::new(0, i128::from(ty.bits()) - 1)),
+            Check::NegNoOverflow(ty, a) => self.refine(state, a, Iv::new(ty.range().0 + 1, i128::MAX)),
+            Check::Assert(c, _) => self.assume_bool(state, c, true),
+            _ => {}
+        }
+    }
+
+    /// The state where the boolean operand `c` is `value`.
+    fn assume_bool(&self, state: &mut State, c: &Operand, value: bool) {
+        self.refine(state, c, Iv::point(i128::from(value)));
+        if !state.reach {
+            return;
+        }
+        let Some(local) = self.tracked(c) else { return };
+        let Some(cond) = state.conds.iter().find(|k| k.dst == local).cloned() else { return };
+        let op = if value { cond.op } else { negate(cond.op) };
+        match op {
+            BinOp::Lt => self.less(state, &cond.a, &cond.b, 1),
+            BinOp::Le => self.less(state, &cond.a, &cond.b, 0),
+            BinOp::Gt => self.less(state, &cond.b, &cond.a, 1),
+            BinOp::Ge => self.less(state, &cond.b, &cond.a, 0),
+            BinOp::Eq => {
+                if let (Some(va), Some(vb)) = (self.interval(state, &cond.a), self.interval(state, &cond.b)) {
+                    match va.meet(vb) {
+                        Some(v) => {
+                            self.refine(state, &cond.a, v);
+                            self.refine(state, &cond.b, v);
+                        }
+                        None => state.reach = false,
+                    }
+                }
+                self.less(state, &cond.a, &cond.b, 0);
+                self.less(state, &cond.b, &cond.a, 0);
+            }
+            BinOp::Ne => {
+                // Only an end of an interval can be cut off by `!=`.
+                for (this, other) in [(&cond.a, &cond.b), (&cond.b, &cond.a)] {
+                    if let (Some(v), Some(k)) = (self.interval(state, this), self.interval(state, other))
+                        && k.lo == k.hi
+                    {
+                        let v = Iv::new(
+                            if v.lo == k.lo { v.lo + 1 } else { v.lo },
+                            if v.hi == k.lo { v.hi - 1 } else { v.hi },
+                        );
+                        if v.lo > v.hi {
+                            state.reach = false;
+                            return;
+                        }
+                        self.refine(state, this, v);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The state where `a + gap <= b` (`gap` 1 for `<`, 0 for `<=`): both intervals narrowed,
+    /// and the difference bound `a <= b - gap` with what it implies through the bounds known.
+    fn less(&self, state: &mut State, a: &Operand, b: &Operand, gap: i128) {
+        let (Some(va), Some(vb)) = (self.interval(state, a), self.interval(state, b)) else { return };
+        self.refine(state, a, Iv::new(i128::MIN / 4, vb.hi - gap));
+        if !state.reach {
+            return;
+        }
+        self.refine(state, b, Iv::new(va.lo + gap, i128::MAX / 4));
+        if !state.reach {
+            return;
+        }
+        if let (Some(x), Some(y)) = (self.tracked(a), self.tracked(b))
+            && x != y
+        {
+            let mut implied = vec![(x, y, -gap)];
+            for &(l, r, k) in &state.rel {
+                if l == y && r != x {
+                    implied.push((x, r, k - gap));
+                }
+                if r == x && l != y {
+                    implied.push((l, y, k - gap));
+                }
+            }
+            for (l, r, k) in implied {
+                state.relate(l, r, k);
+            }
+        }
+    }
+}
+
+fn successors(term: &Terminator) -> Vec<BlockId> {
+    match term {
+        Terminator::Goto(t) => vec![*t],
+        Terminator::Branch(_, t, e) => vec![*t, *e],
+        Terminator::Switch(_, cases, default) => cases.iter().map(|(_, b)| *b).chain([*default]).collect(),
+        Terminator::Return(_) | Terminator::Unreachable => Vec::new(),
+    }
+}
+
+fn is_comparison(op: BinOp) -> bool {
+    matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne)
+}
+
+/// The comparison that holds when `op` does not.
+fn negate(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt => BinOp::Ge,
+        BinOp::Le => BinOp::Gt,
+        BinOp::Gt => BinOp::Le,
+        BinOp::Ge => BinOp::Lt,
+        BinOp::Eq => BinOp::Ne,
+        BinOp::Ne => BinOp::Eq,
+        other => other,
+    }
+}
+
+/// The comparison's result when the intervals decide it.
+fn compare(op: BinOp, a: Iv, b: Iv) -> Option<bool> {
+    match op {
+        BinOp::Lt if a.hi < b.lo => Some(true),
+        BinOp::Lt if a.lo >= b.hi => Some(false),
+        BinOp::Le if a.hi <= b.lo => Some(true),
+        BinOp::Le if a.lo > b.hi => Some(false),
+        BinOp::Gt => compare(BinOp::Lt, b, a),
+        BinOp::Ge => compare(BinOp::Le, b, a),
+        BinOp::Eq if a.lo == a.hi && b.lo == b.hi && a.lo == b.lo => Some(true),
+        BinOp::Eq if a.meet(b).is_none() => Some(false),
+        BinOp::Ne => compare(BinOp::Eq, a, b).map(|e| !e),
+        _ => None,
+    }
+}
+
+/// The interval of `f` over two intervals' corners (exact for `+`, `-`, `*`), `None` when a
+/// corner leaves `i128`.
+fn corners(a: Iv, b: Iv, f: fn(i128, i128) -> Option<i128>) -> Option<Iv> {
+    let values = [f(a.lo, b.lo)?, f(a.lo, b.hi)?, f(a.hi, b.lo)?, f(a.hi, b.hi)?];
+    Some(Iv::new(*values.iter().min()?, *values.iter().max()?))
+}
+
+/// The smallest `2^k - 1` at least `v` (for `v >= 0`).
+fn ones(v: i128) -> i128 {
+    if v <= 0 { 0 } else { (1i128 << (128 - v.leading_zeros()).min(126)) - 1 }
+}
