@@ -1,4 +1,4 @@
-//! Native code against C: seven small kernels, each written in CAIRN (`bench/kernels/NAME.cairn`)
+//! Native code against C: eight small kernels, each written in CAIRN (`bench/kernels/NAME.cairn`)
 //! and as a C twin (`bench/kernels/NAME.c`) that does the same computation without the checks
 //! CAIRN makes (plain arithmetic where CAIRN checks, unsigned wrapping where CAIRN wraps, no
 //! bounds checks). Each CAIRN kernel is built with `cairn build` (the binary next to this one,
@@ -28,6 +28,7 @@ const KERNELS: &[(&str, &str)] = &[
     ("fnv1a", "FNV-1a over a 286-byte text (mul_wrap)"),
     ("prefix_sums", "prefix sums of 4096 u64 (checked +)"),
     ("buf_fill", "a heap Buf of 2^20 u64 made, filled and released (calloc twin)"),
+    ("stencil", "5-point f64 stencil, 512x512, sizes as parameters (guards in force)"),
 ];
 
 fn main() {

@@ -313,10 +313,11 @@ pub fn compile(workspace: &Workspace, purpose: Purpose, flags: &BuildFlags) -> R
             (functions, Entry::Tests(symbols), tests)
         }
     };
-    // A plan's `fuse` joins adjacent regions (language §26); `--keep-guards` never fuses.
+    // A plan's `fuse` joins adjacent regions (language §26) and small checked `if`/`else`s are
+    // speculated; `--keep-guards` compiles the program as lowered.
     let mut functions = functions;
     if !flags.keep_guards {
-        cairn_mir::fuse::fuse_regions(&mut functions);
+        cairn_mir::rewrite_for_build(&mut functions);
     }
     let site = |function: &Function, at: Option<Anchor>| -> Site { site_of(workspace, &items, function, at) };
     let compiled = cairn_codegen::compile(

@@ -72,9 +72,10 @@ pub fn run(path: &Path, flags: &EmitFlags, out: Output) -> u8 {
         return 2;
     }
     let mut functions: Vec<_> = lowered.functions.iter().filter(|f| f.kind != FnKind::Test).cloned().collect();
-    // As a build compiles it: a plan's `fuse` joins regions unless every guard is kept.
+    // As a build compiles it: regions fused, small checked `if`/`else`s speculated, unless every
+    // guard is kept.
     if !keep_guards {
-        cairn_mir::fuse::fuse_regions(&mut functions);
+        cairn_mir::rewrite_for_build(&mut functions);
     }
     if mir {
         let text: String = functions.iter().map(|f| format!("{f}\n")).collect();

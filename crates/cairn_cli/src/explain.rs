@@ -90,7 +90,7 @@ pub fn explain_program(workspace: &cairn_hir::Workspace, symbols: &[String]) -> 
         return Err(format!("internal error (E-INTERNAL): {name} could not be lowered: {}", error.0));
     }
     let mut functions: Vec<_> = lowered.functions.iter().filter(|f| f.kind != FnKind::Test).cloned().collect();
-    cairn_mir::fuse::fuse_regions(&mut functions);
+    cairn_mir::rewrite_for_build(&mut functions);
     let items = items_by_symbol(workspace);
     let site = |function: &Function, at: Option<Anchor>| -> Site { site_of(workspace, &items, function, at) };
     // Compiled as a library, so every function keeps its own optimized body to read (an

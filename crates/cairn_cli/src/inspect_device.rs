@@ -52,7 +52,7 @@ pub fn inspect(workspace: &Workspace, target: Option<&str>) -> Result<Inspection
     }
     let mut functions: Vec<_> = lowered.functions.iter().filter(|f| f.kind != FnKind::Test).cloned().collect();
     // As a build compiles it.
-    cairn_mir::fuse::fuse_regions(&mut functions);
+    cairn_mir::rewrite_for_build(&mut functions);
     let items = crate::build::items_by_symbol(workspace);
     let site = |function: &cairn_mir::Function, at: Option<cairn_mir::Anchor>| -> cairn_codegen::Site {
         crate::build::site_of(workspace, &items, function, at)

@@ -1,9 +1,11 @@
-//! The guards the range analysis discharges never change what a program does (language §15,
-//! issue 22): random index-heavy programs — loops over views with offsets, strides and products
-//! of binders, bounds drawn at, one below and one past the edges, early returns, `&&` and `||`,
-//! counters indexed by masked values, conversions of index arithmetic — are run three ways:
-//! built as usual (discharged guards left out), built with `--keep-guards` (every guard
-//! emitted), and under the MIR evaluator, which also checks every fact a discharged guard rests
+//! The guards the range analysis discharges, and the `if`/`else`s a build speculates, never
+//! change what a program does (language §15, issue 22): random index-heavy programs — loops over
+//! views with offsets, strides and products of binders, bounds drawn at, one below and one past
+//! the edges, early returns, `&&` and `||`, counters indexed by masked values, conversions of index
+//! arithmetic, checked arithmetic in both arms of an `if` that overflows now in one arm, now in the
+//! other — are run three ways: built as usual (discharged guards left out, small `if`/`else`s
+//! speculated), built with `--keep-guards` (every guard emitted, the program as lowered), and
+//! under the MIR evaluator (as lowered), which also checks every fact a discharged guard rests
 //! on. All three must print the same bytes and end the same way; the two builds must also write
 //! the same standard error, so a trap fails with the same guard kind at the same line and column.
 //!
@@ -61,7 +63,7 @@ impl Gen {
 
     fn function(&mut self, k: usize) {
         let name = format!("g{k}");
-        let shape = self.rng.below(8);
+        let shape = self.rng.below(10);
         let _ = std::fmt::Write::write_fmt(
             &mut self.out,
             format_args!("fn {name}(n:usize, x:ro<u64>[n], k:usize) -> u64 {{\n  let mut total:u64 = 0;\n"),
@@ -122,6 +124,36 @@ impl Gen {
                 let cells = rows * cols;
                 format!(
                     "  stack grid:u64[{cells}] = zeroed;\n  for i in 0..{r} {{\n    for j in 0..{c} {{\n      grid[i * {cols} + j] = u64(i + j);\n    }}\n  }}\n  for i in 0..{cells} {{\n    total = add_wrap(total, grid[i]);\n  }}\n"
+                )
+            }
+            8 => {
+                // Checked arithmetic in both arms of an `if` (speculated: both arms run, joined by
+                // selects), overflowing now and then.
+                let big = *self.rng.pick(&["1", "1000", "288230376151711744", "4611686018427387904"]);
+                let (cmp, bound) = (self.cmp(), self.bound());
+                let test = match self.rng.below(3) {
+                    0 => format!("i {cmp} {bound}"),
+                    1 => "v % 2 == 0".to_string(),
+                    _ => "v < 4611686018427387904".to_string(),
+                };
+                let grow =
+                    *self.rng.pick(&["3 * v + 1", "v * v + 1", "v + 6148914691236517205", "v - 7", "3 * v + x[i]"]);
+                let shrink = *self.rng.pick(&["v / 2", "v - 1", "u64(u8(v % 300))", "shr(v, i % 3)"]);
+                let else_arm = if self.rng.chance(1, 3) {
+                    String::new()
+                } else {
+                    format!(" else {{\n      v = {shrink};\n    }}")
+                };
+                format!(
+                    "  let mut v:u64 = u64(k) * {big};\n  for i in 0..n {{\n    if {test} {{\n      v = {grow};\n    }}{else_arm}\n  }}\n  total = v;\n"
+                )
+            }
+            9 => {
+                let start = *self.rng.pick(&["-5", "100", "-9223372036854775800", "9223372036854775000"]);
+                let step = *self.rng.pick(&["s * 2 - 1", "-s", "s / 3", "s - 400"]);
+                let other = *self.rng.pick(&["s + 1000", "s * s", "s % 7"]);
+                format!(
+                    "  let mut s:i64 = i64(k) + ({start});\n  for i in 0..n {{\n    if s < 0 {{\n      s = {step};\n    }} else {{\n      s = {other};\n    }}\n    if s >= 0 {{\n      total = add_wrap(total, u64(s % 256));\n    }}\n  }}\n"
                 )
             }
             _ => {

@@ -17,6 +17,7 @@ pub mod fuse;
 mod lower;
 pub mod mono;
 pub mod range;
+mod speculate;
 pub mod verify;
 mod visit;
 
@@ -570,4 +571,43 @@ pub struct Program {
 fn place_ty(locals: &[LocalDecl], place: &Place) -> Option<MTy> {
     let local = locals.get(place.local.0 as usize)?;
     place.proj.iter().try_fold(local.ty.clone(), |ty, proj| ty.project(proj))
+}
+
+/// Empties every block no path from the entry reaches (what a rewrite left behind, code after a
+/// `return`): no instructions, an `Unreachable` terminator. Block numbers stay, so no jump
+/// changes; no guard of dead code is emitted or counted.
+pub(crate) fn clear_unreachable(blocks: &mut [Block]) {
+    let mut reached = vec![false; blocks.len()];
+    let mut stack = vec![0usize];
+    while let Some(b) = stack.pop() {
+        if b >= blocks.len() || reached[b] {
+            continue;
+        }
+        reached[b] = true;
+        match &blocks[b].term {
+            Terminator::Goto(t) => stack.push(t.0 as usize),
+            Terminator::Branch(_, t, e) => stack.extend([t.0 as usize, e.0 as usize]),
+            Terminator::Switch(_, cases, default) => {
+                stack.extend(cases.iter().map(|(_, t)| t.0 as usize));
+                stack.push(default.0 as usize);
+            }
+            Terminator::Return(_) | Terminator::Unreachable => {}
+        }
+    }
+    for (block, reached) in blocks.iter_mut().zip(reached) {
+        if !reached {
+            block.insts.clear();
+            block.anchors.clear();
+            block.term = Terminator::Unreachable;
+        }
+    }
+}
+
+/// The program-level rewrites a build makes when guards may be left out (never under
+/// `--keep-guards`, which compiles the program as lowered): adjacent regions of one fusion chain
+/// joined (`fuse`), and small `if`/`else`s whose arms hold checked arithmetic speculated
+/// (`speculate`). Every command that compiles as a build does calls this, and only this.
+pub fn rewrite_for_build(functions: &mut Vec<Arc<Function>>) {
+    fuse::fuse_regions(functions);
+    speculate::speculate_program(functions);
 }

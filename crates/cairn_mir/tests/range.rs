@@ -96,11 +96,24 @@ fn bounded_loop() -> u64 {
   return acc;
 }
 
+fn rows_above(w:usize, h:usize, n:usize, src:ro<f64>[n]) -> f64 {
+  let mut total:f64 = 0.0;
+  for y in 1..h {
+    for x in 0..w {
+      let i = y * w + x;
+      if i < n {
+        total += src[i - w];
+      }
+    }
+  }
+  return total;
+}
+
 fn main() -> i32 {
   stack x:u64[8] = zeroed;
   stack a:f64[4096] = zeroed;
   println(after_return(8, x, 2), under_positive(8, x, 1), counters(7), right_of_and(8, x, 1));
-  println(next_one(8, x), steps_back(8, x), grid(a), bounded_loop());
+  println(next_one(8, x), steps_back(8, x), grid(a), bounded_loop(), rows_above(64, 64, 4096, a));
   return 0;
 }
 ";
@@ -127,6 +140,11 @@ fn the_examples_of_the_language_are_discharged() {
     let grid = function(&functions, "grid");
     assert_eq!(tally(grid, GuardKind::Bounds), (1, 0));
     assert_eq!(tally(grid, GuardKind::Overflow), (2, 0));
+    // `i - w` where `i = y * w + x` and `y >= 1` (a factor of at least 1: `w <= y * w <= i`), and
+    // the index below `i`; the product and the sum themselves stay checked.
+    let rows = function(&functions, "rows_above");
+    assert_eq!(tally(rows, GuardKind::Bounds), (1, 0));
+    assert_eq!(tally(rows, GuardKind::Overflow), (1, 2));
     // `acc + k * 3` with `k < 20` and `acc` unbounded: the product is proved, the sum is not.
     assert_eq!(tally(function(&functions, "bounded_loop"), GuardKind::Overflow), (2, 1));
 }

@@ -542,6 +542,7 @@ impl Lower<'_> {
             })
             .collect();
         cfg::if_convert(&mut blocks, &mut self.locals);
+        crate::clear_unreachable(&mut blocks);
         blocks
     }
 

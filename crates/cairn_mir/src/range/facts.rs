@@ -47,10 +47,11 @@ pub fn audit(check: &Check, facts: &[Fact]) -> bool {
     let known = Known { facts };
     match check {
         Check::NoOverflow(op, ty, a, b) => {
-            let (Some(x), Some(y)) = (known.interval(a), known.interval(b)) else { return false };
             let range = ty.range();
             let fits = |v: Option<i128>| v.is_some_and(|v| range.0 <= v && v <= range.1);
+            let (x, y) = (known.interval(a), known.interval(b));
             let fits_all = |f: fn(i128, i128) -> Option<i128>| {
+                let (Some(x), Some(y)) = (x, y) else { return false };
                 [(x.0, y.0), (x.0, y.1), (x.1, y.0), (x.1, y.1)].iter().all(|&(p, q)| fits(f(p, q)))
             };
             match op {

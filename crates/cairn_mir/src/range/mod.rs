@@ -25,7 +25,7 @@ mod state;
 
 pub use facts::{Fact, audit};
 
-use facts::constant;
+pub(crate) use facts::constant;
 use state::{Cond, Iv, State};
 
 use crate::{
@@ -37,8 +37,12 @@ use crate::{
 /// more than the guards it could save).
 const SIZE_LIMIT: usize = 4_000_000;
 
-/// Entry-state updates of one block after which its intervals are widened.
+/// Entry-state updates of a loop's header after which the locals the loop writes are widened.
 const WIDEN_AFTER: u32 = 3;
+
+/// Entry-state updates of any block after which all of its intervals are widened (a backstop:
+/// a loop's header bounds every cycle of a structured body).
+const WIDEN_ALL_AFTER: u32 = 24;
 
 /// Discharges every guard of `function` that the range analysis proves cannot fail; returns how
 /// many it discharged.
@@ -89,6 +93,8 @@ struct Analysis<'f> {
     lengths: Vec<(Local, Length)>,
     /// The widening steps: every integer constant of the function, one less and one more.
     steps: Vec<i128>,
+    /// Per block: for a loop's header, which locals the loop writes.
+    loops: Vec<Option<Vec<bool>>>,
 }
 
 #[derive(Clone, Copy)]
@@ -188,7 +194,8 @@ impl<'f> Analysis<'f> {
         }
         steps.sort_unstable();
         steps.dedup();
-        Analysis { function, tops, lengths, steps }
+        let loops = loops(function);
+        Analysis { function, tops, lengths, steps, loops }
     }
 
     /// The state on entry: every tracked local anywhere in its type (the lowering writes a
@@ -229,8 +236,15 @@ impl<'f> Analysis<'f> {
                     continue;
                 }
                 updates[s] += 1;
-                entries[s] =
-                    if updates[s] > WIDEN_AFTER { entries[s].widen(&joined, &self.tops, &self.steps) } else { joined };
+                entries[s] = if updates[s] > WIDEN_ALL_AFTER {
+                    entries[s].widen(&joined, &self.tops, &self.steps, None)
+                } else if let Some(writes) = &self.loops[s]
+                    && updates[s] > WIDEN_AFTER
+                {
+                    entries[s].widen(&joined, &self.tops, &self.steps, Some(writes))
+                } else {
+                    joined
+                };
                 if !queued[s] {
                     queued[s] = true;
                     work.push(s);
@@ -571,17 +585,17 @@ impl<'f> Analysis<'f> {
             }
             _ => None,
         };
-        let Some(exact) = exact else { return top };
-        let value = if exact.within(top) {
-            exact
-        } else if checked && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul) {
-            // The overflow guard just before held: the result is the exact one, in range.
-            match exact.meet(top) {
+        let arithmetic = matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul);
+        let value = match exact {
+            Some(exact) if exact.within(top) => exact,
+            // The overflow guard just before held: the result is the exact one, in range (and
+            // when the corners leave `i128`, somewhere in the type, still exact).
+            Some(exact) if checked && arithmetic => match exact.meet(top) {
                 Some(v) => v,
                 None => return top,
-            }
-        } else {
-            return top;
+            },
+            None if checked && arithmetic => top,
+            _ => return top,
         };
         match op {
             BinOp::Add => {
@@ -595,6 +609,19 @@ impl<'f> Analysis<'f> {
             BinOp::Sub => {
                 if let Some(y) = self.tracked(a) {
                     self.offset(state, x, y, Iv::new(-vb.hi, -vb.lo), bounds);
+                }
+            }
+            BinOp::Mul => {
+                // A factor not below 1 times a value not below 0 is at least that value.
+                for (y, factor) in [(self.tracked(a), vb), (self.tracked(b), va)] {
+                    if let Some(y) = y
+                        && y != x
+                        && factor.lo >= 1
+                        && self.interval(state, &Operand::Copy(Place::local(y))).is_some_and(|v| v.lo >= 0)
+                    {
+                        bounds.push((y, x, 0));
+                        bounds.extend(state.rel.iter().filter(|(_, r, _)| *r == y).map(|&(l, _, k)| (l, x, k)));
+                    }
                 }
             }
             BinOp::Min => {
@@ -728,6 +755,69 @@ impl<'f> Analysis<'f> {
             }
         }
     }
+}
+
+/// Per block: for the header of a loop (the target of a back edge in a depth-first walk from the
+/// entry), the locals written anywhere in its natural loops.
+fn loops(function: &Function) -> Vec<Option<Vec<bool>>> {
+    let n = function.blocks.len();
+    let succs: Vec<Vec<usize>> =
+        function.blocks.iter().map(|b| successors(&b.term).iter().map(|s| s.0 as usize).collect()).collect();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (b, ss) in succs.iter().enumerate() {
+        for &s in ss {
+            preds[s].push(b);
+        }
+    }
+    // Back edges: to a block still on the depth-first stack.
+    let (mut state, mut back) = (vec![0u8; n], Vec::new());
+    let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+    state[0] = 1;
+    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+        if let Some(&s) = succs[b].get(*next) {
+            *next += 1;
+            match state[s] {
+                0 => {
+                    state[s] = 1;
+                    stack.push((s, 0));
+                }
+                1 => back.push((b, s)),
+                _ => {}
+            }
+        } else {
+            state[b] = 2;
+            stack.pop();
+        }
+    }
+    let mut out: Vec<Option<Vec<bool>>> = vec![None; n];
+    for (latch, header) in back {
+        // The natural loop: the header and every block that reaches the latch without it.
+        let mut body = vec![false; n];
+        body[header] = true;
+        let mut work = vec![latch];
+        while let Some(b) = work.pop() {
+            if !body[b] {
+                body[b] = true;
+                work.extend(preds[b].iter().copied());
+            }
+        }
+        let writes = out[header].get_or_insert_with(|| vec![false; function.locals.len()]);
+        for (b, block) in function.blocks.iter().enumerate() {
+            if !body[b] {
+                continue;
+            }
+            for inst in &block.insts {
+                if let Inst::Assign(place, _)
+                | Inst::Call { dst: Some(place), .. }
+                | Inst::CallIndirect { dst: Some(place), .. }
+                | Inst::Drop(place) = inst
+                {
+                    writes[place.local.0 as usize] = true;
+                }
+            }
+        }
+    }
+    out
 }
 
 fn successors(term: &Terminator) -> Vec<BlockId> {

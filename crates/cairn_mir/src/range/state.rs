@@ -120,7 +120,11 @@ impl State {
     /// moved goes to the next of the function's constants past it (`steps`, sorted), else to its
     /// type's end (`tops`); a bound that loosened is dropped. Stepping through the constants
     /// keeps an outer loop's binder within its bound while an inner loop settles.
-    pub fn widen(&self, next: &State, tops: &[Option<Iv>], steps: &[i128]) -> State {
+    ///
+    /// `only`, when given, names the locals to widen (those the loop at this block writes): a
+    /// local the loop leaves alone only grows as the states entering the loop do, so widening it
+    /// here would lose an outer loop's bound for nothing.
+    pub fn widen(&self, next: &State, tops: &[Option<Iv>], steps: &[i128], only: Option<&[bool]>) -> State {
         if !self.reach {
             return next.clone();
         }
@@ -129,7 +133,9 @@ impl State {
             .iter()
             .zip(&next.vals)
             .zip(tops)
-            .map(|((old, new), top)| match (old, new, top) {
+            .enumerate()
+            .map(|(i, ((old, new), top))| match (old, new, top) {
+                (Some(_), Some(new), Some(_)) if only.is_some_and(|mask| !mask[i]) => Some(*new),
                 (Some(old), Some(new), Some(top)) => Some(Iv {
                     lo: if new.lo < old.lo {
                         steps.iter().rev().copied().find(|&c| c <= new.lo && c >= top.lo).unwrap_or(top.lo)

@@ -1,0 +1,143 @@
+//! Speculation of small checked `if`/`else`s (`cairn_mir::rewrite_for_build`): which branches
+//! become selects, which stay, and that the rewritten program does what the lowered one does —
+//! the same output, the same trap of the same guard — on inputs that overflow in either arm,
+//! under the evaluator.
+
+use std::sync::Arc;
+
+use cairn_hir::{SourceText, Workspace};
+use cairn_mir::eval::{Ending, run};
+use cairn_mir::{Function, GuardKind, Terminator};
+
+fn lowered(text: &str) -> Vec<Arc<Function>> {
+    let mut workspace = Workspace::new(vec![SourceText { name: "p.cairn".into(), text: text.into() }]);
+    let outcome = workspace.check();
+    assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal.map(|r| r.first.message));
+    let program = cairn_mir::program_mir(workspace.db());
+    assert!(program.errors.is_empty(), "{:?}", program.errors);
+    program.functions
+}
+
+fn rewritten(functions: &[Arc<Function>]) -> Vec<Arc<Function>> {
+    let mut functions = functions.to_vec();
+    cairn_mir::rewrite_for_build(&mut functions);
+    for function in &functions {
+        cairn_mir::verify::verify(function).expect("the rewritten MIR verifies");
+    }
+    functions
+}
+
+fn branches(f: &Function) -> usize {
+    f.blocks.iter().filter(|b| matches!(b.term, Terminator::Branch(..))).count()
+}
+
+fn named<'a>(functions: &'a [Arc<Function>], name: &str) -> &'a Function {
+    functions.iter().find(|f| &*f.name == name).unwrap_or_else(|| panic!("no function {name}"))
+}
+
+const PROGRAM: &str = "
+fn step(x:u64) -> u64 {
+  let mut v = x;
+  if v % 2 == 0 {
+    v = v / 2;
+  } else {
+    v = 3 * v + 1;
+  }
+  return v;
+}
+
+fn down(x:u64, k:u64) -> u64 {
+  let mut v = x;
+  if k > 10 {
+    v = v - k;
+  }
+  return v;
+}
+
+fn signed(s:i64) -> i64 {
+  let mut t = s;
+  if t < 0 {
+    t = -t * 2;
+  } else {
+    t = t - 100;
+  }
+  return t;
+}
+
+fn loud(x:u64) -> u64 {
+  let mut v = x;
+  if v > 5 {
+    println(\"big\");
+    v = v + 1;
+  }
+  return v;
+}
+
+fn reads(n:usize, xs:ro<u64>[n], k:usize) -> u64 {
+  let mut v:u64 = 0;
+  if k < n {
+    v = xs[k] + 1;
+  }
+  return v;
+}
+
+fn main() -> i32 {
+  stack xs:u64[3] = zeroed;
+  let l = loud(9);
+  println(step(7), step(8), down(50, 20), down(5, 3), signed(-4), signed(400), l, reads(3, xs, 1));
+  return 0;
+}
+";
+
+#[test]
+fn small_checked_arms_become_selects_and_others_stay() {
+    let before = lowered(PROGRAM);
+    let after = rewritten(&before);
+    for name in ["step", "down", "signed"] {
+        assert_eq!(branches(named(&before, name)), 1, "{name} branches as lowered");
+        assert_eq!(branches(named(&after, name)), 0, "{name} is speculated");
+        // Every guard is still there, in force as before.
+        let kinds = |f: &Function| {
+            let mut k: Vec<(GuardKind, bool)> = f.guards().map(|g| (g.kind, g.elided)).collect();
+            k.sort_by_key(|(kind, elided)| (kind.name(), *elided));
+            k
+        };
+        assert_eq!(kinds(named(&before, name)), kinds(named(&after, name)), "{name}: the same guards");
+    }
+    // A print and an element read may not run off their path.
+    assert_eq!(branches(named(&after, "loud")), 1);
+    assert_eq!(branches(named(&after, "reads")), 1);
+}
+
+#[test]
+fn speculated_code_does_what_the_lowered_code_does() {
+    // Each input overflows in one arm, or in none; the rewritten program must trap (or not) the
+    // same way, with the same guard, having printed the same.
+    let cases = [
+        "println(step(7), step(8));",
+        "println(step(6148914691236517205));",
+        "println(step(18446744073709551614));",
+        "println(down(5, 11));",
+        "println(down(5, 3), down(30, 12));",
+        "println(signed(-4611686018427387905));",
+        "println(signed(-9223372036854775807 - 1));",
+        "println(signed(-9223372036854775807 + 100));",
+        "println(signed(99));",
+        "println(signed(9223372036854775807));",
+    ];
+    let mut trapped = 0;
+    for case in cases {
+        let text = PROGRAM.replace(
+            "println(step(7), step(8), down(50, 20), down(5, 3), signed(-4), signed(400), l, reads(3, xs, 1));",
+            case,
+        );
+        let before = lowered(&text);
+        let after = rewritten(&before);
+        let (a, b) = (run(&before, "cairn.main", 1_000_000), run(&after, "cairn.main", 1_000_000));
+        assert_eq!(a.ending, b.ending, "{case}");
+        assert_eq!(a.stdout, b.stdout, "{case}");
+        assert!(matches!(a.ending, Ending::Exit(0) | Ending::Trap(GuardKind::Overflow)), "{case}: {:?}", a.ending);
+        trapped += usize::from(matches!(a.ending, Ending::Trap(_)));
+    }
+    assert!(trapped >= 4, "only {trapped} cases overflow: the arms are not exercised");
+}
