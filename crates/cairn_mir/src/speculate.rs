@@ -16,7 +16,8 @@
 //! Only arms that are cheap and cannot fault when run speculatively qualify: straight-line blocks
 //! jumping to one join, of at most a few instructions, writing whole scalar locals from constants,
 //! whole locals and record fields (no element reads, no calls, prints or stores), dividing only by
-//! non-zero constants, and holding at least one guard in force (an arm without one LLVM converts
+//! non-zero constants, holding no guard the range analysis discharged (its facts may rest on the
+//! branch's condition), and holding at least one guard in force (an arm without one LLVM converts
 //! on its own).
 
 use std::collections::HashMap;
@@ -155,7 +156,11 @@ fn qualifies(arm: &[Inst], locals: &[LocalDecl]) -> bool {
             };
             place.proj.is_empty() && scalar && reads
         }
-        Inst::Guard(guard) => guard.elided || neutralizable(&guard.check),
+        // A guard the lowering elided holds wherever its code runs (a loop binder's `+ 1`, a
+        // division by a constant); one the range analysis discharged may rest on the branch's
+        // condition, so its arm stays a branch.
+        Inst::Guard(guard) if guard.elided => guard.facts.is_empty(),
+        Inst::Guard(guard) => neutralizable(&guard.check),
         _ => false,
     })
 }
@@ -204,14 +209,13 @@ fn rename(
             Inst::Guard(guard) => {
                 neutral.clear();
                 let mut guard = guard.clone();
-                let operands: Vec<&mut Operand> = match &mut guard.check {
-                    Check::NoOverflow(_, _, a, b) | Check::Division(_, a, b) => vec![a, b],
-                    Check::NegNoOverflow(_, a) | Check::Fits(_, _, a) | Check::ShiftCount(_, a) => vec![a],
-                    _ => Vec::new(),
-                };
-                for slot in operands {
-                    *slot = read(slot, &map, &[]);
-                }
+                // The arm's renamed locals, in the check and in a discharged guard's facts alike
+                // (a proof about `t` is about the `t'` this arm computes).
+                crate::visit::guard_places(&mut guard, &mut |place, _| {
+                    if let Some(renamed) = map.get(&place.local) {
+                        place.local = *renamed;
+                    }
+                });
                 if !guard.elided {
                     let mut off_path = OffPath { cond, then, locals, out, anchor, replaced: Vec::new() };
                     off_path.neutralize(&mut guard.check);

@@ -23,7 +23,7 @@ pub(crate) fn inst_places(inst: &mut Inst, f: &mut dyn FnMut(&mut Place, Role)) 
             place(dst, Role::Def, f);
             rvalue(value, f);
         }
-        Inst::Guard(guard) => check(&mut guard.check, f),
+        Inst::Guard(guard) => guard_places(guard, f),
         Inst::Call { dst, args, .. } => {
             if let Some(dst) = dst {
                 place(dst, Role::Def, f);
@@ -44,6 +44,21 @@ pub(crate) fn inst_places(inst: &mut Inst, f: &mut dyn FnMut(&mut Place, Role)) 
             operand(env, f);
             operand(count, f);
             operand(work, f);
+        }
+    }
+}
+
+/// Calls `f` on every place a guard reads: its check's, then its facts' (`range::Fact`), so a
+/// pass that renames a local renames it in a discharged guard's proof too.
+pub(crate) fn guard_places(guard: &mut crate::Guard, f: &mut dyn FnMut(&mut Place, Role)) {
+    check(&mut guard.check, f);
+    for fact in &mut guard.facts {
+        match fact {
+            crate::range::Fact::Within(o, ..) => operand(o, f),
+            crate::range::Fact::AtMost(a, b, _) => {
+                operand(a, f);
+                operand(b, f);
+            }
         }
     }
 }

@@ -64,7 +64,9 @@ impl Analysis<'_> {
 
     /// Adds the fact of an operand's interval (nothing for a constant, which is its own fact).
     fn within(&self, state: &State, o: &Operand, facts: &mut Vec<Fact>) {
-        if let (Operand::Copy(_), Some(v)) = (o, self.interval(state, o)) {
+        // Only a tracked local's interval says more than its type; a fact never names an
+        // element or a field (the evaluator reads each fact where the guard stands).
+        if let (Some(_), Some(v)) = (self.tracked(o), self.interval(state, o)) {
             let fact = Fact::Within(o.clone(), v.lo, v.hi);
             if !facts.contains(&fact) {
                 facts.push(fact);
