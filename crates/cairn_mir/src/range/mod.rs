@@ -47,7 +47,10 @@ const WIDEN_ALL_AFTER: u32 = 24;
 /// Discharges every guard of `function` that the range analysis proves cannot fail; returns how
 /// many it discharged.
 pub fn discharge(function: &mut Function) -> usize {
-    if function.blocks.is_empty() || function.locals.len() * function.blocks.len() > SIZE_LIMIT {
+    if function.blocks.is_empty()
+        || function.locals.len() * function.blocks.len() > SIZE_LIMIT
+        || !function.guards().any(|g| !g.elided)
+    {
         return 0;
     }
     let analysis = Analysis::new(function);
@@ -87,13 +90,18 @@ pub fn discharge(function: &mut Function) -> usize {
 /// signature fixes.
 struct Analysis<'f> {
     function: &'f Function,
-    /// Per local: its type's interval when it is tracked.
+    /// Per local: its type's interval when it is tracked (an integer or `bool` whose address is
+    /// never taken, and whose value can reach a guard or a branch).
     tops: Vec<Option<Iv>>,
+    /// Per local: its index among the tracked ones (a state holds only those), `u32::MAX` else.
+    dense: Vec<u32>,
+    /// The tracked locals' type intervals, by that index.
+    dense_tops: Vec<Option<Iv>>,
     /// View parameters never written whose length is a literal or a never-written parameter.
     lengths: Vec<(Local, Length)>,
     /// The widening steps: every integer constant of the function, one less and one more.
     steps: Vec<i128>,
-    /// Per block: for a loop's header, which locals the loop writes.
+    /// Per block: for a loop's header, which tracked locals (by index) the loop writes.
     loops: Vec<Option<Vec<bool>>>,
 }
 
@@ -129,27 +137,40 @@ impl<'f> Analysis<'f> {
                 _ => {}
             }
         }
-        let tops = function
-            .locals
-            .iter()
-            .enumerate()
-            .map(|(i, decl)| match decl.ty {
-                _ if taken[i] => None,
-                MTy::Int(t) => Some(Iv::new(t.range().0, t.range().1)),
-                MTy::Bool => Some(Iv::new(0, 1)),
-                _ => None,
-            })
-            .collect::<Vec<_>>();
         let fixed = |l: Local| (l.0 < function.params) && !taken[l.0 as usize] && writes[l.0 as usize] == 0;
-        let lengths = function
+        let scalar = |i: usize| !taken[i] && matches!(function.locals[i].ty, MTy::Int(_) | MTy::Bool);
+        let lengths: Vec<(Local, Length)> = function
             .extents
             .iter()
             .filter(|(view, _)| fixed(*view))
             .filter_map(|(view, extent)| match extent {
                 ViewExtent::Literal(n) => Some((*view, Length::Literal(*n))),
-                ViewExtent::Param(p) if fixed(*p) && tops[p.0 as usize].is_some() => Some((*view, Length::Param(*p))),
+                ViewExtent::Param(p) if fixed(*p) && scalar(p.0 as usize) => Some((*view, Length::Param(*p))),
                 ViewExtent::Param(_) => None,
             })
+            .collect();
+        let relevant = relevant(function, &lengths);
+        let tops = function
+            .locals
+            .iter()
+            .enumerate()
+            .map(|(i, decl)| match decl.ty {
+                _ if !scalar(i) || !relevant[i] => None,
+                MTy::Int(t) => Some(Iv::new(t.range().0, t.range().1)),
+                _ => Some(Iv::new(0, 1)),
+            })
+            .collect::<Vec<_>>();
+        let mut dense = vec![u32::MAX; tops.len()];
+        let mut dense_tops = Vec::new();
+        for (i, top) in tops.iter().enumerate() {
+            if let Some(top) = top {
+                dense[i] = dense_tops.len() as u32;
+                dense_tops.push(Some(*top));
+            }
+        }
+        let lengths = lengths
+            .into_iter()
+            .filter(|(_, l)| !matches!(l, Length::Param(p) if tops[p.0 as usize].is_none()))
             .collect();
         let mut steps: Vec<i128> = Vec::new();
         let mut note = |o: &Operand| {
@@ -194,16 +215,26 @@ impl<'f> Analysis<'f> {
         }
         steps.sort_unstable();
         steps.dedup();
-        let loops = loops(function);
-        Analysis { function, tops, lengths, steps, loops }
+        let loops = loops(function)
+            .into_iter()
+            .map(|mask| {
+                mask.map(|m| m.iter().enumerate().filter(|(i, _)| dense[*i] != u32::MAX).map(|(_, w)| *w).collect())
+            })
+            .collect();
+        Analysis { function, tops, dense, dense_tops, lengths, steps, loops }
+    }
+
+    /// Where a tracked local's interval lives in a state.
+    fn slot(&self, local: Local) -> usize {
+        self.dense[local.0 as usize] as usize
     }
 
     /// The state on entry: every tracked local anywhere in its type (the lowering writes a
     /// local before it reads it, so nothing is assumed of its starting value).
     fn entry(&self) -> State {
-        let mut state = State::bottom(self.tops.len());
+        let mut state = State::bottom(self.dense_tops.len());
         state.reach = true;
-        state.vals.clone_from(&self.tops);
+        state.vals.clone_from(&self.dense_tops);
         state
     }
 
@@ -216,13 +247,14 @@ impl<'f> Analysis<'f> {
                 preds[s.0 as usize].push(b);
             }
         }
-        let mut entries: Vec<State> = vec![State::bottom(self.tops.len()); n];
+        let mut entries: Vec<State> = vec![State::bottom(self.dense_tops.len()); n];
         entries[0] = self.entry();
         let mut updates = vec![0u32; n];
         let mut work: Vec<usize> = vec![0];
         let mut queued = vec![false; n];
         queued[0] = true;
         let mut steps = 0usize;
+        let mut widened = false;
         while let Some(b) = work.pop() {
             queued[b] = false;
             steps += 1;
@@ -236,12 +268,13 @@ impl<'f> Analysis<'f> {
                     continue;
                 }
                 updates[s] += 1;
+                widened |= updates[s] > WIDEN_AFTER;
                 entries[s] = if updates[s] > WIDEN_ALL_AFTER {
-                    entries[s].widen(&joined, &self.tops, &self.steps, None)
+                    entries[s].widen(&joined, &self.dense_tops, &self.steps, None)
                 } else if let Some(writes) = &self.loops[s]
                     && updates[s] > WIDEN_AFTER
                 {
-                    entries[s].widen(&joined, &self.tops, &self.steps, Some(writes))
+                    entries[s].widen(&joined, &self.dense_tops, &self.steps, Some(writes))
                 } else {
                     joined
                 };
@@ -252,10 +285,12 @@ impl<'f> Analysis<'f> {
             }
         }
         // Descending rounds: each block's entry recomputed from its predecessors' outs, which
-        // stays above every execution because the state it starts from does.
-        for _ in 0..2 {
+        // stays above every execution because the state it starts from does. They recover what
+        // widening gave away, so without a widening they are skipped (the states are already a
+        // fixpoint, and sound as they are).
+        for _ in 0..if widened { 2 } else { 0 } {
             let outs: Vec<Vec<(BlockId, State)>> = (0..n).map(|b| self.block_out(b, &entries[b])).collect();
-            let mut next: Vec<State> = vec![State::bottom(self.tops.len()); n];
+            let mut next: Vec<State> = vec![State::bottom(self.dense_tops.len()); n];
             next[0] = self.entry();
             for edges in &outs {
                 for (s, out) in edges {
@@ -354,7 +389,7 @@ impl<'f> Analysis<'f> {
             Operand::Const(_) => None,
             Operand::Copy(place) => {
                 if let Some(local) = self.tracked(o) {
-                    return state.vals[local.0 as usize];
+                    return state.vals[self.slot(local)];
                 }
                 match self.function.place_ty(place)? {
                     MTy::Int(t) => Some(Iv::new(t.range().0, t.range().1)),
@@ -380,8 +415,8 @@ impl<'f> Analysis<'f> {
     /// hold no value is unreachable.
     fn refine(&self, state: &mut State, o: &Operand, to: Iv) {
         match self.tracked(o) {
-            Some(local) => match state.vals[local.0 as usize].and_then(|v| v.meet(to)) {
-                Some(v) => state.vals[local.0 as usize] = Some(v),
+            Some(local) => match state.vals[self.slot(local)].and_then(|v| v.meet(to)) {
+                Some(v) => state.vals[self.slot(local)] = Some(v),
                 None => state.reach = false,
             },
             None => {
@@ -428,7 +463,7 @@ impl<'f> Analysis<'f> {
     fn clobber(&self, state: &mut State, place: &Place) {
         if place.proj.is_empty() && self.tops[place.local.0 as usize].is_some() {
             state.kill(place.local);
-            state.vals[place.local.0 as usize] = self.tops[place.local.0 as usize];
+            state.vals[self.slot(place.local)] = self.tops[place.local.0 as usize];
         }
     }
 
@@ -495,7 +530,7 @@ impl<'f> Analysis<'f> {
             _ => top,
         };
         state.kill(x);
-        state.vals[x.0 as usize] = Some(value.meet(top).unwrap_or(top));
+        state.vals[self.slot(x)] = Some(value.meet(top).unwrap_or(top));
         for (l, r, k) in bounds {
             if l != r {
                 state.relate(l, r, k);
@@ -542,7 +577,7 @@ impl<'f> Analysis<'f> {
             Some(Length::Literal(n)) => Iv::point(i128::from(n)),
             Some(Length::Param(p)) => {
                 self.offset(state, x, p, Iv::point(0), bounds);
-                state.vals[p.0 as usize].and_then(|v| v.meet(nonnegative)).unwrap_or(nonnegative)
+                state.vals[self.slot(p)].and_then(|v| v.meet(nonnegative)).unwrap_or(nonnegative)
             }
             None => nonnegative,
         }
@@ -753,6 +788,69 @@ impl<'f> Analysis<'f> {
             for (l, r, k) in implied {
                 state.relate(l, r, k);
             }
+        }
+    }
+}
+
+/// Per local: whether its value can reach a guard in force or a branch (so intervals of it can
+/// discharge a guard): the locals those read, and backwards through every assignment to one of
+/// them, and the extent parameter of a view whose length one of them is.
+fn relevant(function: &Function, lengths: &[(Local, Length)]) -> Vec<bool> {
+    let mut relevant = vec![false; function.locals.len()];
+    let mark = |o: &Operand, relevant: &mut Vec<bool>| -> bool {
+        match o {
+            Operand::Copy(place) if place.proj.is_empty() && !relevant[place.local.0 as usize] => {
+                relevant[place.local.0 as usize] = true;
+                true
+            }
+            _ => false,
+        }
+    };
+    for block in &function.blocks {
+        for inst in &block.insts {
+            if let Inst::Guard(guard) = inst
+                && !guard.elided
+            {
+                let mut guard = guard.clone();
+                crate::visit::guard_places(&mut guard, &mut |place, _| {
+                    if place.proj.is_empty() {
+                        relevant[place.local.0 as usize] = true;
+                    }
+                });
+            }
+        }
+        if let Terminator::Branch(o, ..) | Terminator::Switch(o, ..) = &block.term {
+            mark(o, &mut relevant);
+        }
+    }
+    loop {
+        let mut grew = false;
+        for inst in function.blocks.iter().flat_map(|b| &b.insts) {
+            let Inst::Assign(place, rvalue) = inst else { continue };
+            if !place.proj.is_empty() || !relevant[place.local.0 as usize] {
+                continue;
+            }
+            match rvalue {
+                Rvalue::Use(a) | Rvalue::Unary(_, a) | Rvalue::Cast(_, a) => grew |= mark(a, &mut relevant),
+                Rvalue::Binary(_, a, b) => {
+                    grew |= mark(a, &mut relevant);
+                    grew |= mark(b, &mut relevant);
+                }
+                Rvalue::Select(c, a, b) => {
+                    grew |= mark(c, &mut relevant);
+                    grew |= mark(a, &mut relevant);
+                    grew |= mark(b, &mut relevant);
+                }
+                Rvalue::Len(view) if view.proj.is_empty() => {
+                    if let Some((_, Length::Param(p))) = lengths.iter().find(|(v, _)| *v == view.local) {
+                        grew |= mark(&Operand::Copy(Place::local(*p)), &mut relevant);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !grew {
+            return relevant;
         }
     }
 }

@@ -101,7 +101,7 @@ impl Analysis<'_> {
                 facts.push(Fact::AtMost(zo, b.clone(), k2));
                 return true;
             }
-            if let Some(vz) = state.vals[z.0 as usize]
+            if let Some(vz) = state.vals[self.slot(z)]
                 && vz.hi + k1 <= vb.lo + k
             {
                 facts.push(Fact::AtMost(a.clone(), zo.clone(), k1));
