@@ -63,7 +63,7 @@ impl Gen {
 
     fn function(&mut self, k: usize) {
         let name = format!("g{k}");
-        let shape = self.rng.below(10);
+        let shape = self.rng.below(11);
         let _ = std::fmt::Write::write_fmt(
             &mut self.out,
             format_args!("fn {name}(n:usize, x:ro<u64>[n], k:usize) -> u64 {{\n  let mut total:u64 = 0;\n"),
@@ -146,6 +146,15 @@ impl Gen {
                 };
                 format!(
                     "  let mut v:u64 = u64(k) * {big};\n  for i in 0..n {{\n    if {test} {{\n      v = {grow};\n    }}{else_arm}\n  }}\n  total = v;\n"
+                )
+            }
+            10 => {
+                // The binder stepped before it is used: what held of it before the step moves.
+                let (start, step) = (self.rng.below(3), 1 + self.rng.below(2));
+                let cmp = *self.rng.pick(&["<", "<="]);
+                let (bound, index) = (self.bound(), self.index("i"));
+                format!(
+                    "  let mut i:usize = {start};\n  while i {cmp} {bound} {{\n    i += {step};\n    total = add_wrap(total, x[{index}]);\n  }}\n"
                 )
             }
             9 => {

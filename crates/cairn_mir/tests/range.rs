@@ -109,9 +109,23 @@ fn rows_above(w:usize, h:usize, n:usize, src:ro<f64>[n]) -> f64 {
   return total;
 }
 
+fn marks(n:usize, c:rw<u8>[n]) {
+  let mut i:usize = 2;
+  while i * i < n {
+    let mut j = i * i;
+    while j < n {
+      c[j] = 1;
+      j += i;
+    }
+    i += 1;
+  }
+}
+
 fn main() -> i32 {
   stack x:u64[8] = zeroed;
   stack a:f64[4096] = zeroed;
+  stack c:u8[64] = zeroed;
+  marks(64, c);
   println(after_return(8, x, 2), under_positive(8, x, 1), counters(7), right_of_and(8, x, 1));
   println(next_one(8, x), steps_back(8, x), grid(a), bounded_loop(), rows_above(64, 64, 4096, a));
   return 0;
@@ -145,6 +159,12 @@ fn the_examples_of_the_language_are_discharged() {
     let rows = function(&functions, "rows_above");
     assert_eq!(tally(rows, GuardKind::Bounds), (1, 0));
     assert_eq!(tally(rows, GuardKind::Overflow), (1, 2));
+    // The sieve's `j += i` under `j < n`, where `i <= i * i < n`: a view of bytes holds at most
+    // 2^63 - 1 of them, so neither passes 2^63 - 2 and their sum fits; so does `i += 1`, and
+    // the index `c[j]`. The two `i * i` stay checked (nothing bounds `i` before the product).
+    let marks = function(&functions, "marks");
+    assert_eq!(tally(marks, GuardKind::Bounds), (1, 0));
+    assert_eq!(tally(marks, GuardKind::Overflow), (2, 2));
     // `acc + k * 3` with `k < 20` and `acc` unbounded: the product is proved, the sum is not.
     assert_eq!(tally(function(&functions, "bounded_loop"), GuardKind::Overflow), (2, 1));
 }

@@ -37,6 +37,10 @@ use crate::{
 /// more than the guards it could save).
 const SIZE_LIMIT: usize = 4_000_000;
 
+/// The most elements a view or owner of byte-or-larger elements can hold: no object of a 64-bit
+/// address space is larger than `isize::MAX` bytes (an allocation past it fails, and traps).
+const OBJECT_LIMIT: i128 = (1i128 << 63) - 1;
+
 /// Entry-state updates of a loop's header after which the locals the loop writes are widened.
 const WIDEN_AFTER: u32 = 3;
 
@@ -235,7 +239,26 @@ impl<'f> Analysis<'f> {
         let mut state = State::bottom(self.dense_tops.len());
         state.reach = true;
         state.vals.clone_from(&self.dense_tops);
+        // An extent parameter is a view's length, and no object is larger than the address
+        // space allows (`OBJECT_LIMIT`).
+        for (view, length) in &self.lengths {
+            if let Length::Param(p) = length
+                && self.sized_elements(&Place::local(*view))
+            {
+                let slot = self.slot(*p);
+                state.vals[slot] = state.vals[slot].and_then(|v| v.meet(Iv::new(0, OBJECT_LIMIT)));
+            }
+        }
         state
+    }
+
+    /// True when the place is a view or owner of elements that take at least a byte each (so
+    /// its length is at most `OBJECT_LIMIT`).
+    fn sized_elements(&self, place: &Place) -> bool {
+        matches!(
+            self.function.place_ty(place),
+            Some(MTy::View(e) | MTy::Buf(e)) if matches!(*e, MTy::Int(_) | MTy::Float(_) | MTy::Bool)
+        )
     }
 
     /// The entry state of every block, or `None` when the iteration did not settle.
@@ -566,7 +589,7 @@ impl<'f> Analysis<'f> {
     /// parameter's value (and bounds) for a view whose extent is a parameter.
     fn length(&self, state: &State, x: Local, place: &Place, bounds: &mut Vec<(Local, Local, i128)>) -> Iv {
         let top = self.top(x);
-        let nonnegative = Iv::new(0, top.hi);
+        let nonnegative = Iv::new(0, if self.sized_elements(place) { top.hi.min(OBJECT_LIMIT) } else { top.hi });
         if let Some(MTy::Array(_, n)) = self.function.place_ty(place) {
             return Iv::point(i128::from(n));
         }
@@ -787,6 +810,19 @@ impl<'f> Analysis<'f> {
             }
             for (l, r, k) in implied {
                 state.relate(l, r, k);
+                // The bound narrows both ends it joins: `l <= r.hi + k`, `r >= l.lo - k`.
+                if let (Some(vl), Some(vr)) = (state.vals[self.slot(l)], state.vals[self.slot(r)]) {
+                    match (
+                        vl.meet(Iv::new(vl.lo, vr.hi.saturating_add(k))),
+                        vr.meet(Iv::new(vl.lo.saturating_sub(k), vr.hi)),
+                    ) {
+                        (Some(nl), Some(nr)) => {
+                            state.vals[self.slot(l)] = Some(nl);
+                            state.vals[self.slot(r)] = Some(nr);
+                        }
+                        _ => state.reach = false,
+                    }
+                }
             }
         }
     }
