@@ -237,19 +237,21 @@ fn record(kind: RecordKind, key: &str) -> Record {
     }
 }
 
-/// Appends the intent of a write of `changes`.
+/// Appends the intent of a write of `changes`, whose digests (`super::digests`) are given.
 pub(super) fn intend(
     open: &Open,
     ledger: &mut Ledger,
     intent: &Intent,
     changes: &[FileChange],
+    digests: &[(String, String)],
 ) -> Result<(), WriteError> {
     let files = changes
         .iter()
-        .map(|c| LedgerFile {
+        .zip(digests)
+        .map(|(c, (before, after))| LedgerFile {
             name: c.name.clone(),
-            before_sha256: super::sha256(&c.before),
-            after_sha256: super::sha256(&c.after),
+            before_sha256: before.clone(),
+            after_sha256: after.clone(),
         })
         .collect();
     let mut line = record(RecordKind::Intent, &intent.key);

@@ -31,7 +31,7 @@ fn intent(key: &str, session: &str) -> Intent {
 fn leave_open(journal: &Journal, intent: &Intent, changes: &[FileChange]) {
     let (open, _lock) = journal.lock().unwrap();
     let mut ledger = ledger::read(&open).unwrap();
-    ledger::intend(&open, &mut ledger, intent, changes).unwrap();
+    ledger::intend(&open, &mut ledger, intent, changes, &super::digests(changes)).unwrap();
 }
 
 fn ledger_text(dir: &Path) -> String {

@@ -377,7 +377,7 @@ impl Journal {
         }
         let (open, _lock) = self.lock()?;
         self.recover_locked(&open)?;
-        apply(&open, changes, None, &self.hooks)
+        apply(&open, changes, &digests(changes), None, &self.hooks)
     }
 
     /// Writes `changes` as one write-back recorded in the effect ledger (`ledger.rs`): under
@@ -400,9 +400,11 @@ impl Journal {
         if let Some(ledger::Settled::Complete(answer)) = ledger.settled(&intent.key) {
             return Ok(Recorded::Earlier(answer));
         }
-        ledger::intend(&open, &mut ledger, intent, changes)?;
+        // Each file's digests, taken once: the intent and the journal's entry both record them.
+        let digests = digests(changes);
+        ledger::intend(&open, &mut ledger, intent, changes, &digests)?;
         crate::fault::point("after-intent");
-        match apply(&open, changes, None, &self.hooks) {
+        match apply(&open, changes, &digests, None, &self.hooks) {
             Ok(seq) => {
                 crate::fault::point("before-completion");
                 let completed = ledger::complete(&open, &mut ledger, &intent.key, seq)?;
@@ -505,7 +507,7 @@ impl Journal {
             changed.sort();
             return Err(WriteError::Changed(changed));
         }
-        apply(&open, &changes, Some(last.seq), &self.hooks)?;
+        apply(&open, &changes, &digests(&changes), Some(last.seq), &self.hooks)?;
         Ok(Undone { seq: last.seq, files: entry.files.iter().map(|f| f.name.clone()).collect() })
     }
 }
@@ -532,8 +534,20 @@ fn plan(entry: &Entry, current: &[Option<String>]) -> Plan {
     Plan::RollBack { restore, foreign }
 }
 
-/// Under the lock: check the bases, stage, journal, swap in, commit.
-fn apply(open: &Open, changes: &[FileChange], reverts: Option<u64>, hooks: &Hooks) -> Result<u64, WriteError> {
+/// The SHA-256 of each change's `before` and `after` bytes, in order.
+fn digests(changes: &[FileChange]) -> Vec<(String, String)> {
+    changes.iter().map(|c| (sha256(&c.before), sha256(&c.after))).collect()
+}
+
+/// Under the lock: check the bases, stage, journal, swap in, commit. `digests` are the changes'
+/// (`digests`), taken once by the caller.
+fn apply(
+    open: &Open,
+    changes: &[FileChange],
+    digests: &[(String, String)],
+    reverts: Option<u64>,
+    hooks: &Hooks,
+) -> Result<u64, WriteError> {
     let mut judged = Vec::new();
     let mut changed = Vec::new();
     for change in changes {
@@ -581,8 +595,8 @@ fn apply(open: &Open, changes: &[FileChange], reverts: Option<u64>, hooks: &Hook
         }
         files.push(EntryFile {
             name: change.name.clone(),
-            before_sha256: sha256(&change.before),
-            after_sha256: sha256(&change.after),
+            before_sha256: digests[i].0.clone(),
+            after_sha256: digests[i].1.clone(),
         });
     }
     let mut entry = Entry { schema: SCHEMA.into(), seq, files, mac: String::new() };
