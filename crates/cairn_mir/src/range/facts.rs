@@ -61,7 +61,10 @@ pub fn audit(check: &Check, facts: &[Fact]) -> bool {
                 _ => false,
             }
         }
-        Check::NegNoOverflow(ty, a) => known.interval(a).is_some_and(|(lo, _)| lo > ty.range().0),
+        // `-a` fits: above the minimum for a signed type, exactly 0 for an unsigned one.
+        Check::NegNoOverflow(ty, a) => {
+            known.interval(a).is_some_and(|(lo, hi)| if ty.signed() { lo > ty.range().0 } else { hi == 0 })
+        }
         Check::Division(ty, a, b) => {
             let Some((lo, hi)) = known.interval(b) else { return false };
             let nonzero = lo > 0 || hi < 0;

@@ -67,9 +67,12 @@ pub fn discharge(function: &mut Function) -> usize {
         }
         let mut pending = None;
         for (i, inst) in block.insts.iter().enumerate() {
+            // A proof with no facts (constants alone) is left to LLVM: every range discharge
+            // carries facts, so codegen and `verify` audit every one.
             if let Inst::Guard(guard) = inst
                 && !guard.elided
                 && let Some(facts) = analysis.prove(&state, &guard.check)
+                && !facts.is_empty()
                 && audit(&guard.check, &facts)
             {
                 proofs.push((b, i, facts));
@@ -90,8 +93,8 @@ pub fn discharge(function: &mut Function) -> usize {
     count
 }
 
-/// One function's analysis: which locals it tracks, their types' intervals, and the lengths the
-/// signature fixes.
+/// One function's analysis: which locals it tracks and their types' intervals, the widening
+/// steps, and its loops.
 struct Analysis<'f> {
     function: &'f Function,
     /// Per local: its type's interval when it is tracked (an integer or `bool` whose address is
@@ -101,59 +104,28 @@ struct Analysis<'f> {
     dense: Vec<u32>,
     /// The tracked locals' type intervals, by that index.
     dense_tops: Vec<Option<Iv>>,
-    /// View parameters never written whose length is a literal or a never-written parameter.
-    lengths: Vec<(Local, Length)>,
     /// The widening steps: every integer constant of the function, one less and one more.
     steps: Vec<i128>,
     /// Per block: for a loop's header, which tracked locals (by index) the loop writes.
     loops: Vec<Option<Vec<bool>>>,
 }
 
-#[derive(Clone, Copy)]
-enum Length {
-    Literal(u64),
-    Param(Local),
-}
-
 impl<'f> Analysis<'f> {
     fn new(function: &'f Function) -> Analysis<'f> {
+        // Locals whose address is taken (borrowed, viewed, updated atomically): anything may
+        // write them, so they are never followed.
         let mut taken = vec![false; function.locals.len()];
-        let mut writes = vec![0u32; function.locals.len()];
         for inst in function.blocks.iter().flat_map(|b| &b.insts) {
-            match inst {
-                Inst::Assign(place, rvalue) => {
-                    if place.proj.is_empty() {
-                        writes[place.local.0 as usize] += 1;
-                    }
-                    match rvalue {
-                        Rvalue::Ref(p) | Rvalue::View(p, _) | Rvalue::AtomicRmw(_, p, _) | Rvalue::AtomicCas(p, ..) => {
-                            taken[p.local.0 as usize] = true
-                        }
-                        _ => {}
-                    }
-                }
-                Inst::Call { dst: Some(place), .. } | Inst::CallIndirect { dst: Some(place), .. }
-                    if place.proj.is_empty() =>
-                {
-                    writes[place.local.0 as usize] += 1
-                }
-                Inst::Drop(place) => writes[place.local.0 as usize] += 1,
-                _ => {}
+            if let Inst::Assign(
+                _,
+                Rvalue::Ref(p) | Rvalue::View(p, _) | Rvalue::AtomicRmw(_, p, _) | Rvalue::AtomicCas(p, ..),
+            ) = inst
+            {
+                taken[p.local.0 as usize] = true;
             }
         }
-        let fixed = |l: Local| (l.0 < function.params) && !taken[l.0 as usize] && writes[l.0 as usize] == 0;
         let scalar = |i: usize| !taken[i] && matches!(function.locals[i].ty, MTy::Int(_) | MTy::Bool);
-        let lengths: Vec<(Local, Length)> = function
-            .extents
-            .iter()
-            .filter(|(view, _)| fixed(*view))
-            .filter_map(|(view, extent)| match extent {
-                ViewExtent::Literal(n) => Some((*view, Length::Literal(*n))),
-                ViewExtent::Param(p) if fixed(*p) && scalar(p.0 as usize) => Some((*view, Length::Param(*p))),
-                ViewExtent::Param(_) => None,
-            })
-            .collect();
-        let relevant = relevant(function, &lengths);
+        let relevant = relevant(function);
         let tops = function
             .locals
             .iter()
@@ -172,10 +144,6 @@ impl<'f> Analysis<'f> {
                 dense_tops.push(Some(*top));
             }
         }
-        let lengths = lengths
-            .into_iter()
-            .filter(|(_, l)| !matches!(l, Length::Param(p) if tops[p.0 as usize].is_none()))
-            .collect();
         let mut steps: Vec<i128> = Vec::new();
         let mut note = |o: &Operand| {
             if let Operand::Const(Const::Int(v, ty)) = o {
@@ -225,7 +193,7 @@ impl<'f> Analysis<'f> {
                 mask.map(|m| m.iter().enumerate().filter(|(i, _)| dense[*i] != u32::MAX).map(|(_, w)| *w).collect())
             })
             .collect();
-        Analysis { function, tops, dense, dense_tops, lengths, steps, loops }
+        Analysis { function, tops, dense, dense_tops, steps, loops }
     }
 
     /// Where a tracked local's interval lives in a state.
@@ -239,16 +207,6 @@ impl<'f> Analysis<'f> {
         let mut state = State::bottom(self.dense_tops.len());
         state.reach = true;
         state.vals.clone_from(&self.dense_tops);
-        // An extent parameter is a view's length, and no object is larger than the address
-        // space allows (`OBJECT_LIMIT`).
-        for (view, length) in &self.lengths {
-            if let Length::Param(p) = length
-                && self.sized_elements(&Place::local(*view))
-            {
-                let slot = self.slot(*p);
-                state.vals[slot] = state.vals[slot].and_then(|v| v.meet(Iv::new(0, OBJECT_LIMIT)));
-            }
-        }
         state
     }
 
@@ -522,7 +480,7 @@ impl<'f> Analysis<'f> {
                     _ => top,
                 }
             }
-            Rvalue::Len(place) => self.length(state, x, place, &mut bounds),
+            Rvalue::Len(place) => self.length(x, place),
             Rvalue::Binary(op, a, b) => {
                 let checked = pending.is_some_and(|(p, pa, pb)| p == op && pa == a && pb == b);
                 self.binary(state, x, *op, a, b, checked, &mut bounds, &mut cond)
@@ -585,25 +543,15 @@ impl<'f> Analysis<'f> {
         }
     }
 
-    /// `x = len place`: a literal for an array or a view whose extent is one, the extent
-    /// parameter's value (and bounds) for a view whose extent is a parameter.
-    fn length(&self, state: &State, x: Local, place: &Place, bounds: &mut Vec<(Local, Local, i128)>) -> Iv {
-        let top = self.top(x);
-        let nonnegative = Iv::new(0, if self.sized_elements(place) { top.hi.min(OBJECT_LIMIT) } else { top.hi });
+    /// `x = len place`: an array's literal length; for a view or owner, at most the largest
+    /// object's element count. A view parameter's extent is not trusted here: a caller may pass
+    /// a view whose length the checker could not compare with it (`docs/decisions.md`).
+    fn length(&self, x: Local, place: &Place) -> Iv {
         if let Some(MTy::Array(_, n)) = self.function.place_ty(place) {
             return Iv::point(i128::from(n));
         }
-        if !place.proj.is_empty() {
-            return nonnegative;
-        }
-        match self.lengths.iter().find(|(v, _)| *v == place.local).map(|(_, l)| *l) {
-            Some(Length::Literal(n)) => Iv::point(i128::from(n)),
-            Some(Length::Param(p)) => {
-                self.offset(state, x, p, Iv::point(0), bounds);
-                state.vals[self.slot(p)].and_then(|v| v.meet(nonnegative)).unwrap_or(nonnegative)
-            }
-            None => nonnegative,
-        }
+        let top = self.top(x);
+        Iv::new(0, if self.sized_elements(place) { top.hi.min(OBJECT_LIMIT) } else { top.hi })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -729,7 +677,8 @@ impl<'f> Analysis<'f> {
             }
             Check::Fits(MTy::Int(_), MTy::Int(to), v) => self.refine(state, v, Iv::new(to.range().0, to.range().1)),
             Check::ShiftCount(ty, n) => self.refine(state, n, Iv::new(0, i128::from(ty.bits()) - 1)),
-            Check::NegNoOverflow(ty, a) => self.refine(state, a, Iv::new(ty.range().0 + 1, i128::MAX)),
+            Check::NegNoOverflow(ty, a) if ty.signed() => self.refine(state, a, Iv::new(ty.range().0 + 1, i128::MAX)),
+            Check::NegNoOverflow(_, a) => self.refine(state, a, Iv::point(0)),
             Check::Assert(c, _) => self.assume_bool(state, c, true),
             _ => {}
         }
@@ -831,7 +780,7 @@ impl<'f> Analysis<'f> {
 /// Per local: whether its value can reach a guard in force or a branch (so intervals of it can
 /// discharge a guard): the locals those read, and backwards through every assignment to one of
 /// them, and the extent parameter of a view whose length one of them is.
-fn relevant(function: &Function, lengths: &[(Local, Length)]) -> Vec<bool> {
+fn relevant(function: &Function) -> Vec<bool> {
     let mut relevant = vec![false; function.locals.len()];
     let mark = |o: &Operand, relevant: &mut Vec<bool>| -> bool {
         match o {
@@ -876,11 +825,6 @@ fn relevant(function: &Function, lengths: &[(Local, Length)]) -> Vec<bool> {
                     grew |= mark(c, &mut relevant);
                     grew |= mark(a, &mut relevant);
                     grew |= mark(b, &mut relevant);
-                }
-                Rvalue::Len(view) if view.proj.is_empty() => {
-                    if let Some((_, Length::Param(p))) = lengths.iter().find(|(v, _)| *v == view.local) {
-                        grew |= mark(&Operand::Copy(Place::local(*p)), &mut relevant);
-                    }
                 }
                 _ => {}
             }

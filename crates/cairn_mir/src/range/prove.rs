@@ -33,7 +33,8 @@ impl Analysis<'_> {
             }
             Check::NegNoOverflow(ty, a) => {
                 self.within(state, a, &mut facts);
-                self.interval(state, a)?.lo > ty.range().0
+                let v = self.interval(state, a)?;
+                if ty.signed() { v.lo > ty.range().0 } else { v.hi == 0 }
             }
             Check::Division(ty, a, b) => {
                 let vb = self.interval(state, b)?;
