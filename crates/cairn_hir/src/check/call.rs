@@ -559,6 +559,14 @@ impl Cx<'_> {
                     } else {
                         self.wanted_extent(want, &params, &filled, index)?
                     };
+                    // A view whose extent the check could not determine is accepted where an
+                    // extent is declared; its length is then compared at run time.
+                    if matches!(extent, Extent::Name(_) | Extent::Literal(_))
+                        && matches!(&got, Ty::View(g) if g.extent == Extent::Unknown)
+                    {
+                        self.length_checks.push(arg);
+                        self.site(GuardKind::Bounds);
+                    }
                     let wanted = Ty::View(ViewTy { extent, ..want.clone() });
                     if !view_accepts(&wanted, &got) {
                         if let (Ty::View(w), Ty::View(g)) = (&wanted, &got)

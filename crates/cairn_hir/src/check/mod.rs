@@ -168,6 +168,10 @@ pub struct FnCheck {
     /// with the type of the parameter it was paired with, after omitted extents were filled in;
     /// sorted by expression.
     pub arguments: Arc<[(ExprId, Ty)]>,
+    /// View arguments whose length the check could not compare with the extent their parameter
+    /// declares (a record's lent part, an owner without a field extent): the lowering compares
+    /// it at run time, a `bounds` site each; sorted.
+    pub length_checks: Arc<[ExprId]>,
     /// The variant (its index in the subject's type) each match arm names, once the match
     /// passed its coverage rules; sorted by arm.
     pub arm_variants: Arc<[(crate::body::ArmId, u32)]>,
@@ -400,6 +404,7 @@ fn run_check<'db>(
         calls: Vec::new(),
         call_targets: Vec::new(),
         arguments: Vec::new(),
+        length_checks: Vec::new(),
         arm_variants: Vec::new(),
         address_taken: Vec::new(),
         closure_rets: Vec::new(),
@@ -453,6 +458,12 @@ fn run_check<'db>(
         resolutions: Arc::from(cx.resolutions),
         binder_types: Arc::from(cx.binder_types),
         arguments: Arc::from(cx.arguments),
+        length_checks: {
+            let mut checks = cx.length_checks;
+            checks.sort();
+            checks.dedup();
+            Arc::from(checks)
+        },
         arm_variants: Arc::from(cx.arm_variants),
         address_taken: Arc::from(cx.address_taken),
         dyn_lends: {
@@ -544,6 +555,8 @@ pub(crate) struct Cx<'db> {
     pub call_targets: Vec<(ExprId, CallTarget)>,
     /// Each argument of a declared function's call with its parameter's type ([`FnCheck::arguments`]).
     pub arguments: Vec<(ExprId, Ty)>,
+    /// View arguments compared with their extent at run time ([`FnCheck::length_checks`]).
+    pub length_checks: Vec<ExprId>,
     /// The variant each match arm names ([`FnCheck::arm_variants`]).
     pub arm_variants: Vec<(crate::body::ArmId, u32)>,
     /// The declared functions used as values ([`FnCheck::address_taken`]).

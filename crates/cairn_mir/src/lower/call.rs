@@ -146,6 +146,34 @@ impl Lower<'_> {
                 self.guard(GuardKind::Bounds, Check::PartLength(lo, hi, expected), at, false);
             }
         }
+        // A view the checker could not compare with its parameter's extent (a record's lent part,
+        // an owner): its length must be the extent, checked here as a part `0..len` would be.
+        for (i, param) in params.iter().enumerate() {
+            let (Some(arg), Ty::View(view), None) = (filled[i], &param.ty, &parts[i]) else { continue };
+            if self.check.length_checks.binary_search(&arg).is_err() {
+                continue;
+            }
+            let expected = match &view.extent {
+                Extent::Literal(n) => lit_usize(*n),
+                Extent::Name(name) => {
+                    let Some(value) = params.iter().position(|p| p.name == *name).and_then(|x| lowered[x].clone())
+                    else {
+                        continue;
+                    };
+                    value
+                }
+                _ => continue,
+            };
+            let view_value = lowered[i].clone().ok_or_else(|| LowerError("an unfilled view".into()))?;
+            let place = self.operand_place(view_value, &mty(self.db, &param.ty));
+            let len = self.value(MTy::usize(), Rvalue::Len(place));
+            self.guard(
+                GuardKind::Bounds,
+                Check::PartLength(lit_usize(0), len, expected),
+                Some(self.body.unparen(arg)),
+                false,
+            );
+        }
         let args: Vec<Operand> = lowered.into_iter().map(|v| v.unwrap_or(lit_usize(0))).collect();
         let ret = mty(self.db, &signature.ret);
         let callee = self.direct_implementation(instance, &args).unwrap_or_else(|| instance_symbol(self.db, instance));
