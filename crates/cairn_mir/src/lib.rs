@@ -11,6 +11,7 @@
 //! Invariant: MIR holds no text positions; a guard names the expression it guards (`ExprId`),
 //! turned into a file, line and column only when code is emitted. `verify` checks the structure.
 
+pub mod cfg;
 mod display;
 pub mod eval;
 pub mod fuse;
@@ -584,15 +585,7 @@ pub(crate) fn clear_unreachable(blocks: &mut [Block]) {
             continue;
         }
         reached[b] = true;
-        match &blocks[b].term {
-            Terminator::Goto(t) => stack.push(t.0 as usize),
-            Terminator::Branch(_, t, e) => stack.extend([t.0 as usize, e.0 as usize]),
-            Terminator::Switch(_, cases, default) => {
-                stack.extend(cases.iter().map(|(_, t)| t.0 as usize));
-                stack.push(default.0 as usize);
-            }
-            Terminator::Return(_) | Terminator::Unreachable => {}
-        }
+        stack.extend(blocks[b].term.successors().iter().map(|s| s.0 as usize));
     }
     for (block, reached) in blocks.iter_mut().zip(reached) {
         if !reached {

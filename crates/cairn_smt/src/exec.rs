@@ -18,11 +18,11 @@ use cairn_mir::{
 use z3::ast::RoundingMode;
 use z3::ast::{Ast, BV, Bool, Float};
 
-use crate::cfg::{Loops, post_dominators};
 use crate::float::{self, from_bits, rne};
 use crate::value::{
     R, SV, Step, Unsupported, bv_const, concrete, get, merge, put, to_index, unsupported, usize_const, zero,
 };
+use cairn_mir::cfg::{Loops, post_dominators};
 
 /// Bounds on the work of one symbolic run.
 #[derive(Debug, Clone, Copy)]

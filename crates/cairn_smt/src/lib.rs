@@ -12,7 +12,6 @@
 //! Every query's SMT-LIB text is kept (`Query`), so `--obligations` can write it and `z3` can
 //! re-check it. Z3 runs on the calling thread's context; a comparison is self-contained.
 
-mod cfg;
 mod exec;
 mod float;
 mod probe;

@@ -228,7 +228,7 @@ impl<'f> Analysis<'f> {
         let n = self.function.blocks.len();
         let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (b, block) in self.function.blocks.iter().enumerate() {
-            for s in successors(&block.term) {
+            for s in block.term.successors() {
                 preds[s.0 as usize].push(b);
             }
         }
@@ -597,76 +597,28 @@ fn relevant(function: &Function) -> Vec<bool> {
     }
 }
 
-/// Per block: for the header of a loop (the target of a back edge in a depth-first walk from the
-/// entry), the locals written anywhere in its natural loops.
+/// Per block: for the header of a natural loop (`cfg::Loops`), the locals written anywhere in it.
 fn loops(function: &Function) -> Vec<Option<Vec<bool>>> {
-    let n = function.blocks.len();
-    let succs: Vec<Vec<usize>> =
-        function.blocks.iter().map(|b| successors(&b.term).iter().map(|s| s.0 as usize).collect()).collect();
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (b, ss) in succs.iter().enumerate() {
-        for &s in ss {
-            preds[s].push(b);
-        }
-    }
-    // Back edges: to a block still on the depth-first stack.
-    let (mut state, mut back) = (vec![0u8; n], Vec::new());
-    let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
-    state[0] = 1;
-    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
-        if let Some(&s) = succs[b].get(*next) {
-            *next += 1;
-            match state[s] {
-                0 => {
-                    state[s] = 1;
-                    stack.push((s, 0));
-                }
-                1 => back.push((b, s)),
-                _ => {}
-            }
-        } else {
-            state[b] = 2;
-            stack.pop();
-        }
-    }
-    let mut out: Vec<Option<Vec<bool>>> = vec![None; n];
-    for (latch, header) in back {
-        // The natural loop: the header and every block that reaches the latch without it.
-        let mut body = vec![false; n];
-        body[header] = true;
-        let mut work = vec![latch];
-        while let Some(b) = work.pop() {
-            if !body[b] {
-                body[b] = true;
-                work.extend(preds[b].iter().copied());
-            }
-        }
-        let writes = out[header].get_or_insert_with(|| vec![false; function.locals.len()]);
-        for (b, block) in function.blocks.iter().enumerate() {
-            if !body[b] {
-                continue;
-            }
-            for inst in &block.insts {
-                if let Inst::Assign(place, _)
-                | Inst::Call { dst: Some(place), .. }
-                | Inst::CallIndirect { dst: Some(place), .. }
-                | Inst::Drop(place) = inst
-                {
-                    writes[place.local.0 as usize] = true;
+    crate::cfg::Loops::of(function)
+        .bodies
+        .into_iter()
+        .map(|body| {
+            let body = body?;
+            let mut writes = vec![false; function.locals.len()];
+            for (block, _) in function.blocks.iter().zip(&body).filter(|(_, inside)| **inside) {
+                for inst in &block.insts {
+                    if let Inst::Assign(place, _)
+                    | Inst::Call { dst: Some(place), .. }
+                    | Inst::CallIndirect { dst: Some(place), .. }
+                    | Inst::Drop(place) = inst
+                    {
+                        writes[place.local.0 as usize] = true;
+                    }
                 }
             }
-        }
-    }
-    out
-}
-
-fn successors(term: &Terminator) -> Vec<BlockId> {
-    match term {
-        Terminator::Goto(t) => vec![*t],
-        Terminator::Branch(_, t, e) => vec![*t, *e],
-        Terminator::Switch(_, cases, default) => cases.iter().map(|(_, b)| *b).chain([*default]).collect(),
-        Terminator::Return(_) | Terminator::Unreachable => Vec::new(),
-    }
+            Some(writes)
+        })
+        .collect()
 }
 
 fn is_comparison(op: BinOp) -> bool {

@@ -1,34 +1,35 @@
-//! Control-flow facts of one MIR function that symbolic execution steers by: each block's
-//! successors, the natural loops (a loop's header and its blocks, from dominators), and each
-//! block's immediate post-dominator (where the paths a branch forks join again).
+//! Control-flow facts of one MIR function: each block's successors, the natural loops (a loop's
+//! header and its blocks, from dominators), and each block's immediate post-dominator (where the
+//! paths a branch forks join again). The one home of these facts: symbolic execution
+//! (`cairn_smt`) steers by them, the range analysis widens at the loops' headers, and the
+//! lowering clears what no path reaches.
 
-use cairn_mir::{Function, Terminator};
+use crate::{BlockId, Function, Terminator};
+
+impl Terminator {
+    /// The blocks this terminator may jump to, in order (a switch's cases, then its default).
+    pub fn successors(&self) -> Vec<BlockId> {
+        match self {
+            Terminator::Goto(t) => vec![*t],
+            Terminator::Branch(_, t, e) => vec![*t, *e],
+            Terminator::Switch(_, cases, default) => cases.iter().map(|(_, b)| *b).chain([*default]).collect(),
+            Terminator::Return(_) | Terminator::Unreachable => Vec::new(),
+        }
+    }
+}
 
 fn successors(function: &Function) -> Vec<Vec<usize>> {
-    function
-        .blocks
-        .iter()
-        .map(|b| match &b.term {
-            Terminator::Goto(t) => vec![t.0 as usize],
-            Terminator::Branch(_, t, e) => vec![t.0 as usize, e.0 as usize],
-            Terminator::Switch(_, cases, d) => {
-                let mut s: Vec<usize> = cases.iter().map(|(_, b)| b.0 as usize).collect();
-                s.push(d.0 as usize);
-                s
-            }
-            Terminator::Return(_) | Terminator::Unreachable => Vec::new(),
-        })
-        .collect()
+    function.blocks.iter().map(|b| b.term.successors().iter().map(|s| s.0 as usize).collect()).collect()
 }
 
 /// The natural loops of a function: for each loop header, the blocks of its loop.
-pub(crate) struct Loops {
+pub struct Loops {
     /// Per block: the blocks of the loop it heads, if it heads one.
     pub bodies: Vec<Option<Vec<bool>>>,
 }
 
 impl Loops {
-    pub(crate) fn of(function: &Function) -> Loops {
+    pub fn of(function: &Function) -> Loops {
         let n = function.blocks.len();
         let succ = successors(function);
         let mut preds = vec![Vec::new(); n];
@@ -88,7 +89,7 @@ impl Loops {
 }
 
 /// For each block, its immediate post-dominator (`None`: only the exit post-dominates it).
-pub(crate) fn post_dominators(function: &Function) -> Vec<Option<u32>> {
+pub fn post_dominators(function: &Function) -> Vec<Option<u32>> {
     let n = function.blocks.len();
     let successors = successors(function);
     // pdom[b]: the set of blocks post-dominating b (None: not yet known, i.e. every block).
