@@ -5,21 +5,11 @@
 
 use std::sync::Arc;
 
-use cairn_hir::{SourceText, Workspace};
+mod common;
+
 use cairn_mir::range::{Fact, audit};
 use cairn_mir::{BinOp, Check, Const, Function, GuardKind, Inst, IntTy, Local, Operand, Place};
-
-fn lowered(text: &str) -> Vec<Arc<Function>> {
-    let mut workspace = Workspace::new(vec![SourceText { name: "p.cairn".into(), text: text.into() }]);
-    let outcome = workspace.check();
-    assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal.map(|r| r.first.message));
-    let program = cairn_mir::program_mir(workspace.db());
-    assert!(program.errors.is_empty(), "{:?}", program.errors);
-    for function in &program.functions {
-        cairn_mir::verify::verify(function).expect("the MIR verifies, every discharge audited");
-    }
-    program.functions
-}
+use common::lowered;
 
 fn function<'a>(functions: &'a [Arc<Function>], name: &str) -> &'a Function {
     functions.iter().find(|f| &*f.name == name).unwrap_or_else(|| panic!("no function {name}"))

@@ -5,18 +5,11 @@
 
 use std::sync::Arc;
 
-use cairn_hir::{SourceText, Workspace};
+mod common;
+
 use cairn_mir::eval::{Ending, run};
 use cairn_mir::{Function, GuardKind, Terminator};
-
-fn lowered(text: &str) -> Vec<Arc<Function>> {
-    let mut workspace = Workspace::new(vec![SourceText { name: "p.cairn".into(), text: text.into() }]);
-    let outcome = workspace.check();
-    assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal.map(|r| r.first.message));
-    let program = cairn_mir::program_mir(workspace.db());
-    assert!(program.errors.is_empty(), "{:?}", program.errors);
-    program.functions
-}
+use common::lowered;
 
 fn rewritten(functions: &[Arc<Function>]) -> Vec<Arc<Function>> {
     let mut functions = functions.to_vec();
