@@ -276,3 +276,16 @@ mod tests {
         assert_eq!(names.len(), ALL.len());
     }
 }
+
+/// True for the name of a builtin function (hard or soft).
+pub fn is_builtin(name: &str) -> bool {
+    Builtin::from_name(name).is_some_and(Builtin::callable)
+}
+
+/// The builtins and `names` closest to `name` (at most two, similarity ≥ 0.6): what a host's
+/// `E-CALLEE` hint suggests, the names being the functions its session disclosed (protocol §5.3).
+pub fn close_callables(name: &str, names: &[std::sync::Arc<str>]) -> Vec<String> {
+    let mut candidates: Vec<std::sync::Arc<str>> = Builtin::callable_names().map(std::sync::Arc::from).collect();
+    candidates.extend(names.iter().cloned());
+    crate::diag::close_matches(name, &candidates)
+}

@@ -13,10 +13,10 @@
 use std::sync::Arc;
 
 use crate::db::Db;
-use crate::generics::{Bound, GenericKind, Kind};
+use crate::generics::{Bound, GenericKind};
 use crate::input::Item;
 use crate::instance::{Instance, InstanceArg};
-use crate::types::{FloatTy, IntTy, OpaqueTy, Ty};
+use crate::types::{FloatTy, IntTy, Kind, OpaqueTy, Ty};
 
 /// At most this many witness combinations are checked per template.
 pub const WITNESS_LIMIT: usize = 128;

@@ -317,7 +317,7 @@ pub fn element_rule(db: &dyn Db, elem: &Ty, form: &str) -> Result<(), TypeError>
             "E-OWNER-ELEMENT",
             format!("{form} holds values, never borrows: store the values themselves."),
         )),
-        Ty::Opaque(o) if o.kind == crate::generics::Kind::Linear => Err(TypeError::new(
+        Ty::Opaque(o) if o.kind == crate::types::Kind::Linear => Err(TypeError::new(
             "E-LINEAR-STORAGE",
             format!(
                 "{form}[{elem}] would hold zeroed {elem} values, and {elem} may be linear (it promises no kind): bound it `affine` or `copy` to keep it in {form}."

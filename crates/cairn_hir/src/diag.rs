@@ -99,3 +99,34 @@ pub fn text(value: impl std::fmt::Display) -> Detail {
 pub fn list<I: IntoIterator<Item = S>, S: AsRef<str>>(items: I) -> Detail {
     Detail::List(items.into_iter().map(|s| Arc::from(s.as_ref())).collect())
 }
+
+/// Names similar to `name` (at most two), for hints.
+pub(crate) fn close_matches(name: &str, candidates: &[Arc<str>]) -> Vec<String> {
+    let mut scored: Vec<(f64, &Arc<str>)> = candidates
+        .iter()
+        .filter(|c| &***c != name)
+        .map(|c| (similarity(name, c), c))
+        .filter(|(s, _)| *s >= 0.6)
+        .collect();
+    scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then_with(|| a.1.cmp(b.1)));
+    // A name listed twice (a root function's full and local name are one string) counts once.
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(2).map(|(_, c)| c.to_string()).collect()
+}
+
+/// A ratio of matching characters in the spirit of difflib's: 2·M / (|a| + |b|), M from the
+/// longest common subsequence.
+fn similarity(a: &str, b: &str) -> f64 {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let mut table = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for i in 0..a.len() {
+        for j in 0..b.len() {
+            table[i + 1][j + 1] = if a[i] == b[j] { table[i][j] + 1 } else { table[i][j + 1].max(table[i + 1][j]) };
+        }
+    }
+    2.0 * table[a.len()][b.len()] as f64 / (a.len() + b.len()) as f64
+}

@@ -186,3 +186,8 @@ pub fn family_named<'db>(
     }
     Some((family_def(db, decl.item), k_value))
 }
+
+/// True when a `family` declaration of the program names `template` (language §28).
+pub(crate) fn in_family(db: &dyn Db, template: Item) -> bool {
+    families(db).iter().any(|(_, f)| f.template == Some(template))
+}

@@ -15,7 +15,7 @@ use cairn_syntax::ast::{self, AstNode};
 use crate::db::Db;
 use crate::input::Item;
 use crate::instance::InstanceArg;
-use crate::types::{Extent, Ty, ViewTy};
+use crate::types::{Extent, Kind, Ty, ViewTy};
 
 /// A scalar class a type parameter may promise (language §19).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -189,24 +189,6 @@ pub(crate) fn natural_names(generics: &[Generic]) -> Vec<Arc<str>> {
     generics.iter().filter(|g| g.is_nat()).map(|g| g.name.clone()).collect()
 }
 
-/// The kinds of language §19.1, ordered `copy < affine < linear`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Kind {
-    Copy,
-    Affine,
-    Linear,
-}
-
-impl Kind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Copy => "copy",
-            Kind::Affine => "affine",
-            Kind::Linear => "linear",
-        }
-    }
-}
-
 /// The kind of a value type (language §22): scalars, tag-only enums, views, borrows and function
 /// values are `copy`; a `Buf` is `affine`; a `linear struct` is `linear`; any other record or sum
 /// takes the greatest kind among its fields and payloads.
@@ -229,33 +211,6 @@ pub fn kind_of(db: &dyn Db, ty: &Ty) -> Kind {
             .unwrap_or(Kind::Copy),
         _ => Kind::Copy,
     }
-}
-
-/// Why `ty` does not meet `bound`: the refusal's code and the fact that fails, in the caller's
-/// terms (`Buf[u8] is affine, not copy`); `None` when it does.
-pub(crate) fn unmet(db: &dyn Db, module: &str, ty: &Ty, bound: &Bound) -> Option<(&'static str, String)> {
-    if ty.is_error() {
-        return None;
-    }
-    match bound {
-        Bound::Copy | Bound::Affine => {
-            let want = if *bound == Bound::Copy { Kind::Copy } else { Kind::Affine };
-            let kind = kind_of(db, ty);
-            (kind > want).then(|| ("E-BOUND", format!("{ty} is {}, not {}", kind.name(), want.name())))
-        }
-        Bound::Class(class) => {
-            (!class.holds(ty)).then(|| ("E-BOUND", format!("{ty} is not {} {}", article(class.name()), class.name())))
-        }
-        Bound::Trait(name) => match crate::traits::trait_named(db, module, name) {
-            None => Some(("E-TRAIT-IMPL", format!("{name} names no trait, kind or class"))),
-            Some(trait_item) => (!crate::traits::implements(db, module, trait_item, ty.value()))
-                .then(|| ("E-TRAIT-IMPL", format!("{ty} does not implement {name}"))),
-        },
-    }
-}
-
-fn article(word: &str) -> &'static str {
-    if word.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" }
 }
 
 /// A template's type with the instance's arguments in place of its parameters: `Ty::Param(i)`
@@ -389,9 +344,4 @@ pub(crate) fn unify(pattern: &Ty, actual: &Ty, generics: &[Generic], slots: &mut
         }
         _ => {}
     }
-}
-
-/// True when a `family` declaration of the program names `template` (language §28).
-pub(crate) fn in_family(db: &dyn Db, template: Item) -> bool {
-    crate::family::families(db).iter().any(|(_, f)| f.template == Some(template))
 }

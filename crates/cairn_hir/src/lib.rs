@@ -19,6 +19,7 @@ pub mod generics;
 pub mod instance;
 pub mod library;
 pub mod render;
+pub mod requested;
 pub mod scopes;
 pub mod site;
 pub mod stack;
@@ -32,9 +33,11 @@ mod diag;
 mod effects;
 mod family;
 pub mod foreign;
+mod impl_rules;
 pub mod implementations;
 mod input;
 mod lanes;
+mod order;
 pub mod plans;
 pub mod recipes;
 pub mod regions;
@@ -50,9 +53,10 @@ pub use decl::{EnumDef, LendBound, Lends, enum_def, fields_of, record_lends, var
 pub use diag::Anchor;
 pub use effects::{Row, Rows};
 pub use input::{Item, ItemEntry, ItemKey, ItemKind, Library, Program};
+pub use requested::representative_check;
 pub use scope::{Lookup, ProgramScope, Resolver, scope};
-pub use signature::{Ceiling, Param, Signature, fn_signature, instance_signature};
-pub use traits::{impl_trait, member_family, member_named, receiver_index, table_members, table_methods};
+pub use signature::{Ceiling, Param, Signature, fn_signature, instance_signature, receiver_index};
+pub use traits::{impl_trait, member_family, member_named, table_members, table_methods};
 pub use workspace::{
     CheckKind, CheckOutcome, DeclarationKind, DeclarationView, FileState, FunctionFacts, RegionView, SourceText,
     StateView, Workspace, member_name, precompute,

@@ -43,7 +43,7 @@ pub fn fn_regions(db: &dyn Db, function: Item) -> Arc<[RegionFact]> {
         let text = |range: cairn_syntax::TextRange| -> String {
             let element = root.covering_element(range);
             match element.as_node() {
-                Some(node) => crate::workspace::compact_text(node),
+                Some(node) => cairn_syntax::compact_text(node),
                 None => element.as_token().map(|t| t.text().to_string()).unwrap_or_default(),
             }
         };

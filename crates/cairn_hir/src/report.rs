@@ -16,8 +16,10 @@ use crate::consts::{ConstValue, constants};
 use crate::db::Db;
 use crate::decl::{enum_def, generic_params, record_def};
 use crate::diag::{Anchor, Diag};
-use crate::effects::{fn_ceiling, fn_order, is_function, rows};
+use crate::effects::{fn_ceiling, is_function, rows};
 use crate::input::{Item, ItemKind, Program};
+use crate::order::fn_order;
+use crate::requested::FUNCTION_LIMIT;
 use crate::scope::scope;
 use crate::signature::fn_signature;
 use crate::types::Ty;
@@ -97,9 +99,6 @@ impl ProgramRecord {
 pub fn program_record(db: &dyn Db) -> &ProgramRecord {
     program_check(db, Program::get(db))
 }
-
-/// The most functions a program may have, instances included (language §1, `E-EXPANSION-LIMIT`).
-pub const FUNCTION_LIMIT: usize = 32_768;
 
 #[salsa::tracked(returns(ref))]
 pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
@@ -239,14 +238,14 @@ pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
     // Impls against their traits, then coherence (language §20).
     if result.early.is_empty() {
         for entry in entries.iter().filter(|e| e.key.kind == ItemKind::Impl) {
-            if let Some(diag) = crate::traits::impl_refusal(db, entry.item) {
+            if let Some(diag) = crate::impl_rules::impl_refusal(db, entry.item) {
                 push(&mut result.early, entry.item, diag.clone(), &mut refused_items);
                 break;
             }
         }
     }
     if result.early.is_empty()
-        && let Some((item, diag)) = crate::traits::coherence_refusal(db)
+        && let Some((item, diag)) = crate::impl_rules::coherence_refusal(db)
     {
         push(&mut result.early, item, diag, &mut refused_items);
     }
@@ -274,12 +273,12 @@ pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
     result.bodies_checked = true;
     let rows = rows(db);
     for (index, &function) in rows.functions.iter().enumerate() {
-        if let Some(diag) = crate::check::body_refusal(db, function) {
+        if let Some(diag) = crate::requested::body_refusal(db, function) {
             result.bodies.insert(index as u32, (function, diag));
         }
     }
     // Instances count toward the function limit (language §19).
-    let requested = crate::instance::requested_instances(db, program);
+    let requested = crate::requested::requested_instances(db, program);
     let declared = entries.iter().filter(|e| e.key.kind == ItemKind::Fn).count();
     if result.bodies.is_empty() && (requested.over_limit || declared + requested.order.len() > FUNCTION_LIMIT) {
         let at = if requested.over_limit {
@@ -292,7 +291,7 @@ pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
         let message = if requested.over_limit && declared + requested.order.len() <= FUNCTION_LIMIT {
             format!(
                 "Instantiating {name} nests type arguments more than {} deep: a template that instantiates itself at ever larger types never stops; make the recursion's type fixed.",
-                crate::instance::MAX_TYPE_DEPTH
+                crate::requested::MAX_TYPE_DEPTH
             )
         } else {
             format!(
@@ -306,7 +305,7 @@ pub fn program_check(db: &dyn Db, program: Program) -> ProgramRecord {
     }
     if result.bodies.is_empty() {
         for (index, &function) in rows.functions.iter().enumerate() {
-            if let Some(diag) = crate::check::uninstantiated_refusal(db, function) {
+            if let Some(diag) = crate::requested::uninstantiated_refusal(db, function) {
                 result.bodies.insert(index as u32, (function, diag));
             }
         }
@@ -401,7 +400,7 @@ fn implementation_phase(db: &dyn Db, program: Program) -> Option<(Item, Diag)> {
     let functions = entries.iter().filter(|e| matches!(e.key.kind, ItemKind::Fn | ItemKind::Method) && !e.library);
     let implementations: Vec<Item> = functions.filter(|e| imp::is_implementation(db, e.item)).map(|e| e.item).collect();
     for &item in &implementations {
-        if let Some(diag) = imp::implementation_refusal(db, item) {
+        if let Some(diag) = imp::rules::implementation_refusal(db, item) {
             return Some((item, diag));
         }
     }
@@ -410,10 +409,10 @@ fn implementation_phase(db: &dyn Db, program: Program) -> Option<(Item, Diag)> {
             return Some((entry.item, diag));
         }
     }
-    if let Some(found) = imp::second_selection(db) {
+    if let Some(found) = imp::rules::second_selection(db) {
         return Some(found);
     }
-    implementations.iter().find_map(|&item| imp::row_refusal(db, item).map(|diag| (item, diag)))
+    implementations.iter().find_map(|&item| imp::rules::row_refusal(db, item).map(|diag| (item, diag)))
 }
 
 /// True when `function` calls, directly or through others, a function in `refused` other than

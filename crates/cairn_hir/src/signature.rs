@@ -296,3 +296,8 @@ fn fail_type(error: &mut Option<Diag>, e: crate::decl::TypeError, range: Option<
     }
     *error = Some(diag);
 }
+
+/// The receiver of a trait member: its first parameter typed `Self`, `ro<Self>` or `rw<Self>`.
+pub fn receiver_index(db: &dyn Db, member: Item) -> Option<usize> {
+    fn_signature(db, member).params.iter().position(|p| matches!(p.ty.value(), Ty::Param(0)))
+}

@@ -12,8 +12,9 @@ use cairn_syntax::TextRange;
 
 use crate::Item;
 use crate::body::{BinaryOp, Block, Body, BodySourceMap, Else, Expr, ExprId, Stmt, StmtId, UnaryOp};
-use crate::check::{FnCheck, representative_check};
+use crate::check::FnCheck;
 use crate::db::Db;
+use crate::requested::representative_check;
 use crate::scopes::{BinderKind, LocalRef};
 use crate::signature::fn_signature;
 use crate::types::Ty;

@@ -209,7 +209,7 @@ pub enum Ty {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct OpaqueTy {
     pub name: Arc<str>,
-    pub kind: crate::generics::Kind,
+    pub kind: Kind,
     pub traits: Arc<[Item]>,
 }
 
@@ -360,5 +360,23 @@ impl Ty {
 impl AdtTy {
     fn substitute(&self, args: &[Ty]) -> AdtTy {
         AdtTy { item: self.item, name: self.name.clone(), args: self.args.iter().map(|a| a.substitute(args)).collect() }
+    }
+}
+
+/// The kinds of language §19.1, ordered `copy < affine < linear`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    Copy,
+    Affine,
+    Linear,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Copy => "copy",
+            Kind::Affine => "affine",
+            Kind::Linear => "linear",
+        }
     }
 }

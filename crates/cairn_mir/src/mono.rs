@@ -49,7 +49,7 @@ pub fn collect<'db>(db: &'db dyn Db, roots: &[Instance<'db>]) -> Vec<Instance<'d
             }
         }
         // The methods of an impl lent as a `dyn` reference fill its table.
-        for (method, args) in cairn_hir::instance::table_entries(db, check) {
+        for (method, args) in cairn_hir::requested::table_entries(db, check) {
             let reached = Instance::new(db, method, args);
             if seen.insert(reached) {
                 out.push(reached);

@@ -48,14 +48,14 @@ pub(crate) fn inst_places(inst: &mut Inst, f: &mut dyn FnMut(&mut Place, Role)) 
     }
 }
 
-/// Calls `f` on every place a guard reads: its check's, then its facts' (`range::Fact`), so a
+/// Calls `f` on every place a guard reads: its check's, then its facts' (`range::facts::Fact`), so a
 /// pass that renames a local renames it in a discharged guard's proof too.
 pub(crate) fn guard_places(guard: &mut crate::Guard, f: &mut dyn FnMut(&mut Place, Role)) {
     check(&mut guard.check, f);
     for fact in &mut guard.facts {
         match fact {
-            crate::range::Fact::Within(o, ..) => operand(o, f),
-            crate::range::Fact::AtMost(a, b, _) => {
+            crate::range::facts::Fact::Within(o, ..) => operand(o, f),
+            crate::range::facts::Fact::AtMost(a, b, _) => {
                 operand(a, f);
                 operand(b, f);
             }

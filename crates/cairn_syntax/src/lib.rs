@@ -35,7 +35,7 @@ pub use crate::lexer::{Lexed, Token, first_token, lex};
 pub use crate::parser::{BLOCK_DEPTH_LIMIT, EXPRESSION_DEPTH_LIMIT, TYPE_DEPTH_LIMIT};
 pub use crate::reparse::{Reparsed, TextEdit};
 pub use crate::syntax_kind::SyntaxKind;
-pub use crate::trivia::{comment_lines_above, first_significant_token};
+pub use crate::trivia::{comment_lines_above, compact_text, first_significant_token};
 
 use crate::builder::TokenStream;
 use crate::parser::{Parser, ParserInput};

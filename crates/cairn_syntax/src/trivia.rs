@@ -1,10 +1,12 @@
-//! Reading past trivia: the first significant token of a node, and the comment above a
-//! declaration.
+//! Reading past trivia: the first significant token of a node, the comment above a
+//! declaration, and a node's significant tokens as one compact text.
 //!
-//! These are the one home of two rules every layer above needs (the checker's anchors, the
+//! These are the one home of three rules every layer above needs (the checker's anchors, the
 //! edit host's packets, the language server's hover, `find`): where a node's own text begins once
 //! the comments and spacing the builder attached to it are skipped, and which `//` lines count as
-//! a declaration's comment. Both read text or trees only; neither knows what the node means.
+//! a declaration's comment, and the text of a node however it is spaced or commented (what
+//! names an instance, a trait's impl and a region's identity). All read text or trees only;
+//! none knows what the node means.
 
 use crate::{SyntaxNode, SyntaxToken};
 
@@ -38,4 +40,23 @@ pub fn comment_lines_above(text: &str, start: usize) -> Vec<&str> {
     lines.reverse();
     lines.retain(|line| !line.is_empty());
     lines
+}
+
+/// The significant tokens of `node`, a space only between two words (`Pair[u32]`, `dyn Shape`):
+/// the same text however the declaration is spaced or commented.
+pub fn compact_text(node: &SyntaxNode) -> String {
+    let mut out = String::new();
+    let mut last_word = false;
+    for token in node.descendants_with_tokens().filter_map(|e| e.into_token()) {
+        if token.kind().is_trivia() {
+            continue;
+        }
+        let word = token.kind().is_word();
+        if word && last_word {
+            out.push(' ');
+        }
+        out.push_str(token.text());
+        last_word = word;
+    }
+    out
 }

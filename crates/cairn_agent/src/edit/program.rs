@@ -166,7 +166,7 @@ pub(super) fn traits_used(workspace: &Workspace, item: Item) -> Vec<String> {
             out.push(text);
         }
     };
-    for (_, target) in cairn_hir::check::representative_check(db, item).call_targets.iter() {
+    for (_, target) in cairn_hir::representative_check(db, item).call_targets.iter() {
         match target {
             cairn_hir::check::CallTarget::Function(callee, _) => {
                 let Some(owner) = parent_of(*callee) else { continue };

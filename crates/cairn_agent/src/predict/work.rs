@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use cairn_hir::body::{BinaryOp, Block, Body, Else, Expr, ExprId, Literal, Stmt, fn_body};
 use cairn_hir::builtins::Builtin;
-use cairn_hir::check::{CallTarget, representative_check};
+use cairn_hir::check::CallTarget;
+use cairn_hir::representative_check;
 use cairn_hir::scopes::{LocalRef, body_scopes};
 use cairn_hir::types::{Extent, Ty};
 use cairn_hir::{Item, Workspace};

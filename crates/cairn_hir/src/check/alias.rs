@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
+use super::cx::Cx;
+use super::cx::R;
 use crate::body::{Expr, ExprId, Literal};
-use crate::check::Cx;
-use crate::check::R;
 use crate::diag::{Anchor, Diag};
 
 impl Cx<'_> {

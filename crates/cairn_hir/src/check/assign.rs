@@ -1,7 +1,13 @@
 //! Assignments (language §8): the target's place (a mutable local, a field of one, an element
 //! of an `rw` view), read again for compound assignment.
 
-use super::*;
+use std::sync::Arc;
+
+use crate::body::{Expr, ExprId};
+use crate::diag::{Anchor, Diag};
+use crate::types::Ty;
+
+use super::cx::*;
 
 impl Cx<'_> {
     // ----- assignment ----------------------------------------------------------------------
@@ -127,8 +133,8 @@ impl Cx<'_> {
 
 /// `E-IMMUTABLE` for a local that cannot be assigned: the message names what kind of binding it
 /// is (the fix differs), the hint gives the smallest fix for that kind.
-fn immutable_local(name: &str, local: &crate::check::Local, target: ExprId) -> Diag {
-    use crate::check::LocalKind;
+fn immutable_local(name: &str, local: &super::cx::Local, target: ExprId) -> Diag {
+    use super::cx::LocalKind;
     let (message, hint) = match local.kind {
         LocalKind::Stack => (
             format!("{name} names its stack storage, which is never replaced: write its elements instead."),

@@ -9,7 +9,13 @@
 //! not count them as writes; an array updated atomically in a region may not also be read or
 //! written plainly there (`E-ATOMIC-MIXED`, [`Cx::atomic_mixed`]).
 
-use super::*;
+use std::sync::Arc;
+
+use crate::body::{Expr, ExprId};
+use crate::diag::{Anchor, Diag};
+use crate::types::Ty;
+
+use super::cx::*;
 use crate::builtins::Builtin;
 use crate::types::IntTy;
 
@@ -51,7 +57,7 @@ impl Cx<'_> {
                 "E-ATOMIC",
                 format!(
                     "{name} works on elements of {}, and this element is a {elem}.",
-                    crate::check::expr::spoken_list(&names.iter().map(|n| Arc::from(n.as_str())).collect::<Vec<_>>())
+                    super::expr::spoken_list(&names.iter().map(|n| Arc::from(n.as_str())).collect::<Vec<_>>())
                 ),
                 Anchor::Expr(args[0]),
             ));
@@ -70,7 +76,7 @@ impl Cx<'_> {
 
     /// `E-ATOMIC-MIXED`: an array a region's lanes update atomically (its targets from
     /// `atomic_targets[first..]`) is touched plainly by them too (`walk`'s accesses).
-    pub(crate) fn atomic_mixed(&self, walk: &parallel::RaceWalk<'_, '_>, first: usize) -> R<()> {
+    pub(crate) fn atomic_mixed(&self, walk: &super::parallel::RaceWalk<'_, '_>, first: usize) -> R<()> {
         let targets = &self.atomic_targets[first..];
         if targets.is_empty() {
             return Ok(());

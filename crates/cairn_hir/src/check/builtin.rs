@@ -1,7 +1,12 @@
 //! Builtin calls (language §13): conversions with their guard, wrapping arithmetic and shifts,
 //! `min`/`max`, float helpers, `len`, printing, assertions; later-tier builtins refused.
 
-use super::*;
+use crate::body::ExprId;
+use crate::diag::{Anchor, Diag};
+use crate::types::Ty;
+
+use super::cx::*;
+use super::result::*;
 use crate::body::{Expr, Literal, UnaryOp};
 use crate::builtins::Builtin;
 use crate::types::{FloatTy, IntTy};

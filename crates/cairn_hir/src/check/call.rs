@@ -7,11 +7,12 @@
 
 use std::sync::Arc;
 
+use super::alias::Place;
+use super::cx::{Cx, R};
+use super::expr::same;
+use super::result::{CallEdge, CallTarget, GuardKind, Mapped};
 use crate::body::{Expr, ExprId};
 use crate::builtins::{Binding, Builtin};
-use crate::check::alias::Place;
-use crate::check::expr::same;
-use crate::check::{CallEdge, CallTarget, Cx, GuardKind, Mapped, R};
 use crate::decl::fields_of;
 use crate::diag::{Anchor, Diag};
 use crate::input::{Item, ItemKind};
@@ -282,7 +283,7 @@ impl Cx<'_> {
                 }
             }
         }
-        let near = crate::check::expr::close_matches(name, &candidates);
+        let near = crate::diag::close_matches(name, &candidates);
         let mut diag = Diag::new("E-CALLEE", message, Anchor::Expr(e));
         // `strided_5` of `family strided = stride[1..5]`: past the family's range.
         if let Some((family, k)) = crate::family::family_named(self.db, &self.module, &[], name)
@@ -524,7 +525,7 @@ impl Cx<'_> {
             };
             self.arguments.push((arg, param.ty.clone()));
             if matches!(param.ty.value(), Ty::Fn(_)) {
-                self.fn_arguments.push(crate::check::parallel::FnArgument { call: e, param: index as u32, arg });
+                self.fn_arguments.push(super::result::FnArgument { call: e, param: index as u32, arg });
                 self.lane_hands_on(arg);
             }
             match &param.ty {
@@ -666,7 +667,7 @@ impl Cx<'_> {
                     // A `fn` parameter handed on: what the callee's lanes do with it (`lane:p`)
                     // is renamed to the caller's parameter.
                     let param_fn = matches!(ty, Ty::Fn(_))
-                        && matches!(self.body.expr(self.body.unparen(arg)), Expr::Name(n) if self.local(n).is_some_and(|l| l.kind == crate::check::LocalKind::Param));
+                        && matches!(self.body.expr(self.body.unparen(arg)), Expr::Name(n) if self.local(n).is_some_and(|l| l.kind == super::cx::LocalKind::Param));
                     match self.body.expr(self.body.unparen(arg)) {
                         Expr::Name(n) if param_fn => mapping.push(Mapped::Borrow(n.clone())),
                         _ => mapping.push(Mapped::Dropped),

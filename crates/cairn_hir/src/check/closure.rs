@@ -8,9 +8,10 @@
 
 use std::sync::Arc;
 
+use super::cx::{Cx, Local, LocalKind, R};
+use super::expr::same;
+use super::result::{CallTarget, GuardKind};
 use crate::body::{BinderId, Block, Body, Else, Expr, ExprId, Stmt};
-use crate::check::expr::same;
-use crate::check::{CallTarget, Cx, GuardKind, Local, LocalKind, R};
 use crate::diag::{Anchor, Diag};
 use crate::scopes::LocalRef;
 use crate::types::{FnTy, Ty};

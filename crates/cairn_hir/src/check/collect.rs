@@ -9,10 +9,12 @@
 
 use std::sync::Arc;
 
+use super::cx::Lane;
+use super::cx::{Cx, Local, LocalKind, R};
+use super::parallel::RaceWalk;
+use super::result::{CallTarget, GuardKind};
 use crate::body::{CollectKind, Collector, Expr, ExprId, Literal, ReduceOp, StmtId};
 use crate::builtins::Builtin;
-use crate::check::parallel::{Lane, RaceWalk};
-use crate::check::{CallTarget, Cx, GuardKind, Local, LocalKind, R};
 use crate::diag::{Anchor, Diag};
 use crate::scopes::LocalRef;
 use crate::types::{Extent, Mode, Place, Ty};
@@ -102,7 +104,7 @@ impl Cx<'_> {
         }
         if let (Some(annotation), CollectKind::Scan { .. }) = (&annotation, c.kind)
             && let Some((_, elem)) = &output
-            && !crate::check::expr::same(annotation, elem)
+            && !super::expr::same(annotation, elem)
         {
             return Err(self.mismatch(c.value, elem, annotation));
         }
@@ -229,7 +231,7 @@ impl Cx<'_> {
         };
         let got = self.check(c.value, expected)?;
         if let Some(want) = expected
-            && !crate::check::expr::same(want, &got)
+            && !super::expr::same(want, &got)
         {
             return Err(self.mismatch(c.value, want, &got));
         }
@@ -353,7 +355,7 @@ impl Cx<'_> {
         let mut names = Vec::new();
         let mut binders = Vec::new();
         let mut assigned = Vec::new();
-        crate::check::closure::expr(&self.body, e, &mut binders, &mut names, &mut assigned);
+        super::closure::expr(&self.body, e, &mut binders, &mut names, &mut assigned);
         let own: Vec<ExprId> = match c.kind {
             CollectKind::Scan { .. } => self.own_element_reads(c),
             _ => Vec::new(),

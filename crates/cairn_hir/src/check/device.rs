@@ -14,28 +14,14 @@
 
 use std::sync::Arc;
 
+use super::cx::Lane;
+use super::cx::{Cx, R};
+use super::parallel::RaceWalk;
+use super::result::ArrayAccess;
 use crate::body::{BinaryOp, BinderId, Expr, ExprId, Literal};
-use crate::check::parallel::{Lane, RaceWalk};
-use crate::check::{Cx, R};
 use crate::diag::{Anchor, Diag};
 use crate::scopes::LocalRef;
 use crate::types::{Extent, Mode, Place, Ty};
-
-/// How device lanes touch one outer array (language §26's `vector` and `stage` read it).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ArrayAccess {
-    /// The outer binding.
-    pub local: LocalRef,
-    pub name: Arc<str>,
-    /// The size of one element in bytes.
-    pub elem_bytes: u64,
-    /// Some lane writes it.
-    pub written: bool,
-    /// Every access is at the lane's own index, `x[i]`.
-    pub own_only: bool,
-    /// The constant offsets `d` of reads at `x[i + d]` (and `x[i - d]` as `-d`), `0` included.
-    pub offsets: Arc<[i64]>,
-}
 
 impl Cx<'_> {
     /// How the lanes `walk` placed touch each outer array.
@@ -264,7 +250,7 @@ impl Cx<'_> {
                 Anchor::Expr(src),
             ));
         };
-        if !crate::check::expr::same(&to.elem, &from.elem) {
+        if !super::expr::same(&to.elem, &from.elem) {
             return Err(Diag::new(
                 "E-TYPE-MISMATCH",
                 format!(
@@ -277,7 +263,7 @@ impl Cx<'_> {
         let part = |x: ExprId| matches!(self.body.expr(self.body.unparen(x)), crate::body::Expr::Part { .. });
         if part(dst) || part(src) {
             // Parts agree by one length guard (beside each part's own).
-            self.site(crate::check::GuardKind::Bounds);
+            self.site(super::result::GuardKind::Bounds);
         } else if to.extent != from.extent || to.extent == Extent::Unknown {
             return Err(Diag::new(
                 "E-TYPE-MISMATCH",

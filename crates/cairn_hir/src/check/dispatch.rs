@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
+use super::call::Generic;
+use super::cx::{Cx, R};
 use crate::body::ExprId;
-use crate::check::call::Generic;
-use crate::check::{Cx, R};
 use crate::diag::{Anchor, Diag};
 use crate::input::Item;
 use crate::types::Ty;
@@ -40,7 +40,7 @@ impl Cx<'_> {
         let mut opaque: Vec<(Item, Item, Ty)> = Vec::new();
         let mut receiver_ty: Option<Ty> = None;
         for &(tr, member) in &candidates {
-            let Some(at) = crate::traits::receiver_index(self.db, member) else { continue };
+            let Some(at) = crate::signature::receiver_index(self.db, member) else { continue };
             let Some(&arg) = given.get(at) else { continue };
             let Some(ty) = self.probe(arg, false) else { continue };
             let ty = ty.value().clone();

@@ -9,8 +9,9 @@
 
 use std::sync::Arc;
 
+use super::cx::{Cx, R};
+use super::result::{CallEdge, CallTarget, Mapped};
 use crate::body::ExprId;
-use crate::check::{CallEdge, CallTarget, Cx, Mapped, R};
 use crate::diag::{Anchor, Diag};
 use crate::input::Item;
 use crate::types::{Mode, Ty};
@@ -31,7 +32,7 @@ impl Cx<'_> {
             let fail = |why: String| {
                 Err(Diag::new("E-DYN", format!("{name} cannot stand behind dyn: {why}."), Anchor::Expr(e)))
             };
-            let Some(receiver) = crate::traits::receiver_index(self.db, *item) else {
+            let Some(receiver) = crate::signature::receiver_index(self.db, *item) else {
                 return fail(format!("its member {member} has no receiver"));
             };
             for (i, param) in signature.params.iter().enumerate() {
@@ -81,7 +82,7 @@ impl Cx<'_> {
         match &value {
             Ty::Dyn(other, _) if *other == tr => {}
             // A `Dyn` lends itself: it must hold a value (a guard).
-            Ty::DynBox(other, _) if *other == tr => self.site(crate::check::GuardKind::DynLent),
+            Ty::DynBox(other, _) if *other == tr => self.site(super::result::GuardKind::DynLent),
             Ty::Error => {}
             _ => {
                 let Some((imp, args)) = crate::traits::find_impl(self.db, &self.module, tr, &value) else {
@@ -132,7 +133,7 @@ impl Cx<'_> {
             return Ok(owner);
         }
         match crate::generics::kind_of(self.db, &ty) {
-            crate::generics::Kind::Linear => {
+            crate::types::Kind::Linear => {
                 return Err(Diag::new(
                     "E-LINEAR-STORAGE",
                     format!(
@@ -141,7 +142,7 @@ impl Cx<'_> {
                     Anchor::Expr(*value),
                 ));
             }
-            crate::generics::Kind::Affine | crate::generics::Kind::Copy => {}
+            crate::types::Kind::Affine | crate::types::Kind::Copy => {}
         }
         let Some((imp, args)) = crate::traits::find_impl(self.db, &self.module, tr, &ty) else {
             return Err(Diag::new(
@@ -155,7 +156,7 @@ impl Cx<'_> {
         for effect in ["alloc", "trap"] {
             self.effect(effect);
         }
-        self.site(crate::check::GuardKind::Allocation);
+        self.site(super::result::GuardKind::Allocation);
         Ok(owner)
     }
 
@@ -178,7 +179,7 @@ impl Cx<'_> {
         for (i, (param, &arg)) in signature.params.iter().zip(given).enumerate() {
             if i == at {
                 if matches!(self.check(arg, None)?.value(), Ty::DynBox(..)) {
-                    self.site(crate::check::GuardKind::DynLent);
+                    self.site(super::result::GuardKind::DynLent);
                 }
                 mapping.push(self.mapped(arg));
             } else {

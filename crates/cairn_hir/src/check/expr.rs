@@ -7,8 +7,9 @@
 
 use std::sync::Arc;
 
+use super::cx::{Cx, LocalKind, R};
+use super::result::{GuardKind, Resolution};
 use crate::body::{BinaryOp, Expr, ExprId, Literal, UnaryOp};
-use crate::check::{Cx, GuardKind, LocalKind, R, Resolution};
 use crate::decl::{fields_of, variants_of};
 use crate::diag::{Anchor, Diag, list, text};
 use crate::input::ItemKind;
@@ -73,7 +74,7 @@ impl Cx<'_> {
                 "E-UNSUPPORTED",
                 format!(
                     "{} is a construct of a later tier, which this checker does not check yet.",
-                    super::describe_kind(*kind)
+                    super::cx::describe_kind(*kind)
                 ),
                 Anchor::Expr(e),
             )),
@@ -235,7 +236,7 @@ impl Cx<'_> {
         };
         let mut diag = Diag::new("E-UNBOUND", message, Anchor::Expr(e))
             .with_details(vec![("available_names", list(&names)), ("expected_type", expected_detail)]);
-        let near = close_matches(name, &names);
+        let near = crate::diag::close_matches(name, &names);
         if !near.is_empty() {
             diag = diag.with_hint(format!("Perhaps {}?", near.join(" or ")));
         }
@@ -537,7 +538,7 @@ impl Cx<'_> {
                     }
                     None => {
                         let names: Vec<Arc<str>> = fields.iter().map(|(f, _)| f.clone()).collect();
-                        let near = close_matches(name, &names);
+                        let near = crate::diag::close_matches(name, &names);
                         let message =
                             format!("{} has no field {name}: its fields are {}.", adt.name, spoken_list(&names));
                         let mut diag = Diag::new("E-FIELD", message, Anchor::Expr(e))
@@ -652,7 +653,7 @@ impl Cx<'_> {
     /// `E-ENUM-VARIANT` for `adt.name`.
     pub(crate) fn unknown_variant(&self, e: ExprId, adt: &AdtTy, name: &str) -> Diag {
         let names: Vec<Arc<str>> = variants_of(self.db, adt).iter().map(|(v, _)| v.clone()).collect();
-        let near = close_matches(name, &names);
+        let near = crate::diag::close_matches(name, &names);
         let message = format!("{} has no variant {name}: its variants are {}.", adt.name, spoken_list(&names));
         let mut diag = Diag::new("E-ENUM-VARIANT", message, Anchor::Expr(e))
             .with_details(vec![("available_variants", list(&names))]);
@@ -797,37 +798,6 @@ pub(crate) fn same(a: &Ty, b: &Ty) -> bool {
         (Ty::Borrow(m, x), Ty::Borrow(n, y)) => m == n && same(x, y),
         _ => a == b,
     }
-}
-
-/// Names similar to `name` (at most two), for hints.
-pub(crate) fn close_matches(name: &str, candidates: &[Arc<str>]) -> Vec<String> {
-    let mut scored: Vec<(f64, &Arc<str>)> = candidates
-        .iter()
-        .filter(|c| &***c != name)
-        .map(|c| (similarity(name, c), c))
-        .filter(|(s, _)| *s >= 0.6)
-        .collect();
-    scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal).then_with(|| a.1.cmp(b.1)));
-    // A name listed twice (a root function's full and local name are one string) counts once.
-    scored.dedup_by(|a, b| a.1 == b.1);
-    scored.into_iter().take(2).map(|(_, c)| c.to_string()).collect()
-}
-
-/// A ratio of matching characters in the spirit of difflib's: 2·M / (|a| + |b|), M from the
-/// longest common subsequence.
-fn similarity(a: &str, b: &str) -> f64 {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.is_empty() && b.is_empty() {
-        return 1.0;
-    }
-    let mut table = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for i in 0..a.len() {
-        for j in 0..b.len() {
-            table[i + 1][j + 1] = if a[i] == b[j] { table[i][j] + 1 } else { table[i][j + 1].max(table[i + 1][j]) };
-        }
-    }
-    2.0 * table[a.len()][b.len()] as f64 / (a.len() + b.len()) as f64
 }
 
 /// Names as a person says them: `a`, `a and b`, `a, b and c`.

@@ -5,9 +5,10 @@
 
 use std::sync::Arc;
 
+use super::cx::{Cx, R};
+use super::result::GuardKind;
 use crate::body::{Expr, ExprId, Literal};
 use crate::builtins::Builtin;
-use crate::check::{Cx, GuardKind, R};
 use crate::diag::{Anchor, Diag};
 use crate::types::{Extent, Ty, ViewTy};
 

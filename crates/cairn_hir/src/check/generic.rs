@@ -10,12 +10,13 @@
 
 use std::sync::Arc;
 
+use super::cx::{Cx, R};
 use crate::body::{Expr, ExprId, Literal};
-use crate::check::{Cx, R};
 use crate::diag::{Anchor, Diag};
-use crate::generics::{Generic, GenericKind, unify, unmet};
+use crate::generics::{Generic, GenericKind, unify};
 use crate::input::Item;
 use crate::instance::InstanceArg;
+use crate::traits::unmet;
 use crate::types::Ty;
 
 impl Cx<'_> {
@@ -26,7 +27,7 @@ impl Cx<'_> {
         e: ExprId,
         item: Item,
         written: &str,
-        call: crate::check::call::Generic<'_>,
+        call: super::call::Generic<'_>,
         filled: &[Option<ExprId>],
     ) -> R<Arc<[InstanceArg]>> {
         let (explicit, expected) = (call.explicit, call.expected);
@@ -190,7 +191,7 @@ impl Cx<'_> {
         item: Item,
         name: &str,
         args: &[ExprId],
-        generic: crate::check::call::Generic<'_>,
+        generic: super::call::Generic<'_>,
     ) -> R<Arc<[Ty]>> {
         let params = crate::decl::generic_params(self.db, item);
         if params.is_empty() {

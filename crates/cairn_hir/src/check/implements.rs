@@ -11,7 +11,13 @@
 //!
 //! Only a test may call an implementation by name or take it as a value (`E-IMPL-CALL`).
 
-use super::*;
+use crate::body::{Expr, ExprId};
+use crate::diag::{Anchor, Diag};
+use crate::input::Item;
+use crate::types::Ty;
+
+use super::cx::*;
+use super::result::*;
 use crate::body::{BinaryOp, Literal, UnaryOp};
 use crate::builtins::Builtin;
 use crate::consts::Value;

@@ -4,7 +4,13 @@
 //! consume, and the linear rules (`E-LINEAR-LEAK`, `E-LINEAR-BRANCH`, `E-LEASED`), are the
 //! ownership walk's (`moves.rs`).
 
-use super::*;
+use std::sync::Arc;
+
+use crate::body::{BinderId, Expr, ExprId, Stmt, StmtId};
+use crate::diag::{Anchor, Diag};
+use crate::types::Ty;
+
+use super::cx::*;
 use crate::ItemKind;
 use crate::scope::Lookup;
 

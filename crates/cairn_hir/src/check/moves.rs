@@ -24,10 +24,17 @@
 
 use std::collections::HashMap;
 
-use super::*;
+use std::sync::Arc;
+
+use crate::body::{Arm, BinderId, Block, Else, Expr, ExprId, Stmt, StmtId};
+use crate::diag::{Anchor, Diag};
+use crate::types::Ty;
+
+use super::cx::*;
+use super::result::*;
 use crate::builtins::Builtin;
-use crate::generics::Kind;
 use crate::scopes::LocalRef;
+use crate::types::Kind;
 
 /// Whether an owner local holds its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -683,7 +690,7 @@ impl Walk<'_, '_> {
             }
             Some(CallTarget::Dynamic { member, .. }) => {
                 // The receiver (wherever it stands) is lent to the call; the rest are values.
-                let at = crate::traits::receiver_index(self.cx.db, member).unwrap_or(0);
+                let at = crate::signature::receiver_index(self.cx.db, member).unwrap_or(0);
                 let mut all: Vec<ExprId> = Vec::new();
                 if let Expr::Field { base, .. } = self.cx.body.expr(self.cx.body.unparen(callee)) {
                     all.push(*base);

@@ -3,7 +3,14 @@
 //! where a view is expected. Which uses move an owner, and where one is released, is the
 //! ownership walk's (`moves.rs`), run once this check has typed the body.
 
-use super::*;
+use std::sync::Arc;
+
+use crate::body::{BinderId, Expr, ExprId};
+use crate::diag::{Anchor, Diag};
+use crate::types::{Extent, Ty};
+
+use super::cx::*;
+use super::result::*;
 use crate::types::{Mode, ViewTy};
 
 impl Cx<'_> {
@@ -73,7 +80,7 @@ impl Cx<'_> {
     /// storage would forge them. (The type rules catch a declared `linear struct` already; this
     /// catches the records and sums that hold one.)
     pub(crate) fn zeroed_storage(&self, elem: &Ty, form: &str, at: Anchor) -> R<()> {
-        if crate::generics::kind_of(self.db, elem) != crate::generics::Kind::Linear {
+        if crate::generics::kind_of(self.db, elem) != crate::types::Kind::Linear {
             return Ok(());
         }
         Err(Diag::new(
@@ -130,7 +137,7 @@ impl Cx<'_> {
             return Err(Diag::new("E-ARITY", "take takes one place: `take(r.field)`.", Anchor::Expr(e)));
         }
         let ty = self.owner_place(args[0], "take")?;
-        if crate::generics::kind_of(self.db, &ty) == crate::generics::Kind::Linear {
+        if crate::generics::kind_of(self.db, &ty) == crate::types::Kind::Linear {
             return Err(Diag::new(
                 "E-LINEAR-STORAGE",
                 format!("take would leave a zeroed {ty} behind, and a linear value cannot be forged: use swap(a, b)."),
@@ -147,7 +154,7 @@ impl Cx<'_> {
         }
         let first = self.owner_place(args[0], "swap")?;
         let second = self.owner_place(args[1], "swap")?;
-        if !crate::check::expr::same(&first, &second) {
+        if !super::expr::same(&first, &second) {
             return Err(self.mismatch(args[1], &first, &second));
         }
         let places = [(self.place_of(args[0], false), true), (self.place_of(args[1], false), true)];

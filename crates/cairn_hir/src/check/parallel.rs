@@ -15,72 +15,12 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use super::cx::{Cx, Lane, Local, LocalKind, R};
+use super::result::{CallTarget, Region};
 use crate::body::{BinaryOp, BinderId, Block, Else, Expr, ExprId, Literal, Stmt, StmtId};
-use crate::check::{CallTarget, Cx, Local, LocalKind, R};
 use crate::diag::{Anchor, Diag};
 use crate::scopes::LocalRef;
 use crate::types::{Mode, Ty};
-
-/// A region (or a collector's iteration) as later passes need it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Region {
-    /// The `parallel` or collector statement.
-    pub stmt: StmtId,
-    /// The outer bindings its lanes name, in first-use order (what the lowering hands each lane).
-    pub captures: Arc<[LocalRef]>,
-    /// The call expressions its lanes make (their targets are in `FnCheck::call_targets`).
-    pub calls: Arc<[ExprId]>,
-    /// The declared functions its lanes may call (each implementation a `dyn` call may reach
-    /// included), each once.
-    pub callees: Arc<[crate::input::Item]>,
-    /// The elements one lane index stands for: the stride of the block the lanes write (`1`
-    /// for `[i]`).
-    pub stride: u64,
-    /// The arrays the lanes write in blocks, each with its stride, and the index expressions of
-    /// every element access to them: each lies inside lane `i`'s block, so where the array holds
-    /// that whole block the access is in bounds (the lowering proves those guards per lane).
-    pub blocks: Arc<[(LocalRef, u64)]>,
-    pub block_indices: Arc<[ExprId]>,
-    /// True for device lanes (language §36): the lanes index `@device` memory (or call a
-    /// `kernel fn`) and are held to the device rules.
-    pub device: bool,
-    /// For device lanes: how they touch each outer array (what the device plan items `vector`
-    /// and `stage` need, language §26).
-    pub arrays: Arc<[crate::check::device::ArrayAccess]>,
-}
-
-/// A `fn`-typed argument of a call of a declared function: the call, the parameter's position in
-/// the callee's signature, and the argument. Judged where it is written when the callee's lanes
-/// call that parameter (`lane:p`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FnArgument {
-    pub call: ExprId,
-    pub param: u32,
-    pub arg: ExprId,
-}
-
-/// The lane being checked.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Lane {
-    /// How many closures enclosed the region: `return` inside a closure written in the lane
-    /// answers to the closure, not the function.
-    pub closures: usize,
-    /// The first index of `@device` memory in the lane (it makes the lanes device lanes).
-    pub device: Option<Anchor>,
-    /// The first call of a `kernel fn` in the lane (it makes the lanes device lanes too).
-    pub kernel: Option<Anchor>,
-    /// The first index of host memory, refused if the lanes are device lanes.
-    pub host: Option<(Anchor, crate::types::Place)>,
-    /// The first host-only construct, refused if the lanes are device lanes.
-    pub host_only: Option<(Anchor, &'static str)>,
-}
-
-impl Lane {
-    /// A lane inside `closures` enclosing closures, nothing seen yet.
-    pub(crate) fn new(closures: usize) -> Lane {
-        Lane { closures, device: None, kernel: None, host: None, host_only: None }
-    }
-}
 
 impl Cx<'_> {
     /// `E-PARALLEL-NEST` when a lane is being checked.
@@ -120,7 +60,7 @@ impl Cx<'_> {
                 "E-UNSUPPORTED",
                 format!(
                     "{} is a construct of a later tier, which this checker does not check yet.",
-                    super::describe_kind(cairn_syntax::SyntaxKind::SPAWN_EXPR)
+                    super::cx::describe_kind(cairn_syntax::SyntaxKind::SPAWN_EXPR)
                 ),
                 Anchor::Expr(e),
             ),
@@ -303,9 +243,9 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
         let mut binders = vec![lane];
         let mut names = Vec::new();
         let mut assigned = Vec::new();
-        crate::check::closure::contents(&cx.body, block, &mut binders, &mut names, &mut assigned);
+        super::closure::contents(&cx.body, block, &mut binders, &mut names, &mut assigned);
         for &e in exprs {
-            crate::check::closure::expr(&cx.body, e, &mut binders, &mut names, &mut assigned);
+            super::closure::expr(&cx.body, e, &mut binders, &mut names, &mut assigned);
         }
         RaceWalk {
             cx,

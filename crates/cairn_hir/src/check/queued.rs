@@ -17,21 +17,15 @@
 
 use std::sync::Arc;
 
-use super::*;
+use crate::body::{Block, Expr, ExprId, Stmt, StmtId};
+use crate::diag::{Anchor, Diag};
+use crate::types::Ty;
+
+use super::cx::*;
+use super::result::*;
 use crate::body::SpawnWork;
 use crate::builtins::Builtin;
 use crate::scopes::LocalRef;
-
-/// One piece of queued work, as the lease walk needs it.
-#[derive(Debug, Clone)]
-pub(crate) struct Queued {
-    /// The `spawn` expression.
-    pub spawn: ExprId,
-    /// The places the work touches: each root local, and whether it writes it.
-    pub leases: Vec<(LocalRef, bool)>,
-    /// The tickets it was queued after.
-    pub after: Vec<LocalRef>,
-}
 
 impl Cx<'_> {
     /// `spawn …` at `e`: queued device work, or a refusal.

@@ -1,7 +1,15 @@
 //! Statements of a body (language §7–§12): blocks and their scopes, `let`, `return`, expression
 //! statements, loops and their binders, `match` with its arms, `stack` arrays.
 
-use super::*;
+use std::sync::Arc;
+
+use crate::body::{Arm, BinderId, Block, Else, Expr, ExprId, Stmt, StmtId};
+use crate::decl::variants_of;
+use crate::diag::{Anchor, Diag, list};
+use crate::types::{Extent, Ty};
+
+use super::cx::*;
+use super::result::*;
 
 impl Cx<'_> {
     // ----- blocks and statements -----------------------------------------------------------

@@ -6,8 +6,9 @@
 
 use std::sync::Arc;
 
+use super::cx::{Cx, R};
+use super::result::Resolution;
 use crate::body::ExprId;
-use crate::check::{Cx, R, Resolution};
 use crate::diag::{Anchor, Diag};
 use crate::signature::Signature;
 use crate::types::Ty;
@@ -30,7 +31,7 @@ impl Cx<'_> {
                 Anchor::Expr(e),
             ));
         }
-        let explicit = crate::check::call::Generic { explicit: Some(indices), expected: None, preset: None };
+        let explicit = super::call::Generic { explicit: Some(indices), expected: None, preset: None };
         let args = self.infer_instance(e, item, &name, explicit, &[])?;
         let instance = crate::instance::Instance::new(self.db, item, args.clone());
         let ty = self.taken(e, item, &name, crate::signature::instance_signature(self.db, instance))?;

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use cairn_syntax::{TextRange, TextSize};
 
 use super::{LastCheck, Pending, Workspace};
-use crate::effects::{fn_summary, is_function, order_refusal};
+use crate::effects::{fn_summary, is_function};
 use crate::input::Item;
+use crate::order::order_refusal;
 use crate::signature::fn_signature;
 
 /// The outcome of `cairn check` on a workspace.
@@ -42,7 +43,7 @@ impl Workspace {
             }
             let record = crate::report::program_record(&self.db).clone();
             let rows = crate::effects::rows(&self.db).clone();
-            let requested = crate::instance::requested_instances(&self.db, self.program).clone();
+            let requested = crate::requested::requested_instances(&self.db, self.program).clone();
             self.last = Some(LastCheck { record, rows, requested });
         }
         self.pending = Pending::Bodies(Vec::new());
@@ -103,7 +104,7 @@ impl Workspace {
                 return false;
             }
             let refusal = match &instances {
-                Some(instances) => crate::check::instances_refusal(&self.db, instances),
+                Some(instances) => crate::requested::instances_refusal(&self.db, instances),
                 None => crate::check::check_fn(&self.db, *item).error.clone(),
             };
             let refused = refusal.is_some();
@@ -116,7 +117,7 @@ impl Workspace {
             let row_of = |callee: Item| rows.row(callee).cloned();
             let order = audited
                 .then(|| match &instances {
-                    Some(instances) => crate::effects::instances_order_refusal(&self.db, &row_of, *item, instances),
+                    Some(instances) => crate::order::instances_order_refusal(&self.db, &row_of, *item, instances),
                     None => order_refusal(&self.db, &row_of, *item),
                 })
                 .flatten();
@@ -273,7 +274,7 @@ pub enum CheckKind {
 /// A template's instances as the last whole pass found them; `None` for an ordinary function.
 fn saved_instances<'db>(
     db: &'db crate::db::RootDatabase,
-    requested: &crate::instance::Requested,
+    requested: &crate::requested::Requested,
     item: Item,
 ) -> Option<Vec<crate::instance::Instance<'db>>> {
     if crate::generics::fn_generics(db, item).is_empty() {
@@ -294,7 +295,7 @@ fn saved_instances<'db>(
 /// last whole pass (see [`saved_instances`]).
 pub(super) fn summary_now(
     db: &crate::db::RootDatabase,
-    requested: &crate::instance::Requested,
+    requested: &crate::requested::Requested,
     item: Item,
 ) -> crate::effects::Summary {
     match saved_instances(db, requested, item) {

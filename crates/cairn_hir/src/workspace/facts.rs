@@ -97,7 +97,7 @@ impl Workspace {
     pub fn uninstantiated_templates(&self) -> Vec<String> {
         let scope = crate::scope::scope(&self.db);
         self.own_templates()
-            .filter(|&item| crate::instance::instances_of(&self.db, item).is_empty())
+            .filter(|&item| crate::requested::instances_of(&self.db, item).is_empty())
             .map(|item| scope.full_name(item).to_string())
             .collect()
     }
@@ -111,7 +111,7 @@ impl Workspace {
             .iter()
             .filter(|e| is_function(e.key.kind))
             .map(|entry| {
-                let check = crate::check::representative_check(&self.db, entry.item);
+                let check = crate::requested::representative_check(&self.db, entry.item);
                 FunctionFacts {
                     module: scope.module_of(entry.item),
                     name: entry.key.name.clone(),
@@ -146,7 +146,7 @@ impl Workspace {
             for entry in file.items.iter().filter(|i| is_function(i.key.kind)) {
                 let body = crate::body::fn_body(&self.db, entry.item);
                 let map = crate::body::fn_source_map(&self.db, entry.item);
-                let check = crate::check::representative_check(&self.db, entry.item);
+                let check = crate::requested::representative_check(&self.db, entry.item);
                 for (stmt, range) in body.stmts.iter().zip(map.stmts.iter()) {
                     let crate::body::Stmt::Let { binder, init, .. } = stmt else { continue };
                     let Some(ty) = check.expr_types.get(init.0 as usize) else { continue };
@@ -428,7 +428,7 @@ impl Workspace {
 
     /// A function's guard sites by kind, in order of first occurrence.
     pub fn function_sites(&self, item: Item) -> Vec<(&'static str, u32)> {
-        crate::check::representative_check(&self.db, item).sites.iter().map(|(k, n)| (k.name(), *n)).collect()
+        crate::requested::representative_check(&self.db, item).sites.iter().map(|(k, n)| (k.name(), *n)).collect()
     }
 
     /// The functions (and tests) that call `item`, each once, in declaration order: read from
@@ -440,7 +440,7 @@ impl Workspace {
 
     /// The declared functions a function calls, each once, in first-call order.
     pub fn callees(&self, item: Item) -> Vec<Item> {
-        crate::check::representative_check(&self.db, item).callees()
+        crate::requested::representative_check(&self.db, item).callees()
     }
 }
 

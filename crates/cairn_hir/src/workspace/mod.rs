@@ -110,7 +110,7 @@ struct LastCheck {
     rows: Arc<Rows>,
     /// The instances the program requested at that check: while no summary moves they are the
     /// same, and reading them here spares the fast path the whole-program walk.
-    requested: crate::instance::Requested,
+    requested: crate::requested::Requested,
 }
 
 /// Edits since the last check.
@@ -580,7 +580,7 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
         // impls, and an impl inserted before another must not take the other's key.
         ItemKind::Impl => {
             let imp: ast::Impl = ast::AstNode::cast(node.clone())?;
-            let of = |n: Option<SyntaxNode>| n.map(|n| compact_text(&n)).unwrap_or_default();
+            let of = |n: Option<SyntaxNode>| n.map(|n| cairn_syntax::compact_text(&n)).unwrap_or_default();
             let trait_path = of(imp.trait_path().map(|p| ast::AstNode::syntax(&p).clone()));
             let self_ty = of(imp.self_ty().map(|t| ast::AstNode::syntax(&t).clone()));
             format!("{trait_path} for {self_ty}")
@@ -591,7 +591,7 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
             let derive: ast::Derive = ast::AstNode::cast(node.clone())?;
             let mut name = derive.recipe().map(|p| p.text()).unwrap_or_default();
             if let Some(args) = derive.arg_list() {
-                name.push_str(&compact_text(ast::AstNode::syntax(&args)));
+                name.push_str(&cairn_syntax::compact_text(ast::AstNode::syntax(&args)));
             }
             if let Some(target) = derive.target() {
                 name.push_str(" for ");
@@ -602,7 +602,7 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
         // A plan is named by the function it plans; a selection by `f use g`.
         ItemKind::Plan => {
             let plan: ast::Plan = ast::AstNode::cast(node.clone())?;
-            let of = |n: Option<SyntaxNode>| n.map(|n| compact_text(&n)).unwrap_or_default();
+            let of = |n: Option<SyntaxNode>| n.map(|n| cairn_syntax::compact_text(&n)).unwrap_or_default();
             let target = of(plan.target().map(|p| ast::AstNode::syntax(&p).clone()));
             match plan.plan_use() {
                 Some(selection) => {
@@ -619,25 +619,6 @@ fn classify(node: &SyntaxNode) -> Option<(ItemKind, Arc<str>)> {
             .unwrap_or_default(),
     };
     Some((kind, Arc::from(name.trim())))
-}
-
-/// The significant tokens of `node`, a space only between two words (`Pair[u32]`, `dyn Shape`):
-/// the same text however the declaration is spaced or commented.
-pub(crate) fn compact_text(node: &SyntaxNode) -> String {
-    let mut out = String::new();
-    let mut last_word = false;
-    for token in node.descendants_with_tokens().filter_map(|e| e.into_token()) {
-        if token.kind().is_trivia() {
-            continue;
-        }
-        let word = token.kind().is_word();
-        if word && last_word {
-            out.push(' ');
-        }
-        out.push_str(token.text());
-        last_word = word;
-    }
-    out
 }
 
 /// Computes what the whole-program pass reads — every body's check, the rows, the program

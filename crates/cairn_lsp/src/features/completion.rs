@@ -185,7 +185,7 @@ fn local_type(db: &dyn cairn_hir::Db, item: Item, name: &str, relative: usize) -
             cairn_hir::fn_signature(db, item).params.get(index as usize).map(|p| p.ty.clone())
         }
         cairn_hir::scopes::LocalRef::Binder(binder) => {
-            cairn_hir::check::representative_check(db, item).binder_types.get(binder.0 as usize).cloned()
+            cairn_hir::representative_check(db, item).binder_types.get(binder.0 as usize).cloned()
         }
     }
 }

@@ -288,7 +288,7 @@ fn expr_type(workspace: &Workspace, item: Item, range: TextRange) -> Option<cair
     }
     let map = cairn_hir::body::fn_source_map(db, item);
     let id = map.exprs.iter().position(|r| *r == range)?;
-    cairn_hir::check::representative_check(db, item).expr_types.get(id).filter(|ty| !ty.is_error()).cloned()
+    cairn_hir::representative_check(db, item).expr_types.get(id).filter(|ty| !ty.is_error()).cloned()
 }
 
 /// The enum a type is (through a borrow).
@@ -338,7 +338,7 @@ fn path_segments(name_ref: &SyntaxNode) -> Vec<std::sync::Arc<str>> {
 fn resolution_at(workspace: &Workspace, item: Item, range: TextRange, name: &str) -> Option<Meaning> {
     let db = workspace.db();
     let map = cairn_hir::body::fn_source_map(db, item);
-    let check = cairn_hir::check::representative_check(db, item);
+    let check = cairn_hir::representative_check(db, item);
     let id = map.exprs.iter().position(|r| *r == range)?;
     match check.resolution(cairn_hir::body::ExprId(id as u32)) {
         cairn_hir::check::Resolution::Const(target) => Some(Meaning::Declaration(target)),
@@ -352,7 +352,7 @@ fn resolution_at(workspace: &Workspace, item: Item, range: TextRange, name: &str
 fn call_target_at(workspace: &Workspace, item: Item, range: TextRange) -> Option<Meaning> {
     let db = workspace.db();
     let map = cairn_hir::body::fn_source_map(db, item);
-    let check = cairn_hir::check::representative_check(db, item);
+    let check = cairn_hir::representative_check(db, item);
     let id = map.exprs.iter().position(|r| *r == range)?;
     match check.call_target(cairn_hir::body::ExprId(id as u32))? {
         cairn_hir::check::CallTarget::Function(target, _) => Some(Meaning::Declaration(*target)),

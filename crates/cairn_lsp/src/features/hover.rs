@@ -41,7 +41,7 @@ pub(super) fn hover(cursor: &Cursor<'_>) -> Option<Value> {
     if !binder && matches!(kind, Some(ItemKind::Fn | ItemKind::Test)) {
         let relative = cursor.offset - start;
         let map = cairn_hir::body::fn_source_map(db, item);
-        let check = cairn_hir::check::representative_check(db, item);
+        let check = cairn_hir::representative_check(db, item);
         let best = map
             .exprs
             .iter()
@@ -109,7 +109,7 @@ fn binding_hover(workspace: &Workspace, function: Item, locals: &Locals, binding
     let found = &locals.bindings[binding];
     let body = cairn_hir::body::fn_body(db, function);
     let map = cairn_hir::body::fn_source_map(db, function);
-    let check = cairn_hir::check::representative_check(db, function);
+    let check = cairn_hir::representative_check(db, function);
     let type_of = |id: usize| check.expr_types.get(id).filter(|t| !t.is_error()).map(ToString::to_string);
     let declared = match found.kind {
         BindingKind::Param => cairn_hir::fn_signature(db, function)

@@ -27,7 +27,7 @@ pub(super) fn inlay_hints(project: &Project, file: usize, start: usize, end: usi
         {
             continue;
         }
-        let check = cairn_hir::check::representative_check(db, entry.item);
+        let check = cairn_hir::representative_check(db, entry.item);
         for binding in locals_of(db, entry.item).bindings {
             let (LocalRef::Binder(binder), BindingKind::Let { .. }) = (binding.local, binding.kind) else { continue };
             let at = item_start + usize::from(binding.range.end());

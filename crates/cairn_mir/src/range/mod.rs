@@ -23,7 +23,7 @@
 //! function (its address is never taken, so no call, lane or borrow writes it), and every fact
 //! that reads a local is forgotten when that local is written (`State::kill`).
 
-mod facts;
+pub(crate) mod facts;
 mod prove;
 mod state;
 mod transfer;

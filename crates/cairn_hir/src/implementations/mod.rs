@@ -3,13 +3,11 @@
 //!
 //! [`implementation_def`] reads the clause; [`implementation_reference`] resolves the reference in
 //! the implementation's module; [`implementations`] lists every implementation of the program
-//! with its reference (what the rows join, and what a selection must name). The structural rules
-//! (`E-IMPLEMENTS`, `E-IMPL-SIGNATURE`, `E-IMPL-PARAM`) are [`implementation_refusal`]; selections
-//! (`E-IMPL-USE`, and `E-IMPL-PARAM` for the values a selection gives) are [`selection_refusal`]
-//! and [`second_selection`]; what needs the rows — an implementation reaching its reference
-//! (`E-IMPL-CALL`) and a row beyond the reference's ceiling or own row (`E-IMPL-EFFECT`) — is
-//! [`row_refusal`]. The `when` condition itself is checked with the implementation's body
-//! (`check/implements.rs`), and so is a call of an implementation by name outside a test.
+//! with its reference (what the rows join, and what a selection must name). These are facts of
+//! declarations, read by the checker and the instance walk; the rules that judge them, which need
+//! the checks and the rows, are [`rules`]. The `when` condition itself is checked with the
+//! implementation's body (`check/implements.rs`), and so is a call of an implementation by name
+//! outside a test.
 //!
 //! The reference's row is the join of its own and every implementation's (`effects.rs` adds an
 //! edge from the reference to each), so selecting one changes no row. [`selected`] is what the
@@ -21,7 +19,8 @@
 //! storage-float conversions and `quantize` (language §42), which are tier 3 and refused before
 //! this pass, so in this build no function writes one and the rule cannot fire (docs/decisions.md).
 
-use std::collections::BTreeSet;
+pub(crate) mod rules;
+
 use std::sync::Arc;
 
 use cairn_syntax::ast::{self, AstNode};
@@ -32,7 +31,6 @@ use crate::body::{BinaryOp, Body, Expr, ExprId, Literal, UnaryOp};
 use crate::consts::Value;
 use crate::db::Db;
 use crate::diag::{Anchor, Diag, list};
-use crate::effects::Row;
 use crate::input::{Item, ItemKind, Program};
 use crate::instance::{Instance, InstanceArg};
 use crate::scope::{Lookup, Resolver};
@@ -130,7 +128,7 @@ pub fn implementations(db: &dyn Db, program: Program) -> Arc<[(Item, Item)]> {
         .items(db)
         .iter()
         .filter(|e| e.key.kind == ItemKind::Fn && !e.library)
-        .filter(|e| implementation_refusal(db, e.item).is_none())
+        .filter(|e| declaration_refusal(db, e.item).is_none())
         .filter_map(|e| implementation_reference(db, e.item).map(|r| (e.item, r)))
         .collect()
 }
@@ -162,180 +160,6 @@ pub fn tuned_instances(db: &dyn Db, item: Item) -> Vec<Arc<[InstanceArg]>> {
         out = next;
     }
     out.into_iter().map(Arc::from).collect()
-}
-
-fn refuse(code: &'static str, message: String) -> Option<Diag> {
-    Some(Diag::new(code, message, Anchor::Item))
-}
-
-/// The structural rules of one implementation: `E-IMPLEMENTS`, `E-IMPL-SIGNATURE`, `E-IMPL-PARAM`.
-pub(crate) fn implementation_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
-    let def = implementation_def(db, item).as_ref()?;
-    let scope = Resolver::new(db);
-    let name = scope.full_name(item);
-    let written = def.reference.join(".");
-    let info = scope.info(item)?;
-    if matches!(info.key.kind, ItemKind::Method | ItemKind::Member) {
-        return refuse("E-IMPLEMENTS", format!("{name} is a trait member: an implementation is an ordinary function."));
-    }
-    let node = item.syntax(db).syntax_node();
-    if ast::Fn::cast(node.clone()).is_some_and(|f| f.is_kernel()) {
-        return refuse("E-IMPLEMENTS", format!("{name} is a kernel: an implementation is an ordinary function."));
-    }
-    let generics = crate::generics::fn_generics(db, item);
-    if let Some(generic) = generics.iter().find(|g| !g.is_nat()) {
-        return refuse(
-            "E-IMPLEMENTS",
-            format!(
-                "{name} is generic over the type {}: an implementation has exactly its reference's types (only naturals, with `tune`).",
-                generic.name
-            ),
-        );
-    }
-    let module = scope.module_of(item);
-    let Some(reference) = implementation_reference(db, item) else {
-        // A function of that name elsewhere is named with its module; say so.
-        return refuse(
-            "E-IMPLEMENTS",
-            format!(
-                "{name} implements {written}, and no function of that name is visible in {}: name a function of the implementation's own module.",
-                if module.is_empty() { "the root module".to_string() } else { format!("module {module}") }
-            ),
-        );
-    };
-    let reference_name = scope.full_name(reference);
-    if scope.module_of(reference) != module {
-        return refuse(
-            "E-IMPLEMENTS",
-            format!("{name} implements {reference_name} of another module: declare the implementation in that module."),
-        );
-    }
-    if is_implementation(db, reference) {
-        return refuse(
-            "E-IMPLEMENTS",
-            format!(
-                "{reference_name} is itself an implementation: implement its reference, {}, instead.",
-                implementation_def(db, reference).as_ref().map(|d| d.reference.join(".")).unwrap_or_default()
-            ),
-        );
-    }
-    let reference_node = reference.syntax(db).syntax_node();
-    let what = if crate::foreign::is_extern(db, reference) {
-        Some("a foreign (extern) function")
-    } else if ast::Fn::cast(reference_node).is_some_and(|f| f.is_kernel()) {
-        Some("a kernel")
-    } else if !crate::generics::fn_generics(db, reference).is_empty() {
-        Some("a template")
-    } else {
-        None
-    };
-    if let Some(what) = what {
-        return refuse(
-            "E-IMPLEMENTS",
-            format!("{reference_name} is {what}: a reference is an ordinary function that is not generic."),
-        );
-    }
-    if let Some(needs) = &def.needs {
-        if let Some(unknown) = needs.iter().find(|f| !FEATURES.contains(&&***f)) {
-            return refuse(
-                "E-IMPLEMENTS",
-                format!("`needs({unknown})` names no device feature: the features are {}.", FEATURES.join(", ")),
-            );
-        }
-        // `needs` names what an implementation's device code needs (judged against the device
-        // target when a plan selects it, `selected_needs`).
-        let device = crate::check::representative_check(db, item).regions.iter().any(|r| r.device);
-        if !device {
-            return refuse(
-                "E-IMPLEMENTS",
-                format!(
-                    "{name} declares `needs(...)` and has no device code: `needs` names the device features an implementation's device regions use; remove it."
-                ),
-            );
-        }
-    }
-    if let Some(diag) = signature_refusal(db, item, reference) {
-        return Some(diag);
-    }
-    tune_refusal(db, item, def)
-}
-
-/// `E-IMPL-SIGNATURE`: the parameters (names, types, extents) and result must be the reference's.
-fn signature_refusal(db: &dyn Db, item: Item, reference: Item) -> Option<Diag> {
-    let scope = Resolver::new(db);
-    let (name, reference_name) = (scope.full_name(item), scope.full_name(reference));
-    let (own, theirs) = (fn_signature(db, item), fn_signature(db, reference));
-    if own.error.is_some() || theirs.error.is_some() {
-        return None;
-    }
-    let shown = |s: &crate::signature::Signature| -> String {
-        let params: Vec<String> = s.params.iter().map(|p| format!("{}:{}", p.name, p.ty)).collect();
-        format!("({}) -> {}", params.join(", "), s.ret)
-    };
-    let same_params = own.params.len() == theirs.params.len()
-        && own.params.iter().zip(theirs.params.iter()).all(|(a, b)| a.name == b.name && a.ty == b.ty);
-    if same_params && own.ret == theirs.ret {
-        return None;
-    }
-    refuse(
-        "E-IMPL-SIGNATURE",
-        format!(
-            "{name} has the signature {} and its reference {reference_name} has {}: an implementation takes exactly the reference's parameters (names, types, extents) and returns its result.",
-            shown(own),
-            shown(theirs)
-        ),
-    )
-}
-
-/// `E-IMPL-PARAM` for the `tune` lists of `item`.
-fn tune_refusal(db: &dyn Db, item: Item, def: &ImplDef) -> Option<Diag> {
-    let name = Resolver::new(db).full_name(item);
-    let generics = crate::generics::fn_generics(db, item);
-    let fail = |message: String| refuse("E-IMPL-PARAM", message);
-    if def.tuned && generics.is_empty() {
-        return fail(format!("{name} has no naturals to tune: remove the `tune` clause."));
-    }
-    if !def.tuned {
-        return match generics.first() {
-            Some(g) => fail(format!(
-                "{name} has the natural {} and no `tune` list: write `tune {} in [4, 8]`.",
-                g.name, g.name
-            )),
-            None => None,
-        };
-    }
-    let mut total: usize = 1;
-    for (index, list) in def.tune.iter().enumerate() {
-        if !generics.iter().any(|g| g.name == list.name) {
-            return fail(format!("`tune {} in [...]` names no natural of {name}: tune its naturals only.", list.name));
-        }
-        if def.tune[..index].iter().any(|l| l.name == list.name) {
-            return fail(format!("`tune` lists {} twice: give each natural one list.", list.name));
-        }
-        if list.values.is_empty() {
-            return fail(format!("The `tune` list of {} is empty: list the values to make instances at.", list.name));
-        }
-        for (i, value) in list.values.iter().enumerate() {
-            match value {
-                Some(v) if *v < 1 << 32 => {
-                    if list.values[..i].contains(value) {
-                        return fail(format!("The `tune` list of {} repeats {v}: list each value once.", list.name));
-                    }
-                }
-                _ => return fail(format!("The `tune` list of {} holds a value of 2^32 or more.", list.name)),
-            }
-        }
-        total = total.saturating_mul(list.values.len());
-    }
-    if let Some(missing) = generics.iter().find(|g| !def.tune.iter().any(|l| l.name == g.name)) {
-        return fail(format!("The natural {} of {name} has no `tune` list: list its values.", missing.name));
-    }
-    if total > TUNED_INSTANCES {
-        return fail(format!(
-            "{name}'s `tune` lists make {total} instances; an implementation may have at most {TUNED_INSTANCES}."
-        ));
-    }
-    None
 }
 
 /// What a selection plan (`plan f use g[v, ...];`) names, resolved.
@@ -374,100 +198,6 @@ pub fn selection_def(db: &dyn Db, plan: Item) -> Option<Selection> {
     })
 }
 
-/// `E-IMPL-USE` / `E-IMPL-PARAM` for one selection plan, judged alone.
-pub(crate) fn selection_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
-    let selection = selection_def(db, plan).as_ref()?;
-    let (f, g) = (&selection.reference_written, &selection.implementation_written);
-    let Some(reference) = selection.reference else {
-        return refuse(
-            "E-IMPL-USE",
-            format!("`plan {f} use {g};` names {f}, and no function of that name is visible here."),
-        );
-    };
-    let implementation = selection.implementation.filter(|&g| implementation_reference(db, g) == Some(reference));
-    let Some(implementation) = implementation else {
-        let known: Vec<String> =
-            implementations_of(db, reference).iter().map(|&g| Resolver::new(db).full_name(g).to_string()).collect();
-        let hint = if known.is_empty() {
-            format!("{f} has no implementations")
-        } else {
-            format!("its implementations are {}", known.join(", "))
-        };
-        return refuse("E-IMPL-USE", format!("{g} is not an implementation of {f}: {hint}.")).map(|d| {
-            d.with_details(vec![("implementation", list(&known.iter().map(String::as_str).collect::<Vec<_>>()))])
-        });
-    };
-    let scope = Resolver::new(db);
-    if !scope.visible_from(implementation, &scope.module_of(plan)) {
-        return refuse(
-            "E-PRIVATE",
-            format!(
-                "{g} is private to module {}: select it from that module, or make it `pub`.",
-                scope.module_of(implementation)
-            ),
-        );
-    }
-    let def = implementation_def(db, implementation).as_ref()?;
-    let generics = crate::generics::fn_generics(db, implementation);
-    if generics.is_empty() {
-        if !selection.values.is_empty() {
-            return refuse(
-                "E-IMPL-PARAM",
-                format!("{g} is not tuned: select it without values (`plan {f} use {g};`)."),
-            );
-        }
-        return None;
-    }
-    if selection.values.len() != generics.len() {
-        let names: Vec<&str> = generics.iter().map(|g| &*g.name).collect();
-        return refuse(
-            "E-IMPL-PARAM",
-            format!(
-                "{g} is tuned over {}: select one instance with a value for each (`plan {f} use {g}[{}];`).",
-                names.join(", "),
-                vec!["v"; names.len()].join(", ")
-            ),
-        );
-    }
-    for (generic, value) in generics.iter().zip(selection.values.iter()) {
-        let listed = def.tune.iter().find(|l| l.name == generic.name).map(|l| l.values.clone()).unwrap_or_default();
-        if value.is_none() || !listed.contains(value) {
-            let shown: Vec<String> = listed.iter().flatten().map(u64::to_string).collect();
-            return refuse(
-                "E-IMPL-PARAM",
-                format!(
-                    "{} = {} is not in {g}'s `tune` list for it ([{}]): select a listed value.",
-                    generic.name,
-                    value.map(|v| v.to_string()).unwrap_or_else(|| "?".into()),
-                    shown.join(", ")
-                ),
-            );
-        }
-    }
-    None
-}
-
-/// A second selection of one reference (`E-IMPL-USE`), with the plan that makes it.
-pub(crate) fn second_selection(db: &dyn Db) -> Option<(Item, Diag)> {
-    let mut seen: Vec<Item> = Vec::new();
-    for entry in Program::get(db).items(db).iter().filter(|e| e.key.kind == ItemKind::Plan) {
-        let Some(reference) = selection_def(db, entry.item).as_ref().and_then(|s| s.reference) else { continue };
-        if seen.contains(&reference) {
-            let name = Resolver::new(db).full_name(reference);
-            return Some((
-                entry.item,
-                Diag::new(
-                    "E-IMPL-USE",
-                    format!("{name} is selected twice: a reference takes at most one `plan {name} use …;`; keep one."),
-                    Anchor::Item,
-                ),
-            ));
-        }
-        seen.push(reference);
-    }
-    None
-}
-
 /// The implementations a plan selects that declare `needs(...)`, with the features they name
 /// (judged against the device target by a build: `E-IMPL-TARGET`, `E-EMULATE`).
 pub fn selected_needs(db: &dyn Db) -> Vec<(Item, Arc<[Arc<str>]>)> {
@@ -500,79 +230,6 @@ fn selection_for<'db>(db: &'db dyn Db, reference: Item) -> Option<Instance<'db>>
         return Some(Instance::new(db, implementation, Arc::from(args)));
     }
     None
-}
-
-/// What needs the rows: `E-IMPL-CALL` when the implementation reaches its reference, and
-/// `E-IMPL-EFFECT` when its row exceeds the reference's ceiling, or the reference's own row when
-/// it declares none.
-pub(crate) fn row_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
-    let reference = implementation_reference(db, item)?;
-    let scope = Resolver::new(db);
-    let (name, reference_name) = (scope.full_name(item), scope.full_name(reference));
-    let rows = crate::effects::rows(db);
-    // Reaching the reference: over the calls the checks recorded (instances' included).
-    let mut stack = vec![item];
-    let mut seen: BTreeSet<u32> = BTreeSet::new();
-    while let Some(function) = stack.pop() {
-        let summary = crate::effects::fn_summary(db, function);
-        for edge in summary.calls.iter() {
-            if edge.callee == reference {
-                return refuse(
-                    "E-IMPL-CALL",
-                    format!(
-                        "{name} reaches its reference {reference_name}{}: an implementation must compute the result without it.",
-                        if function == item {
-                            String::new()
-                        } else {
-                            format!(" (through {})", scope.full_name(function))
-                        }
-                    ),
-                );
-            }
-            if let Some(&index) = rows.index.get(&edge.callee)
-                && seen.insert(index)
-            {
-                stack.push(edge.callee);
-            }
-        }
-    }
-    let own = rows.row(item)?;
-    let signature = fn_signature(db, reference);
-    let (bound, what): (Box<dyn Fn(&str) -> bool>, &str) = match &signature.ceiling {
-        Some(ceiling) => (Box::new(move |e: &str| ceiling.admits(e)), "declared ceiling"),
-        None => {
-            let row = own_row(db, reference)?;
-            (Box::new(move |e: &str| row.contains(e)), "row (it declares no ceiling)")
-        }
-    };
-    let excess: Vec<&str> = own.iter().map(|e| &**e).filter(|e| !bound(e)).collect();
-    if excess.is_empty() {
-        return None;
-    }
-    Some(
-        Diag::new(
-            "E-IMPL-EFFECT",
-            format!(
-                "{name} does {} beyond its reference {reference_name}'s {what}: an implementation may do only what its reference may. Remove it, or widen {reference_name}'s ceiling.",
-                excess.join(", ")
-            ),
-            Anchor::Item,
-        )
-        .with_details(vec![("added_effects", list(&excess))]),
-    )
-}
-
-/// The reference's own row: what its body does and what its callees' rows add, without its
-/// implementations'.
-fn own_row(db: &dyn Db, reference: Item) -> Option<Row> {
-    let rows = crate::effects::rows(db);
-    let summary = crate::effects::fn_summary(db, reference);
-    let mut row = summary.local_row.clone();
-    for edge in summary.calls.iter() {
-        let callee_row = rows.row(edge.callee)?;
-        row.extend(crate::effects::rename(callee_row, fn_signature(db, edge.callee), &edge.mapping));
-    }
-    Some(row)
 }
 
 /// The identity of an implementation instance: SHA-256 (hex) of its reference's significant
@@ -677,4 +334,240 @@ pub fn constant(db: &dyn Db, item: Item) -> Option<Value> {
         crate::consts::ConstValue::Folded { value, .. } => Some(value.clone()),
         _ => None,
     }
+}
+
+pub(super) fn refuse(code: &'static str, message: String) -> Option<Diag> {
+    Some(Diag::new(code, message, Anchor::Item))
+}
+
+/// The structural rules of one implementation: `E-IMPLEMENTS`, `E-IMPL-SIGNATURE`, `E-IMPL-PARAM`.
+pub(crate) fn declaration_refusal(db: &dyn Db, item: Item) -> Option<Diag> {
+    let def = implementation_def(db, item).as_ref()?;
+    let scope = Resolver::new(db);
+    let name = scope.full_name(item);
+    let written = def.reference.join(".");
+    let info = scope.info(item)?;
+    if matches!(info.key.kind, ItemKind::Method | ItemKind::Member) {
+        return refuse("E-IMPLEMENTS", format!("{name} is a trait member: an implementation is an ordinary function."));
+    }
+    let node = item.syntax(db).syntax_node();
+    if ast::Fn::cast(node.clone()).is_some_and(|f| f.is_kernel()) {
+        return refuse("E-IMPLEMENTS", format!("{name} is a kernel: an implementation is an ordinary function."));
+    }
+    let generics = crate::generics::fn_generics(db, item);
+    if let Some(generic) = generics.iter().find(|g| !g.is_nat()) {
+        return refuse(
+            "E-IMPLEMENTS",
+            format!(
+                "{name} is generic over the type {}: an implementation has exactly its reference's types (only naturals, with `tune`).",
+                generic.name
+            ),
+        );
+    }
+    let module = scope.module_of(item);
+    let Some(reference) = implementation_reference(db, item) else {
+        // A function of that name elsewhere is named with its module; say so.
+        return refuse(
+            "E-IMPLEMENTS",
+            format!(
+                "{name} implements {written}, and no function of that name is visible in {}: name a function of the implementation's own module.",
+                if module.is_empty() { "the root module".to_string() } else { format!("module {module}") }
+            ),
+        );
+    };
+    let reference_name = scope.full_name(reference);
+    if scope.module_of(reference) != module {
+        return refuse(
+            "E-IMPLEMENTS",
+            format!("{name} implements {reference_name} of another module: declare the implementation in that module."),
+        );
+    }
+    if is_implementation(db, reference) {
+        return refuse(
+            "E-IMPLEMENTS",
+            format!(
+                "{reference_name} is itself an implementation: implement its reference, {}, instead.",
+                implementation_def(db, reference).as_ref().map(|d| d.reference.join(".")).unwrap_or_default()
+            ),
+        );
+    }
+    let reference_node = reference.syntax(db).syntax_node();
+    let what = if crate::foreign::is_extern(db, reference) {
+        Some("a foreign (extern) function")
+    } else if ast::Fn::cast(reference_node).is_some_and(|f| f.is_kernel()) {
+        Some("a kernel")
+    } else if !crate::generics::fn_generics(db, reference).is_empty() {
+        Some("a template")
+    } else {
+        None
+    };
+    if let Some(what) = what {
+        return refuse(
+            "E-IMPLEMENTS",
+            format!("{reference_name} is {what}: a reference is an ordinary function that is not generic."),
+        );
+    }
+    if let Some(needs) = &def.needs {
+        if let Some(unknown) = needs.iter().find(|f| !FEATURES.contains(&&***f)) {
+            return refuse(
+                "E-IMPLEMENTS",
+                format!("`needs({unknown})` names no device feature: the features are {}.", FEATURES.join(", ")),
+            );
+        }
+    }
+    if let Some(diag) = signature_refusal(db, item, reference) {
+        return Some(diag);
+    }
+    tune_refusal(db, item, def)
+}
+
+/// `E-IMPL-SIGNATURE`: the parameters (names, types, extents) and result must be the reference's.
+fn signature_refusal(db: &dyn Db, item: Item, reference: Item) -> Option<Diag> {
+    let scope = Resolver::new(db);
+    let (name, reference_name) = (scope.full_name(item), scope.full_name(reference));
+    let (own, theirs) = (fn_signature(db, item), fn_signature(db, reference));
+    if own.error.is_some() || theirs.error.is_some() {
+        return None;
+    }
+    let shown = |s: &crate::signature::Signature| -> String {
+        let params: Vec<String> = s.params.iter().map(|p| format!("{}:{}", p.name, p.ty)).collect();
+        format!("({}) -> {}", params.join(", "), s.ret)
+    };
+    let same_params = own.params.len() == theirs.params.len()
+        && own.params.iter().zip(theirs.params.iter()).all(|(a, b)| a.name == b.name && a.ty == b.ty);
+    if same_params && own.ret == theirs.ret {
+        return None;
+    }
+    refuse(
+        "E-IMPL-SIGNATURE",
+        format!(
+            "{name} has the signature {} and its reference {reference_name} has {}: an implementation takes exactly the reference's parameters (names, types, extents) and returns its result.",
+            shown(own),
+            shown(theirs)
+        ),
+    )
+}
+
+/// `E-IMPL-PARAM` for the `tune` lists of `item`.
+fn tune_refusal(db: &dyn Db, item: Item, def: &ImplDef) -> Option<Diag> {
+    let name = Resolver::new(db).full_name(item);
+    let generics = crate::generics::fn_generics(db, item);
+    let fail = |message: String| refuse("E-IMPL-PARAM", message);
+    if def.tuned && generics.is_empty() {
+        return fail(format!("{name} has no naturals to tune: remove the `tune` clause."));
+    }
+    if !def.tuned {
+        return match generics.first() {
+            Some(g) => fail(format!(
+                "{name} has the natural {} and no `tune` list: write `tune {} in [4, 8]`.",
+                g.name, g.name
+            )),
+            None => None,
+        };
+    }
+    let mut total: usize = 1;
+    for (index, list) in def.tune.iter().enumerate() {
+        if !generics.iter().any(|g| g.name == list.name) {
+            return fail(format!("`tune {} in [...]` names no natural of {name}: tune its naturals only.", list.name));
+        }
+        if def.tune[..index].iter().any(|l| l.name == list.name) {
+            return fail(format!("`tune` lists {} twice: give each natural one list.", list.name));
+        }
+        if list.values.is_empty() {
+            return fail(format!("The `tune` list of {} is empty: list the values to make instances at.", list.name));
+        }
+        for (i, value) in list.values.iter().enumerate() {
+            match value {
+                Some(v) if *v < 1 << 32 => {
+                    if list.values[..i].contains(value) {
+                        return fail(format!("The `tune` list of {} repeats {v}: list each value once.", list.name));
+                    }
+                }
+                _ => return fail(format!("The `tune` list of {} holds a value of 2^32 or more.", list.name)),
+            }
+        }
+        total = total.saturating_mul(list.values.len());
+    }
+    if let Some(missing) = generics.iter().find(|g| !def.tune.iter().any(|l| l.name == g.name)) {
+        return fail(format!("The natural {} of {name} has no `tune` list: list its values.", missing.name));
+    }
+    if total > TUNED_INSTANCES {
+        return fail(format!(
+            "{name}'s `tune` lists make {total} instances; an implementation may have at most {TUNED_INSTANCES}."
+        ));
+    }
+    None
+}
+
+/// `E-IMPL-USE` / `E-IMPL-PARAM` for one selection plan, judged alone.
+pub(crate) fn selection_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
+    let selection = selection_def(db, plan).as_ref()?;
+    let (f, g) = (&selection.reference_written, &selection.implementation_written);
+    let Some(reference) = selection.reference else {
+        return refuse(
+            "E-IMPL-USE",
+            format!("`plan {f} use {g};` names {f}, and no function of that name is visible here."),
+        );
+    };
+    let implementation = selection.implementation.filter(|&g| implementation_reference(db, g) == Some(reference));
+    let Some(implementation) = implementation else {
+        let known: Vec<String> =
+            implementations_of(db, reference).iter().map(|&g| Resolver::new(db).full_name(g).to_string()).collect();
+        let hint = if known.is_empty() {
+            format!("{f} has no implementations")
+        } else {
+            format!("its implementations are {}", known.join(", "))
+        };
+        return refuse("E-IMPL-USE", format!("{g} is not an implementation of {f}: {hint}.")).map(|d| {
+            d.with_details(vec![("implementation", list(&known.iter().map(String::as_str).collect::<Vec<_>>()))])
+        });
+    };
+    let scope = Resolver::new(db);
+    if !scope.visible_from(implementation, &scope.module_of(plan)) {
+        return refuse(
+            "E-PRIVATE",
+            format!(
+                "{g} is private to module {}: select it from that module, or make it `pub`.",
+                scope.module_of(implementation)
+            ),
+        );
+    }
+    let def = implementation_def(db, implementation).as_ref()?;
+    let generics = crate::generics::fn_generics(db, implementation);
+    if generics.is_empty() {
+        if !selection.values.is_empty() {
+            return refuse(
+                "E-IMPL-PARAM",
+                format!("{g} is not tuned: select it without values (`plan {f} use {g};`)."),
+            );
+        }
+        return None;
+    }
+    if selection.values.len() != generics.len() {
+        let names: Vec<&str> = generics.iter().map(|g| &*g.name).collect();
+        return refuse(
+            "E-IMPL-PARAM",
+            format!(
+                "{g} is tuned over {}: select one instance with a value for each (`plan {f} use {g}[{}];`).",
+                names.join(", "),
+                vec!["v"; names.len()].join(", ")
+            ),
+        );
+    }
+    for (generic, value) in generics.iter().zip(selection.values.iter()) {
+        let listed = def.tune.iter().find(|l| l.name == generic.name).map(|l| l.values.clone()).unwrap_or_default();
+        if value.is_none() || !listed.contains(value) {
+            let shown: Vec<String> = listed.iter().flatten().map(u64::to_string).collect();
+            return refuse(
+                "E-IMPL-PARAM",
+                format!(
+                    "{} = {} is not in {g}'s `tune` list for it ([{}]): select a listed value.",
+                    generic.name,
+                    value.map(|v| v.to_string()).unwrap_or_else(|| "?".into()),
+                    shown.join(", ")
+                ),
+            );
+        }
+    }
+    None
 }
