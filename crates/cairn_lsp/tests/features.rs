@@ -1,6 +1,7 @@
 //! The features an editor asks at a cursor, answered by the analysis thread: hover, definition
 //! into std and derived code, formatting, completion, signature help, rename, inlay hints, the
-//! second place of a refusal as related information, and references of a trait's member.
+//! second place of a refusal as related information, references of a trait's member, and names
+//! past a body's first refusal.
 
 mod common;
 
@@ -67,6 +68,23 @@ fn definition_of_a_trait_member_call_is_the_impl_s_method() {
     let found = session.request("textDocument/definition", at).expect("definition");
     let line = found["range"]["start"]["line"].as_u64().or_else(|| found[0]["range"]["start"]["line"].as_u64());
     assert_eq!(line, Some(2), "the method in the impl, on line 3: {found:#}");
+}
+
+#[test]
+fn names_past_a_body_s_first_refusal_are_the_check_s() {
+    // The body is refused at its first statement; the check still resolves and types the rest
+    // (its recovering pass), so definition follows the dispatch to the impl's method and hover
+    // shows the binding's type, as in an accepted body.
+    let program = "trait Area { fn area(self:ro<Self>) -> u64; }\nstruct Sq { s:u32; }\nimpl Area for Sq { fn area(self:ro<Sq>) -> u64 = u64(self.s); }\nfn main() -> i32 {\n  let bad:u8 = 300;\n  let q = Sq(2);\n  let got = area(q);\n  return 0;\n}\n";
+    let mut session = Session::new();
+    session.open(URI, program);
+    let call = program.find("area(q)").expect("the call") + 1;
+    let at = json!({"textDocument": {"uri": URI}, "position": position(program, call)});
+    let found = session.request("textDocument/definition", at).expect("definition");
+    let line = found["range"]["start"]["line"].as_u64().or_else(|| found[0]["range"]["start"]["line"].as_u64());
+    assert_eq!(line, Some(2), "the method in the impl, on line 3: {found:#}");
+    let index = program.find("got =").expect("the binding") + 1;
+    assert_eq!(hover(&format!("{}$0{}", &program[..index], &program[index..])), "`u64`, an immutable binding");
 }
 
 #[test]

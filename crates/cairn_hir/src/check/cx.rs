@@ -112,6 +112,13 @@ pub(crate) struct Cx<'db> {
     pub pinned_use: Option<ExprId>,
     /// The queued device work checked (for the lease walk, `queued::leases`).
     pub queued: Vec<Queued>,
+    /// True in the recovering pass (`query.rs`, only for a refused body): a block's statements
+    /// all run past a refusal, so that every name is resolved and typed for the tools. The
+    /// first refusal stays the body's, as the ordinary pass found it.
+    pub recover: bool,
+    /// How many probes are running (`generic.rs`): a probe's refusal is its own answer, never
+    /// recovered from.
+    pub probing: u32,
 }
 
 impl Cx<'_> {

@@ -170,7 +170,9 @@ impl Cx<'_> {
         let lengths = (self.calls.len(), self.call_targets.len(), self.arguments.len(), self.arm_variants.len());
         let taken = (self.address_taken.len(), self.captures.len());
         let stack_bytes = self.stack_bytes;
+        self.probing += 1;
         let result = if view { self.view_argument(arg) } else { self.check(arg, None) };
+        self.probing -= 1;
         self.sites = sites;
         self.effects = effects;
         self.calls.truncate(lengths.0);

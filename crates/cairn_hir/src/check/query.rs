@@ -55,65 +55,9 @@ fn run_check<'db>(
     if signature.error.is_some() {
         return FnCheck::default();
     }
-    let scope = Resolver::new(db);
-    let module = scope.module_of(item);
-    let mut cx = Cx {
-        db,
-        scope,
-        scopes: crate::scopes::body_scopes(db, item),
-        resolutions: vec![Resolution::Unresolved; body.exprs.len()],
-        binder_types: vec![Ty::Error; body.binders.len()],
-        item,
-        module,
-        generics: crate::generics::fn_generics(db, item),
-        args,
-        types: vec![Ty::Error; body.exprs.len()],
-        body,
-        signature,
-        locals: HashMap::new(),
-        at: crate::scopes::ScopeId(0),
-        loops: 0,
-        unsafe_depth: 0,
-        effects: BTreeSet::new(),
-        sites: Vec::new(),
-        calls: Vec::new(),
-        call_targets: Vec::new(),
-        arguments: Vec::new(),
-        length_checks: Vec::new(),
-        arm_variants: Vec::new(),
-        address_taken: Vec::new(),
-        closure_rets: Vec::new(),
-        captures: Vec::new(),
-        dyn_lends: Vec::new(),
-        value_instances: Vec::new(),
-        stack_bytes: 0,
-        lane: None,
-        closure_calls: Vec::new(),
-        regions: Vec::new(),
-        fn_arguments: Vec::new(),
-        spawn_binding: None,
-        atomic_targets: Vec::new(),
-        pinned_use: None,
-        queued: Vec::new(),
-    };
+    let mut cx = new_cx(db, item, signature, args, body.clone(), false);
     let mut result = cx.run();
-    // A bare name that a local binding answers means that binding (the body's scopes say
-    // which); the check resolved every other name where it met it.
-    for (i, resolution) in cx.resolutions.iter_mut().enumerate() {
-        if *resolution == Resolution::Unresolved
-            && let Some(local) = cx.scopes.resolve(ExprId(i as u32))
-        {
-            *resolution = Resolution::Local(local);
-        }
-    }
-    // Sorted by key for binary search (the ownership walk below searches them too); a key recorded twice keeps its first record, as a
-    // search in recording order would (the sorts are stable).
-    cx.call_targets.sort_by_key(|(e, _)| *e);
-    cx.call_targets.dedup_by_key(|(e, _)| *e);
-    cx.arguments.sort_by_key(|(e, _)| *e);
-    cx.arguments.dedup_by_key(|(e, _)| *e);
-    cx.arm_variants.sort_by_key(|(a, _)| *a);
-    cx.arm_variants.dedup_by_key(|(a, _)| *a);
+    settle(&mut cx);
     // Moves and releases, once every expression is typed and resolved.
     if result.is_ok() {
         match super::moves::walk(&cx).and_then(|frees| super::queued::leases(&cx).map(|()| frees)) {
@@ -123,7 +67,7 @@ fn run_check<'db>(
         }
     }
     let local_row = cx.local_row();
-    FnCheck {
+    let mut check = FnCheck {
         error: result.err(),
         local_row,
         calls: Arc::from(cx.calls),
@@ -167,5 +111,109 @@ fn run_check<'db>(
             instances.dedup_by_key(|(e, _)| *e);
             Arc::from(instances)
         },
+    };
+    if check.error.is_some() {
+        recovered(db, item, signature, args, body, &mut check);
     }
+    check
+}
+
+/// A refused body's names and types past its first refusal, for the tools (hover, definition,
+/// references, packets): the body is checked once more with every block's statements run past
+/// a refusal (`Cx::recover`), and what that pass resolved and typed replaces the ordinary pass's
+/// (which stopped at the refusal). Everything else — the refusal itself, the calls, sites and
+/// rows — stays the ordinary pass's, so what a refused body means to the program is unchanged.
+fn recovered<'db>(
+    db: &'db dyn Db,
+    item: Item,
+    signature: &'db Signature,
+    args: &'db [crate::instance::InstanceArg],
+    body: Arc<crate::body::Body>,
+    check: &mut FnCheck,
+) {
+    let mut cx = new_cx(db, item, signature, args, body, true);
+    // Its refusal is the ordinary pass's first one (the passes agree up to it); only the names
+    // and types are read.
+    let _ = cx.run();
+    settle(&mut cx);
+    check.resolutions = Arc::from(std::mem::take(&mut cx.resolutions));
+    check.expr_types = Arc::from(std::mem::take(&mut cx.types));
+    check.binder_types = Arc::from(std::mem::take(&mut cx.binder_types));
+    check.call_targets = Arc::from(std::mem::take(&mut cx.call_targets));
+    check.arm_variants = Arc::from(std::mem::take(&mut cx.arm_variants));
+}
+
+/// The checker's state at the start of `item`'s body.
+fn new_cx<'db>(
+    db: &'db dyn Db,
+    item: Item,
+    signature: &'db Signature,
+    args: &'db [crate::instance::InstanceArg],
+    body: Arc<crate::body::Body>,
+    recover: bool,
+) -> Cx<'db> {
+    let scope = Resolver::new(db);
+    let module = scope.module_of(item);
+    Cx {
+        db,
+        scope,
+        scopes: crate::scopes::body_scopes(db, item),
+        resolutions: vec![Resolution::Unresolved; body.exprs.len()],
+        binder_types: vec![Ty::Error; body.binders.len()],
+        item,
+        module,
+        generics: crate::generics::fn_generics(db, item),
+        args,
+        types: vec![Ty::Error; body.exprs.len()],
+        body,
+        signature,
+        locals: HashMap::new(),
+        at: crate::scopes::ScopeId(0),
+        loops: 0,
+        unsafe_depth: 0,
+        effects: BTreeSet::new(),
+        sites: Vec::new(),
+        calls: Vec::new(),
+        call_targets: Vec::new(),
+        arguments: Vec::new(),
+        length_checks: Vec::new(),
+        arm_variants: Vec::new(),
+        address_taken: Vec::new(),
+        closure_rets: Vec::new(),
+        captures: Vec::new(),
+        dyn_lends: Vec::new(),
+        value_instances: Vec::new(),
+        stack_bytes: 0,
+        lane: None,
+        closure_calls: Vec::new(),
+        regions: Vec::new(),
+        fn_arguments: Vec::new(),
+        spawn_binding: None,
+        atomic_targets: Vec::new(),
+        pinned_use: None,
+        queued: Vec::new(),
+        recover,
+        probing: 0,
+    }
+}
+
+/// Names the check left to the body's scopes, and the records kept for binary search sorted.
+fn settle(cx: &mut Cx<'_>) {
+    // A bare name that a local binding answers means that binding (the body's scopes say
+    // which); the check resolved every other name where it met it.
+    for (i, resolution) in cx.resolutions.iter_mut().enumerate() {
+        if *resolution == Resolution::Unresolved
+            && let Some(local) = cx.scopes.resolve(ExprId(i as u32))
+        {
+            *resolution = Resolution::Local(local);
+        }
+    }
+    // Sorted by key for binary search (the ownership walk below searches them too); a key recorded twice keeps its first record, as a
+    // search in recording order would (the sorts are stable).
+    cx.call_targets.sort_by_key(|(e, _)| *e);
+    cx.call_targets.dedup_by_key(|(e, _)| *e);
+    cx.arguments.sort_by_key(|(e, _)| *e);
+    cx.arguments.dedup_by_key(|(e, _)| *e);
+    cx.arm_variants.sort_by_key(|(a, _)| *a);
+    cx.arm_variants.dedup_by_key(|(a, _)| *a);
 }

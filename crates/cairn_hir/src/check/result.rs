@@ -111,7 +111,9 @@ pub enum Resolution {
     Function(Item),
 }
 
-/// The result of checking one body.
+/// The result of checking one body. For a refused body, `resolutions`, `expr_types`,
+/// `binder_types`, `call_targets` and `arm_variants` cover every statement, past the refusal too
+/// (the recovering pass, `query.rs`); the other records stop where the refusal was met.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FnCheck {
     /// The body's first refusal.

@@ -22,19 +22,38 @@ impl Cx<'_> {
         result
     }
 
+    /// A block's statements in order: the first refusal ends the block — except in the
+    /// recovering pass, where every statement still runs and the block answers its first refusal
+    /// at its end.
     pub(crate) fn statements(&mut self, block: &Block) -> R<bool> {
         let mut ends = false;
+        let mut refused: Option<Diag> = None;
         for &stmt in block.iter() {
+            let recovering = self.recover && self.probing == 0;
             if ends {
-                return Err(Diag::new(
+                let diag = Diag::new(
                     "E-UNREACHABLE",
                     "This statement can never run: it follows an unconditional return, break or continue in the same block.",
                     Anchor::Stmt(stmt),
-                ));
+                );
+                if !recovering {
+                    return Err(diag);
+                }
+                refused.get_or_insert(diag);
             }
-            ends = self.stmt(stmt)?;
+            match self.stmt(stmt) {
+                Ok(e) => ends = e,
+                Err(diag) if recovering => {
+                    refused.get_or_insert(diag);
+                    ends = false;
+                }
+                Err(diag) => return Err(diag),
+            }
         }
-        Ok(ends)
+        match refused {
+            Some(diag) => Err(diag),
+            None => Ok(ends),
+        }
     }
 
     pub(crate) fn stmt(&mut self, id: StmtId) -> R<bool> {
