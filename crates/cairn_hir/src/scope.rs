@@ -7,12 +7,15 @@
 //! full name `m.f`). The first candidate that exists among the declarations of the wanted kind
 //! wins. The scope depends on no body, so a body edit never re-runs it.
 //!
-//! Per-name lookups (issue 12): the checks of single declarations never read the whole scope.
-//! They go through a [`Resolver`], whose answers come from narrow queries — [`resolve_name`] per
-//! (module, written path), [`decl_info`] per declaration, [`module_alias`] per (module, name) —
-//! each an `Eq` projection of the scope that backdates when what it says did not change. So
-//! adding, removing or renaming a declaration re-runs the scope and these projections (cheap),
-//! and re-checks only the bodies whose lookups now answer differently. Only error paths (hints
+//! Module scopes and per-name lookups (issue 12): the checks of single declarations never read
+//! the whole scope. Each module has a scope of its own ([`module_scope`]: its declarations and its
+//! imports, a projection of the program's scope that backdates when the module did not change),
+//! and a [`Resolver`]'s answers come from narrow queries over them — [`resolve_name`] per (module,
+//! written path) reads the scope of the module it is written in and [`declared`] per candidate
+//! full name, which reads the scope of the module that could declare it; [`module_alias`] per
+//! (module, name); [`decl_info`] per declaration. So adding, removing or renaming a declaration
+//! re-runs the program's scope and the module projections (cheap), re-runs only the lookups that
+//! read the changed module, and re-checks only the bodies whose lookups now answer differently. Only error paths (hints
 //! that list every function, "a variant of which sum?") read the whole scope, so only a body
 //! already refused re-runs for a name it does not mention.
 //!
@@ -77,6 +80,18 @@ pub struct ProgramScope {
     pub imports: Vec<Import>,
     /// Facts about every item (tests and imports included).
     pub info: HashMap<Item, DeclInfo>,
+    /// Each module's own part ([`module_scope`] hands one out).
+    pub by_module: BTreeMap<Arc<str>, Arc<ModuleScope>>,
+}
+
+/// One module's own names: what a lookup written in the module reads first, and what a lookup
+/// of one of its declarations' full names reads. An edit of another module leaves it equal.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModuleScope {
+    /// The module's declarations (not tests or imports) by full name.
+    pub declarations: BTreeMap<Arc<str>, Vec<Decl>>,
+    /// The imports written in the module, in declaration order.
+    pub imports: Vec<Import>,
 }
 
 /// The scope of the program in the database.
@@ -143,7 +158,51 @@ fn build(db: &dyn Db, entries: &[ItemEntry]) -> ProgramScope {
             resolved,
         });
     }
+    let mut by_module: BTreeMap<Arc<str>, ModuleScope> = BTreeMap::new();
+    for (full, decls) in &scope.by_full_name {
+        for decl in decls {
+            let module = scope.info[&decl.item].key.module.clone();
+            by_module.entry(module).or_default().declarations.entry(full.clone()).or_default().push(*decl);
+        }
+    }
+    for import in &scope.imports {
+        by_module.entry(import.in_module.clone()).or_default().imports.push(import.clone());
+    }
+    for module in scope.modules.keys() {
+        by_module.entry(module.clone()).or_default();
+    }
+    scope.by_module = by_module.into_iter().map(|(m, s)| (m, Arc::new(s))).collect();
     scope
+}
+
+/// A module's name as a lookup sees it, the key of [`module_scope`]: `library` when the lookup
+/// is written in a library module, which sees the library alone.
+#[salsa::interned(debug)]
+pub struct ModuleName<'db> {
+    #[returns(ref)]
+    pub text: Arc<str>,
+    pub library: bool,
+}
+
+/// One module's own scope (empty for a name no module has): a projection of the library's own
+/// scope for a library module or a lookup from one (so a program edit never reaches a library
+/// lookup), else of the program's. Adding, removing or renaming a declaration changes only its
+/// own module's.
+#[salsa::tracked(returns(ref))]
+pub fn module_scope<'db>(db: &'db dyn Db, module: ModuleName<'db>) -> Arc<ModuleScope> {
+    let text = module.text(db);
+    let scope = if *module.library(db) { library_scope(db, Library::get(db)) } else { scope_of_module(db, text) };
+    scope.by_module.get(text).cloned().unwrap_or_default()
+}
+
+/// The own scope of `module`, for a lookup from the library when `library`.
+fn own_scope<'db>(db: &'db dyn Db, module: &str, library: bool) -> &'db ModuleScope {
+    module_scope(db, ModuleName::new(db, Arc::from(module), library))
+}
+
+/// True when `module` is a library module (its lookups see the library alone).
+fn in_library(db: &dyn Db, module: &str) -> bool {
+    library_scope(db, Library::get(db)).modules.contains_key(module)
 }
 
 /// A written path and the module it is written in: the key of one lookup.
@@ -159,40 +218,59 @@ pub struct NamePath<'db> {
 /// them (language §23.1): the first that the caller's kind accepts is the one.
 #[salsa::tracked(returns(ref))]
 pub fn resolve_name<'db>(db: &'db dyn Db, path: NamePath<'db>) -> Arc<[Decl]> {
-    let scope = scope_of_module(db, path.module(db));
-    scope.named(path.module(db), path.segments(db)).collect()
+    let library = in_library(db, path.module(db));
+    let imports = &own_scope(db, path.module(db), library).imports;
+    candidates(imports, path.module(db), path.segments(db))
+        .into_iter()
+        .flat_map(|candidate| declared(db, FullName::new(db, Arc::from(candidate), library)).iter().copied())
+        .collect()
 }
 
 /// True when `name` is an import alias (a module reached by name) inside `module`.
 #[salsa::tracked(returns(copy))]
 pub fn module_alias<'db>(db: &'db dyn Db, path: NamePath<'db>) -> bool {
-    let scope = scope_of_module(db, path.module(db));
-    path.segments(db).first().is_some_and(|name| scope.is_module_alias(path.module(db), name))
+    let imports = &own_scope(db, path.module(db), in_library(db, path.module(db))).imports;
+    path.segments(db).first().is_some_and(|name| imports.iter().any(|i| &i.alias == name))
 }
 
 /// The module an import alias reaches inside a module (`import a.b as c;` in `m`: `c` → `a.b`),
 /// a narrow projection of the scope like [`module_alias`].
 #[salsa::tracked(returns(ref))]
 pub fn alias_target<'db>(db: &'db dyn Db, path: NamePath<'db>) -> Option<Arc<str>> {
-    let scope = scope_of_module(db, path.module(db));
     let name = path.segments(db).first()?;
-    scope.imports.iter().find(|i| i.in_module == *path.module(db) && &i.alias == name).map(|i| i.module.clone())
+    own_scope(db, path.module(db), in_library(db, path.module(db)))
+        .imports
+        .iter()
+        .find(|i| &i.alias == name)
+        .map(|i| i.module.clone())
 }
 
-/// A declaration's full name (`module.name`), the key of [`declared`].
+/// A declaration's full name (`module.name`), the key of [`declared`]: `library` when the
+/// lookup is written in a library module.
 #[salsa::interned(debug)]
 pub struct FullName<'db> {
     #[returns(ref)]
     pub text: Arc<str>,
+    pub library: bool,
 }
 
 /// The declarations of one full name, in declaration order (more than one is `E-DUPLICATE`).
 #[salsa::tracked(returns(ref))]
 pub fn declared<'db>(db: &'db dyn Db, name: FullName<'db>) -> Arc<[Decl]> {
+    // The declaring module is a prefix of the full name (`m.f`, `m.Area.area`, root `Area.area`):
+    // each prefix's own scope is asked, longest first, so only the scopes that could hold the
+    // name are read.
     let text = name.text(db);
-    let module = text.rsplit_once('.').map_or("", |(m, _)| m);
-    let scope = scope_of_module(db, module);
-    scope.by_full_name.get(text).map(|d| Arc::from(d.as_slice())).unwrap_or_default()
+    let mut module: &str = text;
+    loop {
+        module = module.rsplit_once('.').map_or("", |(m, _)| m);
+        if let Some(decls) = own_scope(db, module, *name.library(db)).declarations.get(text) {
+            return Arc::from(decls.as_slice());
+        }
+        if module.is_empty() {
+            return Arc::from(Vec::new());
+        }
+    }
 }
 
 /// Facts about one declaration (its key, full name, visibility).
@@ -202,6 +280,36 @@ pub fn decl_info(db: &dyn Db, item: Item) -> Option<DeclInfo> {
         return Some(info.clone());
     }
     scope(db).info(item).cloned()
+}
+
+/// The full names to try, in order (language §23.1), for `segments` written in `module`, whose
+/// imports are `imports`.
+fn candidates(imports: &[Import], module: &str, segments: &[Arc<str>]) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some((first, rest)) = segments.split_first() else { return out };
+    let tail = |prefix: &str| {
+        let mut name = prefix.to_string();
+        for segment in rest {
+            name.push('.');
+            name.push_str(segment);
+        }
+        name
+    };
+    for import in imports.iter() {
+        if import.names.iter().any(|n| n == first) {
+            out.push(tail(&format!("{}.{}", import.module, first)));
+        }
+    }
+    for import in imports.iter() {
+        if &import.alias == first {
+            out.push(tail(&import.module));
+        }
+    }
+    if !module.is_empty() {
+        out.push(tail(&format!("{module}.{first}")));
+    }
+    out.push(tail(first));
+    out
 }
 
 /// The first of `decls` that `wanted` accepts: what a path names (one home for both lookups).
@@ -250,7 +358,7 @@ impl<'db> Resolver<'db> {
 
     /// The declarations named exactly `full` (`module.name`).
     pub fn declared(&self, full: &str) -> &'db [Decl] {
-        declared(self.db, FullName::new(self.db, Arc::from(full)))
+        declared(self.db, FullName::new(self.db, Arc::from(full), false))
     }
 
     /// Facts about a declaration.
@@ -306,31 +414,8 @@ impl ProgramScope {
 
     /// The full names to try, in order, for `segments` written in `module`.
     pub fn candidates(&self, module: &str, segments: &[Arc<str>]) -> Vec<String> {
-        let mut out = Vec::new();
-        let Some((first, rest)) = segments.split_first() else { return out };
-        let tail = |prefix: &str| {
-            let mut name = prefix.to_string();
-            for segment in rest {
-                name.push('.');
-                name.push_str(segment);
-            }
-            name
-        };
-        for import in self.imports.iter().filter(|i| &*i.in_module == module) {
-            if import.names.iter().any(|n| n == first) {
-                out.push(tail(&format!("{}.{}", import.module, first)));
-            }
-        }
-        for import in self.imports.iter().filter(|i| &*i.in_module == module) {
-            if &import.alias == first {
-                out.push(tail(&import.module));
-            }
-        }
-        if !module.is_empty() {
-            out.push(tail(&format!("{module}.{first}")));
-        }
-        out.push(tail(first));
-        out
+        let imports: Vec<Import> = self.imports.iter().filter(|i| &*i.in_module == module).cloned().collect();
+        candidates(&imports, module, segments)
     }
 
     /// Every declaration `segments` may name from `module`, candidates in order (imports by

@@ -274,6 +274,30 @@ fn adding_a_function_rechecks_only_the_bodies_that_name_it() {
 }
 
 #[test]
+fn a_declaration_added_to_a_module_re_resolves_only_that_module_s_names() {
+    // Each module has a scope of its own (`module_scope`), and a lookup reads the scope of the
+    // module it is written in and of the modules its candidates name. Adding a function to `m`
+    // changes `m`'s scope only: the lookups written in `m` (`h3`, `h4`) are resolved again, the
+    // root's lookups (`h0`…`h9` from 2,000 bodies, and `work…`) are not even re-run.
+    let mut workspace = workspace(&big_program());
+    let log = executed(&mut workspace, |w| {
+        let end = w.files()[0].text.len();
+        w.edit_file(
+            0,
+            &TextEdit {
+                delete: TextRange::empty(TextSize::from(end as u32)),
+                insert: "fn fresh(x:u64) -> u64 {\n  return x;\n}\n".into(),
+            },
+        );
+    });
+    let count = |query: &str| log.iter().filter(|e| e.starts_with(&format!("{query}("))).count();
+    let lookups: Vec<&String> = log.iter().filter(|e| e.starts_with("resolve_name(")).collect();
+    assert_eq!(lookups.len(), 2, "only m's two lookups: {lookups:?}");
+    assert_eq!(count("module_scope"), 2, "each module's scope is a projection of the program's: root and m");
+    assert_eq!(checked_bodies(&log), 1, "only the new body");
+}
+
+#[test]
 fn the_library_is_not_even_revalidated_by_program_edits() {
     let mut workspace = workspace(PROGRAM);
     let library: Vec<String> = workspace
