@@ -6,7 +6,10 @@
 //! the scope resolution of `locals`. Nothing here re-checks more than the function under the
 //! cursor. A variant is read from the enum its qualifier names (`Step.Walk`), else from the type
 //! the check gave the expression or the `match` subject (`Some(x)`, an arm's `Walk(m)`), else
-//! from the one enum that has a variant of that name (a body the check did not reach).
+//! from the one enum that has a variant of that name. A refused body is resolved and typed past
+//! its first refusal (the check's recovering pass); what the check still did not reach (the rest
+//! of the refused statement) and names outside bodies are read through the checker's own path
+//! resolver (`ProgramScope::resolve_path`), never a second one.
 //!
 //! Boundary: this is the only file under `features/` that reaches cairn_hir's locals (the body's
 //! scopes laid over its source map: the checker's resolution, never a second one); the others
