@@ -569,11 +569,11 @@ impl Sketch {
                 out.insert("status".into(), json!("smt-equivalent"));
             }
             Verdict::Differs(w) => {
-                let shown = equiv::witness_json(w, function);
+                let shown = equiv::witness_record(w, function);
                 out.insert("status".into(), json!("counterexample"));
-                out.insert("counterexample".into(), shown["inputs"].clone());
-                out.insert("expected".into(), shown["before"].clone());
-                out.insert("actual".into(), shown["after"].clone());
+                out.insert("counterexample".into(), json!(shown.inputs));
+                out.insert("expected".into(), json!(shown.before));
+                out.insert("actual".into(), json!(shown.after));
                 out.insert("concrete_replay".into(), json!(true));
                 cex = Some(w.inputs.iter().map(|(_, v)| v.clone()).collect());
             }
