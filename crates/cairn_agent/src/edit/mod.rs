@@ -30,7 +30,7 @@ mod packet;
 mod plan;
 mod predict;
 mod program;
-mod records;
+pub(crate) mod records;
 mod refusal;
 mod request;
 mod sessions;
