@@ -280,7 +280,7 @@ impl Sketch {
             session: self.host.session_digest(&self.handle),
             symbol: &self.symbol,
             contract: self.contract.as_ref(),
-            compiler: crate::edit::implementation_hash(),
+            compiler: crate::compiler::implementation_hash(),
             slots: self
                 .slots
                 .iter()

@@ -46,7 +46,6 @@ pub use cairn_hir::SourceText;
 use serde_json::{Map, Value};
 
 pub use self::implementation::{IMPLEMENTATION, ImplementationOpen, Submitted, when_text, when_text_at};
-pub use self::packet::implementation_hash;
 pub(crate) use self::plan::qualified_names;
 pub use self::plan::{
     PLAN, PlanWritten, function_item, function_source, plan_items, selection_label, with_plan, with_selection,
@@ -208,7 +207,8 @@ impl EditHost {
         self.settle();
         let (index, _) = self.program(sources);
         let view = self.ws_mut(index).state_view(false);
-        let state = crate::state_record(&view, &crate::profile(), self.programs[index].source_sha(), with_file);
+        let state =
+            crate::state_record(&view, &crate::compiler::profile(), self.programs[index].source_sha(), with_file);
         self.remember_state(&state);
         state
     }
