@@ -377,7 +377,7 @@ fn facts(side: Side<'_>) -> BTreeMap<String, Fact> {
             out.insert(format!("{full}{args}"), fact);
         }
         if instances.is_empty() {
-            let text = crate::edit::function_source(side.workspace, item);
+            let text = crate::program::source_of(side.workspace, item);
             let mut template = fact_of(symbol, true);
             template.digest = crate::canonical::sha256_hex(text.as_bytes());
             out.insert(full, template);

@@ -230,7 +230,7 @@ pub fn investigation(workspace: &Workspace, item: Item, records: &[Record]) -> I
     }
     let not_shown = candidates.len().saturating_sub(CANDIDATES);
     let candidates: BTreeMap<String, CandidateEntry> = candidates.into_iter().take(CANDIDATES).collect();
-    let source = crate::edit::function_source(workspace, item);
+    let source = crate::program::source_of(workspace, item);
     let signature = source.lines().next().unwrap_or_default().trim_end_matches('{').trim().to_string();
     let effects = workspace
         .last_rows()

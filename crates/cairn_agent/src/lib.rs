@@ -15,6 +15,7 @@ pub mod history;
 pub mod investigation;
 pub mod named;
 pub mod predict;
+pub mod program;
 pub mod state;
 pub mod strict;
 pub mod tune;

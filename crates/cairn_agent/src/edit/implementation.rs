@@ -237,7 +237,7 @@ impl EditHost {
         }
         let workspace = self.ws(index);
         let db = workspace.db();
-        let item = match super::program::resolve_function(workspace, reference) {
+        let item = match crate::program::resolve_function(workspace, reference) {
             Ok(item) if !cairn_hir::implementations::is_implementation(db, item) => item,
             Ok(_) => {
                 return Err(self
@@ -259,7 +259,7 @@ impl EditHost {
         };
         let scope = cairn_hir::Resolver::new(db);
         let full = scope.full_name(item).to_string();
-        let source = super::program::source_of(workspace, item);
+        let source = crate::program::source_of(workspace, item);
         let packet_reference = reference_facts(workspace, item, &source);
         let implementations = existing(workspace, item);
         let tokens = tokens_of(&item.syntax(db).syntax_node());
@@ -507,7 +507,7 @@ impl EditHost {
             tuned.iter().map(|args| cairn_hir::instance::Instance::new(db, item, args.clone()).display(db)).collect()
         };
         let when = when_text(db, item);
-        let effects = super::program::row_of(workspace.last_rows().as_deref(), item);
+        let effects = crate::program::row_of(workspace.last_rows().as_deref(), item);
         let session = &self.implementations[at];
         let (policy, mut regressions) = (session.policy.clone(), session.regressions.clone());
         // An emulating session validates through a runner that builds device work for host threads.
@@ -657,7 +657,7 @@ fn rows_by_name(workspace: &Workspace) -> BTreeMap<String, Vec<String>> {
         for entry in file.items.iter().filter(|e| e.key.kind == cairn_hir::ItemKind::Fn) {
             out.insert(
                 scope.full_name(entry.item).to_string(),
-                super::program::row_of(workspace.last_rows().as_deref(), entry.item),
+                crate::program::row_of(workspace.last_rows().as_deref(), entry.item),
             );
         }
     }
@@ -680,7 +680,7 @@ fn reference_facts(workspace: &Workspace, item: Item, source: &str) -> Reference
     Reference {
         symbol: cairn_hir::Resolver::new(db).full_name(item).to_string(),
         source: source.to_string(),
-        effects: super::program::row_of(workspace.last_rows().as_deref(), item),
+        effects: crate::program::row_of(workspace.last_rows().as_deref(), item),
         ceiling,
     }
 }

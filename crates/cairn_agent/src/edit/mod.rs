@@ -16,9 +16,10 @@
 //! `open` and `contract` (opening a session, the host contract and its evidence), `packet` and
 //! `terms` (what an agent is shown), `request` and `v1` (the `cairn.edit/2` and `cairn.edit/1`
 //! requests), `admission` (judging a reply, one rule per step), `expand`, `state`, `refusal`
-//! (every refusal record), `records` (the typed protocol records) and `program` (read-only
-//! questions over a checked workspace); `implementation` is the implementation host (protocol §9),
-//! which shares the compiles, cards and terms; `plan` is the plan host (protocol §8).
+//! (every refusal record) and `records` (the typed protocol records); `implementation` is the
+//! implementation host (protocol §9), which shares the compiles, cards and terms; `plan` is the
+//! plan host (protocol §8). The read-only questions over a checked workspace are the crate's
+//! `program`, which the tools outside a session share.
 
 mod admission;
 mod contract;
@@ -29,7 +30,6 @@ mod open;
 mod packet;
 mod plan;
 mod predict;
-mod program;
 pub(crate) mod records;
 mod refusal;
 mod request;
@@ -46,10 +46,7 @@ pub use cairn_hir::SourceText;
 use serde_json::{Map, Value};
 
 pub use self::implementation::{IMPLEMENTATION, ImplementationOpen, Submitted, when_text, when_text_at};
-pub(crate) use self::plan::qualified_names;
-pub use self::plan::{
-    PLAN, PlanWritten, function_item, function_source, plan_items, selection_label, with_plan, with_selection,
-};
+pub use self::plan::{PLAN, PlanWritten, plan_items, selection_label, with_plan, with_selection};
 use self::sessions::{HostProgram, Session};
 pub use self::sources::{Admitted, Sources};
 

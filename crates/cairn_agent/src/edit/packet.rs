@@ -19,10 +19,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::contract::{Evidence, Shown};
-use super::program::{
-    all_types, callers_of, first_comment_line, not_shown, row_of, source_of, traits_used, type_declaration,
-    types_mentioned,
-};
 use super::records::Named;
 use super::refusal::Refusal;
 use super::sessions::Session;
@@ -31,6 +27,10 @@ use super::terms::{Terms, terms_for};
 use super::{EditHost, OpenRequest, Sources};
 use crate::canonical::digest;
 use crate::compiler::implementation_hash;
+use crate::program::{
+    all_types, callers_of, first_comment_line, not_shown, row_of, source_of, traits_used, type_declaration,
+    types_mentioned,
+};
 
 /// A packet (`cairn.packet/2` focused, `cairn.packet/1` component). The fields marked as
 /// `cairn inspect`'s are present only in the session-level packet it prints.

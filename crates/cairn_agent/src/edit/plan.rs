@@ -141,10 +141,10 @@ impl EditHost {
             return Err(self.compiler_refusal(&refusal.first, Some(index)));
         }
         let workspace = self.ws(index);
-        let item = match super::program::resolve_function(workspace, symbol) {
+        let item = match crate::program::resolve_function(workspace, symbol) {
             Ok(item) => item,
             Err(matches) => {
-                let names = qualified_names(workspace, symbol);
+                let names = crate::program::qualified_names(workspace, symbol);
                 let why = if matches == 0 { "names no function" } else { "is declared by more than one module" };
                 return Err(self
                     .rejection("E-SYMBOL", format!("{symbol} {why}: name the function with its module."))
@@ -166,14 +166,14 @@ impl EditHost {
         let items = open_items(regions);
         let current = current_plan(workspace, item);
         let written_in = written_in(workspace, item, &sources);
-        let signature = super::program::source_of(workspace, item)
+        let signature = crate::program::source_of(workspace, item)
             .lines()
             .next()
             .unwrap_or_default()
             .trim_end_matches('{')
             .trim()
             .to_string();
-        let effects = super::program::row_of(workspace.last_rows().as_deref(), item);
+        let effects = crate::program::row_of(workspace.last_rows().as_deref(), item);
         let predicted = (!sizes.is_empty())
             .then(|| crate::predict::predict(&crate::predict::work_of(workspace, item), sizes, profile));
         // A reopen spends the function's live session of the same program.
@@ -480,32 +480,10 @@ fn item_named(workspace: &Workspace, full: &str) -> Option<Item> {
     workspace.function_named(full)
 }
 
-/// The qualified names of the functions named `name` (any module).
-pub(crate) fn qualified_names(workspace: &Workspace, name: &str) -> Vec<String> {
-    let scope = cairn_hir::Resolver::new(workspace.db());
-    workspace
-        .files()
-        .iter()
-        .filter(|f| !f.library)
-        .flat_map(|f| f.items.iter())
-        .filter(|e| e.key.kind == ItemKind::Fn && *e.key.name == *name)
-        .map(|e| scope.full_name(e.item).to_string())
-        .collect()
-}
-
 /// A plan session's digest (protocol §2.3).
 fn plan_digest(sources: &Sources, origin: &str, symbol: &str, generation: u64) -> String {
     let value = serde_json::to_value((PLAN, sources.sha256(), origin, symbol, generation)).unwrap_or_default();
     crate::canonical::digest(&value)
-}
-
-/// The function `name` names (a full name, or a name one module declares), for the tools that
-/// plan outside a session (`cairn tune`).
-pub fn function_item(workspace: &Workspace, name: &str) -> Option<Item> {
-    // A declared function: a plan, a tune, a prediction or a promotion is about one (a method of
-    // an impl is not planned: a plan names its function as a path of the module).
-    let item = super::program::resolve_function(workspace, name).ok()?;
-    workspace.entry_of(item).is_some_and(|(_, e)| e.key.kind == cairn_hir::ItemKind::Fn).then_some(item)
 }
 
 /// The items of `item`'s schedule plan now, in the documented order.
@@ -599,10 +577,4 @@ pub fn selection_label(workspace: &Workspace, item: Item) -> Option<String> {
                 format!("plan {bare} use {chosen}{brackets};")
             })
         })
-}
-
-/// A function's source as written (from its first significant token), for the tools that show it
-/// outside a session.
-pub fn function_source(workspace: &Workspace, item: Item) -> String {
-    super::program::source_of(workspace, item)
 }

@@ -187,8 +187,8 @@ pub(super) struct Subject {
 
 impl Subject {
     pub(super) fn of(workspace: &Workspace, symbol: &str) -> Result<Subject, String> {
-        let Some(item) = crate::edit::function_item(workspace, symbol) else {
-            let names = crate::edit::qualified_names(workspace, symbol);
+        let Some(item) = crate::program::function_item(workspace, symbol) else {
+            let names = crate::program::qualified_names(workspace, symbol);
             return Err(match names.len() {
                 0 => format!("{symbol} names no function of the program."),
                 _ => format!("{symbol} is declared by more than one module: name one of {}.", names.join(", ")),
