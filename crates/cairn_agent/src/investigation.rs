@@ -236,7 +236,7 @@ pub fn investigation(workspace: &Workspace, item: Item, records: &[Record]) -> I
         .last_rows()
         .and_then(|rows| rows.row(item).map(|r| r.iter().map(|e| e.to_string()).collect()))
         .unwrap_or_default();
-    let items = crate::edit::plan_items(workspace, item);
+    let items = crate::plans::plan_items(workspace, item);
     let regions = cairn_hir::regions::fn_regions(db, item)
         .iter()
         .map(|r| RegionEntry { id: r.id.to_string(), kind: r.kind, binder: r.binder.to_string() })
@@ -247,8 +247,8 @@ pub fn investigation(workspace: &Workspace, item: Item, records: &[Record]) -> I
         function: function.clone(),
         signature,
         effects,
-        plan: crate::edit::selection_label(workspace, item)
-            .unwrap_or_else(|| crate::tune::plan_text(&function, &items)),
+        plan: crate::plans::selection_label(workspace, item)
+            .unwrap_or_else(|| crate::plans::plan_text(&function, &items)),
         regions,
         identity: IdentityView {
             as_written: short(&base),

@@ -14,6 +14,7 @@ pub mod find;
 pub mod history;
 pub mod investigation;
 pub mod named;
+pub mod plans;
 pub mod predict;
 pub mod program;
 pub mod state;

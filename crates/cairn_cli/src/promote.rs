@@ -403,7 +403,7 @@ fn rollback(
         .ok_or_else(|| format!("{} names no function of the program.", flags.symbol))?;
     let function = cairn_hir::Resolver::new(workspace.db()).full_name(item).to_string();
     answer.function = function.clone();
-    let Some(selection) = cairn_agent::edit::selection_label(workspace, item) else {
+    let Some(selection) = cairn_agent::plans::selection_label(workspace, item) else {
         answer.status = "refused";
         answer.reason = Some(format!("{function} has no selection to roll back"));
         return Ok(1);
@@ -474,7 +474,7 @@ fn select(
     implementation: Option<&str>,
 ) -> Result<(), String> {
     let files = workspace.written_sources();
-    let selected = cairn_agent::edit::with_selection(workspace, &files, item, implementation);
+    let selected = cairn_agent::plans::with_selection(workspace, &files, item, implementation);
     write(program, &files, &selected)
 }
 

@@ -30,6 +30,7 @@ use sha2::{Digest, Sha256};
 use super::packet::{offer_cards, signals};
 use super::refusal::{Refusal, ReplySpan};
 use super::{Answer, EditHost, Sources};
+use crate::plans::when_text;
 use crate::validate::{Policy, Regressions, Runner, Tolerance};
 
 /// The protocol of implementation sessions.
@@ -699,30 +700,6 @@ fn existing(workspace: &Workspace, reference: Item) -> BTreeMap<String, Existing
             (scope.full_name(g).to_string(), Existing { when: when_text(db, g), identity })
         })
         .collect()
-}
-
-/// An implementation's `when` condition as written.
-pub fn when_text(db: &dyn cairn_hir::Db, item: Item) -> Option<String> {
-    let function = ast::Fn::cast(item.syntax(db).syntax_node())?;
-    let condition = function.implements_clause()?.when_clause()?.condition()?;
-    Some(condition.syntax().to_string().trim().to_string())
-}
-
-/// The `when` condition of `item` with each natural parameter named in `naturals` replaced by its
-/// value (an identifier token of that name, never part of a longer word): a tuned instance's
-/// condition as its instance sees it.
-pub fn when_text_at(db: &dyn cairn_hir::Db, item: Item, naturals: &[(String, u64)]) -> Option<String> {
-    let function = ast::Fn::cast(item.syntax(db).syntax_node())?;
-    let condition = function.implements_clause()?.when_clause()?.condition()?;
-    let mut out = String::new();
-    for token in condition.syntax().descendants_with_tokens().filter_map(|e| e.into_token()) {
-        let text = token.text();
-        match naturals.iter().find(|(name, _)| token.kind() == cairn_syntax::SyntaxKind::IDENT && name == text) {
-            Some((_, value)) => out.push_str(&value.to_string()),
-            None => out.push_str(text),
-        }
-    }
-    Some(out.trim().to_string())
 }
 
 /// A declaration's significant tokens joined by single spaces (what `reference_sha256` digests).

@@ -45,8 +45,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 pub use cairn_hir::SourceText;
 use serde_json::{Map, Value};
 
-pub use self::implementation::{IMPLEMENTATION, ImplementationOpen, Submitted, when_text, when_text_at};
-pub use self::plan::{PLAN, PlanWritten, plan_items, selection_label, with_plan, with_selection};
+pub use self::implementation::{IMPLEMENTATION, ImplementationOpen, Submitted};
+pub use self::plan::{PLAN, PlanWritten};
 use self::sessions::{HostProgram, Session};
 pub use self::sources::{Admitted, Sources};
 
