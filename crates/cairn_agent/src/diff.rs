@@ -16,9 +16,8 @@ use cairn_hir::{ItemKind, Workspace};
 use cairn_mir::Function;
 use cairn_smt::{Observed, Options, Query, Verdict, WValue};
 use serde::Serialize;
-use serde_json::{Map, Value};
 
-use crate::equiv::{self, Lowered, Receipt};
+use crate::equiv::{self, Lowered, OutcomeRecord, Receipt, WitnessRecord};
 
 /// What a diff asks of its caller: the IO the agent crate does not do.
 pub trait Host {
@@ -150,12 +149,12 @@ pub struct EffectChanges {
 }
 
 /// A witness of a behaviour change as protocol §3.6 shows it (the inputs and both versions'
-/// outcomes, [`equiv::witness_json`]), and how it was replayed.
+/// outcomes, [`equiv::witness_record`]), and how it was replayed.
 #[derive(Debug, Serialize)]
 pub struct Witness {
-    /// [`equiv::witness_json`]'s object, which `verify` and the hosts show too.
+    /// [`equiv::witness_record`]'s record, which `verify` and the hosts show too.
     #[serde(flatten)]
-    pub shown: Map<String, Value>,
+    pub shown: WitnessRecord,
     pub replay: Replay,
 }
 
@@ -176,10 +175,11 @@ pub enum Native {
     Reproduced {
         compiler: &'static str,
     },
-    /// The native runs did something else than the evaluator showed: what they did.
+    /// The native runs did something else than the evaluator showed: what they did (boxed:
+    /// the rare variant should not size the common ones).
     Disagrees {
-        before: Value,
-        after: Value,
+        before: Box<OutcomeRecord>,
+        after: Box<OutcomeRecord>,
     },
 }
 
@@ -313,7 +313,10 @@ pub fn judge_replay(before: &Observed, after: &Observed, witness: &cairn_smt::Wi
         _ if *before == witness.before && *after == witness.after => {
             Native::Reproduced { compiler: "cairn-rs llvm-19 -O2" }
         }
-        _ => Native::Disagrees { before: equiv::observed_json(before, old), after: equiv::observed_json(after, old) },
+        _ => Native::Disagrees {
+            before: Box::new(equiv::outcome_record(before, old)),
+            after: Box::new(equiv::outcome_record(after, old)),
+        },
     }
 }
 
@@ -374,7 +377,7 @@ fn facts(side: Side<'_>) -> BTreeMap<String, Fact> {
             out.insert(format!("{full}{args}"), fact);
         }
         if instances.is_empty() {
-            let text = crate::edit::function_source(side.workspace, item);
+            let text = crate::program::source_of(side.workspace, item);
             let mut template = fact_of(symbol, true);
             template.digest = crate::canonical::sha256_hex(text.as_bytes());
             out.insert(full, template);
@@ -491,10 +494,7 @@ impl Run<'_, '_> {
                 let new_fn = new.get(&now.symbol).expect("the symbol was lowered").clone();
                 let native = self.native(&old_fn, &new_fn, &witness);
                 let disagrees = matches!(native, Native::Disagrees { .. });
-                let shown = match equiv::witness_json(&witness, &old_fn) {
-                    Value::Object(shown) => shown,
-                    _ => Map::new(),
-                };
+                let shown = equiv::witness_record(&witness, &old_fn);
                 entry.witness = Some(Witness { shown, replay: Replay { evaluator: "reproduced", native } });
                 if disagrees {
                     entry.reason = Some("the native replay of the witness disagrees with the model".into());

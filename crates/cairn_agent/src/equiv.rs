@@ -1,7 +1,12 @@
 //! Comparing a function between two checked programs: `identical-code` (the same MIR up to
 //! renaming, itself and everything it calls), else the Z3 comparison of `cairn_smt`, with an
-//! optional precondition compiled from CAIRN text; and the JSON a witness is shown as
-//! (protocol §3.6: `{"inputs":{param:value},"before":{"defined":bool,"return":v},"after":…}`).
+//! optional precondition compiled from CAIRN text; and the typed records a comparison is shown
+//! as: the solver's [`Receipt`] and a witness (protocol §3.6:
+//! `{"inputs":{param:value},"before":{"defined":bool,"return":v},"after":…}`).
+//!
+//! Invariant: a record's JSON keys come out in the order of its fields (serde_json keeps
+//! insertion order in this workspace), so each record type is its documented key order. Only a
+//! witness value, whose shape follows the function's types, is a `serde_json::Value`.
 //!
 //! Shared by `cairn diff`, `cairn verify`, the edit host's `preserve` contracts and `references`
 //! evidence, and named choices. No IO: the native replay of a witness is the caller's (it needs
@@ -14,7 +19,9 @@ use cairn_hir::{Item, SourceText, Workspace};
 use cairn_mir::{Function, Inst, MTy};
 use cairn_smt::{Comparison, Observed, Options, Request, Side, WValue};
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
+
+use crate::named::Named;
 
 /// A checked program's MIR, by symbol.
 pub struct Lowered {
@@ -353,19 +360,20 @@ pub fn compare(
 
 /// A witness value as JSON: integers and booleans as themselves, floats as numbers (or
 /// `"NaN"`, `"inf"`, `"-inf"`), records as arrays of fields, variants as `{"variant": k}` with
-/// their `payload`, views as arrays.
+/// their `payload`, views as arrays. A value's shape follows its type, so this one stays a
+/// `Value`, built from typed pieces where the shape is fixed (a variant's object).
 pub fn value_json(value: &WValue, ty: &MTy) -> Value {
     match (value, ty) {
         (WValue::Int(v), _) => {
             if let Ok(i) = i64::try_from(*v) {
-                json!(i)
+                Value::from(i)
             } else if let Ok(u) = u64::try_from(*v) {
-                json!(u)
+                Value::from(u)
             } else {
-                json!(v.to_string())
+                Value::from(v.to_string())
             }
         }
-        (WValue::Bool(b), _) => json!(b),
+        (WValue::Bool(b), _) => Value::from(*b),
         (WValue::Float(bits), MTy::Float(f)) => {
             let x = if *f == cairn_mir::FloatTy::F32 {
                 f64::from(f32::from_bits(*bits as u32))
@@ -373,31 +381,30 @@ pub fn value_json(value: &WValue, ty: &MTy) -> Value {
                 f64::from_bits(*bits)
             };
             if x.is_nan() {
-                json!("NaN")
+                Value::from("NaN")
             } else if x.is_infinite() {
-                json!(if x > 0.0 { "inf" } else { "-inf" })
+                Value::from(if x > 0.0 { "inf" } else { "-inf" })
             } else {
-                json!(x)
+                Value::from(x)
             }
         }
-        (WValue::Float(bits), _) => json!(bits),
-        (WValue::Tag(t), _) => json!({"variant": t}),
+        (WValue::Float(bits), _) => Value::from(*bits),
+        (WValue::Tag(t), _) => Variant { variant: *t, payload: None }.value(),
         (WValue::Record(items), MTy::Record { fields, .. }) => {
             Value::Array(items.iter().zip(fields.iter()).map(|(v, t)| value_json(v, t)).collect())
         }
         (WValue::Sum(t, payload), MTy::Sum { variants, .. }) => {
-            let mut out = Map::new();
-            out.insert("variant".into(), json!(t));
-            if let (Some(p), Some(Some(pt))) = (payload, variants.get(*t as usize)) {
-                out.insert("payload".into(), value_json(p, pt));
-            }
-            Value::Object(out)
+            let payload = match (payload, variants.get(*t as usize)) {
+                (Some(p), Some(Some(pt))) => Some(value_json(p, pt)),
+                _ => None,
+            };
+            Variant { variant: *t, payload }.value()
         }
         (WValue::Array(items), MTy::View(e) | MTy::Array(e, _)) => {
             Value::Array(items.iter().map(|v| value_json(v, e)).collect())
         }
         (WValue::Void, _) => Value::Null,
-        (other, _) => json!(format!("{other:?}")),
+        (other, _) => Value::from(format!("{other:?}")),
     }
 }
 
@@ -445,31 +452,65 @@ pub fn receipt(
     }
 }
 
-/// What one version did, as `{"defined": bool, "return": v, "leftovers": {param: v}}`.
-pub fn observed_json(observed: &Observed, function: &Function) -> Value {
+/// What one version did on a witness, as protocol §3.6 shows it: `defined` (`false` for a trap,
+/// `null` when it could not be run), the `return` value, and what the view and borrow
+/// parameters hold after the call (`leftovers`, absent when there is none); a trap and a run
+/// that did not happen also say so in `outcome` (and why not, in `reason`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OutcomeRecord {
+    pub defined: Option<bool>,
+    #[serde(rename = "return")]
+    pub returned: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Named::is_empty")]
+    pub leftovers: Named<Value>,
+}
+
+/// A witness as protocol §3.6 shows it: the inputs by parameter, what the original (`before`)
+/// and the new version (`after`) did on them, and what found it (`probe` or `solver`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WitnessRecord {
+    pub inputs: Named<Value>,
+    pub before: OutcomeRecord,
+    pub after: OutcomeRecord,
+    pub found_by: &'static str,
+}
+
+/// What one version did (an [`OutcomeRecord`]), its values read with `function`'s types.
+pub fn outcome_record(observed: &Observed, function: &Function) -> OutcomeRecord {
     match observed {
-        Observed::Trap => json!({"defined": false, "return": null, "outcome": "trap"}),
-        Observed::NotRun(why) => json!({"defined": null, "return": null, "outcome": "not-run", "reason": why}),
-        Observed::Returned { value, leftovers } => {
-            let mut out = Map::new();
-            out.insert("defined".into(), json!(true));
-            out.insert("return".into(), value_json(value, &function.ret));
-            let mut left = Map::new();
-            for (i, item) in leftovers.iter().enumerate() {
-                if let Some(v) = item {
+        Observed::Trap => OutcomeRecord {
+            defined: Some(false),
+            returned: Value::Null,
+            outcome: Some("trap"),
+            reason: None,
+            leftovers: Named::default(),
+        },
+        Observed::NotRun(why) => OutcomeRecord {
+            defined: None,
+            returned: Value::Null,
+            outcome: Some("not-run"),
+            reason: Some(why.clone()),
+            leftovers: Named::default(),
+        },
+        Observed::Returned { value, leftovers } => OutcomeRecord {
+            defined: Some(true),
+            returned: value_json(value, &function.ret),
+            outcome: None,
+            reason: None,
+            leftovers: leftovers
+                .iter()
+                .enumerate()
+                .filter_map(|(i, item)| {
+                    let value = item.as_ref()?;
                     let decl = &function.locals[i];
-                    let ty = match &decl.ty {
-                        MTy::Ptr(inner) => (**inner).clone(),
-                        other => other.clone(),
-                    };
-                    left.insert(decl.name.as_deref().unwrap_or("?").to_string(), value_json(v, &ty));
-                }
-            }
-            if !left.is_empty() {
-                out.insert("leftovers".into(), Value::Object(left));
-            }
-            Value::Object(out)
-        }
+                    Some((decl.name.as_deref().unwrap_or("?").to_string(), value_json(value, input_ty(&decl.ty))))
+                })
+                .collect(),
+        },
     }
 }
 
@@ -481,18 +522,20 @@ fn input_ty(ty: &MTy) -> &MTy {
     }
 }
 
-/// A witness as protocol §3.6 shows it.
-pub fn witness_json(witness: &cairn_smt::Witness, old: &Function) -> Value {
-    let mut inputs = Map::new();
-    for (i, (name, value)) in witness.inputs.iter().enumerate() {
-        inputs.insert(name.clone(), value_json(value, input_ty(&old.locals[i].ty)));
+/// A witness as protocol §3.6 shows it (a [`WitnessRecord`]), its values read with the
+/// original's types.
+pub fn witness_record(witness: &cairn_smt::Witness, old: &Function) -> WitnessRecord {
+    WitnessRecord {
+        inputs: witness
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, (name, value))| (name.clone(), value_json(value, input_ty(&old.locals[i].ty))))
+            .collect(),
+        before: outcome_record(&witness.before, old),
+        after: outcome_record(&witness.after, old),
+        found_by: witness.found_by,
     }
-    json!({
-        "inputs": inputs,
-        "before": observed_json(&witness.before, old),
-        "after": observed_json(&witness.after, old),
-        "found_by": witness.found_by,
-    })
 }
 
 /// One line: the inputs and what each version does on them (a repair hint's words).
@@ -534,4 +577,18 @@ pub fn witness_sentence(witness: &cairn_smt::Witness, old: &Function) -> String 
         does(&witness.before),
         does(&witness.after)
     )
+}
+
+/// A variant's value: its tag, and its payload when it carries one.
+#[derive(Serialize)]
+struct Variant {
+    variant: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payload: Option<Value>,
+}
+
+impl Variant {
+    fn value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
 }

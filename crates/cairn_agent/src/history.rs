@@ -183,7 +183,7 @@ pub fn source(as_written: &str, variant: &Value) -> String {
 
 /// The `compiler` part: this build.
 pub fn compiler() -> String {
-    history_digest(&Value::Array(vec![Value::from(crate::edit::implementation_hash())]))
+    history_digest(&Value::Array(vec![Value::from(crate::compiler::implementation_hash())]))
 }
 
 /// The `target` part of host runs.

@@ -230,13 +230,13 @@ pub fn investigation(workspace: &Workspace, item: Item, records: &[Record]) -> I
     }
     let not_shown = candidates.len().saturating_sub(CANDIDATES);
     let candidates: BTreeMap<String, CandidateEntry> = candidates.into_iter().take(CANDIDATES).collect();
-    let source = crate::edit::function_source(workspace, item);
+    let source = crate::program::source_of(workspace, item);
     let signature = source.lines().next().unwrap_or_default().trim_end_matches('{').trim().to_string();
     let effects = workspace
         .last_rows()
         .and_then(|rows| rows.row(item).map(|r| r.iter().map(|e| e.to_string()).collect()))
         .unwrap_or_default();
-    let items = crate::edit::plan_items(workspace, item);
+    let items = crate::plans::plan_items(workspace, item);
     let regions = cairn_hir::regions::fn_regions(db, item)
         .iter()
         .map(|r| RegionEntry { id: r.id.to_string(), kind: r.kind, binder: r.binder.to_string() })
@@ -247,8 +247,8 @@ pub fn investigation(workspace: &Workspace, item: Item, records: &[Record]) -> I
         function: function.clone(),
         signature,
         effects,
-        plan: crate::edit::selection_label(workspace, item)
-            .unwrap_or_else(|| crate::tune::plan_text(&function, &items)),
+        plan: crate::plans::selection_label(workspace, item)
+            .unwrap_or_else(|| crate::plans::plan_text(&function, &items)),
         regions,
         identity: IdentityView {
             as_written: short(&base),

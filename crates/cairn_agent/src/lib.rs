@@ -6,6 +6,7 @@
 
 pub mod canonical;
 pub mod choices;
+pub mod compiler;
 pub mod diff;
 pub mod edit;
 pub mod equiv;
@@ -13,7 +14,9 @@ pub mod find;
 pub mod history;
 pub mod investigation;
 pub mod named;
+pub mod plans;
 pub mod predict;
+pub mod program;
 pub mod state;
 pub mod strict;
 pub mod tune;
@@ -22,4 +25,5 @@ pub mod validate;
 /// The analysis stack (`cairn_hir::stack`), for the servers above this crate that run the hosts
 /// on threads of their own (docs/architecture.md: the one re-export across crates).
 pub use cairn_hir::stack;
-pub use state::{StateError, apply_delta, delta, profile, state_of, state_record};
+pub use compiler::profile;
+pub use state::{StateError, apply_delta, delta, state_of, state_record};

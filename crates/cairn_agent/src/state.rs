@@ -34,16 +34,11 @@ impl std::fmt::Display for StateError {
     }
 }
 
-/// The compiler profile every state, terms block and receipt names.
-pub fn profile() -> String {
-    format!("cairn-rs/{}", env!("CARGO_PKG_VERSION"))
-}
-
 /// The state of the program `sources` holds, as every transport answers it (`cairn state`, the
 /// MCP `state` tool, a session's `state` request): [`state_record`] under this compiler's
-/// [`profile`] and the digest of the combined source ([`Sources::sha256`]).
+/// [`profile`](crate::compiler::profile) and the digest of the combined source ([`Sources::sha256`]).
 pub fn state_of(view: &StateView, sources: &Sources, with_file: bool) -> Map<String, Value> {
-    state_record(view, &profile(), &sources.sha256(), with_file)
+    state_record(view, &crate::compiler::profile(), &sources.sha256(), with_file)
 }
 
 /// The state of a program, sealed with its digest.

@@ -228,7 +228,7 @@ pub fn run(flags: &PredictFlags, out: Output) -> u8 {
     let mut functions = BTreeMap::new();
     let mut against = BTreeMap::new();
     for symbol in &flags.symbol {
-        let Some(item) = cairn_agent::edit::function_item(&workspace, symbol) else {
+        let Some(item) = cairn_agent::program::function_item(&workspace, symbol) else {
             out.environment(&format!("{symbol} names no function of the program."));
             return 2;
         };
@@ -245,7 +245,7 @@ pub fn run(flags: &PredictFlags, out: Output) -> u8 {
             BTreeMap::new()
         };
         if let Some((_, earlier)) = &before {
-            let ratios = match cairn_agent::edit::function_item(earlier, symbol) {
+            let ratios = match cairn_agent::program::function_item(earlier, symbol) {
                 Some(old) => {
                     let then = predict_on(&work_of(earlier, old), &at, &profile, cards[0]);
                     let before_ns: Vec<f64> = then.predictions.iter().map(|p| p.ns).collect();

@@ -139,7 +139,7 @@ struct Subject {
 }
 
 fn subject(workspace: &cairn_hir::Workspace, flags: &PromoteFlags) -> Result<Subject, Environment> {
-    let item = cairn_agent::edit::function_item(workspace, &flags.symbol)
+    let item = cairn_agent::program::function_item(workspace, &flags.symbol)
         .ok_or_else(|| format!("{} names no function of the program.", flags.symbol))?;
     let function = cairn_hir::Resolver::new(workspace.db()).full_name(item).to_string();
     let asked = flags.implementation.clone().unwrap_or_default();
@@ -372,7 +372,7 @@ fn approve(
     }
     // Written through the journal against the file as it is: a racing promotion that wrote first
     // makes this one stale.
-    let item = cairn_agent::edit::function_item(workspace, &subject.function).ok_or("the function vanished")?;
+    let item = cairn_agent::program::function_item(workspace, &subject.function).ok_or("the function vanished")?;
     if let Err(why) = select(program, workspace, item, Some(&subject.implementation)) {
         answer.status = "refused";
         answer.reason = Some(why);
@@ -399,11 +399,11 @@ fn rollback(
     history: &Path,
     answer: &mut Answer,
 ) -> Result<u8, Environment> {
-    let item = cairn_agent::edit::function_item(workspace, &flags.symbol)
+    let item = cairn_agent::program::function_item(workspace, &flags.symbol)
         .ok_or_else(|| format!("{} names no function of the program.", flags.symbol))?;
     let function = cairn_hir::Resolver::new(workspace.db()).full_name(item).to_string();
     answer.function = function.clone();
-    let Some(selection) = cairn_agent::edit::selection_label(workspace, item) else {
+    let Some(selection) = cairn_agent::plans::selection_label(workspace, item) else {
         answer.status = "refused";
         answer.reason = Some(format!("{function} has no selection to roll back"));
         return Ok(1);
@@ -474,7 +474,7 @@ fn select(
     implementation: Option<&str>,
 ) -> Result<(), String> {
     let files = workspace.written_sources();
-    let selected = cairn_agent::edit::with_selection(workspace, &files, item, implementation);
+    let selected = cairn_agent::plans::with_selection(workspace, &files, item, implementation);
     write(program, &files, &selected)
 }
 

@@ -60,7 +60,7 @@ pub fn investigate(path: &Path, symbol: &str, since: Option<&Path>, out: Output)
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
-    let Some(item) = cairn_agent::edit::function_item(&workspace, symbol) else {
+    let Some(item) = cairn_agent::program::function_item(&workspace, symbol) else {
         out.environment(&format!("{symbol} names no function of the program."));
         return 2;
     };

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use cairn_agent::diff::Native;
-use cairn_agent::equiv::{self, Assumption, Lowered, Receipt};
+use cairn_agent::equiv::{self, Assumption, Lowered, OutcomeRecord, Receipt};
 use cairn_diagnostics::Refusal;
 use cairn_diagnostics::record::RefusalRecord;
 use cairn_hir::{ItemKind, SourceText, Workspace};
@@ -128,7 +128,7 @@ fn verify_one(
         Verdict::Equivalent => Entry::new("smt-equivalent"),
         Verdict::EmptyDomain => Entry::with_reason("invalid-domain", "no input satisfies the assumption".into()),
         Verdict::ReferenceTraps(witness) => Entry {
-            counterexample: Some(equiv::witness_json(witness, &old_fn)["inputs"].clone()),
+            counterexample: Some(equiv::witness_record(witness, &old_fn).inputs),
             ..Entry::with_reason("invalid-reference", "the reference traps on an allowed input".into())
         },
         Verdict::Unknown(reason) => Entry::with_reason("unknown", reason.clone()),
@@ -136,14 +136,14 @@ fn verify_one(
             let work = std::env::temp_dir().join(format!("cairn-verify-{}", std::process::id()));
             let native = replay_witness(&old.functions, &old_fn, &new.functions, &new_fn, witness, &work);
             let _ = std::fs::remove_dir_all(&work);
-            let shown = equiv::witness_json(witness, &old_fn);
+            let shown = equiv::witness_record(witness, &old_fn);
             if matches!(native, Native::Disagrees { .. }) {
                 Entry::with_reason("unknown", "the native replay of the counterexample disagrees with the model".into())
             } else {
                 Entry {
-                    counterexample: Some(shown["inputs"].clone()),
-                    expected: Some(shown["before"].clone()),
-                    actual: Some(shown["after"].clone()),
+                    counterexample: Some(shown.inputs),
+                    expected: Some(shown.before),
+                    actual: Some(shown.after),
                     concrete_replay: Some(true),
                     native_replay: Some(native),
                     hint: Some(equiv::witness_sentence(witness, &old_fn)),
@@ -330,13 +330,13 @@ struct Entry {
     reason: Option<String>,
     /// The witness's inputs, as `cairn_agent::equiv` writes them.
     #[serde(skip_serializing_if = "Option::is_none")]
-    counterexample: Option<Value>,
+    counterexample: Option<Named<Value>>,
     /// What the reference does on the witness.
     #[serde(skip_serializing_if = "Option::is_none")]
-    expected: Option<Value>,
+    expected: Option<OutcomeRecord>,
     /// What the candidate does on the witness.
     #[serde(skip_serializing_if = "Option::is_none")]
-    actual: Option<Value>,
+    actual: Option<OutcomeRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     concrete_replay: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]

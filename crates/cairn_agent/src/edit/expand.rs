@@ -6,10 +6,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::packet::{Context, Dependency, offer_cards, signals, with_declarations};
-use super::program::{resolve_function, row_of, source_of, type_matches, types_mentioned};
 use super::records::Named;
 use super::refusal::Refusal;
 use super::{Answer, EXPAND_LIMIT, EditHost};
+use crate::program::{resolve_function, row_of, source_of, type_matches, types_mentioned};
 
 /// An expansion (`cairn.expansion/1`).
 #[derive(Debug, Serialize)]

@@ -30,6 +30,7 @@ use sha2::{Digest, Sha256};
 use super::packet::{offer_cards, signals};
 use super::refusal::{Refusal, ReplySpan};
 use super::{Answer, EditHost, Sources};
+use crate::plans::when_text;
 use crate::validate::{Policy, Regressions, Runner, Tolerance};
 
 /// The protocol of implementation sessions.
@@ -237,7 +238,7 @@ impl EditHost {
         }
         let workspace = self.ws(index);
         let db = workspace.db();
-        let item = match super::program::resolve_function(workspace, reference) {
+        let item = match crate::program::resolve_function(workspace, reference) {
             Ok(item) if !cairn_hir::implementations::is_implementation(db, item) => item,
             Ok(_) => {
                 return Err(self
@@ -259,7 +260,7 @@ impl EditHost {
         };
         let scope = cairn_hir::Resolver::new(db);
         let full = scope.full_name(item).to_string();
-        let source = super::program::source_of(workspace, item);
+        let source = crate::program::source_of(workspace, item);
         let packet_reference = reference_facts(workspace, item, &source);
         let implementations = existing(workspace, item);
         let tokens = tokens_of(&item.syntax(db).syntax_node());
@@ -507,7 +508,7 @@ impl EditHost {
             tuned.iter().map(|args| cairn_hir::instance::Instance::new(db, item, args.clone()).display(db)).collect()
         };
         let when = when_text(db, item);
-        let effects = super::program::row_of(workspace.last_rows().as_deref(), item);
+        let effects = crate::program::row_of(workspace.last_rows().as_deref(), item);
         let session = &self.implementations[at];
         let (policy, mut regressions) = (session.policy.clone(), session.regressions.clone());
         // An emulating session validates through a runner that builds device work for host threads.
@@ -657,7 +658,7 @@ fn rows_by_name(workspace: &Workspace) -> BTreeMap<String, Vec<String>> {
         for entry in file.items.iter().filter(|e| e.key.kind == cairn_hir::ItemKind::Fn) {
             out.insert(
                 scope.full_name(entry.item).to_string(),
-                super::program::row_of(workspace.last_rows().as_deref(), entry.item),
+                crate::program::row_of(workspace.last_rows().as_deref(), entry.item),
             );
         }
     }
@@ -680,7 +681,7 @@ fn reference_facts(workspace: &Workspace, item: Item, source: &str) -> Reference
     Reference {
         symbol: cairn_hir::Resolver::new(db).full_name(item).to_string(),
         source: source.to_string(),
-        effects: super::program::row_of(workspace.last_rows().as_deref(), item),
+        effects: crate::program::row_of(workspace.last_rows().as_deref(), item),
         ceiling,
     }
 }
@@ -699,30 +700,6 @@ fn existing(workspace: &Workspace, reference: Item) -> BTreeMap<String, Existing
             (scope.full_name(g).to_string(), Existing { when: when_text(db, g), identity })
         })
         .collect()
-}
-
-/// An implementation's `when` condition as written.
-pub fn when_text(db: &dyn cairn_hir::Db, item: Item) -> Option<String> {
-    let function = ast::Fn::cast(item.syntax(db).syntax_node())?;
-    let condition = function.implements_clause()?.when_clause()?.condition()?;
-    Some(condition.syntax().to_string().trim().to_string())
-}
-
-/// The `when` condition of `item` with each natural parameter named in `naturals` replaced by its
-/// value (an identifier token of that name, never part of a longer word): a tuned instance's
-/// condition as its instance sees it.
-pub fn when_text_at(db: &dyn cairn_hir::Db, item: Item, naturals: &[(String, u64)]) -> Option<String> {
-    let function = ast::Fn::cast(item.syntax(db).syntax_node())?;
-    let condition = function.implements_clause()?.when_clause()?.condition()?;
-    let mut out = String::new();
-    for token in condition.syntax().descendants_with_tokens().filter_map(|e| e.into_token()) {
-        let text = token.text();
-        match naturals.iter().find(|(name, _)| token.kind() == cairn_syntax::SyntaxKind::IDENT && name == text) {
-            Some((_, value)) => out.push_str(&value.to_string()),
-            None => out.push_str(text),
-        }
-    }
-    Some(out.trim().to_string())
 }
 
 /// A declaration's significant tokens joined by single spaces (what `reference_sha256` digests).

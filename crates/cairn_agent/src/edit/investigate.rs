@@ -14,7 +14,7 @@ impl EditHost {
             return self.compiler_refusal(&refusal.first, Some(index)).into();
         }
         let workspace = self.ws(index);
-        let Some(item) = super::program::resolve_function(workspace, symbol).ok() else {
+        let Some(item) = crate::program::resolve_function(workspace, symbol).ok() else {
             return self
                 .rejection("E-SYMBOL", format!("{symbol} names no single function: name it with its module."))
                 .detail("symbol", Value::from(symbol))

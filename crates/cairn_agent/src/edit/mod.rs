@@ -16,9 +16,10 @@
 //! `open` and `contract` (opening a session, the host contract and its evidence), `packet` and
 //! `terms` (what an agent is shown), `request` and `v1` (the `cairn.edit/2` and `cairn.edit/1`
 //! requests), `admission` (judging a reply, one rule per step), `expand`, `state`, `refusal`
-//! (every refusal record), `records` (the typed protocol records) and `program` (read-only
-//! questions over a checked workspace); `implementation` is the implementation host (protocol §9),
-//! which shares the compiles, cards and terms; `plan` is the plan host (protocol §8).
+//! (every refusal record) and `records` (the typed protocol records); `implementation` is the
+//! implementation host (protocol §9), which shares the compiles, cards and terms; `plan` is the
+//! plan host (protocol §8). The read-only questions over a checked workspace are the crate's
+//! `program`, which the tools outside a session share.
 
 mod admission;
 mod contract;
@@ -29,8 +30,7 @@ mod open;
 mod packet;
 mod plan;
 mod predict;
-mod program;
-mod records;
+pub(crate) mod records;
 mod refusal;
 mod request;
 mod sessions;
@@ -45,12 +45,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 pub use cairn_hir::SourceText;
 use serde_json::{Map, Value};
 
-pub use self::implementation::{IMPLEMENTATION, ImplementationOpen, Submitted, when_text, when_text_at};
-pub use self::packet::implementation_hash;
-pub(crate) use self::plan::qualified_names;
-pub use self::plan::{
-    PLAN, PlanWritten, function_item, function_source, plan_items, selection_label, with_plan, with_selection,
-};
+pub use self::implementation::{IMPLEMENTATION, ImplementationOpen, Submitted};
+pub use self::plan::{PLAN, PlanWritten};
 use self::sessions::{HostProgram, Session};
 pub use self::sources::{Admitted, Sources};
 
@@ -208,7 +204,8 @@ impl EditHost {
         self.settle();
         let (index, _) = self.program(sources);
         let view = self.ws_mut(index).state_view(false);
-        let state = crate::state_record(&view, &crate::profile(), self.programs[index].source_sha(), with_file);
+        let state =
+            crate::state_record(&view, &crate::compiler::profile(), self.programs[index].source_sha(), with_file);
         self.remember_state(&state);
         state
     }

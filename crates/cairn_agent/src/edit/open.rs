@@ -15,12 +15,12 @@ use serde_json::Value;
 
 use super::contract::decide_evidence;
 use super::packet::Packet;
-use super::program::{callers_of, component_of, resolve_function, row_of};
 use super::records::SiteCounts;
 use super::refusal::Refusal;
 use super::sessions::Session;
 use super::sessions::site_index;
 use super::{EditHost, OpenRequest, Sources};
+use crate::program::{callers_of, component_of, resolve_function, row_of};
 
 impl EditHost {
     /// Opens a session and answers with its first packet, or the first rule the open breaks.

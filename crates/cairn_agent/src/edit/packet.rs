@@ -19,17 +19,18 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::contract::{Evidence, Shown};
-use super::program::{
-    all_types, callers_of, first_comment_line, not_shown, row_of, source_of, traits_used, type_declaration,
-    types_mentioned,
-};
 use super::records::Named;
 use super::refusal::Refusal;
 use super::sessions::Session;
 use super::sessions::site_index;
 use super::terms::{Terms, terms_for};
 use super::{EditHost, OpenRequest, Sources};
-use crate::canonical::{digest, sha256_hex};
+use crate::canonical::digest;
+use crate::compiler::implementation_hash;
+use crate::program::{
+    all_types, callers_of, first_comment_line, not_shown, row_of, source_of, traits_used, type_declaration,
+    types_mentioned,
+};
 
 /// A packet (`cairn.packet/2` focused, `cairn.packet/1` component). The fields marked as
 /// `cairn inspect`'s are present only in the session-level packet it prints.
@@ -120,18 +121,6 @@ pub(super) struct RegionEntry {
 pub(super) struct Context {
     pub symbol: String,
     pub source: String,
-}
-
-/// The implementation hash (protocol §2.2): the build identity plus the embedded sources.
-pub fn implementation_hash() -> String {
-    let mut text = crate::profile();
-    for module in cairn_hir::library::MODULES {
-        text.push_str(module.file);
-        text.push('\u{0}');
-        text.push_str(module.text);
-        text.push('\u{0}');
-    }
-    sha256_hex(text.as_bytes())
 }
 
 impl EditHost {

@@ -11,19 +11,16 @@
 
 use std::collections::BTreeMap;
 
-use cairn_hir::{Item, ItemKind, Workspace};
+use cairn_hir::{Item, Workspace};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::refusal::Refusal;
 use super::{Answer, EditHost, Sources};
+use crate::plans::{FUSE, HOST_ITEMS, current_plan, plan_text, write_plan};
 
 /// The protocol of plan sessions.
 pub const PLAN: &str = "cairn.plan/1";
-
-/// The host items and their ranges (language §26).
-const HOST_ITEMS: [(&str, u64, u64); 2] = [("grain", 1, (1 << 63) - 1), ("lanes", 1, 1024)];
-const FUSE: (&str, u64, u64) = ("fuse", 2, 16);
 
 /// One plan session.
 pub(super) struct PlanSession {
@@ -141,10 +138,10 @@ impl EditHost {
             return Err(self.compiler_refusal(&refusal.first, Some(index)));
         }
         let workspace = self.ws(index);
-        let item = match super::program::resolve_function(workspace, symbol) {
+        let item = match crate::program::resolve_function(workspace, symbol) {
             Ok(item) => item,
             Err(matches) => {
-                let names = qualified_names(workspace, symbol);
+                let names = crate::program::qualified_names(workspace, symbol);
                 let why = if matches == 0 { "names no function" } else { "is declared by more than one module" };
                 return Err(self
                     .rejection("E-SYMBOL", format!("{symbol} {why}: name the function with its module."))
@@ -166,14 +163,14 @@ impl EditHost {
         let items = open_items(regions);
         let current = current_plan(workspace, item);
         let written_in = written_in(workspace, item, &sources);
-        let signature = super::program::source_of(workspace, item)
+        let signature = crate::program::source_of(workspace, item)
             .lines()
             .next()
             .unwrap_or_default()
             .trim_end_matches('{')
             .trim()
             .to_string();
-        let effects = super::program::row_of(workspace.last_rows().as_deref(), item);
+        let effects = crate::program::row_of(workspace.last_rows().as_deref(), item);
         let predicted = (!sizes.is_empty())
             .then(|| crate::predict::predict(&crate::predict::work_of(workspace, item), sizes, profile));
         // A reopen spends the function's live session of the same program.
@@ -312,16 +309,9 @@ impl EditHost {
         }
         // The plan, its items in their documented order, under the name the function's own
         // module gives it, after the function.
-        let order = |word: &str| HOST_ITEMS.iter().map(|i| i.0).chain([FUSE.0]).position(|w| w == word);
-        chosen.sort_by_key(|(word, _)| order(word));
-        let bare = symbol.rsplit('.').next().unwrap_or(&symbol).to_string();
-        let plan = if chosen.is_empty() {
-            format!("(no plan for {bare})")
-        } else {
-            let items: Vec<String> = chosen.iter().map(|(w, v)| format!("{w} {v};")).collect();
-            format!("plan {bare} {{ {} }}", items.join(" "))
-        };
-        let (candidate, file) = write_plan(workspace, &sources, item, (!chosen.is_empty()).then_some(plan.as_str()));
+        let plan = plan_text(&symbol, &chosen);
+        let (files, file) = write_plan(workspace, &sources.files, item, (!chosen.is_empty()).then_some(plan.as_str()));
+        let candidate = Sources { files, project: sources.project };
         let before = receipts(workspace);
         let (candidate_index, _) = self.program(candidate.clone());
         if let Some(refusal) = self.ws_mut(candidate_index).check().refusal {
@@ -382,33 +372,6 @@ fn open_items(regions: usize) -> BTreeMap<&'static str, Range> {
     items
 }
 
-/// The plan a function has now, item by item.
-fn current_plan(workspace: &Workspace, item: Item) -> BTreeMap<String, u64> {
-    let db = workspace.db();
-    let mut out = BTreeMap::new();
-    for plan in schedule_plans(workspace, item) {
-        for entry in cairn_hir::plans::plan_def(db, plan).items.iter() {
-            out.insert(entry.word.to_string(), entry.value.unwrap_or(0));
-        }
-    }
-    out
-}
-
-/// The schedule plans (not selections) that name `item`.
-fn schedule_plans(workspace: &Workspace, item: Item) -> Vec<Item> {
-    let db = workspace.db();
-    workspace
-        .files()
-        .iter()
-        .filter(|f| !f.library)
-        .flat_map(|f| f.items.iter())
-        .filter(|e| e.key.kind == ItemKind::Plan)
-        .filter(|e| !cairn_hir::plans::plan_def(db, e.item).selection)
-        .filter(|e| cairn_hir::plans::plan_target(db, e.item) == Some(item))
-        .map(|e| e.item)
-        .collect()
-}
-
 /// Where a plan of `item` is written: its module, and for a project its file and line.
 fn written_in(workspace: &Workspace, item: Item, sources: &Sources) -> WrittenIn {
     let db = workspace.db();
@@ -423,44 +386,6 @@ fn written_in(workspace: &Workspace, item: Item, sources: &Sources) -> WrittenIn
         Some((file, line)) if sources.project => WrittenIn { module, file: Some(file), after_line: Some(line) },
         _ => WrittenIn { module, file: None, after_line: None },
     }
-}
-
-/// The program with `plan` written right after the function (every schedule plan of it removed):
-/// the sources and the file's index.
-fn write_plan(workspace: &Workspace, sources: &Sources, item: Item, plan: Option<&str>) -> (Sources, usize) {
-    let db = workspace.db();
-    let range = |i: Item| -> Option<(String, usize, usize)> {
-        let (file, start) = workspace.locate(i)?;
-        let start = usize::from(start);
-        Some((
-            workspace.files()[file].name.clone(),
-            start,
-            start + usize::from(i.syntax(db).syntax_node().text_range().len()),
-        ))
-    };
-    let mut candidate = sources.clone();
-    let (name, _, end) = range(item).unwrap_or_default();
-    // Removals from the end of each file first, so earlier offsets stay right.
-    let mut removals: Vec<(String, usize, usize)> =
-        schedule_plans(workspace, item).into_iter().filter_map(range).collect();
-    removals.sort_by(|a, b| b.1.cmp(&a.1));
-    let mut end = end;
-    for (file, start, stop) in removals {
-        if let Some(f) = candidate.files.iter_mut().find(|f| f.name == file) {
-            // The line break before the plan goes with it (a plan is written as `\n<plan>`), so a
-            // rewritten plan does not leave a blank line behind each time.
-            let start = if f.text[..start].ends_with('\n') { start - 1 } else { start };
-            f.text.replace_range(start..stop, "");
-            if file == name && start < end {
-                end -= stop - start;
-            }
-        }
-    }
-    let file = candidate.files.iter().position(|f| f.name == name).unwrap_or(0);
-    if let Some(plan) = plan {
-        candidate.files[file].text.insert_str(end, &format!("\n{plan}"));
-    }
-    (candidate, file)
 }
 
 /// Every own function's row and guard sites, by full name (what a plan may not change).
@@ -480,129 +405,8 @@ fn item_named(workspace: &Workspace, full: &str) -> Option<Item> {
     workspace.function_named(full)
 }
 
-/// The qualified names of the functions named `name` (any module).
-pub(crate) fn qualified_names(workspace: &Workspace, name: &str) -> Vec<String> {
-    let scope = cairn_hir::Resolver::new(workspace.db());
-    workspace
-        .files()
-        .iter()
-        .filter(|f| !f.library)
-        .flat_map(|f| f.items.iter())
-        .filter(|e| e.key.kind == ItemKind::Fn && *e.key.name == *name)
-        .map(|e| scope.full_name(e.item).to_string())
-        .collect()
-}
-
 /// A plan session's digest (protocol §2.3).
 fn plan_digest(sources: &Sources, origin: &str, symbol: &str, generation: u64) -> String {
     let value = serde_json::to_value((PLAN, sources.sha256(), origin, symbol, generation)).unwrap_or_default();
     crate::canonical::digest(&value)
-}
-
-/// The function `name` names (a full name, or a name one module declares), for the tools that
-/// plan outside a session (`cairn tune`).
-pub fn function_item(workspace: &Workspace, name: &str) -> Option<Item> {
-    // A declared function: a plan, a tune, a prediction or a promotion is about one (a method of
-    // an impl is not planned: a plan names its function as a path of the module).
-    let item = super::program::resolve_function(workspace, name).ok()?;
-    workspace.entry_of(item).is_some_and(|(_, e)| e.key.kind == cairn_hir::ItemKind::Fn).then_some(item)
-}
-
-/// The items of `item`'s schedule plan now, in the documented order.
-pub fn plan_items(workspace: &Workspace, item: Item) -> Vec<(&'static str, u64)> {
-    let current = current_plan(workspace, item);
-    HOST_ITEMS
-        .iter()
-        .map(|i| i.0)
-        .chain([FUSE.0])
-        .filter_map(|w| current.get(w).map(|&v| (w, v)))
-        .filter(|(_, v)| *v != 0)
-        .collect()
-}
-
-/// The program's `files` with `item`'s schedule plan set to `items` (written after the function,
-/// any other schedule plan of it removed; no plan when `items` is empty).
-pub fn with_plan(
-    workspace: &Workspace,
-    files: &[cairn_hir::SourceText],
-    item: Item,
-    items: &[(&'static str, u64)],
-) -> Vec<cairn_hir::SourceText> {
-    let symbol = cairn_hir::Resolver::new(workspace.db()).full_name(item).to_string();
-    let plan = crate::tune::plan_text(&symbol, items);
-    let sources = Sources { files: files.to_vec(), project: false };
-    let (candidate, _) = write_plan(workspace, &sources, item, (!items.is_empty()).then_some(plan.as_str()));
-    candidate.files
-}
-
-/// The program's `files` with `plan <f> use <symbol>;` written after `item` (any other selection
-/// of it removed): how `cairn tune` makes an implementation's candidate.
-pub fn with_selection(
-    workspace: &Workspace,
-    files: &[cairn_hir::SourceText],
-    item: Item,
-    symbol: Option<&str>,
-) -> Vec<cairn_hir::SourceText> {
-    let db = workspace.db();
-    let full = cairn_hir::Resolver::new(db).full_name(item).to_string();
-    let bare = full.rsplit('.').next().unwrap_or(&full).to_string();
-    let mut out = files.to_vec();
-    let Some((file, start)) = workspace.locate(item) else { return out };
-    let name = workspace.files()[file].name.clone();
-    let mut end = usize::from(start) + usize::from(item.syntax(db).syntax_node().text_range().len());
-    let state = &workspace.files()[file];
-    let mut cuts: Vec<(usize, usize)> = state
-        .items
-        .iter()
-        .filter(|e| e.key.kind == ItemKind::Plan)
-        .filter(|e| {
-            cairn_hir::implementations::selection_def(db, e.item).as_ref().is_some_and(|s| s.reference == Some(item))
-        })
-        .map(|e| {
-            let s = usize::from(e.start);
-            (s, s + usize::from(e.item.syntax(db).syntax_node().text_range().len()))
-        })
-        .collect();
-    cuts.sort_unstable();
-    let Some(target) = out.iter_mut().find(|f| f.name == name) else { return out };
-    for &(s, e) in cuts.iter().rev() {
-        // The selection's line break goes with it (it is written as `\n<plan>`).
-        let s = if target.text[..s].ends_with('\n') { s - 1 } else { s };
-        target.text.replace_range(s..e, "");
-        if s < end {
-            end -= e - s;
-        }
-    }
-    if let Some(symbol) = symbol {
-        let bare_symbol = symbol.rsplit('.').next().unwrap_or(symbol);
-        target.text.insert_str(end, &format!("\nplan {bare} use {bare_symbol};"));
-    }
-    out
-}
-
-/// The selection a plan makes for `item` now, as its label (`plan f use g;`), if any.
-pub fn selection_label(workspace: &Workspace, item: Item) -> Option<String> {
-    let db = workspace.db();
-    workspace
-        .files()
-        .iter()
-        .filter(|f| !f.library)
-        .flat_map(|f| f.items.iter())
-        .filter(|e| e.key.kind == ItemKind::Plan)
-        .find_map(|e| {
-            let selection = cairn_hir::implementations::selection_def(db, e.item).as_ref()?.clone();
-            (selection.reference == Some(item)).then(|| {
-                let values: Vec<String> = selection.values.iter().flatten().map(u64::to_string).collect();
-                let brackets = if values.is_empty() { String::new() } else { format!("[{}]", values.join(", ")) };
-                let bare = selection.reference_written.rsplit('.').next().unwrap_or("").to_string();
-                let chosen = selection.implementation_written.rsplit('.').next().unwrap_or("").to_string();
-                format!("plan {bare} use {chosen}{brackets};")
-            })
-        })
-}
-
-/// A function's source as written (from its first significant token), for the tools that show it
-/// outside a session.
-pub fn function_source(workspace: &Workspace, item: Item) -> String {
-    super::program::source_of(workspace, item)
 }

@@ -1,6 +1,6 @@
 //! What the typed records of the edit host are built from: name-keyed objects, guard-site
 //! counts, the `check` summary, and the one conversion of a record into the JSON map an
-//! [`Answer`](super::Answer) carries.
+//! [`Answer`](super::Answer) carries (which named choices share).
 //!
 //! Invariant: a record's JSON keys come out in the order of its fields (serde_json keeps
 //! insertion order in this workspace), so a record type *is* its documented key order. The
@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 /// The JSON object of a record. A record type that does not serialize to an object is a bug of
 /// this crate, answered with an empty object rather than a panic.
-pub(super) fn to_map<T: Serialize>(record: &T) -> Map<String, Value> {
+pub(crate) fn to_map<T: Serialize>(record: &T) -> Map<String, Value> {
     match serde_json::to_value(record) {
         Ok(Value::Object(map)) => map,
         _ => Map::new(),

@@ -63,7 +63,7 @@ pub(super) fn terms_for(
         "component: every function connected to the target through calls, either way, and every type"
     };
     let mut terms = Terms {
-        profile: offer.take("profile", crate::profile()),
+        profile: offer.take("profile", crate::compiler::profile()),
         scope: offer.take("scope", scope),
         limits: offer.take(
             "limits",

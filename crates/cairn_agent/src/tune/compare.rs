@@ -17,7 +17,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::records::{history_record, kept_measurement, measurement, variant_of};
-use super::{Candidate, Request, Subject, code_of, implementation_symbols, measure, median, plan_text, predicted};
+use super::{Candidate, Request, Subject, code_of, implementation_symbols, measure, median, predicted};
+use crate::plans::plan_text;
 use crate::validate::Runner;
 use crate::validate::cases::Shape;
 
@@ -412,7 +413,7 @@ fn candidate(
             if !items.is_empty() && subject.regions == 0 {
                 return Err(format!("{full} has no parallel region for plan items to schedule."));
             }
-            let sources = crate::edit::with_plan(workspace, &subject.files, item, items);
+            let sources = crate::plans::with_plan(workspace, &subject.files, item, items);
             (sources, plan_text(full, items), items.clone(), None, None)
         }
         Asked::Use(name) => {
@@ -423,7 +424,7 @@ fn candidate(
                     if symbols.is_empty() { "none".to_string() } else { symbols.join(", ") }
                 ));
             };
-            let sources = crate::edit::with_selection(workspace, &subject.files, item, Some(symbol));
+            let sources = crate::plans::with_selection(workspace, &subject.files, item, Some(symbol));
             let holds =
                 super::validation_holds(workspace, request.history, full, symbol, base, request.accept_emulated)
                     .is_ok();

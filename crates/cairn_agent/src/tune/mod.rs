@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use cairn_hir::{Item, SourceText, Workspace};
 use serde::Serialize;
 
+use crate::plans::plan_text;
 use crate::validate::Runner;
 use crate::validate::cases::{Fed, Shape};
 
@@ -187,8 +188,8 @@ pub(super) struct Subject {
 
 impl Subject {
     pub(super) fn of(workspace: &Workspace, symbol: &str) -> Result<Subject, String> {
-        let Some(item) = crate::edit::function_item(workspace, symbol) else {
-            let names = crate::edit::qualified_names(workspace, symbol);
+        let Some(item) = crate::program::function_item(workspace, symbol) else {
+            let names = crate::program::qualified_names(workspace, symbol);
             return Err(match names.len() {
                 0 => format!("{symbol} names no function of the program."),
                 _ => format!("{symbol} is declared by more than one module: name one of {}.", names.join(", ")),
@@ -206,11 +207,11 @@ impl Subject {
             return Err(format!("{full} has no parallel region and no implementation: there is nothing to tune."));
         }
         let files = workspace.written_sources();
-        let selection = crate::edit::selection_label(workspace, item);
+        let selection = crate::plans::selection_label(workspace, item);
         if selection.is_none() {
             return Ok(Subject { full, regions, selection, files, rebased: None });
         }
-        let without = crate::edit::with_selection(workspace, &files, item, None);
+        let without = crate::plans::with_selection(workspace, &files, item, None);
         let mut rebased = Workspace::new(without.clone());
         if let Some(refusal) = rebased.check().refusal {
             return Err(format!("{full} without its selection does not check: {}", refusal.first.message));
@@ -275,7 +276,7 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
     let (full, regions, selection, files) =
         (subject.full.clone(), subject.regions, subject.selection.clone(), subject.files.clone());
     let db = workspace.db();
-    let current_items = crate::edit::plan_items(workspace, item);
+    let current_items = crate::plans::plan_items(workspace, item);
     let mut record = TuneRecord {
         protocol: "cairn.tune/2",
         function: full.clone(),
@@ -306,7 +307,7 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
             continue;
         }
         let plan = plan_text(&full, &items);
-        let candidate = crate::edit::with_plan(workspace, &files, item, &items);
+        let candidate = crate::plans::with_plan(workspace, &files, item, &items);
         record.space.checked += 1;
         let mut checked = Workspace::new(candidate.clone());
         if let Some(refusal) = checked.check().refusal {
@@ -354,7 +355,7 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
             record.implementations.push(ImplementationRow { symbol, candidate: false, why: Some(why) });
             continue;
         }
-        let candidate = crate::edit::with_selection(workspace, &files, item, Some(&symbol));
+        let candidate = crate::plans::with_selection(workspace, &files, item, Some(&symbol));
         let mut checked = Workspace::new(candidate.clone());
         if let Some(refusal) = checked.check().refusal {
             let why = format!("its selection is refused: {}: {}", refusal.first.code, refusal.first.message);
@@ -535,19 +536,6 @@ fn configurations(regions: usize, lanes: u32) -> Vec<Vec<(&'static str, u64)>> {
     }
     all.sort_by_key(|items| items.len());
     all
-}
-
-/// A plan's text (`plan f { grain 4096; }`), or `(no plan for f)`.
-pub fn plan_text(full: &str, items: &[(&'static str, u64)]) -> String {
-    let bare = full.rsplit('.').next().unwrap_or(full);
-    if items.is_empty() {
-        return format!("(no plan for {bare})");
-    }
-    let order = ["grain", "lanes", "fuse"];
-    let mut items = items.to_vec();
-    items.sort_by_key(|(w, _)| order.iter().position(|o| o == w));
-    let text: Vec<String> = items.iter().map(|(w, v)| format!("{w} {v};")).collect();
-    format!("plan {bare} {{ {} }}", text.join(" "))
 }
 
 /// A digest of the function's lowered code (its MIR and what its lowering made), for `same_code`.

@@ -287,7 +287,7 @@ pub fn rejected(implementation: &str, reason: String) -> Validation {
         status: "rejected",
         implementation: implementation.to_string(),
         reason: Some(reason),
-        compiler: crate::profile(),
+        compiler: crate::compiler::profile(),
         ..Record::default()
     };
     Validation { record, code: 1, keep: None }
@@ -344,7 +344,7 @@ fn validate_runs(
         implementation: symbol.to_string(),
         reference: reference_name.clone(),
         agreement: agree::Statement::of(&policy.tolerance),
-        compiler: crate::profile(),
+        compiler: crate::compiler::profile(),
         ..Record::default()
     };
     // The instance: a tuned implementation is validated one instance at a time.

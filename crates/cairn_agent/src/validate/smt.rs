@@ -79,9 +79,9 @@ pub(super) fn smt_check(
         return (not_run("the functions are missing from the program without the selection"), None);
     };
     let when = if naturals.is_empty() {
-        crate::edit::when_text(db, item)
+        crate::plans::when_text(db, item)
     } else {
-        crate::edit::when_text_at(db, item, &naturals)
+        crate::plans::when_text_at(db, item, &naturals)
     };
     let assumption = match crate::equiv::assumption(&plain, &reference_name, when.as_deref().unwrap_or("")) {
         Ok(assumption) => assumption,

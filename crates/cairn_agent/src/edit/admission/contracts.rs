@@ -42,25 +42,25 @@ impl EditHost {
         let (reason, witness, hint) = match &verdict {
             Some((cairn_smt::Verdict::Equivalent, _)) => (
                 "not-identical-code: the emitted code differs from the original's, though Z3 finds the two equivalent (preserve: equivalent would admit it)".to_string(),
-                Value::Null,
+                None,
                 "Keep the original's code: rename locals or reformat, but compute exactly what the original computes, the same way.".to_string(),
             ),
             Some((cairn_smt::Verdict::Differs(w), old)) => {
                 let function = old.get(&symbol_of).expect("lowered");
                 (
                     "behavior-changed".to_string(),
-                    equiv::witness_json(w, function),
+                    Some(equiv::witness_record(w, function)),
                     format!("{} Keep the original's answer on these inputs.", equiv::witness_sentence(w, function)),
                 )
             }
             Some((cairn_smt::Verdict::Unknown(why), _)) => (
                 format!("unknown: {why}"),
-                Value::Null,
+                None,
                 "Make a smaller change whose effect Z3 can decide, or keep the original's code.".to_string(),
             ),
             _ => (
                 "unknown: the function could not be compared".to_string(),
-                Value::Null,
+                None,
                 "Keep the original's code.".to_string(),
             ),
         };
@@ -71,7 +71,7 @@ impl EditHost {
                 format!("Under preserve: {kind}, the new body of {symbol} must keep the original's behaviour, and this change could not be shown to."),
             )
             .detail("reason", Value::String(reason))
-            .detail("witness", witness)
+            .detail("witness", serde_json::to_value(witness).unwrap_or_default())
             .hint(hint))
     }
 }

@@ -8,8 +8,8 @@ use serde_json::Value;
 use super::checked::Checked;
 use super::checked::Moved;
 use crate::edit::EditHost;
-use crate::edit::program::row_of;
 use crate::edit::refusal::Refusal;
+use crate::program::row_of;
 
 impl EditHost {
     /// The target's new row holds nothing outside the ceiling.

@@ -16,10 +16,10 @@ use super::checked::Checked;
 use super::contracts::emitted_code;
 use super::effects::moved_rows;
 use crate::edit::EditHost;
-use crate::edit::program::{function_count, row_of};
 use crate::edit::records::SiteCounts;
 use crate::edit::refusal::{Refusal, ReplySpan};
 use crate::equiv;
+use crate::program::{function_count, row_of};
 
 /// A reply spliced into its session's pinned file.
 pub(in crate::edit) struct Splice {

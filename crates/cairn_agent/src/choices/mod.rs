@@ -7,17 +7,29 @@
 //! index when the text occurs more than once). The first packet or fill seals the slot map and
 //! fixes the sketch's digest (`sketch_sha256`), which every fill's receipt and every semantic
 //! check must carry. A host-process API: there is no MCP tool for it.
+//!
+//! This file holds the sketch and its logic; `records` holds the records it answers with, which
+//! it hands out as JSON maps.
+
+mod records;
 
 use std::collections::BTreeMap;
 
 use cairn_hir::{Item, Workspace};
 use cairn_smt::{Options, Verdict, WValue};
 use cairn_syntax::{TextRange, TextSize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
+pub use self::records::SemanticContract;
+use self::records::{
+    BOUNDARY, Binding, BodyRequest, FillReceipt, FiniteSearch, NO_TASK, Packet, SemanticCheck, SemanticReceipt,
+    ShownContract, SketchIdentity, SlotShown,
+};
 use crate::canonical::digest;
+use crate::edit::records::to_map;
 use crate::edit::{EditHost, OpenRequest, Sources};
 use crate::equiv::{self, Assumption, Lowered, Reference};
+use crate::named::Named;
 
 /// At most this many slots.
 pub const MAX_SLOTS: usize = 16;
@@ -25,25 +37,13 @@ pub const MAX_SLOTS: usize = 16;
 pub const REPLY_LIMIT: usize = 128_000;
 pub const CHOICES_LIMIT: usize = 64_000;
 
-/// The scalar reference a sketch's candidates are checked against.
-#[derive(Debug, Clone)]
-pub struct SemanticContract {
-    /// A program declaring the reference function.
-    pub reference_source: String,
-    /// The function (the sketched one's name).
-    pub symbol: String,
-    /// A precondition over the parameters (`"true"`: none).
-    pub assume: String,
-    pub allow_reference_traps: bool,
-}
-
 #[derive(Debug, Clone)]
 struct Slot {
     name: String,
     range: TextRange,
     original: String,
     expected_type: Option<String>,
-    bindings: Vec<Value>,
+    bindings: Vec<Binding>,
 }
 
 /// A candidate the sketch issued.
@@ -187,14 +187,14 @@ impl Sketch {
             return Err(self.refuse(
                 "E-SKETCH-NAME",
                 format!("{name:?} is not a descriptive identifier (or is a reserved word)."),
-                vec![("slot", json!(name))],
+                vec![("slot", Value::from(name))],
             ));
         }
         if self.slots.iter().any(|s| s.name == name) {
             return Err(self.refuse(
                 "E-SKETCH-NAME",
                 format!("The slot {name} is declared twice."),
-                vec![("slot", json!(name))],
+                vec![("slot", Value::from(name))],
             ));
         }
         if self.slots.len() == MAX_SLOTS {
@@ -217,14 +217,14 @@ impl Sketch {
                     } else {
                         format!("{text:?} is written at {n} expressions; give an occurrence index.")
                     },
-                    vec![("matches", json!(n))],
+                    vec![("matches", Value::from(n))],
                 ));
             }
             (Some(i), n) => {
                 return Err(self.refuse(
                     "E-SKETCH-SITE",
                     format!("Occurrence {i} of {text:?} does not exist; there are {n}."),
-                    vec![("matches", json!(n))],
+                    vec![("matches", Value::from(n))],
                 ));
             }
         };
@@ -236,7 +236,7 @@ impl Sketch {
             return Err(self.refuse(
                 "E-SKETCH-OVERLAP",
                 format!("The slot {name} would overlap or nest with the slot {}.", other.name),
-                vec![("slot", json!(other.name))],
+                vec![("slot", Value::from(other.name.as_str()))],
             ));
         }
         let (expected_type, bindings) = self.facts(range);
@@ -245,13 +245,17 @@ impl Sketch {
     }
 
     /// The checker's type of the expression at `range` and the bindings in scope there.
-    fn facts(&self, range: TextRange) -> (Option<String>, Vec<Value>) {
+    fn facts(&self, range: TextRange) -> (Option<String>, Vec<Binding>) {
         let Some((_, entry)) = self.workspace.entry_of(self.item) else { return (None, Vec::new()) };
         let relative = range - entry.start;
         match cairn_hir::site::site_facts(self.workspace.db(), self.item, relative) {
             Some(facts) => (
                 facts.expected.clone().or(facts.ty.clone()),
-                facts.bindings.iter().map(|b| json!({"name": b.name, "type": b.ty, "mutable": b.mutable})).collect(),
+                facts
+                    .bindings
+                    .iter()
+                    .map(|b| Binding { name: b.name.clone(), ty: b.ty.clone(), mutable: b.mutable })
+                    .collect(),
             ),
             None => (None, Vec::new()),
         }
@@ -271,17 +275,19 @@ impl Sketch {
 
     /// The digest binding replies to this sketch: source, contract, context, compiler and slots.
     fn binding(&self) -> String {
-        let contract = self.contract.as_ref().map(|c| {
-            json!({"reference_source": c.reference_source, "symbol": c.symbol, "assume": c.assume, "allow_reference_traps": c.allow_reference_traps})
-        });
-        digest(&json!({
-            "source": self.sources.sha256(),
-            "session": self.host.session_digest(&self.handle),
-            "symbol": self.symbol,
-            "contract": contract,
-            "compiler": crate::edit::implementation_hash(),
-            "slots": self.slots.iter().map(|s| json!([s.name, u32::from(s.range.start()), u32::from(s.range.end()), s.original])).collect::<Vec<_>>(),
-        }))
+        let identity = SketchIdentity {
+            source: self.sources.sha256(),
+            session: self.host.session_digest(&self.handle),
+            symbol: &self.symbol,
+            contract: self.contract.as_ref(),
+            compiler: crate::compiler::implementation_hash(),
+            slots: self
+                .slots
+                .iter()
+                .map(|s| (s.name.as_str(), u32::from(s.range.start()), u32::from(s.range.end()), s.original.as_str()))
+                .collect(),
+        };
+        digest(&serde_json::to_value(&identity).unwrap_or_default())
     }
 
     /// The packet (§11.2). Seals the slot map.
@@ -302,61 +308,41 @@ impl Sketch {
         }
         let start = workspace.entry_of(self.item).map_or(usize::from(self.body.start()), |(_, e)| usize::from(e.start));
         shown.push(text[start..usize::from(self.body.end())].to_string());
-        let mut slots = Map::new();
-        let mut reply = Map::new();
-        for s in &self.slots {
-            slots.insert(
-                s.name.clone(),
-                json!({"original": s.original, "expected_type": s.expected_type, "bindings": s.bindings}),
-            );
-            reply.insert(s.name.clone(), json!(s.original));
-        }
-        let mut packet = Map::new();
-        packet.insert("protocol".into(), json!("cairn.choices/1"));
-        packet.insert(
-            "task".into(),
-            self.task.clone().unwrap_or_else(|| json!("No task was supplied, so none is to be assumed.")),
-        );
-        packet.insert("source".into(), json!(shown.join("\n\n")));
-        packet.insert("slots".into(), Value::Object(slots));
+        let slots: Named<SlotShown<'_>> = self
+            .slots
+            .iter()
+            .map(|s| {
+                let shown = SlotShown {
+                    original: &s.original,
+                    expected_type: s.expected_type.as_deref(),
+                    bindings: &s.bindings,
+                };
+                (s.name.clone(), shown)
+            })
+            .collect();
+        let reply: Named<&str> = self.slots.iter().map(|s| (s.name.clone(), s.original.as_str())).collect();
         let row: Vec<String> = workspace
             .last_rows()
             .and_then(|r| r.row(self.item).map(|r| r.iter().map(|e| e.to_string()).collect()))
             .unwrap_or_default();
-        packet.insert("allowed_effects".into(), json!(row));
-        let cards: Vec<String> = vec!["sketches".into()];
-        packet.insert("rule_cards".into(), json!(cards));
-        packet.insert(
-            "semantic_contract".into(),
-            match &self.contract {
-                Some(c) => json!({
-                    "reference_source": c.reference_source,
-                    "symbol": c.symbol,
-                    "assume": c.assume,
-                    "allow_reference_traps": c.allow_reference_traps,
-                    "runtime_precondition_guard": "not-inserted-by-builder",
-                }),
-                None => Value::Null,
-            },
+        let packet = Packet::new(
+            self.task.clone().unwrap_or_else(|| Value::from(NO_TASK)),
+            shown.join("\n\n"),
+            slots,
+            row,
+            self.contract.as_ref().map(ShownContract::of),
+            reply,
         );
-        packet.insert("reply".into(), Value::Object(reply));
-        packet.insert(
-            "instructions".into(),
-            json!("Answer only with the JSON object mapping every slot name to one CAIRN expression; nothing else."),
-        );
-        packet.insert(
-            "acceptance".into(),
-            json!("The host fills the expressions in and checks the whole module; a typed answer says nothing about behaviour."),
-        );
-        packet.insert(
-            "identity_binding".into(),
-            json!("The reply is bound to this host's sealed sketch and is not an authorized patch on its own."),
-        );
-        Ok(packet)
+        Ok(to_map(&packet))
     }
 
     /// Fills a reply (JSON text) in and judges the result as a `body` reply (§11.3). Seals.
     pub fn fill_json(&mut self, reply: &str) -> Result<Map<String, Value>, Refusal> {
+        self.fill(reply).map(|receipt| to_map(&receipt))
+    }
+
+    /// [`Sketch::fill_json`]'s receipt, typed.
+    fn fill(&mut self, reply: &str) -> Result<FillReceipt, Refusal> {
         let sketch_sha = self.seal()?;
         if self.binding() != sketch_sha {
             return Err(self.refuse("E-SESSION", "The sketch's binding drifted since it was sealed.", vec![]));
@@ -365,22 +351,20 @@ impl Sketch {
         let (sources, _) = self.filled(&choices)?;
         let replacement =
             sources.files[self.file].text[usize::from(self.body.start())..self.filled_body_end(&choices)].to_string();
-        let answer = self.host.request(&json!({
-            "protocol": "cairn.edit/2",
-            "handle": self.handle,
-            "kind": "body",
-            "replacement": replacement,
-        }));
+        let request = serde_json::to_value(BodyRequest::new(&self.handle, &replacement)).unwrap_or_default();
+        let answer = self.host.request(&request);
         if answer.refused {
             return Err(answer.record);
         }
         let candidate_sha = sources.sha256();
-        let mut receipt = answer.record;
-        receipt.insert("sketch_sha256".into(), json!(sketch_sha));
-        receipt.insert("candidate_sha256".into(), json!(candidate_sha));
-        receipt.insert("slots".into(), Value::Object(choices.clone()));
-        receipt.insert("only_declared_expressions_changed".into(), json!(true));
-        receipt.insert("semantic_status".into(), json!("not-run"));
+        let receipt = FillReceipt {
+            judged: answer.record,
+            sketch_sha256: sketch_sha,
+            candidate_sha256: candidate_sha.clone(),
+            slots: choices.clone(),
+            only_declared_expressions_changed: true,
+            semantic_status: "not-run",
+        };
         self.issued.insert(candidate_sha, Issued { sources, choices });
         Ok(receipt)
     }
@@ -408,19 +392,28 @@ impl Sketch {
         if !missing.is_empty() || !extra.is_empty() {
             return Err(bad(
                 "The reply must map every slot, and nothing else, to one expression.".into(),
-                vec![("missing", json!(missing)), ("extra", json!(extra))],
+                vec![("missing", Value::from(missing)), ("extra", Value::from(extra))],
             ));
         }
         let mut total = 0;
         for (name, value) in map {
             let Some(text) = value.as_str() else {
-                return Err(bad(format!("The choice for {name} must be a string."), vec![("slot", json!(name))]));
+                return Err(bad(
+                    format!("The choice for {name} must be a string."),
+                    vec![("slot", Value::from(name.as_str()))],
+                ));
             };
             if text.contains("//") || text.contains("/*") {
-                return Err(bad(format!("The choice for {name} holds a comment."), vec![("slot", json!(name))]));
+                return Err(bad(
+                    format!("The choice for {name} holds a comment."),
+                    vec![("slot", Value::from(name.as_str()))],
+                ));
             }
             if text.trim().is_empty() {
-                return Err(bad(format!("The choice for {name} is empty."), vec![("slot", json!(name))]));
+                return Err(bad(
+                    format!("The choice for {name} is empty."),
+                    vec![("slot", Value::from(name.as_str()))],
+                ));
             }
             total += text.len();
         }
@@ -462,7 +455,7 @@ impl Sketch {
                 return Err(self.refuse(
                     "E-SKETCH-CHOICES",
                     format!("The choice for {name} is not one expression."),
-                    vec![("slot", json!(name))],
+                    vec![("slot", Value::from(name.as_str()))],
                 ));
             }
         }
@@ -493,11 +486,11 @@ impl Sketch {
                 vec![],
             ));
         }
-        let Some(contract) = self.contract.clone() else { return Ok(json_map(json!({"status": "not-run"}))) };
+        let Some(contract) = self.contract.clone() else { return Ok(to_map(&SemanticCheck::status("not-run"))) };
         let sources = self.issued[candidate_sha256].sources.clone();
         let code = self.candidate_code(&sources);
         let (result, _) = self.semantic(&contract, &sources, &code);
-        Ok(result)
+        Ok(to_map(&result))
     }
 
     /// The reference and its assumption, compiled once per sketch.
@@ -537,11 +530,8 @@ impl Sketch {
         contract: &SemanticContract,
         sources: &Sources,
         code: &Result<CandidateCode, (&'static str, String)>,
-    ) -> (Map<String, Value>, Option<Vec<WValue>>) {
-        let boundary = "SMT-equivalent holds within the modelled fragment for the inputs the assumption allows; the assumption is not checked at run time.";
-        let fail = |status: &str, reason: &str| {
-            (json_map(json!({"status": status, "reason": reason, "boundary": boundary})), None)
-        };
+    ) -> (SemanticCheck, Option<Vec<WValue>>) {
+        let fail = |status: &'static str, reason: &str| (SemanticCheck::failed(status, reason), None);
         let options = self.options;
         let prepared = match self.prepared(contract) {
             Ok(p) => p,
@@ -562,51 +552,48 @@ impl Sketch {
             options,
         );
         let function = old.get(old_symbol).expect("lowered");
-        let mut out = Map::new();
         let mut cex = None;
-        match &comparison.verdict {
-            Verdict::Equivalent => {
-                out.insert("status".into(), json!("smt-equivalent"));
-            }
+        let judged = match &comparison.verdict {
+            Verdict::Equivalent => SemanticCheck::status("smt-equivalent"),
             Verdict::Differs(w) => {
-                let shown = equiv::witness_json(w, function);
-                out.insert("status".into(), json!("counterexample"));
-                out.insert("counterexample".into(), shown["inputs"].clone());
-                out.insert("expected".into(), shown["before"].clone());
-                out.insert("actual".into(), shown["after"].clone());
-                out.insert("concrete_replay".into(), json!(true));
+                let shown = equiv::witness_record(w, function);
                 cex = Some(w.inputs.iter().map(|(_, v)| v.clone()).collect());
-            }
-            Verdict::ReferenceTraps(_) => {
-                out.insert("status".into(), json!("invalid-reference"));
-                out.insert("reason".into(), json!("the reference traps on an allowed input"));
-            }
-            Verdict::EmptyDomain => {
-                out.insert("status".into(), json!("invalid-domain"));
-                out.insert("reason".into(), json!("no input satisfies the assumption"));
-            }
-            Verdict::Unknown(reason) => {
-                out.insert("status".into(), json!("unknown"));
-                out.insert("reason".into(), json!(reason));
-                if reason.contains("outside the modelled fragment") {
-                    out.insert("unsupported_profile".into(), json!(reason));
+                SemanticCheck {
+                    counterexample: Some(shown.inputs),
+                    expected: Some(shown.before),
+                    actual: Some(shown.after),
+                    concrete_replay: Some(true),
+                    ..SemanticCheck::status("counterexample")
                 }
             }
-        }
-        out.insert("boundary".into(), json!(boundary));
-        out.insert("smt_queries".into(), json!(comparison.queries.len()));
-        // For the host (not model feedback): what the answer rests on.
-        out.insert(
-            "receipt".into(),
-            json!(equiv::receipt(
-                &crate::canonical::sha256_hex(contract.reference_source.as_bytes()),
-                &sources.sha256(),
-                &contract.assume,
-                &comparison.queries,
-                None,
-            )),
+            Verdict::ReferenceTraps(_) => SemanticCheck {
+                reason: Some("the reference traps on an allowed input".into()),
+                ..SemanticCheck::status("invalid-reference")
+            },
+            Verdict::EmptyDomain => SemanticCheck {
+                reason: Some("no input satisfies the assumption".into()),
+                ..SemanticCheck::status("invalid-domain")
+            },
+            Verdict::Unknown(reason) => SemanticCheck {
+                reason: Some(reason.clone()),
+                unsupported_profile: reason.contains("outside the modelled fragment").then(|| reason.clone()),
+                ..SemanticCheck::status("unknown")
+            },
+        };
+        let receipt = equiv::receipt(
+            &crate::canonical::sha256_hex(contract.reference_source.as_bytes()),
+            &sources.sha256(),
+            &contract.assume,
+            &comparison.queries,
+            None,
         );
-        (out, cex)
+        let checked = SemanticCheck {
+            boundary: Some(BOUNDARY),
+            smt_queries: Some(comparison.queries.len()),
+            receipt: Some(receipt),
+            ..judged
+        };
+        (checked, cex)
     }
 
     /// Finite search (§11.3): each combination of the candidate lists filled in, judged, and
@@ -640,7 +627,7 @@ impl Sketch {
                     return Err(self.refuse(
                         "E-SKETCH-CHOICES",
                         format!("The dimension {name} must be a non-empty list of expression strings."),
-                        vec![("slot", json!(name))],
+                        vec![("slot", Value::from(name.as_str()))],
                     ));
                 }
             }
@@ -650,7 +637,7 @@ impl Sketch {
             return Err(self.refuse(
                 "E-SKETCH-BUDGET",
                 format!("The lists make {product} candidates, more than the limit {limit}."),
-                vec![("candidates", json!(product))],
+                vec![("candidates", Value::from(product))],
             ));
         }
         let (mut attempts, mut solver_calls, mut smt_queries, mut cache_rejections) = (0, 0, 0, 0);
@@ -660,13 +647,13 @@ impl Sketch {
             attempts += 1;
             let mut choices = Map::new();
             for (k, name) in names.iter().enumerate() {
-                choices.insert(name.clone(), json!(lists[k][index[k]]));
+                choices.insert(name.clone(), Value::from(lists[k][index[k]].as_str()));
             }
             let reply = Value::Object(choices.clone()).to_string();
-            match self.fill_json(&reply) {
+            match self.fill(&reply) {
                 Err(_) => refusals += 1,
                 Ok(receipt) => {
-                    let candidate_sha = receipt["candidate_sha256"].as_str().unwrap_or_default().to_string();
+                    let candidate_sha = receipt.candidate_sha256;
                     let sources = self.issued[&candidate_sha].sources.clone();
                     let code = self.candidate_code(&sources);
                     if self.rejected_by_cache(&contract, &code) {
@@ -674,22 +661,29 @@ impl Sketch {
                     } else {
                         solver_calls += 1;
                         let (result, cex) = self.semantic(&contract, &sources, &code);
-                        smt_queries += result["smt_queries"].as_u64().unwrap_or(0);
-                        if result["status"] == "smt-equivalent" {
-                            return Ok(json_map(json!({
-                                "status": "smt-equivalent",
-                                "mode": "finite",
-                                "attempts": attempts,
-                                "candidate_product": product,
-                                "solver_calls": solver_calls,
-                                "smt_queries": smt_queries,
-                                "cache_rejections": cache_rejections,
-                                "counterexamples": self.counterexamples.len(),
-                                "front_end_refusals": refusals,
-                                "candidate": candidate_sha,
-                                "choices": choices,
-                                "semantic_receipt": {"sketch_sha256": sketch_sha, "candidate_sha256": receipt["candidate_sha256"], "status": "smt-equivalent", "solver": result["receipt"]},
-                            })));
+                        smt_queries += result.smt_queries.unwrap_or(0);
+                        if result.status == "smt-equivalent" {
+                            let semantic_receipt = SemanticReceipt {
+                                sketch_sha256: sketch_sha,
+                                candidate_sha256: candidate_sha.clone(),
+                                status: "smt-equivalent",
+                                solver: result.receipt,
+                            };
+                            let search = FiniteSearch {
+                                status: "smt-equivalent",
+                                mode: "finite",
+                                attempts,
+                                candidate_product: product,
+                                solver_calls,
+                                smt_queries,
+                                cache_rejections,
+                                counterexamples: self.counterexamples.len(),
+                                front_end_refusals: refusals,
+                                candidate: Some(candidate_sha),
+                                choices: Some(choices),
+                                semantic_receipt: Some(semantic_receipt),
+                            };
+                            return Ok(to_map(&search));
                         }
                         if let Some(cex) = cex {
                             self.counterexamples.push(cex);
@@ -701,17 +695,21 @@ impl Sketch {
             let mut k = lists.len();
             loop {
                 if k == 0 {
-                    return Ok(json_map(json!({
-                        "status": "no-certified-candidate",
-                        "mode": "finite",
-                        "attempts": attempts,
-                        "candidate_product": product,
-                        "solver_calls": solver_calls,
-                        "smt_queries": smt_queries,
-                        "cache_rejections": cache_rejections,
-                        "counterexamples": self.counterexamples.len(),
-                        "front_end_refusals": refusals,
-                    })));
+                    let search = FiniteSearch {
+                        status: "no-certified-candidate",
+                        mode: "finite",
+                        attempts,
+                        candidate_product: product,
+                        solver_calls,
+                        smt_queries,
+                        cache_rejections,
+                        counterexamples: self.counterexamples.len(),
+                        front_end_refusals: refusals,
+                        candidate: None,
+                        choices: None,
+                        semantic_receipt: None,
+                    };
+                    return Ok(to_map(&search));
                 }
                 k -= 1;
                 index[k] += 1;
@@ -752,12 +750,5 @@ impl Sketch {
         };
         self.counterexamples = counterexamples;
         rejected
-    }
-}
-
-fn json_map(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(m) => m,
-        _ => Map::new(),
     }
 }

@@ -1,9 +1,11 @@
-//! Read-only questions the edit host asks of a checked workspace: which function a name
+//! Read-only questions over a checked workspace, which the hosts and the tools outside a session
+//! (`cairn tune`, `diff`, investigations, the command line) ask alike: which function a name
 //! means, who calls a function, its component, its source and comment, rows, the types texts
 //! mention, and what a packet leaves out.
 //!
-//! Boundary: nothing here changes the workspace or the host; each answer reads the last check
-//! (its rows and call graph) or the syntax of one declaration.
+//! Boundary: nothing here changes the workspace or a host; each answer reads the last check
+//! (its rows and call graph) or the syntax of one declaration. A leaf of the crate: it asks
+//! `cairn_hir` only.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -11,13 +13,13 @@ use cairn_hir::{Item, Workspace};
 
 /// A function's effect row in `rows`, as its effects' names (empty when the rows do not cover
 /// it, or there are none).
-pub(super) fn row_of(rows: Option<&cairn_hir::Rows>, item: Item) -> Vec<String> {
+pub(crate) fn row_of(rows: Option<&cairn_hir::Rows>, item: Item) -> Vec<String> {
     rows.and_then(|r| r.row(item)).map(|r| r.iter().map(|e| e.to_string()).collect()).unwrap_or_default()
 }
 
 /// The one function `name` names: its full name, or a module-local name only one module
 /// declares. `Err` holds how many functions the name matched (0, or 2 and more).
-pub(super) fn resolve_function(workspace: &Workspace, name: &str) -> Result<Item, usize> {
+pub(crate) fn resolve_function(workspace: &Workspace, name: &str) -> Result<Item, usize> {
     if let Some(item) = workspace.function_named(name).or_else(|| workspace.method_named(name)) {
         return Ok(item);
     }
@@ -35,9 +37,31 @@ pub(super) fn resolve_function(workspace: &Workspace, name: &str) -> Result<Item
     }
 }
 
+/// The declared function `name` names (a full name, or a name one module declares), for the tools
+/// that plan, tune, predict or promote outside a session.
+pub fn function_item(workspace: &Workspace, name: &str) -> Option<Item> {
+    // A declared function: a plan, a tune, a prediction or a promotion is about one (a method of
+    // an impl is not planned: a plan names its function as a path of the module).
+    let item = resolve_function(workspace, name).ok()?;
+    workspace.entry_of(item).is_some_and(|(_, e)| e.key.kind == cairn_hir::ItemKind::Fn).then_some(item)
+}
+
+/// The qualified names of the functions named `name` (any module).
+pub(crate) fn qualified_names(workspace: &Workspace, name: &str) -> Vec<String> {
+    let scope = cairn_hir::Resolver::new(workspace.db());
+    workspace
+        .files()
+        .iter()
+        .filter(|f| !f.library)
+        .flat_map(|f| f.items.iter())
+        .filter(|e| e.key.kind == cairn_hir::ItemKind::Fn && *e.key.name == *name)
+        .map(|e| scope.full_name(e.item).to_string())
+        .collect()
+}
+
 /// The names of the functions that call `item`, sorted (tests are not functions an agent
 /// edits, so they are left out).
-pub(super) fn callers_of(workspace: &Workspace, item: Item) -> Vec<String> {
+pub(crate) fn callers_of(workspace: &Workspace, item: Item) -> Vec<String> {
     let mut out: Vec<String> = workspace
         .callers(item)
         .into_iter()
@@ -50,7 +74,7 @@ pub(super) fn callers_of(workspace: &Workspace, item: Item) -> Vec<String> {
 
 /// Every own function connected to `item` through calls, either way (the call graph of the
 /// last check's rows).
-pub(super) fn component_of(workspace: &Workspace, item: Item) -> Vec<String> {
+pub(crate) fn component_of(workspace: &Workspace, item: Item) -> Vec<String> {
     let Some(rows) = workspace.last_rows() else { return vec![workspace.full_name(item).to_string()] };
     let own = |i: Item| {
         workspace.entry_of(i).is_some_and(|(file, e)| !workspace.files()[file].library && is_function(e.key.kind))
@@ -71,7 +95,7 @@ pub(super) fn component_of(workspace: &Workspace, item: Item) -> Vec<String> {
 }
 
 /// A function's source as written (its declaration text, without the comment above it).
-pub(super) fn source_of(workspace: &Workspace, item: Item) -> String {
+pub fn source_of(workspace: &Workspace, item: Item) -> String {
     let node = item.syntax(workspace.db()).syntax_node();
     let text = node.text().to_string();
     let skip = significant_start(&node);
@@ -79,7 +103,7 @@ pub(super) fn source_of(workspace: &Workspace, item: Item) -> String {
 }
 
 /// The first line of the comment above a function (what a focused packet shows as `comment`).
-pub(super) fn first_comment_line(workspace: &Workspace, item: Item) -> String {
+pub(crate) fn first_comment_line(workspace: &Workspace, item: Item) -> String {
     let Some((file, entry)) = workspace.entry_of(item) else { return String::new() };
     let text = &workspace.files()[file].text;
     let start = usize::from(entry.start) + significant_start(&item.syntax(workspace.db()).syntax_node());
@@ -87,7 +111,7 @@ pub(super) fn first_comment_line(workspace: &Workspace, item: Item) -> String {
 }
 
 /// How many of the program's types `name` names (exactly, or by a module-local name).
-pub(super) fn type_matches(workspace: &Workspace, name: &str) -> usize {
+pub(crate) fn type_matches(workspace: &Workspace, name: &str) -> usize {
     let exact = workspace
         .files()
         .iter()
@@ -109,7 +133,7 @@ pub(super) fn type_matches(workspace: &Workspace, name: &str) -> usize {
 }
 
 /// The declaration text of a type or constant named `name`.
-pub(super) fn type_declaration(workspace: &Workspace, name: &str) -> Option<String> {
+pub(crate) fn type_declaration(workspace: &Workspace, name: &str) -> Option<String> {
     for file in workspace.files() {
         for entry in &file.items {
             if matches!(entry.key.kind, cairn_hir::ItemKind::Struct | cairn_hir::ItemKind::Enum)
@@ -123,7 +147,7 @@ pub(super) fn type_declaration(workspace: &Workspace, name: &str) -> Option<Stri
 }
 
 /// The declarations of the program's types that the texts mention by name.
-pub(super) fn types_mentioned(workspace: &Workspace, texts: &[&str]) -> String {
+pub(crate) fn types_mentioned(workspace: &Workspace, texts: &[&str]) -> String {
     let mut words: BTreeSet<String> = BTreeSet::new();
     for text in texts {
         for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')) {
@@ -151,7 +175,7 @@ pub(super) fn types_mentioned(workspace: &Workspace, texts: &[&str]) -> String {
 /// use: a call of an impl's method (static dispatch) brings the impl's trait and the impl
 /// (`impl Area for Rect`); a call through `dyn` brings the trait. What the check resolved, read
 /// back: nothing is looked up by name.
-pub(super) fn traits_used(workspace: &Workspace, item: Item) -> Vec<String> {
+pub(crate) fn traits_used(workspace: &Workspace, item: Item) -> Vec<String> {
     let db = workspace.db();
     let parent_of = |member: Item| -> Option<Item> {
         let (file, entry) = workspace.entry_of(member)?;
@@ -184,7 +208,7 @@ pub(super) fn traits_used(workspace: &Workspace, item: Item) -> Vec<String> {
 }
 
 /// The declarations of every own type of the program, one per line (a component packet's `types`).
-pub(super) fn all_types(workspace: &Workspace) -> String {
+pub(crate) fn all_types(workspace: &Workspace) -> String {
     let mut out: Vec<String> = Vec::new();
     for file in workspace.files().iter().filter(|f| !f.library) {
         for entry in &file.items {
@@ -200,7 +224,7 @@ pub(super) fn all_types(workspace: &Workspace) -> String {
 
 /// Every other own function, by module, named as its module writes it (a focused packet's
 /// `not_shown`), modules and names sorted.
-pub(super) fn not_shown(workspace: &Workspace, visible: &BTreeSet<String>) -> BTreeMap<String, Vec<String>> {
+pub(crate) fn not_shown(workspace: &Workspace, visible: &BTreeSet<String>) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for file in workspace.files().iter().filter(|f| !f.library) {
         for entry in file.items.iter().chain(&file.members) {
@@ -224,7 +248,7 @@ pub(super) fn not_shown(workspace: &Workspace, visible: &BTreeSet<String>) -> BT
 }
 
 /// How many functions the program declares (tests are not functions).
-pub(super) fn function_count(workspace: &Workspace) -> usize {
+pub(crate) fn function_count(workspace: &Workspace) -> usize {
     workspace.files().iter().map(|f| f.items.iter().filter(|e| e.key.kind == cairn_hir::ItemKind::Fn).count()).sum()
 }
 
