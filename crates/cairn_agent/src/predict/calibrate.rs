@@ -101,7 +101,7 @@ pub fn calibrate(runner: &dyn Runner, lanes: u32, host: &str) -> Result<Calibrat
         }
         let item = workspace.function_named(kernel.name).ok_or("a calibration kernel is missing")?;
         let shape = Shape::of(cairn_hir::fn_signature(workspace.db(), item))?;
-        let times = crate::tune::time_calls(&files, &shape, &SIZES, kernel.name, runner)?;
+        let times = crate::validate::timing::time_calls(&files, &shape, &SIZES, kernel.name, runner)?;
         let work = work_of(&workspace, item);
         for (&n, &ns) in SIZES.iter().zip(&times) {
             let at: BTreeMap<String, f64> = [("n".to_string(), n as f64)].into_iter().collect();

@@ -28,13 +28,12 @@ use crate::validate::cases::{Fed, Shape};
 mod compare;
 mod profile;
 mod records;
-mod timing;
 
 pub use self::compare::{Compare, compare};
 pub use self::records::{current_identity, implementation_symbols};
 use self::records::{history_records, kept_measurement, validation_holds};
-pub use self::timing::time_calls;
-use self::timing::{SAMPLES, measure, median};
+pub use crate::validate::timing::time_calls;
+use crate::validate::timing::{SAMPLES, median};
 
 /// The `cairn.tune/2` record (the fields this build fills).
 #[derive(Debug, Serialize, Default)]
@@ -548,4 +547,15 @@ fn code_of(workspace: &Workspace, full: &str) -> u64 {
         format!("{function:?}").hash(&mut hasher);
     }
     hasher.finish()
+}
+
+/// Times one candidate at each size: (make inputs and call `reps` times) − (make inputs), over `reps`.
+pub(super) fn measure(
+    candidate: &Candidate,
+    shape: &Shape,
+    sizes: &[u64],
+    function: &str,
+    runner: &dyn Runner,
+) -> Result<Vec<u64>, String> {
+    time_calls(&candidate.sources, shape, sizes, function, runner)
 }

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use cairn_hir::SourceText;
 
-use super::timing::{timing_case, with_timing_harness};
 use crate::validate::cases::{Case, Shape};
+use crate::validate::timing::{timing_case, with_timing_harness};
 use crate::validate::{Reading, Runner};
 
 /// The procedure a profile record names.

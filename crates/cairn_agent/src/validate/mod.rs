@@ -27,6 +27,7 @@ pub mod cases;
 pub mod harness;
 mod record;
 mod smt;
+pub mod timing;
 
 pub use record::history_record;
 use smt::smt_check;

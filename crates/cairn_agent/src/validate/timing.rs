@@ -1,33 +1,22 @@
 //! Timing on this host: a generated program makes a function's inputs and calls it repeatedly,
 //! each size's setup block and timed block run as processes of their own, interleaved over
 //! samples; a call's time is the setup-subtracted difference over the repetitions, the median of
-//! the samples. `cairn tune` and `cairn predict --calibrate` time with it.
+//! the samples. It runs through the validation runner (confined like every run); `cairn tune`,
+//! its profiler and `cairn predict --calibrate` time with it.
 
 use std::collections::BTreeMap;
 
 use cairn_hir::SourceText;
 
-use super::Candidate;
-use crate::validate::Runner;
-use crate::validate::cases::{Case, Fed, Pattern, Shape};
+use super::Runner;
+use super::cases::{Case, Fed, Pattern, Shape};
 
 /// How many times each timing block runs per measurement.
-pub(super) const SAMPLES: usize = 3;
+pub const SAMPLES: usize = 3;
 
-pub(super) fn median(mut values: Vec<u64>) -> u64 {
+pub fn median(mut values: Vec<u64>) -> u64 {
     values.sort_unstable();
     values.get(values.len() / 2).copied().unwrap_or(0)
-}
-
-/// Times one candidate at each size: (make inputs and call `reps` times) − (make inputs), over `reps`.
-pub(super) fn measure(
-    candidate: &Candidate,
-    shape: &Shape,
-    sizes: &[u64],
-    function: &str,
-    runner: &dyn Runner,
-) -> Result<Vec<u64>, String> {
-    time_calls(&candidate.sources, shape, sizes, function, runner)
 }
 
 /// The nanoseconds one call of `function` (in `files`, with inputs as `shape` says) takes at
@@ -47,7 +36,7 @@ pub fn time_calls(
     // Each size's pair of blocks, SAMPLES times over, interleaved so drift touches all alike; a
     // size's time is the median of its samples.
     let pairs: Vec<[String; 2]> = (0..cases.len())
-        .map(|i| [crate::validate::harness::timing_name(i, false), crate::validate::harness::timing_name(i, true)])
+        .map(|i| [super::harness::timing_name(i, false), super::harness::timing_name(i, true)])
         .collect();
     let blocks: Vec<String> = (0..SAMPLES).flat_map(|_| pairs.iter().flat_map(|p| p.iter().cloned())).collect();
     let outcomes = runner.run(&files, &blocks, 300)?;
@@ -70,14 +59,14 @@ pub fn time_calls(
 
 /// `files` with the timing harness of `function` (`harness::timing`) appended to the file that
 /// declares it (`fn function(` or `fn function[`, so `sum` is not `sum_all`), else the first.
-pub(super) fn with_timing_harness(
+pub fn with_timing_harness(
     files: &[SourceText],
     shape: &Shape,
     cases: &[Case],
     function: &str,
     reps: &[u64],
 ) -> Vec<SourceText> {
-    let text = crate::validate::harness::timing(shape, cases, function, reps);
+    let text = super::harness::timing(shape, cases, function, reps);
     let mut files = files.to_vec();
     let declared = |t: &str| t.contains(&format!("fn {function}(")) || t.contains(&format!("fn {function}["));
     let target = files.iter().position(|f| declared(&f.text)).unwrap_or(0);
@@ -86,7 +75,7 @@ pub(super) fn with_timing_harness(
 }
 
 /// Inputs for timing: every extent at `extent`, views ascending, scalars 1.
-pub(super) fn timing_case(shape: &Shape, extent: u64) -> Case {
+pub fn timing_case(shape: &Shape, extent: u64) -> Case {
     let scalars = shape
         .params
         .iter()
