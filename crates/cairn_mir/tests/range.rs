@@ -151,11 +151,11 @@ fn the_examples_of_the_language_are_discharged() {
     let back = function(&functions, "steps_back");
     assert_eq!(tally(back, GuardKind::Bounds), (1, 0));
     assert_eq!(tally(back, GuardKind::Overflow), (2, 0), "`i - 1` and `i += 1`");
-    // Index arithmetic over literal loop bounds: `a[i * 64 + j]`. Into an array of 4096 the
-    // index is proved; into a parameter declared `[4096]` only the arithmetic is, for the view's
-    // extent is not trusted (a caller may lend a shorter one the checker could not compare).
+    // Index arithmetic over literal loop bounds: `a[i * 64 + j]`, into an array of 4096 and into
+    // a parameter declared `[4096]` (every caller passes a view of that length: one whose length
+    // the checker could not compare is compared at the call).
     let grid = function(&functions, "grid");
-    assert_eq!(tally(grid, GuardKind::Bounds), (0, 1));
+    assert_eq!(tally(grid, GuardKind::Bounds), (1, 0));
     assert_eq!(tally(grid, GuardKind::Overflow), (2, 0));
     let local = function(&functions, "grid_local");
     assert_eq!(tally(local, GuardKind::Bounds), (1, 0));
@@ -165,12 +165,12 @@ fn the_examples_of_the_language_are_discharged() {
     let rows = function(&functions, "rows_above");
     assert_eq!(tally(rows, GuardKind::Bounds), (1, 0));
     assert_eq!(tally(rows, GuardKind::Overflow), (1, 2));
-    // The sieve's marking loop: `c[j]` under `j < n`, and `i += 1` where `i <= i * i < n`; the
-    // two `i * i` and `j += i` stay checked (`n` is any `usize`: the extent is not trusted to be
-    // a real length, which would bound it by the largest object).
+    // The sieve's marking loop: `c[j]` under `j < n`, `i += 1` where `i <= i * i < n`, and
+    // `j += i` where both are below `n`, itself a view's length and so at most 2^63 - 1 (no
+    // object is larger); the two `i * i` stay checked.
     let marks = function(&functions, "marks");
     assert_eq!(tally(marks, GuardKind::Bounds), (1, 0));
-    assert_eq!(tally(marks, GuardKind::Overflow), (1, 3));
+    assert_eq!(tally(marks, GuardKind::Overflow), (2, 2));
     // `acc + k * 3` with `k < 20` and `acc` unbounded: the product is proved, the sum is not.
     assert_eq!(tally(function(&functions, "bounded_loop"), GuardKind::Overflow), (2, 1));
 }
@@ -356,9 +356,10 @@ fn the_evaluator_checks_the_facts_it_meets() {
 }
 
 #[test]
-fn a_declared_extent_is_not_taken_for_a_length() {
-    // The checker lets a record's lent part (extent unknown) be passed where `[8]` is declared,
-    // with no run-time comparison: `x[7]` must stay checked against the view's real length.
+fn a_declared_extent_is_a_length_that_every_call_makes_good() {
+    // A record's lent part (extent unknown) passed where `[8]` is declared is compared with 8 at
+    // the call (`FnCheck::length_checks`), so inside `last` the view holds 8 elements and `x[7]`
+    // is proved; the one-element part traps at the call, before any element is read.
     let functions = lowered(
         "
 struct V { data:Buf[u64]; len:usize; lends data[0..len]; }
@@ -370,7 +371,9 @@ fn main() -> i32 {
 }
 ",
     );
-    assert_eq!(tally(function(&functions, "last"), GuardKind::Bounds), (0, 1));
+    assert_eq!(tally(function(&functions, "last"), GuardKind::Bounds), (1, 0));
+    // In `main`: the lent part's own bounds, and the comparison of its length with 8 at the call.
+    assert_eq!(tally(function(&functions, "main"), GuardKind::Bounds).1, 2);
     let outcome = cairn_mir::eval::run(&functions, "cairn.main", 1_000_000);
     assert_eq!(outcome.ending, cairn_mir::eval::Ending::Trap(GuardKind::Bounds));
 }

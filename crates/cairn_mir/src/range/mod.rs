@@ -108,10 +108,21 @@ struct Analysis<'f> {
     dense: Vec<u32>,
     /// The tracked locals' type intervals, by that index.
     dense_tops: Vec<Option<Iv>>,
+    /// View parameters never written whose length the signature fixes: a literal, or an extent
+    /// parameter never written (`docs/decisions.md`, "a view parameter's extent": every maker of a
+    /// view argument passes one of that length).
+    lengths: Vec<(Local, Length)>,
     /// The widening steps: every integer constant of the function, one less and one more.
     steps: Vec<i128>,
     /// Per block: for a loop's header, which tracked locals (by index) the loop writes.
     loops: Vec<Option<Vec<bool>>>,
+}
+
+/// What fixes a view parameter's length.
+#[derive(Clone, Copy)]
+enum Length {
+    Literal(u64),
+    Param(Local),
 }
 
 impl<'f> Analysis<'f> {
@@ -119,17 +130,41 @@ impl<'f> Analysis<'f> {
         // Locals whose address is taken (borrowed, viewed, updated atomically): anything may
         // write them, so they are never followed.
         let mut taken = vec![false; function.locals.len()];
+        let mut writes = vec![0u32; function.locals.len()];
         for inst in function.blocks.iter().flat_map(|b| &b.insts) {
-            if let Inst::Assign(
-                _,
-                Rvalue::Ref(p) | Rvalue::View(p, _) | Rvalue::AtomicRmw(_, p, _) | Rvalue::AtomicCas(p, ..),
-            ) = inst
-            {
-                taken[p.local.0 as usize] = true;
+            match inst {
+                Inst::Assign(place, rvalue) => {
+                    if place.proj.is_empty() {
+                        writes[place.local.0 as usize] += 1;
+                    }
+                    if let Rvalue::Ref(p) | Rvalue::View(p, _) | Rvalue::AtomicRmw(_, p, _) | Rvalue::AtomicCas(p, ..) =
+                        rvalue
+                    {
+                        taken[p.local.0 as usize] = true;
+                    }
+                }
+                Inst::Call { dst: Some(place), .. } | Inst::CallIndirect { dst: Some(place), .. }
+                    if place.proj.is_empty() =>
+                {
+                    writes[place.local.0 as usize] += 1
+                }
+                Inst::Drop(place) => writes[place.local.0 as usize] += 1,
+                _ => {}
             }
         }
         let scalar = |i: usize| !taken[i] && matches!(function.locals[i].ty, MTy::Int(_) | MTy::Bool);
-        let relevant = relevant(function);
+        let fixed = |l: Local| (l.0 < function.params) && !taken[l.0 as usize] && writes[l.0 as usize] == 0;
+        let lengths: Vec<(Local, Length)> = function
+            .extents
+            .iter()
+            .filter(|(view, _)| fixed(*view))
+            .filter_map(|(view, extent)| match extent {
+                ViewExtent::Literal(n) => Some((*view, Length::Literal(*n))),
+                ViewExtent::Param(p) if fixed(*p) && scalar(p.0 as usize) => Some((*view, Length::Param(*p))),
+                ViewExtent::Param(_) => None,
+            })
+            .collect();
+        let relevant = relevant(function, &lengths);
         let tops = function
             .locals
             .iter()
@@ -197,7 +232,11 @@ impl<'f> Analysis<'f> {
                 mask.map(|m| m.iter().enumerate().filter(|(i, _)| dense[*i] != u32::MAX).map(|(_, w)| *w).collect())
             })
             .collect();
-        Analysis { function, tops, dense, dense_tops, steps, loops }
+        let lengths = lengths
+            .into_iter()
+            .filter(|(_, l)| !matches!(l, Length::Param(p) if tops[p.0 as usize].is_none()))
+            .collect();
+        Analysis { function, tops, dense, dense_tops, lengths, steps, loops }
     }
 
     /// Where a tracked local's interval lives in a state.
@@ -211,6 +250,16 @@ impl<'f> Analysis<'f> {
         let mut state = State::bottom(self.dense_tops.len());
         state.reach = true;
         state.vals.clone_from(&self.dense_tops);
+        // An extent parameter is a view's length, and no object is larger than the address
+        // space allows (`OBJECT_LIMIT`).
+        for (view, length) in &self.lengths {
+            if let Length::Param(p) = length
+                && self.sized_elements(&Place::local(*view))
+            {
+                let slot = self.slot(*p);
+                state.vals[slot] = state.vals[slot].and_then(|v| v.meet(Iv::new(0, OBJECT_LIMIT)));
+            }
+        }
         state
     }
 
@@ -542,7 +591,7 @@ impl<'f> Analysis<'f> {
 /// Per local: whether its value can reach a guard in force or a branch (so intervals of it can
 /// discharge a guard): the locals those read, and backwards through every assignment to one of
 /// them, and the extent parameter of a view whose length one of them is.
-fn relevant(function: &Function) -> Vec<bool> {
+fn relevant(function: &Function, lengths: &[(Local, Length)]) -> Vec<bool> {
     let mut relevant = vec![false; function.locals.len()];
     let mark = |o: &Operand, relevant: &mut Vec<bool>| -> bool {
         match o {
@@ -587,6 +636,11 @@ fn relevant(function: &Function) -> Vec<bool> {
                     grew |= mark(c, &mut relevant);
                     grew |= mark(a, &mut relevant);
                     grew |= mark(b, &mut relevant);
+                }
+                Rvalue::Len(view) if view.proj.is_empty() => {
+                    if let Some((_, Length::Param(p))) = lengths.iter().find(|(v, _)| *v == view.local) {
+                        grew |= mark(&Operand::Copy(Place::local(*p)), &mut relevant);
+                    }
                 }
                 _ => {}
             }

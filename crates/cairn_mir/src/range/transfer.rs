@@ -4,7 +4,7 @@
 //! (branches, guards that held) are `mod.rs`'s.
 
 use super::state::{Cond, Iv, State};
-use super::{Analysis, OBJECT_LIMIT, compare, corners, is_comparison, negate, ones};
+use super::{Analysis, Length, OBJECT_LIMIT, compare, corners, is_comparison, negate, ones};
 use crate::{BinOp, Check, Inst, Local, MTy, Operand, Place, Rvalue, UnOp};
 
 impl Analysis<'_> {
@@ -76,7 +76,7 @@ impl Analysis<'_> {
                     _ => top,
                 }
             }
-            Rvalue::Len(place) => self.length(x, place),
+            Rvalue::Len(place) => self.length(state, x, place, &mut bounds),
             Rvalue::Binary(op, a, b) => {
                 let checked = pending.is_some_and(|(p, pa, pb)| p == op && pa == a && pb == b);
                 self.binary(state, x, *op, a, b, checked, &mut bounds, &mut cond)
@@ -139,15 +139,27 @@ impl Analysis<'_> {
         }
     }
 
-    /// `x = len place`: an array's literal length; for a view or owner, at most the largest
-    /// object's element count. A view parameter's extent is not trusted here: a caller may pass
-    /// a view whose length the checker could not compare with it (`docs/decisions.md`).
-    fn length(&self, x: Local, place: &Place) -> Iv {
+    /// `x = len place`: an array's literal length; a view parameter's literal extent, or its
+    /// extent parameter's value (and `x == p`); otherwise, for a view or owner, at most the
+    /// largest object's element count. Every maker of a view argument passes one of its
+    /// signature's length (`docs/decisions.md`, "a view parameter's extent").
+    fn length(&self, state: &State, x: Local, place: &Place, bounds: &mut Vec<(Local, Local, i128)>) -> Iv {
         if let Some(MTy::Array(_, n)) = self.function.place_ty(place) {
             return Iv::point(i128::from(n));
         }
         let top = self.top(x);
-        Iv::new(0, if self.sized_elements(place) { top.hi.min(OBJECT_LIMIT) } else { top.hi })
+        let nonnegative = Iv::new(0, if self.sized_elements(place) { top.hi.min(OBJECT_LIMIT) } else { top.hi });
+        if !place.proj.is_empty() {
+            return nonnegative;
+        }
+        match self.lengths.iter().find(|(v, _)| *v == place.local).map(|(_, l)| *l) {
+            Some(Length::Literal(n)) => Iv::point(i128::from(n)),
+            Some(Length::Param(p)) => {
+                self.offset(state, x, p, Iv::point(0), bounds);
+                state.vals[self.slot(p)].and_then(|v| v.meet(nonnegative)).unwrap_or(nonnegative)
+            }
+            None => nonnegative,
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
