@@ -158,6 +158,18 @@ pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
                 format!("The parameter {name} is invalid: parameter names are distinct and none is void."),
             );
         }
+        // `x:ro<u64>[K]` must mean one thing: a natural `K` (fixed per instance) or a parameter
+        // `K` (given per call). An implementation's instance would otherwise take a view of the
+        // natural's length where its reference passes one of the parameter's.
+        if generics.iter().any(|g| g.name == name) {
+            fail(
+                &mut error,
+                "E-PARAM",
+                format!(
+                    "The parameter {name} has the name of the function's generic parameter {name}: rename one, so that every use of the name means one of them."
+                ),
+            );
+        }
         if let Ty::View(view) = &ty {
             match &view.extent {
                 Extent::Literal(n) if *n > (1u64 << 63) - 1 => {

@@ -560,11 +560,16 @@ impl Cx<'_> {
                     } else {
                         self.wanted_extent(want, &params, &filled, index)?
                     };
-                    // A view whose extent the check could not determine is accepted where an
-                    // extent is declared; its length is then compared at run time.
-                    if matches!(extent, Extent::Name(_) | Extent::Literal(_))
-                        && matches!(&got, Ty::View(g) if g.extent == Extent::Unknown)
-                    {
+                    // The callee takes a view parameter declared `[n]` or `[8]` for exactly that
+                    // long. Where the check cannot compare this argument's extent with the one
+                    // asked — its own extent is undetermined (a record's lent part, an owner's
+                    // element), or the asked one is (decided by such a view, or by `len` of one)
+                    // — its length is compared at run time, unless this view itself decides a
+                    // left-out extent (then it is that long by definition).
+                    let declared = matches!(want.extent, Extent::Name(_) | Extent::Literal(_));
+                    let compared =
+                        extent != Extent::Unknown && matches!(&got, Ty::View(g) if g.extent != Extent::Unknown);
+                    if !is_part && declared && !compared && !self.decides_extent(want, &params, &filled, index) {
                         self.length_checks.push(arg);
                         self.site(GuardKind::Bounds);
                     }

@@ -155,6 +155,22 @@ impl Cx<'_> {
         }
     }
 
+    /// True when the view argument at `index` decides its left-out extent (the first view bound
+    /// to an extent parameter the call leaves out): its length is the extent by definition.
+    pub(crate) fn decides_extent(
+        &self,
+        want: &ViewTy,
+        params: &[crate::signature::Param],
+        args: &[Option<ExprId>],
+        index: usize,
+    ) -> bool {
+        let Extent::Name(name) = &want.extent else { return false };
+        let Some(extent_index) = params.iter().position(|p| p.name == *name) else { return false };
+        args[extent_index].is_none()
+            && params.iter().position(|p| matches!(&p.ty, Ty::View(v) if v.extent == Extent::Name(name.clone())))
+                == Some(index)
+    }
+
     /// The extent of a view argument as an identity.
     pub(crate) fn view_extent(&self, arg: ExprId) -> Extent {
         let arg = self.body.unparen(arg);
