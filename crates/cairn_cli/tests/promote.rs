@@ -18,15 +18,21 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// The reference sums twice, the second time backwards, and adds the sums (two passes over memory
-/// the compiler cannot merge: it cannot know the sums are equal); the implementations sum once and
-/// double it.
+/// The reference sums four times, alternately backwards, and adds the first two sums and the
+/// difference of the last two (four passes over memory the compiler cannot merge: it cannot know
+/// the sums are equal); the implementations sum once and double it. Four passes against one keep
+/// the implementation the faster one however the machine's load moves a timing (with two, a
+/// loaded machine sometimes timed the reference faster and the evaluation was not corroborated).
 const PROGRAM: &str = "fn sum8(n:usize, xs:ro<u64>[n]) -> u64 {
   let mut a:u64 = 0;
   for i in 0..n { a = add_wrap(a, xs[i]); }
   let mut b:u64 = 0;
   for i in 0..n { b = add_wrap(b, xs[n - 1 - i]); }
-  return add_wrap(a, b);
+  let mut c:u64 = 0;
+  for i in 0..n { c = add_wrap(c, xs[i]); }
+  let mut d:u64 = 0;
+  for i in 0..n { d = add_wrap(d, xs[n - 1 - i]); }
+  return add_wrap(add_wrap(a, b), sub_wrap(c, d));
 }
 
 fn sum8_fast(n:usize, xs:ro<u64>[n]) -> u64 implements sum8 {
