@@ -7,7 +7,7 @@ use crate::body::{Expr, ExprId};
 use crate::diag::{Anchor, Diag};
 use crate::types::Ty;
 
-use super::cx::*;
+use super::cx::{Cx, R};
 
 impl Cx<'_> {
     // ----- assignment ----------------------------------------------------------------------

@@ -15,7 +15,7 @@ use crate::body::{Expr, ExprId};
 use crate::diag::{Anchor, Diag};
 use crate::types::Ty;
 
-use super::cx::*;
+use super::cx::{Cx, R};
 use crate::builtins::Builtin;
 use crate::types::IntTy;
 

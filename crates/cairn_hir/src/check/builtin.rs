@@ -5,8 +5,8 @@ use crate::body::ExprId;
 use crate::diag::{Anchor, Diag};
 use crate::types::Ty;
 
-use super::cx::*;
-use super::result::*;
+use super::cx::{Cx, R};
+use super::result::{CallTarget, GuardKind};
 use crate::body::{Expr, Literal, UnaryOp};
 use crate::builtins::Builtin;
 use crate::types::{FloatTy, IntTy};

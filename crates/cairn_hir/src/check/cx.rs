@@ -16,7 +16,7 @@ use crate::scope::Resolver;
 use crate::signature::Signature;
 use crate::types::{Extent, Ty};
 
-use super::result::*;
+use super::result::{CallEdge, CallTarget, FnArgument, GuardKind, Region, Resolution};
 use crate::scopes::LocalRef;
 
 pub(crate) type R<T> = Result<T, Diag>;

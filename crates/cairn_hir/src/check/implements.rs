@@ -16,8 +16,8 @@ use crate::diag::{Anchor, Diag};
 use crate::input::Item;
 use crate::types::Ty;
 
-use super::cx::*;
-use super::result::*;
+use super::cx::{Cx, R};
+use super::result::{CallTarget, Resolution};
 use crate::body::{BinaryOp, Literal, UnaryOp};
 use crate::builtins::Builtin;
 use crate::consts::Value;

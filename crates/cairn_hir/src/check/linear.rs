@@ -10,7 +10,7 @@ use crate::body::{BinderId, Expr, ExprId, Stmt, StmtId};
 use crate::diag::{Anchor, Diag};
 use crate::types::Ty;
 
-use super::cx::*;
+use super::cx::{Cx, Local, LocalKind, R};
 use crate::ItemKind;
 use crate::scope::Lookup;
 

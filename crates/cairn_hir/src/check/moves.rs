@@ -30,8 +30,8 @@ use crate::body::{Arm, BinderId, Block, Else, Expr, ExprId, Stmt, StmtId};
 use crate::diag::{Anchor, Diag};
 use crate::types::Ty;
 
-use super::cx::*;
-use super::result::*;
+use super::cx::{Cx, R};
+use super::result::{CallTarget, Resolution};
 use crate::builtins::Builtin;
 use crate::scopes::LocalRef;
 use crate::types::Kind;

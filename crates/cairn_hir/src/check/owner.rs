@@ -9,8 +9,8 @@ use crate::body::{BinderId, Expr, ExprId};
 use crate::diag::{Anchor, Diag};
 use crate::types::{Extent, Ty};
 
-use super::cx::*;
-use super::result::*;
+use super::cx::{Cx, Local, LocalKind, R};
+use super::result::{CallTarget, GuardKind, Resolution};
 use crate::types::{Mode, ViewTy};
 
 impl Cx<'_> {

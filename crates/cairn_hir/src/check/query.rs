@@ -13,8 +13,8 @@ use crate::scope::Resolver;
 use crate::signature::{Signature, fn_signature};
 use crate::types::Ty;
 
-use super::cx::*;
-use super::result::*;
+use super::cx::Cx;
+use super::result::{FnCheck, Resolution};
 
 /// The check of a function's body. A template (a function with generic parameters) is checked
 /// per instance ([`instance_check`]); its own check is empty.

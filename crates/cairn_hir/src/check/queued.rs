@@ -21,8 +21,8 @@ use crate::body::{Block, Expr, ExprId, Stmt, StmtId};
 use crate::diag::{Anchor, Diag};
 use crate::types::Ty;
 
-use super::cx::*;
-use super::result::*;
+use super::cx::{Cx, Queued, R};
+use super::result::CallTarget;
 use crate::body::SpawnWork;
 use crate::builtins::Builtin;
 use crate::scopes::LocalRef;

@@ -8,8 +8,8 @@ use crate::decl::variants_of;
 use crate::diag::{Anchor, Diag, list};
 use crate::types::{Extent, Ty};
 
-use super::cx::*;
-use super::result::*;
+use super::cx::{Cx, Local, LocalKind, R, describe_kind};
+use super::result::{CallTarget, GuardKind};
 
 impl Cx<'_> {
     // ----- blocks and statements -----------------------------------------------------------
