@@ -126,6 +126,9 @@ pub fn resolve_type(cx: TypeCtx<'_>, ty: &TypeRef) -> Result<Ty, TypeError> {
                             Ok(n) => Extent::Literal(n),
                             Err(_) => Extent::Literal(u64::MAX),
                         },
+                        // A template's own natural names itself even where a constant has its
+                        // name (inside the body the name is the natural too).
+                        ExtentRef::Name(name) if cx.naturals.contains(name) => Extent::Name(name.clone()),
                         ExtentRef::Name(name) => match consts::integer_constant(cx.db, cx.module, name) {
                             Some(value) => Extent::Literal(value),
                             None => Extent::Name(name.clone()),

@@ -6,6 +6,8 @@
 //! They sit above `signature.rs` and `traits.rs` (which read declarations only), so neither of
 //! those has to know the other's rules.
 
+use std::sync::Arc;
+
 use crate::db::Db;
 use crate::diag::{Anchor, Diag};
 use crate::generics::{Bound, GenericKind, substitute};
@@ -13,16 +15,40 @@ use crate::input::{Item, ItemKind, Program};
 use crate::instance::InstanceArg;
 use crate::signature::fn_signature;
 use crate::traits::{ImplDef, impl_def, impls_of, match_impl, trait_def, trait_named};
-use crate::types::{FloatTy, IntTy, Ty};
+use crate::types::{Extent, FloatTy, IntTy, Ty};
 use cairn_syntax::ast::{self, AstNode};
 
-/// True when two types agree as a trait's parameter and an impl's: views by mode, element and
-/// place (extent names may differ), everything else exactly.
-fn agrees(want: &Ty, got: &Ty) -> bool {
+/// The parameter names of a trait's member and of an impl's method, in order: an extent names
+/// a parameter, and the two extents agree when they name the parameter at the same place.
+type Names<'a> = (&'a [Arc<str>], &'a [Arc<str>]);
+
+/// True when two types agree as a trait's parameter and an impl's: views by mode, element,
+/// place and extent (the same literal, or parameters at the same place whatever their names),
+/// everything else exactly. A callee's view holds exactly its declared extent (the range
+/// analysis relies on it), so `[n]` in the trait and `[8]` in the impl disagree.
+fn agrees(want: &Ty, got: &Ty, names: Names<'_>) -> bool {
     match (want, got) {
-        (Ty::View(w), Ty::View(g)) => w.mode == g.mode && w.place == g.place && agrees(&w.elem, &g.elem),
-        (Ty::Borrow(m, w), Ty::Borrow(n, g)) => m == n && agrees(w, g),
+        (Ty::View(w), Ty::View(g)) => {
+            w.mode == g.mode
+                && w.place == g.place
+                && extents_agree(&w.extent, &g.extent, names)
+                && agrees(&w.elem, &g.elem, names)
+        }
+        (Ty::Borrow(m, w), Ty::Borrow(n, g)) => m == n && agrees(w, g, names),
         (Ty::Error, _) | (_, Ty::Error) => true,
+        _ => want == got,
+    }
+}
+
+fn extents_agree(want: &Extent, got: &Extent, (theirs, ours): Names<'_>) -> bool {
+    match (want, got) {
+        (Extent::Name(a), Extent::Name(b)) => {
+            match (theirs.iter().position(|n| n == a), ours.iter().position(|n| n == b)) {
+                (Some(i), Some(j)) => i == j,
+                (None, None) => a == b,
+                _ => false,
+            }
+        }
         _ => want == got,
     }
 }
@@ -82,9 +108,12 @@ pub fn impl_refusal(db: &dyn Db, imp: Item) -> Option<Diag> {
         let generics = crate::generics::fn_generics(db, *member);
         let expected: Vec<Ty> = want.params.iter().map(|p| substitute(&p.ty, generics, &args)).collect();
         let ret = substitute(&want.ret, generics, &args);
-        let same_params =
-            expected.len() == got.params.len() && expected.iter().zip(got.params.iter()).all(|(w, g)| agrees(w, &g.ty));
-        if !same_params || !agrees(&ret, &got.ret) {
+        let theirs: Vec<Arc<str>> = want.params.iter().map(|p| p.name.clone()).collect();
+        let ours: Vec<Arc<str>> = got.params.iter().map(|p| p.name.clone()).collect();
+        let names = (&theirs[..], &ours[..]);
+        let same_params = expected.len() == got.params.len()
+            && expected.iter().zip(got.params.iter()).all(|(w, g)| agrees(w, &g.ty, names));
+        if !same_params || !agrees(&ret, &got.ret, names) {
             let shown: Vec<String> = expected.iter().map(ToString::to_string).collect();
             return fail(format!(
                 "{name} in {for_what} must take ({}) and return {ret}, as the trait declares with Self = {}.",
