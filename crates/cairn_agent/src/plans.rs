@@ -107,22 +107,16 @@ pub fn with_selection(
 /// The selection a plan makes for `item` now, as its label (`plan f use g;`), if any.
 pub fn selection_label(workspace: &Workspace, item: Item) -> Option<String> {
     let db = workspace.db();
-    workspace
-        .files()
-        .iter()
-        .filter(|f| !f.library)
-        .flat_map(|f| f.items.iter())
-        .filter(|e| e.key.kind == ItemKind::Plan)
-        .find_map(|e| {
-            let selection = cairn_hir::implementations::selection_def(db, e.item).as_ref()?.clone();
-            (selection.reference == Some(item)).then(|| {
-                let values: Vec<String> = selection.values.iter().flatten().map(u64::to_string).collect();
-                let brackets = if values.is_empty() { String::new() } else { format!("[{}]", values.join(", ")) };
-                let bare = selection.reference_written.rsplit('.').next().unwrap_or("").to_string();
-                let chosen = selection.implementation_written.rsplit('.').next().unwrap_or("").to_string();
-                format!("plan {bare} use {chosen}{brackets};")
-            })
+    program_plans(workspace).find_map(|plan| {
+        let selection = cairn_hir::implementations::selection_def(db, plan).as_ref()?.clone();
+        (selection.reference == Some(item)).then(|| {
+            let values: Vec<String> = selection.values.iter().flatten().map(u64::to_string).collect();
+            let brackets = if values.is_empty() { String::new() } else { format!("[{}]", values.join(", ")) };
+            let bare = selection.reference_written.rsplit('.').next().unwrap_or("").to_string();
+            let chosen = selection.implementation_written.rsplit('.').next().unwrap_or("").to_string();
+            format!("plan {bare} use {chosen}{brackets};")
         })
+    })
 }
 
 /// An implementation's `when` condition as written.
@@ -208,14 +202,19 @@ pub(crate) fn write_plan(
 /// The schedule plans (not selections) that name `item`.
 fn schedule_plans(workspace: &Workspace, item: Item) -> Vec<Item> {
     let db = workspace.db();
+    program_plans(workspace)
+        .filter(|&plan| !cairn_hir::plans::plan_def(db, plan).selection)
+        .filter(|&plan| cairn_hir::plans::plan_target(db, plan) == Some(item))
+        .collect()
+}
+
+/// The program's own `plan` declarations (the library's left out), in file and declaration order.
+fn program_plans(workspace: &Workspace) -> impl Iterator<Item = Item> + '_ {
     workspace
         .files()
         .iter()
         .filter(|f| !f.library)
         .flat_map(|f| f.items.iter())
         .filter(|e| e.key.kind == ItemKind::Plan)
-        .filter(|e| !cairn_hir::plans::plan_def(db, e.item).selection)
-        .filter(|e| cairn_hir::plans::plan_target(db, e.item) == Some(item))
         .map(|e| e.item)
-        .collect()
 }
