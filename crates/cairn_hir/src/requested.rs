@@ -2,11 +2,11 @@
 //! call of a template in an ordinary function, test or impl method, every instance a body takes
 //! as a function value or puts in a `dyn` table, a family's copies and a tuned implementation's
 //! listed instances — then every request those instances' bodies make, until nothing new is
-//! requested or the program's function limit is reached ([`requested_instances`]).
+//! requested or the program's function limit is reached (`requested_instances`).
 //!
 //! What depends on that walk lives here too, above the checker: the check a tool shows for a
 //! template ([`representative_check`], its first instance's), a template's first refusal
-//! ([`body_refusal`]) and `E-UNINSTANTIATED`. The instance key itself is `instance.rs`, below
+//! (`body_refusal`) and `E-UNINSTANTIATED`. The instance key itself is `instance.rs`, below
 //! everything that names one.
 
 use std::collections::{HashMap, HashSet};

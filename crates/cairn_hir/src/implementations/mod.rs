@@ -5,7 +5,7 @@
 //! the implementation's module; [`implementations`] lists every implementation of the program
 //! with its reference (what the rows join, and what a selection must name). These are facts of
 //! declarations, read by the checker and the instance walk; the rules that judge them, which need
-//! the checks and the rows, are [`rules`]. The `when` condition itself is checked with the
+//! the checks and the rows, are `rules.rs`. The `when` condition itself is checked with the
 //! implementation's body (`check/implements.rs`), and so is a call of an implementation by name
 //! outside a test.
 //!

@@ -1,12 +1,15 @@
-//! The rules of implementations and selections (language §27), run by the report: the
-//! structural rules of an implementation (`E-IMPLEMENTS`, `E-IMPL-SIGNATURE`, `E-IMPL-PARAM`:
-//! [`implementation_refusal`]), selections (`E-IMPL-USE`, and `E-IMPL-PARAM` for the values a
-//! selection gives: [`selection_refusal`], [`second_selection`]), and what needs the rows — an
+//! The rules of implementations and selections (language §27) that read more than declarations,
+//! run by the report: [`implementation_refusal`] (an implementation's declaration rules —
+//! `E-IMPLEMENTS`, `E-IMPL-SIGNATURE`, `E-IMPL-PARAM`, [`super::declaration_refusal`] — then a
+//! `needs(...)` on a function without device code, which reads its body's check);
+//! [`second_selection`] (two plans selecting for one reference); and what needs the rows — an
 //! implementation reaching its reference (`E-IMPL-CALL`) and a row beyond the reference's ceiling
-//! or own row (`E-IMPL-EFFECT`): [`row_refusal`].
+//! or own row (`E-IMPL-EFFECT`): [`row_refusal`]. A selection's own rules (`E-IMPL-USE`, and
+//! `E-IMPL-PARAM` for the values it gives) are [`super::selection_refusal`], beside the
+//! declaration facts, because the list of selections depends on them.
 //!
-//! They sit above the checker and the rows; the declarations' facts they judge are the parent
-//! module's, which reads declarations only (so the instance walk and the checker can ask them).
+//! These sit above the checker and the rows; the facts they judge are the parent module's, which
+//! reads declarations only (so the instance walk and the checker can ask them).
 
 use std::collections::BTreeSet;
 
