@@ -55,7 +55,7 @@ pub use effects::{Row, Rows};
 pub use input::{Item, ItemEntry, ItemKey, ItemKind, Library, Program};
 pub use requested::representative_check;
 pub use scope::{Lookup, ProgramScope, Resolver, scope};
-pub use signature::{Ceiling, Param, Signature, fn_signature, instance_signature, receiver_index};
+pub use signature::{Ceiling, Param, Signature, deciding_view, fn_signature, instance_signature, receiver_index};
 pub use traits::{impl_trait, member_family, member_named, table_members, table_methods};
 pub use workspace::{
     CheckKind, CheckOutcome, DeclarationKind, DeclarationView, FileState, FunctionFacts, RegionView, SourceText,

@@ -78,6 +78,12 @@ impl Signature {
     }
 }
 
+/// The first view parameter whose extent is the parameter `extent`: the one that decides that
+/// extent when a call leaves it out (language §6). The checker and the lowering both ask here.
+pub fn deciding_view(params: &[Param], extent: &str) -> Option<usize> {
+    params.iter().position(|p| matches!(&p.ty, Ty::View(v) if matches!(&v.extent, Extent::Name(n) if &**n == extent)))
+}
+
 #[salsa::tracked(returns(ref))]
 pub fn fn_signature(db: &dyn Db, item: Item) -> Signature {
     let node = item.syntax(db).syntax_node();

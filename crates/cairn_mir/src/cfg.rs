@@ -38,35 +38,8 @@ impl Loops {
                 preds[s].push(b);
             }
         }
-        // Dominators, iteratively (None: unreachable, or not yet known).
-        let mut dom: Vec<Option<Vec<bool>>> = vec![None; n];
-        if n > 0 {
-            let mut entry = vec![false; n];
-            entry[0] = true;
-            dom[0] = Some(entry);
-        }
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for b in 1..n {
-                let mut meet: Option<Vec<bool>> = None;
-                for &p in &preds[b] {
-                    if let Some(d) = &dom[p] {
-                        meet = Some(match meet {
-                            None => d.clone(),
-                            Some(m) => m.iter().zip(d).map(|(x, y)| *x && *y).collect(),
-                        });
-                    }
-                }
-                if let Some(mut set) = meet {
-                    set[b] = true;
-                    if dom[b].as_ref() != Some(&set) {
-                        dom[b] = Some(set);
-                        changed = true;
-                    }
-                }
-            }
-        }
+        // Dominators (None: unreachable).
+        let dom = dominance(&preds, &[0], (1..n).collect());
         let mut bodies: Vec<Option<Vec<bool>>> = vec![None; n];
         for (u, ss) in succ.iter().enumerate() {
             for &h in ss {
@@ -92,40 +65,9 @@ impl Loops {
 pub fn post_dominators(function: &Function) -> Vec<Option<u32>> {
     let n = function.blocks.len();
     let successors = successors(function);
-    // pdom[b]: the set of blocks post-dominating b (None: not yet known, i.e. every block).
-    let mut pdom: Vec<Option<Vec<bool>>> = vec![None; n];
-    for (b, succ) in successors.iter().enumerate() {
-        if succ.is_empty() {
-            let mut set = vec![false; n];
-            set[b] = true;
-            pdom[b] = Some(set);
-        }
-    }
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for b in (0..n).rev() {
-            if successors[b].is_empty() {
-                continue;
-            }
-            let mut meet: Option<Vec<bool>> = None;
-            for &s in &successors[b] {
-                if let Some(set) = &pdom[s] {
-                    meet = Some(match meet {
-                        None => set.clone(),
-                        Some(m) => m.iter().zip(set).map(|(x, y)| *x && *y).collect(),
-                    });
-                }
-            }
-            if let Some(mut set) = meet {
-                set[b] = true;
-                if pdom[b].as_ref() != Some(&set) {
-                    pdom[b] = Some(set);
-                    changed = true;
-                }
-            }
-        }
-    }
+    // pdom[b]: the blocks post-dominating b (None: no exit is reached from b).
+    let exits: Vec<usize> = (0..n).filter(|&b| successors[b].is_empty()).collect();
+    let pdom = dominance(&successors, &exits, (0..n).rev().filter(|&b| !successors[b].is_empty()).collect());
     (0..n)
         .map(|b| {
             let set = pdom[b].as_ref()?;
@@ -133,4 +75,41 @@ pub fn post_dominators(function: &Function) -> Vec<Option<u32>> {
             (0..n).filter(|&d| d != b && set[d]).max_by_key(|&d| size(d)).map(|d| d as u32)
         })
         .collect()
+}
+
+/// The dominance sets of a graph, iteratively: each root dominates itself alone, and every other
+/// block (visited in `order` until nothing changes) is dominated by itself and by what dominates
+/// all of its `incoming` neighbours that are known (`None`: reached from no root). Dominators
+/// read the predecessors from the entry; post-dominators the successors from the exits.
+fn dominance(incoming: &[Vec<usize>], roots: &[usize], order: Vec<usize>) -> Vec<Option<Vec<bool>>> {
+    let n = incoming.len();
+    let mut sets: Vec<Option<Vec<bool>>> = vec![None; n];
+    for &root in roots.iter().filter(|&&r| r < n) {
+        let mut set = vec![false; n];
+        set[root] = true;
+        sets[root] = Some(set);
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in &order {
+            let mut meet: Option<Vec<bool>> = None;
+            for &p in &incoming[b] {
+                if let Some(d) = &sets[p] {
+                    meet = Some(match meet {
+                        None => d.clone(),
+                        Some(m) => m.iter().zip(d).map(|(x, y)| *x && *y).collect(),
+                    });
+                }
+            }
+            if let Some(mut set) = meet {
+                set[b] = true;
+                if sets[b].as_ref() != Some(&set) {
+                    sets[b] = Some(set);
+                    changed = true;
+                }
+            }
+        }
+    }
+    sets
 }

@@ -456,8 +456,7 @@ impl Cx<'_> {
             // An extent decided by a part is its `hi - lo`, written in: a checked subtraction.
             for &extent in extents.iter() {
                 let name = &params[extent].name;
-                let first =
-                    params.iter().position(|p| matches!(&p.ty, Ty::View(v) if v.extent == Extent::Name(name.clone())));
+                let first = crate::signature::deciding_view(&params, name);
                 if let Some(arg) = first.and_then(|i| filled[i])
                     && matches!(self.body.expr(self.body.unparen(arg)), Expr::Part { .. })
                 {

@@ -127,12 +127,7 @@ impl Cx<'_> {
                     Some(arg) => self.extent_identity(arg),
                     None => {
                         // Left out: the first view argument bound to this extent decides it.
-                        let first = params
-                            .iter()
-                            .enumerate()
-                            .find(|(_, p)| matches!(&p.ty, Ty::View(v) if v.extent == Extent::Name(name.clone())))
-                            .map(|(i, _)| i)
-                            .unwrap_or(index);
+                        let first = crate::signature::deciding_view(params, name).unwrap_or(index);
                         match args[first] {
                             // A part decides the extent as `hi - lo`, which a whole view cannot be
                             // checked against (it is what the call means written out).
@@ -166,9 +161,7 @@ impl Cx<'_> {
     ) -> bool {
         let Extent::Name(name) = &want.extent else { return false };
         let Some(extent_index) = params.iter().position(|p| p.name == *name) else { return false };
-        args[extent_index].is_none()
-            && params.iter().position(|p| matches!(&p.ty, Ty::View(v) if v.extent == Extent::Name(name.clone())))
-                == Some(index)
+        args[extent_index].is_none() && crate::signature::deciding_view(params, name) == Some(index)
     }
 
     /// The extent of a view argument as an identity.

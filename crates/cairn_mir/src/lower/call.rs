@@ -101,9 +101,7 @@ impl Lower<'_> {
                 continue;
             }
             let name = &params[extent].name;
-            let first = params
-                .iter()
-                .position(|p| matches!(&p.ty, Ty::View(v) if v.extent == Extent::Name(name.clone())))
+            let first = cairn_hir::deciding_view(&params, name)
                 .ok_or_else(|| LowerError(format!("no view is bound to the extent {name}")))?;
             let value = match parts[first].clone() {
                 Some((lo, hi)) => {
@@ -133,10 +131,7 @@ impl Lower<'_> {
                     let extent = params.iter().position(|p| p.name == *name);
                     let decided = omitted
                         && extent.is_some_and(|x| extents.contains(&x))
-                        && params
-                            .iter()
-                            .position(|p| matches!(&p.ty, Ty::View(v) if v.extent == Extent::Name(name.clone())))
-                            == Some(i);
+                        && cairn_hir::deciding_view(&params, name) == Some(i);
                     if decided { None } else { extent.and_then(|x| lowered[x].clone()) }
                 }
                 _ => None,
