@@ -8,7 +8,6 @@
 
 use std::sync::Arc;
 
-use cairn_syntax::SyntaxKind;
 use cairn_syntax::ast::{self, AstNode};
 
 use crate::body::{ExtentRef, TypeArg, TypeRef, lower_type};
@@ -204,24 +203,76 @@ fn resolve_path_type(cx: TypeCtx<'_>, path: &[Arc<str>], args: &[TypeArg]) -> Re
         let owner = cx.scope.module_of(decl.item);
         return Err(TypeError::new("E-PRIVATE", format!("{full_name} is private to module {owner}.")));
     }
-    let expected = generic_params(cx.db, decl.item).len();
-    if expected != args.len() {
-        return Err(TypeError::new("E-GENERIC-ARITY", format!("{full_name} takes {expected} type arguments.")));
+    let params = adt_generics(cx.db, decl.item);
+    if params.len() != args.len() {
+        return Err(TypeError::new("E-GENERIC-ARITY", format!("{full_name} takes {} type arguments.", params.len())));
     }
     let mut resolved = Vec::with_capacity(args.len());
-    for arg in args {
-        match arg {
-            TypeArg::Type(t) => resolved.push(resolve_type(cx, t)?),
-            TypeArg::Nat(n) => {
-                return Err(TypeError::new(
-                    "E-GENERIC-KIND",
-                    format!("{n} is a natural, but {full_name} takes a type here."),
-                ));
+    for (param, arg) in params.iter().zip(args) {
+        resolved.push(if param.is_nat() {
+            natural_argument(cx, arg, &param.name, &full_name)?
+        } else {
+            match arg {
+                TypeArg::Type(t) => resolve_type(cx, t)?,
+                TypeArg::Nat(n) => {
+                    return Err(TypeError::new(
+                        "E-GENERIC-KIND",
+                        format!("{n} is a natural, but {full_name} takes a type as {}.", param.name),
+                    ));
+                }
             }
-        }
+        });
     }
     let adt = AdtTy { item: decl.item, name: full_name, args: Arc::from(resolved) };
     Ok(if decl.kind == ItemKind::Struct { Ty::Record(adt) } else { Ty::Enum(adt) })
+}
+
+/// The natural parameter `name` of the template whose types are being resolved, if it is one.
+fn natural_ref(cx: TypeCtx<'_>, name: &str) -> Option<crate::types::NatRef> {
+    if !cx.naturals.iter().any(|n| &**n == name) {
+        return None;
+    }
+    let index = cx.generics.iter().position(|g| &**g == name)?;
+    Some(crate::types::NatRef { index: index as u32, name: Arc::from(name) })
+}
+
+/// A record's or enum's natural argument (`Ring[16]`, `Ring[SIZE]`, `Ring[N]` in a template
+/// over `N:nat`): a literal, a `usize` constant or a natural of the template.
+fn natural_argument(cx: TypeCtx<'_>, arg: &TypeArg, param: &str, owner: &str) -> Result<Ty, TypeError> {
+    let text: Arc<str> = match arg {
+        TypeArg::Nat(n) => n.clone(),
+        TypeArg::Type(TypeRef::Path { path, args }) if path.len() == 1 && args.is_empty() => path[0].clone(),
+        TypeArg::Type(written) => {
+            return Err(TypeError::new(
+                "E-GENERIC-KIND",
+                format!("{param} of {owner} is a natural, and this is a type: pass a number."),
+            ));
+        }
+    };
+    if let Some(natural) = natural_ref(cx, &text) {
+        return Ok(Ty::NatParam(natural));
+    }
+    let value = match text.parse::<u128>() {
+        Ok(n) => Some(n),
+        Err(_) => crate::consts::integer_constant(cx.db, cx.module, &text).map(u128::from),
+    };
+    match value {
+        Some(n) if n < (1u128 << 63) => Ok(Ty::Nat(n as u64)),
+        Some(_) => Err(TypeError::new("E-OWNER-EXTENT", format!("{param} of {owner} is at most 2^63-1."))),
+        None => {
+            let what = if Ty::scalar_named(&text).is_some() || cx.generics.contains(&text) {
+                format!("{text} is a type")
+            } else {
+                format!("{text} is no natural here")
+            };
+            Err(TypeError::new(
+                "E-GENERIC-KIND",
+                format!(
+                    "{param} of {owner} is a natural, and {what}: pass a literal, a usize constant or a natural parameter (`[N:nat]`)."
+                ),
+            ))
+        }
+    }
 }
 
 /// `Buf[T]` (language §22.1): one element type, a value type that is not void and not declared
@@ -279,15 +330,13 @@ fn array_type(cx: TypeCtx<'_>, args: &[TypeArg]) -> Result<Ty, TypeError> {
         }
     };
     // A template's natural parameter: each instance's value gives the length.
-    if cx.naturals.contains(&text) {
-        return Ok(Ty::ArrayNat(Arc::new(elem), text));
+    if let Some(natural) = natural_ref(cx, &text) {
+        return Ok(Ty::ArrayNat(Arc::new(elem), natural));
     }
     if cx.generics.contains(&text) {
         return Err(TypeError::new(
             "E-GENERIC-KIND",
-            format!(
-                "{text} is a type parameter here, and an Array's length is a natural: in a function, declare it `{text}:nat`; a record or enum takes type parameters only."
-            ),
+            format!("{text} is a type parameter here, and an Array's length is a natural: declare it `{text}:nat`."),
         ));
     }
     let n = match text.parse::<u128>() {
@@ -350,17 +399,14 @@ fn linear_declaration(db: &dyn Db, item: Item) -> bool {
 
 /// The generic parameter names of a record or enum.
 pub fn generic_params(db: &dyn Db, item: Item) -> Arc<[Arc<str>]> {
-    decl_generics(db, item).clone()
+    crate::params::generic_names(adt_generics(db, item)).into()
 }
 
+/// The generic parameters of a record or enum, with their kinds and promises: the same lists a
+/// function takes (language §19), naturals included (`struct Ring[N:nat]`).
 #[salsa::tracked(returns(ref))]
-fn decl_generics(db: &dyn Db, item: Item) -> Arc<[Arc<str>]> {
-    let node = item.syntax(db).syntax_node();
-    node.children()
-        .find(|c| c.kind() == SyntaxKind::GENERIC_PARAM_LIST)
-        .and_then(ast::GenericParamList::cast)
-        .map(|list| list.params().map(|p| Arc::from(p.name().map(|n| n.text()).unwrap_or_default())).collect())
-        .unwrap_or_else(|| Arc::from(Vec::new()))
+pub fn adt_generics(db: &dyn Db, item: Item) -> Arc<[crate::params::Generic]> {
+    Arc::from(crate::params::generics_of_node(&item.syntax(db).syntax_node()))
 }
 
 /// A record laid out: its fields in declaration order (types may mention its parameters).
@@ -459,7 +505,8 @@ pub fn record_def(db: &dyn Db, item: Item) -> RecordDef {
     let scope = Resolver::new(db);
     let module = scope.module_of(item);
     let generics = generic_params(db, item);
-    let cx = TypeCtx { db, scope, module: &module, generics: &generics, naturals: &[], self_ty: None };
+    let naturals = crate::params::natural_names(adt_generics(db, item));
+    let cx = TypeCtx { db, scope, module: &module, generics: &generics, naturals: &naturals, self_ty: None };
     let node = item.syntax(db).syntax_node();
     let Some(strukt) = ast::Struct::cast(node) else {
         return RecordDef {
@@ -592,7 +639,8 @@ pub fn enum_def(db: &dyn Db, item: Item) -> EnumDef {
     let scope = Resolver::new(db);
     let module = scope.module_of(item);
     let generics = generic_params(db, item);
-    let cx = TypeCtx { db, scope, module: &module, generics: &generics, naturals: &[], self_ty: None };
+    let naturals = crate::params::natural_names(adt_generics(db, item));
+    let cx = TypeCtx { db, scope, module: &module, generics: &generics, naturals: &naturals, self_ty: None };
     let node = item.syntax(db).syntax_node();
     let Some(enumeration) = ast::Enum::cast(node) else {
         return EnumDef { variants: Arc::from(Vec::new()), tag_only: true, error: None };

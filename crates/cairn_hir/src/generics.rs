@@ -10,114 +10,12 @@
 
 use std::sync::Arc;
 
-use cairn_syntax::ast::{self, AstNode};
-
 use crate::db::Db;
 use crate::input::Item;
 use crate::instance::InstanceArg;
 use crate::types::{Extent, Kind, Ty, ViewTy};
 
-/// A scalar class a type parameter may promise (language §19).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ScalarClass {
-    Integer,
-    Unsigned,
-    Signed,
-    Float,
-    Numeric,
-    Scalar,
-}
-
-impl ScalarClass {
-    pub fn name(self) -> &'static str {
-        match self {
-            ScalarClass::Integer => "integer",
-            ScalarClass::Unsigned => "unsigned",
-            ScalarClass::Signed => "signed",
-            ScalarClass::Float => "float",
-            ScalarClass::Numeric => "numeric",
-            ScalarClass::Scalar => "scalar",
-        }
-    }
-
-    fn named(word: &str) -> Option<ScalarClass> {
-        Some(match word {
-            "integer" => ScalarClass::Integer,
-            "unsigned" => ScalarClass::Unsigned,
-            "signed" => ScalarClass::Signed,
-            "float" => ScalarClass::Float,
-            "numeric" => ScalarClass::Numeric,
-            "scalar" => ScalarClass::Scalar,
-            _ => return None,
-        })
-    }
-
-    /// True when `ty` belongs to the class.
-    pub fn holds(self, ty: &Ty) -> bool {
-        match self {
-            ScalarClass::Integer => ty.is_integer(),
-            ScalarClass::Unsigned => ty.is_unsigned(),
-            ScalarClass::Signed => ty.is_signed(),
-            ScalarClass::Float => ty.is_float(),
-            ScalarClass::Numeric => ty.is_numeric(),
-            ScalarClass::Scalar => ty.is_scalar(),
-        }
-    }
-}
-
-/// One promise of a type parameter.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Bound {
-    Copy,
-    Affine,
-    Class(ScalarClass),
-    /// A trait, or a word naming nothing the checker knows (both judged at the first instance).
-    Trait(Arc<str>),
-}
-
-impl Bound {
-    pub fn text(&self) -> String {
-        match self {
-            Bound::Copy => "copy".into(),
-            Bound::Affine => "affine".into(),
-            Bound::Class(class) => class.name().into(),
-            Bound::Trait(name) => name.to_string(),
-        }
-    }
-}
-
-/// What a generic parameter stands for.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum GenericKind {
-    /// A type, with its promises (none: it may be linear).
-    Type(Arc<[Bound]>),
-    /// A natural: a compile-time `usize`.
-    Nat,
-}
-
-/// One generic parameter.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Generic {
-    pub name: Arc<str>,
-    pub kind: GenericKind,
-}
-
-impl Generic {
-    pub fn is_nat(&self) -> bool {
-        self.kind == GenericKind::Nat
-    }
-
-    /// `T:copy`, `N:nat`, `T` as the parameter is written in the rule text of a refusal.
-    pub fn text(&self) -> String {
-        match &self.kind {
-            GenericKind::Nat => format!("{}:nat", self.name),
-            GenericKind::Type(bounds) if bounds.is_empty() => self.name.to_string(),
-            GenericKind::Type(bounds) => {
-                format!("{}:{}", self.name, bounds.iter().map(Bound::text).collect::<Vec<_>>().join("+"))
-            }
-        }
-    }
-}
+pub use crate::params::{Bound, Generic, GenericKind, ScalarClass, generic_names, generics_of_node, natural_names};
 
 /// The generic parameters of a function (empty for an ordinary function). A trait's member
 /// is a template over `Self` (first), then its own; an impl's method takes the impl's
@@ -143,50 +41,6 @@ pub fn fn_generics(db: &dyn Db, item: Item) -> Arc<[Generic]> {
     }
     out.extend(generics_of_node(&item.syntax(db).syntax_node()));
     Arc::from(out)
-}
-
-/// The parameters a declaration's own `[...]` list declares.
-pub(crate) fn generics_of_node(node: &cairn_syntax::SyntaxNode) -> Vec<Generic> {
-    let Some(list) = node.children().find_map(ast::GenericParamList::cast) else { return Vec::new() };
-    list.params()
-        .map(|param| {
-            let name: Arc<str> = Arc::from(param.name().map(|n| n.text()).unwrap_or_default());
-            let nat = param.kind_keyword().is_some_and(|k| k.text() == "nat");
-            let kind = if nat {
-                GenericKind::Nat
-            } else {
-                let bounds: Vec<Bound> = param
-                    .bound_list()
-                    .map(|list| {
-                        list.bounds()
-                            .map(|path| {
-                                let word = path.text();
-                                match word.as_str() {
-                                    "copy" => Bound::Copy,
-                                    "affine" => Bound::Affine,
-                                    other => ScalarClass::named(other)
-                                        .map(Bound::Class)
-                                        .unwrap_or_else(|| Bound::Trait(Arc::from(other))),
-                                }
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                GenericKind::Type(Arc::from(bounds))
-            };
-            Generic { name, kind }
-        })
-        .collect()
-}
-
-/// The names of a template's parameters, in order (how its types are resolved).
-pub(crate) fn generic_names(generics: &[Generic]) -> Vec<Arc<str>> {
-    generics.iter().map(|g| g.name.clone()).collect()
-}
-
-/// The names of a template's natural parameters.
-pub(crate) fn natural_names(generics: &[Generic]) -> Vec<Arc<str>> {
-    generics.iter().filter(|g| g.is_nat()).map(|g| g.name.clone()).collect()
 }
 
 /// The kind of a value type (language §22): scalars, tag-only enums, views, borrows and function
@@ -240,9 +94,13 @@ pub(crate) fn substitute(ty: &Ty, generics: &[Generic], args: &[InstanceArg]) ->
         Ty::Array(elem, n) => Ty::Array(Arc::new(substitute(elem, generics, args)), *n),
         // The natural's value is the length; a name that is no natural of the instance is an
         // error the declaration's check reports.
-        Ty::ArrayNat(elem, name) => match natural(name, generics, args) {
-            Some(n) => Ty::Array(Arc::new(substitute(elem, generics, args)), n),
-            None => Ty::Error,
+        Ty::ArrayNat(elem, natural) => match args.get(natural.index as usize) {
+            Some(InstanceArg::Nat(n)) => Ty::Array(Arc::new(substitute(elem, generics, args)), *n),
+            _ => Ty::Error,
+        },
+        Ty::NatParam(natural) => match args.get(natural.index as usize) {
+            Some(InstanceArg::Nat(n)) => Ty::Nat(*n),
+            _ => Ty::Error,
         },
         other => other.clone(),
     }
@@ -275,27 +133,59 @@ pub fn natural(name: &str, generics: &[Generic], args: &[InstanceArg]) -> Option
     }
 }
 
-/// Calls `f` with the index of every type parameter `ty` mentions.
+/// Calls `f` with the index of every type parameter `ty` mentions where a type is written.
 pub(crate) fn visit_params(ty: &Ty, f: &mut dyn FnMut(u32)) {
+    visit(ty, &mut |i, natural| {
+        if !natural {
+            f(i)
+        }
+    });
+}
+
+/// Calls `f` with the index of every parameter `ty` mentions, types and naturals alike (a
+/// natural as an `Array`'s length or as a record's argument).
+pub(crate) fn visit_all_params(ty: &Ty, f: &mut dyn FnMut(u32)) {
+    visit(ty, &mut |i, _| f(i));
+}
+
+/// Calls `f(index, natural)` for every parameter `ty` mentions.
+fn visit(ty: &Ty, f: &mut dyn FnMut(u32, bool)) {
     match ty {
-        Ty::Param(i) => f(*i),
-        Ty::Record(adt) | Ty::Enum(adt) => adt.args.iter().for_each(|a| visit_params(a, f)),
-        Ty::Borrow(_, inner) => visit_params(inner, f),
-        Ty::View(view) => visit_params(&view.elem, f),
-        Ty::Buf(elem) | Ty::Array(elem, _) | Ty::ArrayNat(elem, _) => visit_params(elem, f),
+        Ty::Param(i) => f(*i, false),
+        Ty::NatParam(n) => f(n.index, true),
+        Ty::Record(adt) | Ty::Enum(adt) => adt.args.iter().for_each(|a| visit(a, f)),
+        Ty::Borrow(_, inner) => visit(inner, f),
+        Ty::View(view) => visit(&view.elem, f),
+        Ty::Buf(elem) | Ty::Array(elem, _) => visit(elem, f),
+        Ty::ArrayNat(elem, n) => {
+            visit(elem, f);
+            f(n.index, true);
+        }
         Ty::Fn(fun) => {
-            fun.params.iter().for_each(|p| visit_params(p, f));
-            visit_params(&fun.ret, f);
+            fun.params.iter().for_each(|p| visit(p, f));
+            visit(&fun.ret, f);
         }
         _ => {}
     }
 }
 
-/// True when `ty` mentions a type parameter.
+/// True when `ty` mentions a parameter (a type or a natural): it is a template's, not an
+/// instance's.
 pub(crate) fn mentions_param(ty: &Ty) -> bool {
     let mut any = false;
-    visit_params(ty, &mut |_| any = true);
+    visit_all_params(ty, &mut |_| any = true);
     any
+}
+
+/// Binds the natural parameter `natural` to `value` when its slot is still open.
+fn bind_natural(natural: &crate::types::NatRef, value: u64, generics: &[Generic], slots: &mut [Option<InstanceArg>]) {
+    let index = natural.index as usize;
+    if generics.get(index).is_some_and(Generic::is_nat)
+        && let Some(slot) = slots.get_mut(index)
+        && slot.is_none()
+    {
+        *slot = Some(InstanceArg::Nat(value));
+    }
 }
 
 /// Binds the parameters `pattern` mentions from `actual` (the inference of language §19):
@@ -322,14 +212,12 @@ pub(crate) fn unify(pattern: &Ty, actual: &Ty, generics: &[Generic], slots: &mut
         (Ty::Buf(p), Ty::Buf(a)) => unify(p, a, generics, slots),
         (Ty::Array(p, _), Ty::Array(a, _)) => unify(p, a, generics, slots),
         // An array whose length is a natural binds the natural.
-        (Ty::ArrayNat(p, name), Ty::Array(a, n)) => {
+        (Ty::ArrayNat(p, natural), Ty::Array(a, n)) => {
             unify(p, a, generics, slots);
-            if let Some(index) = generics.iter().position(|g| g.is_nat() && g.name == *name)
-                && slots[index].is_none()
-            {
-                slots[index] = Some(InstanceArg::Nat(*n));
-            }
+            bind_natural(natural, *n, generics, slots);
         }
+        // A record's or enum's natural argument binds the natural it names.
+        (Ty::NatParam(natural), Ty::Nat(n)) => bind_natural(natural, *n, generics, slots),
         (Ty::View(p), Ty::Array(a, _)) => unify(&p.elem, a, generics, slots),
         // An owner lent whole to a view parameter binds the view's element.
         (Ty::View(p), Ty::Buf(a)) => unify(&p.elem, a, generics, slots),

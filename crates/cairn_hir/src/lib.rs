@@ -38,6 +38,7 @@ pub mod implementations;
 mod input;
 mod lanes;
 mod order;
+mod params;
 pub mod plans;
 pub mod recipes;
 pub mod regions;

@@ -614,6 +614,10 @@ impl Layout<'_> {
         if let Some(error) = error {
             return Some(error);
         }
+        // The types a field or payload forms keep their records' promises (language §19.1).
+        if let Some((code, fact)) = members.iter().find_map(|t| crate::traits::formed_bounds(db, t)) {
+            return Some(Diag::new(code, format!("{fact}."), Anchor::Item));
+        }
         for member in members {
             // An owner's elements live on the heap: reached through a `Buf`, a type starts a new
             // chain of containment (a tree's `kids:Buf[Node]` is as finite as any pointer).

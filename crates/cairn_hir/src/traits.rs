@@ -115,7 +115,8 @@ pub fn impl_def(db: &dyn Db, item: Item) -> ImplDef {
         }
     }
     let names = crate::generics::generic_names(&generics);
-    let cx = TypeCtx { db, scope, module: &module, generics: &names, naturals: &[], self_ty: None };
+    let naturals = crate::generics::natural_names(&generics);
+    let cx = TypeCtx { db, scope, module: &module, generics: &names, naturals: &naturals, self_ty: None };
     let written = imp.self_ty().map(|t| lower_type(&t)).unwrap_or(TypeRef::Missing);
     match resolve_type(cx, &written) {
         Ok(ty) => def.self_ty = ty,
@@ -127,7 +128,7 @@ pub fn impl_def(db: &dyn Db, item: Item) -> ImplDef {
     }
     for (index, generic) in generics.iter().enumerate() {
         let mut used = false;
-        crate::generics::visit_params(&def.self_ty, &mut |i| used |= i as usize == index);
+        crate::generics::visit_all_params(&def.self_ty, &mut |i| used |= i as usize == index);
         if !used {
             let message = format!(
                 "The impl parameter {} does not appear in the implementing type {}: every parameter of an impl must.",
@@ -387,6 +388,40 @@ pub(crate) fn unmet(db: &dyn Db, module: &str, ty: &Ty, bound: &Bound) -> Option
             Some(trait_item) => (!implements(db, module, trait_item, ty.value()))
                 .then(|| ("E-TRAIT-IMPL", format!("{ty} does not implement {name}"))),
         },
+    }
+}
+
+/// The first promise a record or enum type inside `ty` breaks (language §19.1: "generic records
+/// check their bounds when the type is formed"): `Pair[Buf[u8]]` where `struct Pair[T:copy]` is
+/// `E-BOUND`, said as the code and the refusal's message. Arguments that still mention a
+/// template's parameters are judged in each instance, where they are known.
+pub(crate) fn formed_bounds(db: &dyn Db, ty: &Ty) -> Option<(&'static str, String)> {
+    match ty {
+        Ty::Record(adt) | Ty::Enum(adt) => {
+            if let Some(found) = adt.args.iter().find_map(|arg| formed_bounds(db, arg)) {
+                return Some(found);
+            }
+            let params = crate::decl::adt_generics(db, adt.item);
+            let module = Resolver::new(db).module_of(adt.item);
+            for (param, arg) in params.iter().zip(adt.args.iter()) {
+                let GenericKind::Type(bounds) = &param.kind else { continue };
+                if crate::generics::mentions_param(arg) {
+                    continue;
+                }
+                for bound in bounds.iter() {
+                    if let Some((code, fact)) = unmet(db, &module, arg, bound) {
+                        return Some((code, format!("{fact}; {} needs `[{}]`", adt.name, param.text())));
+                    }
+                }
+            }
+            None
+        }
+        Ty::Borrow(_, inner) | Ty::Buf(inner) | Ty::Array(inner, _) | Ty::ArrayNat(inner, _) => {
+            formed_bounds(db, inner)
+        }
+        Ty::View(view) => formed_bounds(db, &view.elem),
+        Ty::Fn(fun) => fun.params.iter().chain(std::iter::once(&fun.ret)).find_map(|t| formed_bounds(db, t)),
+        _ => None,
     }
 }
 

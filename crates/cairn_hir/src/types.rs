@@ -190,10 +190,16 @@ pub enum Ty {
     /// `Array[T, N]`: `N` elements held inline, of `T`'s kind (language §22.1); lent whole as a
     /// view of extent `N`.
     Array(Arc<Ty>, u64),
-    /// `Array[T, N]` in a template whose natural parameter `N` gives the length: what a
-    /// template's signature holds; every instance has an [`Ty::Array`] of `N`'s value in its place
-    /// (`generics::substitute`).
-    ArrayNat(Arc<Ty>, Arc<str>),
+    /// `Array[T, N]` in a template (a function, or a record or enum) whose natural parameter `N`
+    /// gives the length: what a template's declaration holds; every instance has an
+    /// [`Ty::Array`] of `N`'s value in its place (`generics::substitute`, [`Ty::substitute`]).
+    ArrayNat(Arc<Ty>, NatRef),
+    /// A natural as a record's or enum's argument: `Ring[16]` holds `Nat(16)` (language §19:
+    /// records and enums take the same parameter lists as functions). Never a value's type.
+    Nat(u64),
+    /// In a template, its natural parameter given as a record's or enum's argument (`Ring[N]`
+    /// inside `fn f[N:nat]`); every instance has the [`Ty::Nat`] of `N`'s value in its place.
+    NatParam(NatRef),
     /// The opaque witness of a type parameter (language §19.2, `cairn check --generics`): a type
     /// that is exactly what the parameter promises — its kind, and the traits it names — and
     /// nothing else. It exists only in the checks of witness instances; no code is made for it.
@@ -203,6 +209,14 @@ pub enum Ty {
     Ticket,
     /// Unknown because of an earlier refusal; matches anything.
     Error,
+}
+
+/// A template's natural parameter where a type mentions it: its position in the template's
+/// parameter list (what substitution reads) and its name (what diagnostics print).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NatRef {
+    pub index: u32,
+    pub name: Arc<str>,
 }
 
 /// An opaque witness: the parameter it stands for, its kind and its traits (declarations).
@@ -327,7 +341,9 @@ impl fmt::Display for Ty {
             Ty::Dyn(_, name) => write!(f, "dyn {name}"),
             Ty::Buf(elem) => write!(f, "Buf[{elem}]"),
             Ty::Array(elem, n) => write!(f, "Array[{elem}, {n}]"),
-            Ty::ArrayNat(elem, n) => write!(f, "Array[{elem}, {n}]"),
+            Ty::ArrayNat(elem, n) => write!(f, "Array[{elem}, {}]", n.name),
+            Ty::Nat(n) => write!(f, "{n}"),
+            Ty::NatParam(n) => write!(f, "{}", n.name),
             Ty::DynBox(_, name) => write!(f, "Dyn[{name}]"),
             Ty::Opaque(o) => write!(f, "{}", o.name),
             Ty::Ticket => write!(f, "Ticket[void]@device"),
@@ -337,7 +353,7 @@ impl fmt::Display for Ty {
 }
 
 impl Ty {
-    /// Replaces generic parameters by `args`.
+    /// Replaces generic parameters by `args` (a natural's argument is a [`Ty::Nat`]).
     pub fn substitute(&self, args: &[Ty]) -> Ty {
         match self {
             Ty::Param(i) => args.get(*i as usize).cloned().unwrap_or(Ty::Error),
@@ -351,7 +367,18 @@ impl Ty {
             })),
             Ty::Buf(elem) => Ty::Buf(Arc::new(elem.substitute(args))),
             Ty::Array(elem, n) => Ty::Array(Arc::new(elem.substitute(args)), *n),
-            Ty::ArrayNat(elem, n) => Ty::ArrayNat(Arc::new(elem.substitute(args)), n.clone()),
+            Ty::ArrayNat(elem, n) => {
+                let elem = Arc::new(elem.substitute(args));
+                match args.get(n.index as usize) {
+                    Some(Ty::Nat(value)) => Ty::Array(elem, *value),
+                    Some(Ty::NatParam(other)) => Ty::ArrayNat(elem, other.clone()),
+                    _ => Ty::Error,
+                }
+            }
+            Ty::NatParam(n) => match args.get(n.index as usize) {
+                Some(arg @ (Ty::Nat(_) | Ty::NatParam(_))) => arg.clone(),
+                _ => Ty::Error,
+            },
             other => other.clone(),
         }
     }

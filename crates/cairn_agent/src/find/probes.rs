@@ -556,8 +556,10 @@ fn probe_type(db: &dyn cairn_hir::Db, ty: &Ty, extent: Option<&str>) -> Option<S
         Ty::Buf(elem) => Some(format!("Buf[{}]", probe_type(db, elem, None)?)),
         Ty::Array(elem, n) => Some(format!("Array[{}, {n}]", probe_type(db, elem, None)?)),
         Ty::DynBox(_, name) => Some(format!("Dyn[{name}]")),
+        Ty::Nat(n) => Some(n.to_string()),
         Ty::Void
         | Ty::Param(_)
+        | Ty::NatParam(_)
         | Ty::ArrayNat(..)
         | Ty::Fn(_)
         | Ty::Dyn(..)

@@ -366,6 +366,7 @@ impl Cx<'_> {
         }
         let type_args = self.record_args(e, item, &name, args, generic)?;
         let adt = crate::types::AdtTy { item, name: name.clone(), args: type_args };
+        self.formed(e, &Ty::Record(adt.clone()))?;
         let fields = fields_of(self.db, &adt);
         if fields.len() != args.len() {
             return Err(Diag::new(

@@ -277,8 +277,11 @@ impl Cx<'_> {
             naturals: &naturals,
             self_ty: self_ty.as_ref(),
         };
-        let ty = resolve_type(cx, written)?;
-        Ok(crate::generics::substitute(&ty, self.generics, self.args))
+        let ty = crate::generics::substitute(&resolve_type(cx, written)?, self.generics, self.args);
+        if let Some((code, fact)) = crate::traits::formed_bounds(self.db, &ty) {
+            return Err(crate::decl::TypeError { code, message: format!("{fact}."), hint: None });
+        }
+        Ok(ty)
     }
 
     /// The result type a `return` or `try` answers to: the innermost closure's, else the

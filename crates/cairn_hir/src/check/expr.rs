@@ -678,25 +678,12 @@ impl Cx<'_> {
             return Ok(None);
         };
         let name = self.scope.full_name(decl.item);
-        let params = crate::decl::generic_params(self.db, decl.item);
-        let args: Vec<Ty> = match args {
-            Some(indices) => {
-                if indices.len() != params.len() {
-                    return Err(Diag::new(
-                        "E-GENERIC-ARITY",
-                        format!("{name} takes {} type arguments.", params.len()),
-                        Anchor::Expr(base),
-                    ));
-                }
-                let mut out = Vec::new();
-                for index in indices.iter() {
-                    out.push(self.type_of_expr(*index)?);
-                }
-                out
-            }
-            None => vec![Ty::Param(u32::MAX); params.len()],
+        let params = crate::decl::adt_generics(self.db, decl.item).clone();
+        let args: Arc<[Ty]> = match args {
+            Some(indices) => self.adt_explicit_args(base, &name, &params, &indices)?,
+            None => Arc::from(vec![Ty::Param(u32::MAX); params.len()]),
         };
-        Ok(Some(AdtTy { item: decl.item, name, args: Arc::from(args) }))
+        Ok(Some(AdtTy { item: decl.item, name, args }))
     }
 
     /// Reads an expression used as a type argument (`Option[u64]`) as a type.
@@ -742,8 +729,22 @@ impl Cx<'_> {
         }
     }
 
-    /// Fills an enum's unknown type arguments from the expected type, then from the payload.
+    /// Fills an enum's unknown type arguments from the expected type, then from the payload,
+    /// and holds the type formed to its promises (`E-BOUND`).
     pub(crate) fn infer_variant_args(
+        &mut self,
+        e: ExprId,
+        adt: &AdtTy,
+        payload: Option<&Ty>,
+        payload_expr: Option<ExprId>,
+        expected: Option<&Ty>,
+    ) -> R<AdtTy> {
+        let found = self.variant_args(e, adt, payload, payload_expr, expected)?;
+        self.formed(e, &Ty::Enum(found.clone()))?;
+        Ok(found)
+    }
+
+    fn variant_args(
         &mut self,
         e: ExprId,
         adt: &AdtTy,
@@ -759,15 +760,31 @@ impl Cx<'_> {
         {
             return Ok(want.clone());
         }
-        // From the payload: the variant's payload is a generic parameter.
-        if let (Some(Ty::Param(index)), Some(arg)) = (payload, payload_expr) {
-            let ty = self.check(arg, None)?;
-            let mut args: Vec<Ty> = adt.args.to_vec();
-            if let Some(slot) = args.get_mut(*index as usize) {
-                *slot = ty;
-            }
-            if !args.contains(&Ty::Param(u32::MAX)) {
-                return Ok(AdtTy { args: Arc::from(args), ..adt.clone() });
+        // From the payload: what its value shows of the parameters its type mentions.
+        if let (Some(pattern), Some(arg)) = (payload, payload_expr)
+            && crate::generics::mentions_param(pattern)
+            && let Some(ty) = self.probe(arg, false)
+        {
+            let params = crate::decl::adt_generics(self.db, adt.item).clone();
+            let mut slots: Vec<Option<crate::instance::InstanceArg>> = adt
+                .args
+                .iter()
+                .map(|a| match a {
+                    Ty::Param(u32::MAX) => None,
+                    Ty::Nat(n) => Some(crate::instance::InstanceArg::Nat(*n)),
+                    other => Some(crate::instance::InstanceArg::Type(other.clone())),
+                })
+                .collect();
+            crate::generics::unify(pattern, &ty, &params, &mut slots);
+            if let Some(args) = slots.into_iter().collect::<Option<Vec<_>>>() {
+                let args = args
+                    .into_iter()
+                    .map(|a| match a {
+                        crate::instance::InstanceArg::Type(t) => t,
+                        crate::instance::InstanceArg::Nat(n) => Ty::Nat(n),
+                    })
+                    .collect();
+                return Ok(AdtTy { args, ..adt.clone() });
             }
         }
         Err(Diag::new(
@@ -775,6 +792,15 @@ impl Cx<'_> {
             format!("Cannot infer the type arguments; write {}[...].V.", adt.name),
             Anchor::Expr(e),
         ))
+    }
+
+    /// `E-BOUND` / `E-TRAIT-IMPL` when a record or enum type formed at `e` breaks a promise of
+    /// its parameters (language §19.1).
+    pub(crate) fn formed(&self, e: ExprId, ty: &Ty) -> R<()> {
+        match crate::traits::formed_bounds(self.db, ty) {
+            Some((code, fact)) => Err(Diag::new(code, format!("{fact}."), Anchor::Expr(e))),
+            None => Ok(()),
+        }
     }
 }
 

@@ -150,7 +150,7 @@ impl Cx<'_> {
         let natural = |n: &str| generics.iter().any(|g| g.is_nat() && *g.name == *n);
         crate::generics::mentions_param(pattern)
             || matches!(pattern, Ty::View(v) if matches!(&v.extent, crate::types::Extent::Name(n) if natural(n)))
-            || matches!(pattern, Ty::ArrayNat(_, n) if natural(n))
+            || matches!(pattern, Ty::ArrayNat(_, n) if natural(&n.name))
     }
 
     /// A literal argument (a number, a character, a string, `true`/`false`, or a negated number).
@@ -186,7 +186,8 @@ impl Cx<'_> {
     }
 
     /// The type arguments of a record a constructor builds (`Pair(1, 2)` is `Pair[u64]`):
-    /// explicit, then the expected type, then the fields' typed values, then their literals.
+    /// explicit, then the expected type, then the fields' typed values, then their literals. A
+    /// natural parameter takes a [`Ty::Nat`] (`Ring[16](...)`, or inferred from an `Array` field).
     pub(crate) fn record_args(
         &mut self,
         e: ExprId,
@@ -195,7 +196,7 @@ impl Cx<'_> {
         args: &[ExprId],
         generic: super::call::Generic<'_>,
     ) -> R<Arc<[Ty]>> {
-        let params = crate::decl::generic_params(self.db, item);
+        let params = crate::decl::adt_generics(self.db, item).clone();
         if params.is_empty() {
             if generic.explicit.is_some() {
                 return Err(Diag::new("E-GENERIC-ARITY", format!("{name} takes 0 type arguments."), Anchor::Expr(e)));
@@ -203,14 +204,7 @@ impl Cx<'_> {
             return Ok(Arc::from(Vec::new()));
         }
         if let Some(explicit) = generic.explicit {
-            if explicit.len() != params.len() {
-                return Err(Diag::new(
-                    "E-GENERIC-ARITY",
-                    format!("{name} takes {} type arguments.", params.len()),
-                    Anchor::Expr(e),
-                ));
-            }
-            return explicit.iter().map(|&arg| self.type_of_expr(arg)).collect();
+            return self.adt_explicit_args(e, name, &params, explicit);
         }
         if let Some(Ty::Record(want)) = generic.expected.map(Ty::value)
             && want.item == item
@@ -226,7 +220,7 @@ impl Cx<'_> {
                     continue;
                 }
                 if let Some(actual) = self.probe(arg, false) {
-                    unify(pattern, &actual, &[], &mut slots);
+                    unify(pattern, &actual, &params, &mut slots);
                 }
             }
         }
@@ -234,14 +228,41 @@ impl Cx<'_> {
         for (param, slot) in params.iter().zip(slots) {
             match slot {
                 Some(InstanceArg::Type(ty)) => out.push(ty),
-                _ => {
+                Some(InstanceArg::Nat(n)) => out.push(Ty::Nat(n)),
+                None => {
                     return Err(Diag::new(
                         "E-INFER",
-                        format!("Cannot infer {param} of {name}: write {name}[...](...)."),
+                        format!("Cannot infer {} of {name}: write {name}[...](...).", param.name),
                         Anchor::Expr(e),
                     ));
                 }
             }
+        }
+        Ok(Arc::from(out))
+    }
+
+    /// The written arguments of a record or enum (`Ring[16]`, `Found[u64]`): a type for a type
+    /// parameter, a natural (as [`Ty::Nat`]) for a natural one.
+    pub(crate) fn adt_explicit_args(
+        &mut self,
+        e: ExprId,
+        name: &str,
+        params: &[Generic],
+        explicit: &[ExprId],
+    ) -> R<Arc<[Ty]>> {
+        if explicit.len() != params.len() {
+            return Err(Diag::new(
+                "E-GENERIC-ARITY",
+                format!("{name} takes {} type arguments.", params.len()),
+                Anchor::Expr(e),
+            ));
+        }
+        let mut out = Vec::with_capacity(params.len());
+        for (param, &arg) in params.iter().zip(explicit) {
+            out.push(match self.explicit_arg(arg, param, name)? {
+                InstanceArg::Type(ty) => ty,
+                InstanceArg::Nat(n) => Ty::Nat(n),
+            });
         }
         Ok(Arc::from(out))
     }

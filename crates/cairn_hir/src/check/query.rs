@@ -56,7 +56,15 @@ fn run_check<'db>(
         return FnCheck::default();
     }
     let mut cx = new_cx(db, item, signature, args, body.clone(), false);
-    let mut result = cx.run();
+    // The types the signature forms keep their records' promises (language §19.1).
+    let formed = signature.params.iter().map(|p| &p.ty).chain(std::iter::once(&signature.ret)).find_map(|ty| {
+        crate::traits::formed_bounds(db, ty)
+            .map(|(code, fact)| crate::diag::Diag::new(code, format!("{fact}."), crate::diag::Anchor::Item))
+    });
+    let mut result = match formed {
+        Some(diag) => Err(diag),
+        None => cx.run(),
+    };
     settle(&mut cx);
     // Moves and releases, once every expression is typed and resolved.
     if result.is_ok() {

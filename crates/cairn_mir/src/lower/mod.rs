@@ -213,7 +213,14 @@ pub fn mty(db: &dyn Db, ty: &Ty) -> MTy {
         // An opaque witness lives only in the checks of `--generics`; no code is made for it.
         // A template's types (a parameter, an array of a natural's length) are substituted in
         // every instance before lowering.
-        Ty::Void | Ty::Error | Ty::Param(_) | Ty::ArrayNat(..) | Ty::Dyn(..) | Ty::Opaque(_) => MTy::Void,
+        Ty::Void
+        | Ty::Error
+        | Ty::Param(_)
+        | Ty::ArrayNat(..)
+        | Ty::Nat(_)
+        | Ty::NatParam(_)
+        | Ty::Dyn(..)
+        | Ty::Opaque(_) => MTy::Void,
         // Under emulation queued work runs to completion at its spawn: a ticket holds nothing.
         Ty::Ticket => MTy::Bool,
         Ty::Record(adt) => {
