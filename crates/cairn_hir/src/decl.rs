@@ -242,7 +242,7 @@ fn natural_argument(cx: TypeCtx<'_>, arg: &TypeArg, param: &str, owner: &str) ->
     let text: Arc<str> = match arg {
         TypeArg::Nat(n) => n.clone(),
         TypeArg::Type(TypeRef::Path { path, args }) if path.len() == 1 && args.is_empty() => path[0].clone(),
-        TypeArg::Type(written) => {
+        TypeArg::Type(_) => {
             return Err(TypeError::new(
                 "E-GENERIC-KIND",
                 format!("{param} of {owner} is a natural, and this is a type: pass a number."),

@@ -3,9 +3,11 @@
 //! members through it, which add `dispatch` and may call every implementation of the member.
 //!
 //! A trait may stand behind `dyn` only when it is dyn-compatible (`E-DYN`), judged where a
-//! reference is formed or called through. This build also asks that each member's receiver is
-//! a borrow (`ro<Self>` / `rw<Self>`, at any position) and that members take no generic
-//! parameters of their own; anything else is `E-UNSUPPORTED`.
+//! reference is formed or called through. Two decisions where the spec is silent
+//! (docs/decisions.md): a member with generic parameters of its own is not dyn-compatible (a
+//! table holds one entry per member), and a member that takes its receiver by value (`self:Self`)
+//! is called with a copy of the object, so only a `copy` type may be lent or boxed for a trait
+//! that has one.
 
 use std::sync::Arc;
 
@@ -24,7 +26,7 @@ fn mentions_self(ty: &Ty) -> bool {
 }
 
 impl Cx<'_> {
-    /// `E-DYN` (or `E-UNSUPPORTED`) unless trait `tr` can stand behind `dyn`.
+    /// `E-DYN` unless trait `tr` can stand behind `dyn`.
     pub(crate) fn dyn_compatible(&self, e: ExprId, tr: Item) -> R<()> {
         let name = self.scope.full_name(tr);
         for (member, item) in crate::traits::trait_def(self.db, tr).members.iter() {
@@ -43,15 +45,38 @@ impl Cx<'_> {
             if mentions_self(&signature.ret) {
                 return fail(format!("{member} returns {}", signature.ret));
             }
-            let borrowed = matches!(signature.params[receiver].ty, Ty::Borrow(..));
-            if !borrowed || crate::generics::fn_generics(self.db, *item).len() > 1 {
-                return Err(Diag::new(
-                    "E-UNSUPPORTED",
-                    format!(
-                        "dyn {name}: a member whose receiver is not a borrow ({member}), or that is generic, is not built yet."
-                    ),
-                    Anchor::Expr(e),
+            // A static table holds one entry per member: a member with generic parameters of
+            // its own has no one entry to hold (a decision, docs/decisions.md).
+            if crate::generics::fn_generics(self.db, *item).len() > 1 {
+                return fail(format!(
+                    "its member {member} has generic parameters of its own, and a dyn table holds one entry per member"
                 ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `E-DYN` when trait `tr` has a member taking its receiver by value and `ty`, the type lent
+    /// or boxed behind it, is not `copy`: through `dyn` such a call gets a copy of the object.
+    fn by_value_receivers(&self, at: ExprId, tr: Item, ty: &Ty) -> R<()> {
+        for (member, item) in crate::traits::trait_def(self.db, tr).members.iter() {
+            let Some(receiver) = crate::signature::receiver_index(self.db, *item) else { continue };
+            let signature = crate::signature::fn_signature(self.db, *item);
+            if matches!(signature.params[receiver].ty, Ty::Borrow(..)) {
+                continue;
+            }
+            let kind = crate::generics::kind_of(self.db, ty);
+            if kind != crate::types::Kind::Copy {
+                let name = self.scope.full_name(tr);
+                return Err(Diag::new(
+                    "E-DYN",
+                    format!(
+                        "{member} of {name} takes its receiver by value, so a call through dyn gets a copy of the object, and {ty} is {}, not copy.",
+                        kind.name()
+                    ),
+                    Anchor::Expr(at),
+                )
+                .with_hint(format!("Take the receiver as a borrow in {name} and its impls (`self:ro<Self>`), or lend a copy type.")));
             }
         }
         Ok(())
@@ -93,6 +118,7 @@ impl Cx<'_> {
                     ));
                 };
                 self.host_only(Anchor::Expr(arg), "a `dyn` reference")?;
+                self.by_value_receivers(arg, tr, &value)?;
                 // A generic impl's table is its methods' instances at the impl's arguments.
                 self.dyn_lends.push((self.body.unparen(arg), imp, args));
             }
@@ -152,6 +178,7 @@ impl Cx<'_> {
             ));
         };
         self.host_only(Anchor::Expr(e), "a `Dyn` box")?;
+        self.by_value_receivers(*value, tr, &ty)?;
         self.dyn_lends.push((e, imp, args));
         for effect in ["alloc", "trap"] {
             self.effect(effect);

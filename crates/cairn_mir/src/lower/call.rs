@@ -403,6 +403,68 @@ impl Lower<'_> {
         }
     }
 
+    /// The entry of a `dyn` table for `method` of an impl at `args`: the method itself (its
+    /// receiver, a borrow, is the object's address), or for a receiver taken by value the adapter
+    /// that copies the object from its address and calls the method with the copy (the checker
+    /// lends only `copy` types for such a trait).
+    pub(super) fn table_entry(&mut self, method: Item, args: &Arc<[cairn_hir::instance::InstanceArg]>) -> Operand {
+        let target = self.method_symbol(method, args);
+        let signature = cairn_hir::instance_signature(self.db, Instance::new(self.db, method, args.clone()));
+        // The receiver stands where the trait's member has it (an impl writes the type itself).
+        let at = cairn_hir::member_family(self.db, method)
+            .and_then(|(tr, name)| cairn_hir::member_named(self.db, tr, &name))
+            .and_then(|member| cairn_hir::receiver_index(self.db, member))
+            .unwrap_or(0);
+        let Some(receiver) = signature.params.get(at).filter(|p| !matches!(p.ty, Ty::Borrow(..))) else {
+            return Operand::Const(Const::Fn(target));
+        };
+        let adapter: Arc<str> = Arc::from(format!("{target}$dyn"));
+        if !self.extra.iter().any(|f| f.symbol == adapter) {
+            let value = mty(self.db, &receiver.ty);
+            let mut locals: Vec<LocalDecl> = signature
+                .params
+                .iter()
+                .enumerate()
+                .map(|(i, p)| LocalDecl {
+                    name: Some(p.name.clone()),
+                    ty: if i == at { MTy::Ptr(Arc::new(value.clone())) } else { mty(self.db, &p.ty) },
+                })
+                .collect();
+            let copied = Local(locals.len() as u32);
+            locals.push(LocalDecl { name: None, ty: value });
+            let ret = mty(self.db, &signature.ret);
+            let result = (ret != MTy::Void).then(|| {
+                locals.push(LocalDecl { name: None, ty: ret.clone() });
+                Local(locals.len() as u32 - 1)
+            });
+            let load = Inst::Assign(
+                Place::local(copied),
+                Rvalue::Use(Operand::Copy(Place::local(Local(at as u32)).project(Proj::Deref))),
+            );
+            let call_args = (0..signature.params.len())
+                .map(|i| if i == at { copy(copied) } else { copy(Local(i as u32)) })
+                .collect();
+            let insts = vec![load, Inst::Call { dst: result.map(Place::local), callee: target, args: call_args }];
+            self.extra.push(Function {
+                name: adapter.trim_start_matches("cairn.").into(),
+                symbol: adapter.clone(),
+                kind: FnKind::Function,
+                params: signature.params.len() as u32,
+                ret,
+                locals,
+                blocks: vec![Block {
+                    anchors: vec![None; insts.len()],
+                    insts,
+                    term: Terminator::Return(result.map(copy)),
+                    term_anchor: None,
+                }],
+                extents: Vec::new(),
+                device: false,
+            });
+        }
+        Operand::Const(Const::Fn(adapter))
+    }
+
     /// The `dyn` reference lent for argument `arg`: the object's address and the table of its
     /// impl's methods (which take the receiver's address first), or a `dyn` reference passed on.
     fn dyn_argument(&mut self, arg: ExprId, ty: &MTy) -> R<Operand> {
@@ -416,7 +478,7 @@ impl Lower<'_> {
         let object = self.value(MTy::Ptr(Arc::new(MTy::Int(IntTy::U8))), Rvalue::Ref(place));
         let mut fields = vec![object];
         for method in cairn_hir::table_methods(self.db, imp) {
-            fields.push(Operand::Const(Const::Fn(self.method_symbol(method, &args))));
+            fields.push(self.table_entry(method, &args));
         }
         Ok(self.value(ty.clone(), Rvalue::Record(ty.clone(), fields)))
     }

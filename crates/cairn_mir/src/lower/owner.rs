@@ -260,7 +260,7 @@ impl Lower<'_> {
         let object = self.value(MTy::Ptr(Arc::new(MTy::Int(IntTy::U8))), Rvalue::Ref(slot));
         let mut fields = vec![object];
         for method in cairn_hir::table_methods(self.db, imp) {
-            fields.push(Operand::Const(Const::Fn(self.method_symbol(method, &impl_args))));
+            fields.push(self.table_entry(method, &impl_args));
         }
         let drop_ty =
             MTy::Fn { params: Arc::from(vec![MTy::Ptr(Arc::new(MTy::Int(IntTy::U8)))]), ret: Arc::new(MTy::Void) };
