@@ -72,6 +72,9 @@ struct Walk<'a, 'db> {
     leases: Vec<Vec<LocalRef>>,
     /// True while the walk is inside a `defer`'s call.
     deferring: bool,
+    /// The scope whose `defer` is being walked: a closure inside its call names locals on the
+    /// defer's behalf, so they are leased to that scope, not to the closure's own block.
+    defer_scope: usize,
     /// The frame depth at which each enclosing loop's body starts.
     loops: Vec<usize>,
     /// True once a release was met (`free` enters the row).
@@ -92,6 +95,7 @@ pub(crate) fn walk(cx: &Cx<'_>) -> Result<bool, Diag> {
         frames: vec![Vec::new()],
         leases: vec![Vec::new()],
         deferring: false,
+        defer_scope: 0,
         loops: Vec::new(),
         frees: false,
         kinds: HashMap::new(),
@@ -257,13 +261,49 @@ impl Walk<'_, '_> {
                 anchor,
             );
         }
-        Diag::new(
+        let diag = Diag::new(
             "E-LINEAR-LEAK",
             format!(
                 "{name} is linear and still held at {at}: consume it exactly once first — pass it to the function that ends it, return it, or `defer` that call right after it is made."
             ),
             anchor,
-        )
+        );
+        let ty = match local {
+            LocalRef::Binder(b) => self.cx.binder_types.get(b.0 as usize).cloned(),
+            LocalRef::Param(i) => self.cx.signature.params.get(i as usize).map(|p| p.ty.clone()),
+        };
+        match ty.and_then(|ty| self.consumer(&ty)) {
+            Some(end) => diag.with_hint(format!(
+                "Pass {name} to {end}({name}) before {at}, or write `defer {end}({name});` right after it is made."
+            )),
+            None => diag,
+        }
+    }
+
+    /// A function of the program this body can call that takes a `ty` by value and does not
+    /// hand one back — the call that ends such a value, for a leak's repair hint — named as this
+    /// module writes it.
+    fn consumer(&self, ty: &Ty) -> Option<String> {
+        let db = self.cx.db;
+        let module = &self.cx.module;
+        crate::input::Program::get(db).items(db).iter().find_map(|entry| {
+            if entry.key.kind != crate::input::ItemKind::Fn
+                || entry.item == self.cx.item
+                || !crate::generics::fn_generics(db, entry.item).is_empty()
+                || !self.cx.scope.visible_from(entry.item, module)
+            {
+                return None;
+            }
+            let signature = crate::signature::fn_signature(db, entry.item);
+            let takes = signature.params.iter().any(|p| p.ty == *ty);
+            (takes && signature.ret != *ty && signature.error.is_none()).then(|| {
+                let full = self.cx.scope.full_name(entry.item);
+                match self.cx.scope.module_of(entry.item) == *module {
+                    true => full.rsplit('.').next().unwrap_or(&full).to_string(),
+                    false => full.to_string(),
+                }
+            })
+        })
     }
 
     /// A value of type `ty` that nobody keeps is released at `at`: refused when it is linear.
@@ -349,6 +389,7 @@ impl Walk<'_, '_> {
             }
             Stmt::Defer(inner) => {
                 self.deferring = true;
+                self.defer_scope = self.leases.len() - 1;
                 let result = self.stmt(*inner);
                 self.deferring = false;
                 result?;
@@ -361,6 +402,7 @@ impl Walk<'_, '_> {
                 Ok(false)
             }
             Stmt::Assign { target, op, value } => {
+                self.into_itself(*target, *value)?;
                 self.value(*value)?;
                 self.assigned(*target, op.is_some())?;
                 Ok(false)
@@ -615,6 +657,32 @@ impl Walk<'_, '_> {
         }
     }
 
+    /// `E-ALIAS` for an assignment that moves a local into a place inside that same local
+    /// (`t.kids[0] = t;`, language §22.2): the value would hold itself.
+    fn into_itself(&mut self, target: ExprId, value: ExprId) -> R<()> {
+        let value = self.cx.body.unparen(value);
+        let target = self.cx.body.unparen(target);
+        if !matches!(self.cx.body.expr(value), Expr::Name(_)) || !self.owner(&self.ty(value)) {
+            return Ok(());
+        }
+        let Some(moved) = self.local_of(value) else { return Ok(()) };
+        let mut place = target;
+        while let Expr::Field { base, .. } | Expr::Index { base, .. } = self.cx.body.expr(place) {
+            place = self.cx.body.unparen(*base);
+            if self.local_of(place) == Some(moved) {
+                let name = self.name_of(moved);
+                return Err(Diag::new(
+                    "E-ALIAS",
+                    format!(
+                        "This moves {name} into a place inside {name} itself, which would then hold itself: move a copy made for it, or build the inner value first and store that."
+                    ),
+                    Anchor::Expr(value),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// True when the place `e` is rooted in a local (a field of a call's result is a
     /// temporary's, and taking it apart loses nothing).
     fn local_root(&self, e: ExprId) -> bool {
@@ -738,7 +806,7 @@ impl Walk<'_, '_> {
     fn used(&mut self, local: LocalRef, e: ExprId, moving: bool) -> R<()> {
         let name = self.name_of(local);
         if self.deferring
-            && let Some(leases) = self.leases.last_mut()
+            && let Some(leases) = self.leases.get_mut(self.defer_scope)
             && !leases.contains(&local)
         {
             leases.push(local);
