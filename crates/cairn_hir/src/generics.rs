@@ -218,7 +218,16 @@ pub(crate) fn unify(pattern: &Ty, actual: &Ty, generics: &[Generic], slots: &mut
         }
         // A record's or enum's natural argument binds the natural it names.
         (Ty::NatParam(natural), Ty::Nat(n)) => bind_natural(natural, *n, generics, slots),
-        (Ty::View(p), Ty::Array(a, _)) => unify(&p.elem, a, generics, slots),
+        // A fixed array lent whole to a view binds the view's element and a natural extent.
+        (Ty::View(p), Ty::Array(a, n)) => {
+            unify(&p.elem, a, generics, slots);
+            if let Extent::Name(name) = &p.extent
+                && let Some(index) = generics.iter().position(|g| g.is_nat() && g.name == *name)
+                && slots[index].is_none()
+            {
+                slots[index] = Some(InstanceArg::Nat(*n));
+            }
+        }
         // An owner lent whole to a view parameter binds the view's element.
         (Ty::View(p), Ty::Buf(a)) => unify(&p.elem, a, generics, slots),
         (Ty::View(p), Ty::View(a)) => {

@@ -76,6 +76,20 @@ pub fn impl_refusal(db: &dyn Db, imp: Item) -> Option<Diag> {
     }
     for (name, member) in tr.members.iter() {
         let Some(method) = def.method(name) else {
+            // Another block for the same type defines it: the blocks split the trait (§20).
+            let split = impls_of(db, trait_item).iter().any(|&other| {
+                let o = impl_def(db, other);
+                other != imp && o.self_ty == def.self_ty && o.generics == def.generics && o.method(name).is_some()
+            });
+            if split {
+                return Some(Diag::new(
+                    "E-TRAIT-OVERLAP",
+                    format!(
+                        "{for_what} is split over two impl blocks ({name} is in the other): one type has one implementation of a trait, in one impl block."
+                    ),
+                    Anchor::Item,
+                ));
+            }
             return fail(format!(
                 "The impl {for_what} does not define {name}: an impl defines every member of its trait."
             ));

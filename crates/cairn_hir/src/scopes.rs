@@ -354,7 +354,7 @@ impl Walk<'_> {
         self.expr_scopes[id.0 as usize] = scope;
         let body = self.body;
         match body.expr(id) {
-            Expr::Missing | Expr::Literal(_) | Expr::Unsupported(_) => {}
+            Expr::Missing | Expr::Literal(_) | Expr::TypeArg(_) | Expr::Unsupported(_) => {}
             Expr::Name(name) => self.names[id.0 as usize] = self.lookup(scope, name),
             Expr::Spawn { work, after } => {
                 for &ticket in after.iter() {

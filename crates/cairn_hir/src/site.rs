@@ -93,6 +93,7 @@ fn tag(expr: &Expr) -> &'static str {
         Expr::Try(_) => "try",
         Expr::Closure { .. } => "closure",
         Expr::Spawn { .. } => "spawn",
+        Expr::TypeArg(_) => "type",
         Expr::Unsupported(_) => "other",
     }
 }
@@ -267,7 +268,7 @@ impl Walk<'_> {
             Expr::Closure { body, .. } => self.block(body),
             Expr::Spawn { work: crate::body::SpawnWork::Call(call), .. } => self.expr(*call, None),
             Expr::Spawn { work: crate::body::SpawnWork::Region(region), .. } => self.stmt(*region),
-            Expr::Missing | Expr::Literal(_) | Expr::Name(_) | Expr::Unsupported(_) => {}
+            Expr::Missing | Expr::Literal(_) | Expr::Name(_) | Expr::TypeArg(_) | Expr::Unsupported(_) => {}
         }
     }
 }

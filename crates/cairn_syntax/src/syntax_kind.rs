@@ -361,6 +361,8 @@ syntax_kinds! {
         CLOSURE_EXPR,
         FOLD_EXPR,
         EACH_EXPR,
+        /// A written type standing as a type argument in an expression (`Buf[fn(u64) -> u64](3)`).
+        TYPE_ARG_EXPR,
     }
 }
 

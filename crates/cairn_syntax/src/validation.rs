@@ -95,6 +95,7 @@ fn is_expr(kind: SyntaxKind) -> bool {
             | CLOSURE_EXPR
             | FOLD_EXPR
             | EACH_EXPR
+            | TYPE_ARG_EXPR
     )
 }
 
@@ -126,7 +127,7 @@ fn is_name_chain(node: &SyntaxNode) -> bool {
 
 /// `f(x)`, `m.f(x)`, `f[u64](x)`, `v.method(x)` are calls; `f(x)(y)`, `xs[1..2](y)`, `"s"(x)` are
 /// not (`E-CALL`). Brackets right before the arguments are explicit type arguments, each a
-/// natural, a name, a dotted name or a nested instance (`E-TYPE` otherwise).
+/// natural, a name, a dotted name, a nested instance or a function type (`E-TYPE` otherwise).
 fn check_call(call: &SyntaxNode, errors: &mut Vec<SyntaxError>) {
     let Some(callee) = expr_children(call).next() else { return };
     let mut callee = unparen(callee);
@@ -154,6 +155,7 @@ fn check_type_argument(argument: &SyntaxNode, errors: &mut Vec<SyntaxError>) {
     let argument = unparen(argument.clone());
     let ok = match argument.kind() {
         LITERAL => argument.first_token().is_some_and(|t| matches!(t.kind(), INT_NUMBER | CHAR)),
+        TYPE_ARG_EXPR => true,
         INDEX_EXPR => {
             for inner in expr_children(&argument).skip(1) {
                 check_type_argument(&inner, errors);

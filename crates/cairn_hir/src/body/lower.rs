@@ -328,6 +328,7 @@ impl Lower {
                 None => Expr::Missing,
             },
             ast::Expr::Paren(it) => Expr::Paren(self.expr_opt(it.expr(), &syntax)),
+            ast::Expr::TypeArg(it) => Expr::TypeArg(it.ty().map(|t| lower_type(&t)).unwrap_or(TypeRef::Missing)),
             ast::Expr::Call(it) => {
                 let callee = self.expr_opt(it.callee(), &syntax);
                 let args: Vec<ExprId> = it.args().map(|a| self.expr(&a)).collect();

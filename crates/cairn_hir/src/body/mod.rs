@@ -201,6 +201,9 @@ pub enum Expr {
         work: SpawnWork,
         after: Arc<[ExprId]>,
     },
+    /// A written type standing as a type argument (`fn(u64) -> u64` in `Buf[fn(u64) -> u64](3)`):
+    /// read only as a type (`expr_as_type`); as a value it is a refusal.
+    TypeArg(TypeRef),
     /// A construct of a later tier (`spawn`, collector, …), by its syntax kind.
     Unsupported(SyntaxKind),
 }

@@ -608,9 +608,19 @@ impl Cx<'_> {
                     let closure = self.body.unparen(arg);
                     let mut captured = Vec::new();
                     let first_call = self.call_targets.len();
+                    // A capture lends the place the closure touches: `t.a` when the body only
+                    // reads that field (§21: the call may not lend "a place the closure touches").
+                    let mut field_of: std::collections::HashMap<ExprId, ExprId> = std::collections::HashMap::new();
+                    for (at, expr) in self.body.exprs.iter().enumerate() {
+                        if let Expr::Field { base, .. } = expr {
+                            field_of.insert(self.body.unparen(*base), ExprId(at as u32));
+                        }
+                    }
                     for (name, written) in self.closure(closure, fun)? {
                         let view = matches!(self.body.expr(name), Expr::Name(n) if self.local(n).is_some_and(|l| matches!(l.ty, Ty::View(_))));
-                        places.push((self.place_of(name, view), written));
+                        for touched in super::closure::uses_of(&self.body, closure, name, &field_of) {
+                            places.push((self.place_of(touched, view), written));
+                        }
                         captured.extend(self.scopes.resolve(name));
                     }
                     self.captures.push((closure, Arc::from(captured)));

@@ -101,6 +101,36 @@ impl Cx<'_> {
     }
 }
 
+/// The places closure `closure` touches through the binding `name` names: each use of that
+/// binding in its body, widened to the longest field chain around it (`t.a.b`), so a capture
+/// lends only the fields the closure reads or writes. `field_of` maps an expression to the
+/// field access made on it.
+pub(crate) fn uses_of(
+    body: &Body,
+    closure: ExprId,
+    name: ExprId,
+    field_of: &std::collections::HashMap<ExprId, ExprId>,
+) -> Vec<ExprId> {
+    let Expr::Closure { body: block, .. } = body.expr(closure) else { return vec![name] };
+    let Expr::Name(text) = body.expr(name) else { return vec![name] };
+    let (mut binders, mut names, mut assigned) = (Vec::new(), Vec::new(), Vec::new());
+    contents(body, block, &mut binders, &mut names, &mut assigned);
+    let mut out: Vec<ExprId> = Vec::new();
+    for used in names {
+        if !matches!(body.expr(used), Expr::Name(t) if t == text) {
+            continue;
+        }
+        let mut place = used;
+        while let Some(&outer) = field_of.get(&place) {
+            place = outer;
+        }
+        if !out.contains(&place) {
+            out.push(place);
+        }
+    }
+    if out.is_empty() { vec![name] } else { out }
+}
+
 /// The binders a block declares (nested closures' parameters included), the name expressions
 /// it holds, and the roots of the places it assigns.
 pub(crate) fn contents(
@@ -254,7 +284,7 @@ pub(crate) fn expr(
                 }
             }
         }
-        Expr::Missing | Expr::Literal(_) | Expr::Unsupported(_) => {}
+        Expr::Missing | Expr::Literal(_) | Expr::TypeArg(_) | Expr::Unsupported(_) => {}
     }
 }
 

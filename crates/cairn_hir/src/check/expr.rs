@@ -44,6 +44,11 @@ impl Cx<'_> {
         let body = self.body.clone();
         match body.expr(e) {
             Expr::Missing => Ok(Ty::Error),
+            Expr::TypeArg(_) => Err(Diag::new(
+                "E-TYPE",
+                "A function type is written here where a value is wanted: a type stands only as a type argument (`Buf[fn(u64) -> u64](3)`).",
+                Anchor::Expr(e),
+            )),
             Expr::Literal(literal) => self.literal(e, literal, expected),
             Expr::Paren(inner) => self.check(*inner, expected),
             Expr::Name(name) => self.name(e, name, expected),
@@ -695,6 +700,7 @@ impl Cx<'_> {
 
     pub(crate) fn expr_as_type(&self, e: ExprId) -> Option<crate::body::TypeRef> {
         match self.body.expr(self.body.unparen(e)) {
+            Expr::TypeArg(written) => Some(written.clone()),
             Expr::Index { base, indices } => {
                 let path = self.dotted_path(*base)?;
                 let args: Option<Vec<crate::body::TypeArg>> = indices

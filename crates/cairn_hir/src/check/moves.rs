@@ -653,7 +653,7 @@ impl Walk<'_, '_> {
             // it is written (under emulation it runs there).
             Expr::Spawn { work: crate::body::SpawnWork::Call(call), .. } => self.value(*call),
             Expr::Spawn { work: crate::body::SpawnWork::Region(region), .. } => self.stmt(*region).map(|_| ()),
-            Expr::Paren(_) | Expr::Literal(_) | Expr::Missing | Expr::Unsupported(_) => Ok(()),
+            Expr::Paren(_) | Expr::Literal(_) | Expr::Missing | Expr::TypeArg(_) | Expr::Unsupported(_) => Ok(()),
         }
     }
 

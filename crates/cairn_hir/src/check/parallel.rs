@@ -480,7 +480,12 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
         let body = self.cx.body.clone();
         match body.expr(e) {
             // A lane may not spawn (the check refused it).
-            Expr::Missing | Expr::Literal(_) | Expr::Name(_) | Expr::Spawn { .. } | Expr::Unsupported(_) => Ok(()),
+            Expr::Missing
+            | Expr::Literal(_)
+            | Expr::Name(_)
+            | Expr::Spawn { .. }
+            | Expr::TypeArg(_)
+            | Expr::Unsupported(_) => Ok(()),
             Expr::Paren(inner) | Expr::Try(inner) | Expr::Unary { operand: inner, .. } => self.expr(*inner),
             Expr::Binary { lhs, rhs, .. } => {
                 self.expr(*lhs)?;

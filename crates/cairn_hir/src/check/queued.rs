@@ -506,6 +506,6 @@ fn expr_touches(cx: &Cx<'_>, e: ExprId, write: bool, out: &mut Vec<(LocalRef, Ex
                 stmt_touches(cx, s, out);
             }
         }
-        Expr::Spawn { .. } | Expr::Missing | Expr::Literal(_) | Expr::Unsupported(_) => {}
+        Expr::Spawn { .. } | Expr::Missing | Expr::Literal(_) | Expr::TypeArg(_) | Expr::Unsupported(_) => {}
     }
 }

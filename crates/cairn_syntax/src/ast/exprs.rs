@@ -24,6 +24,7 @@ ast_enum!(
         Reduce(ReduceExpr) = REDUCE_EXPR,
         Compact(CompactExpr) = COMPACT_EXPR,
         Scan(ScanExpr) = SCAN_EXPR,
+        TypeArg(TypeArgExpr) = TYPE_ARG_EXPR,
     }
 );
 
@@ -121,6 +122,17 @@ impl PartExpr {
     }
     pub fn hi(&self) -> Option<Expr> {
         child_after(&self.syntax, T![..])
+    }
+}
+
+ast_node!(
+    /// A written type as a type argument in an expression: `fn(u64) -> u64` in `Buf[fn(u64) -> u64](3)`.
+    TypeArgExpr,
+    TYPE_ARG_EXPR
+);
+impl TypeArgExpr {
+    pub fn ty(&self) -> Option<Type> {
+        support::child(&self.syntax)
     }
 }
 

@@ -267,13 +267,13 @@ fn postfix(p: &mut Parser<'_>, mut lhs: CompletedMarker) -> CompletedMarker {
                 p.deepen_expression_tree(1);
                 links += 1;
                 p.bump(T!['[']);
-                expr(p);
-                let kind = if p.eat(T![..]) {
+                let typed = index_arg(p);
+                let kind = if !typed && p.eat(T![..]) {
                     expr(p);
                     PART_EXPR
                 } else {
                     while p.eat(T![,]) {
-                        expr(p);
+                        index_arg(p);
                     }
                     INDEX_EXPR
                 };
@@ -293,6 +293,19 @@ fn postfix(p: &mut Parser<'_>, mut lhs: CompletedMarker) -> CompletedMarker {
     }
     p.unwind_expression_tree(links);
     lhs
+}
+
+/// One index, or a type argument that no expression can spell (`fn(u64) -> u64` in
+/// `Buf[fn(u64) -> u64](3)`): true when it was a type.
+fn index_arg(p: &mut Parser<'_>) -> bool {
+    if p.at(FN_KW) {
+        let m = p.start();
+        types::type_(p);
+        m.complete(p, TYPE_ARG_EXPR);
+        return true;
+    }
+    expr(p);
+    false
 }
 
 /// Skips the rest of a postfix chain flat, without recursion: `.name` links and bracketed

@@ -455,6 +455,13 @@ fn param(p: &mut Parser<'_>) {
 /// `[T, N: nat, K: Hash + Eq, F: fn]`
 pub(super) fn generic_param_list(p: &mut Parser<'_>) {
     let m = p.start();
+    // `[]` declares nothing: the grammar's list holds at least one parameter.
+    if p.nth_at(1, T![']']) {
+        p.error(
+            ErrorCode::Parse,
+            "An empty generic parameter list `[]` declares nothing: name at least one parameter, or drop the brackets.",
+        );
+    }
     delimited(p, T!['['], T![']'], "generic parameter list", generic_param);
     m.complete(p, GENERIC_PARAM_LIST);
 }
