@@ -79,6 +79,21 @@ pub fn family_def(db: &dyn Db, item: Item) -> FamilyDef {
         ));
         return def;
     }
+    // A family over another module's template needs the template `pub` (§23.1).
+    if let Some(t) = template
+        && !scope.visible_from(t, &module)
+    {
+        let owner = scope.module_of(t);
+        def.error = Some(
+            Diag::new(
+                "E-PRIVATE",
+                format!("{written} is private to module {owner}, and a family over another module's template needs it `pub`."),
+                Anchor::Item,
+            )
+            .with_hint(format!("Declare it `pub fn` in {owner}, or make the family in {owner}.")),
+        );
+        return def;
+    }
     if template.is_some_and(|t| crate::implementations::is_implementation(db, t)) {
         def.error = Some(Diag::new(
             "E-IMPL-PARAM",

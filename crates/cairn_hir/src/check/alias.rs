@@ -102,6 +102,16 @@ enum Bound {
 }
 
 impl Place {
+    /// True when lending `self` lends all of `other` too: the same root, and `self`'s fields a
+    /// prefix of `other`'s (a whole value covers its fields; elements cover their parts).
+    pub(crate) fn covers(&self, other: &Place) -> bool {
+        self.root.is_some()
+            && self.root == other.root
+            && self.fields.len() <= other.fields.len()
+            && self.fields.iter().zip(&other.fields).all(|(x, y)| x == y)
+            && (self.shape == other.shape || !matches!(self.shape, PlaceShape::Part(..)))
+    }
+
     pub(crate) fn overlaps(&self, other: &Place) -> bool {
         let (Some(a), Some(b)) = (&self.root, &other.root) else { return false };
         if a != b {

@@ -618,9 +618,18 @@ impl Cx<'_> {
                     }
                     for (name, written) in self.closure(closure, fun)? {
                         let view = matches!(self.body.expr(name), Expr::Name(n) if self.local(n).is_some_and(|l| matches!(l.ty, Ty::View(_))));
-                        for touched in super::closure::uses_of(&self.body, closure, name, &field_of) {
-                            places.push((self.place_of(touched, view), written));
+                        // One closure never overlaps itself: a place another of its places
+                        // covers (`calls` read and written, `t` beside `t.a`) is the same lend.
+                        let mut touched: Vec<super::alias::Place> = Vec::new();
+                        for used in super::closure::uses_of(&self.body, closure, name, &field_of) {
+                            let place = self.place_of(used, view);
+                            if let Some(at) = touched.iter().position(|p| place.covers(p)) {
+                                touched[at] = place;
+                            } else if !touched.iter().any(|p| p.covers(&place)) {
+                                touched.push(place);
+                            }
                         }
+                        places.extend(touched.into_iter().map(|p| (p, written)));
                         captured.extend(self.scopes.resolve(name));
                     }
                     self.captures.push((closure, Arc::from(captured)));

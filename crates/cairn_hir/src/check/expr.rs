@@ -580,7 +580,8 @@ impl Cx<'_> {
             return Err(Diag::new("E-INDEX", "An index has exactly one position: write `x[i]`.", Anchor::Expr(e)));
         }
         let base_ty = if write { self.place_base(base)? } else { self.check(base, None)? };
-        let element = match &base_ty {
+        // An owner behind a borrow (`xs:rw<Buf[u64]>`) is indexed as the owner.
+        let element = match base_ty.value() {
             Ty::View(view) => {
                 self.index_placement(Anchor::Expr(e), view.place)?;
                 (*view.elem).clone()
