@@ -152,13 +152,31 @@ pub(crate) fn write_back(
 }
 
 /// `"\r\n"` when more of the text's lines end so than with a bare `"\n"`; `"\n"` otherwise.
+/// Counted byte by byte (a loop LLVM vectorises): a substring search over a 600 KB source took
+/// most of a millisecond of every write-back.
 fn majority_ending(text: &str) -> &'static str {
-    let crlf = text.matches("\r\n").count();
-    let lf = text.matches('\n').count() - crlf;
-    if crlf > lf { "\r\n" } else { "\n" }
+    let bytes = text.as_bytes();
+    let lines = bytes.iter().filter(|&&b| b == b'\n').count();
+    let crlf = bytes.windows(2).filter(|w| w[0] == b'\r' && w[1] == b'\n').count();
+    if crlf > lines - crlf { "\r\n" } else { "\n" }
 }
 
 fn with_endings(text: &str, ending: &str) -> String {
     let plain = text.replace("\r\n", "\n");
     if ending == "\n" { plain } else { plain.replace('\n', ending) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::majority_ending;
+
+    #[test]
+    fn the_majority_of_line_endings_decides_a_written_change_s_endings() {
+        assert_eq!(majority_ending("a\r\nb\r\nc\n"), "\r\n");
+        assert_eq!(majority_ending("a\nb\r\n"), "\n", "a tie keeps the bare newline");
+        assert_eq!(majority_ending("a\r\n\r\n\n"), "\r\n");
+        assert_eq!(majority_ending("no newline at all"), "\n");
+        assert_eq!(majority_ending(""), "\n");
+        assert_eq!(majority_ending("\r\r\n"), "\r\n", "a lone carriage return is no line ending");
+    }
 }

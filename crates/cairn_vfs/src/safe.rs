@@ -208,6 +208,33 @@ impl Dir {
         Ok((bytes, stat))
     }
 
+    /// Whether the regular file `name` holds exactly `expected`, with the file's identity as it
+    /// was read. Read in blocks and compared as it goes: no buffer of the file's size is made
+    /// (a write-back compares a whole source file several times, and fresh file-sized buffers
+    /// cost more in page faults than the reads themselves).
+    pub fn regular_holds(&self, name: &str, expected: &[u8]) -> Result<(bool, Stat), ReadError> {
+        let (file, stat) = self.open_regular(name)?;
+        if stat.len != expected.len() as u64 {
+            return Ok((false, stat));
+        }
+        let mut block = vec![0u8; 64 << 10];
+        let mut at = 0usize;
+        loop {
+            let n = match (&file).read(&mut block) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(ReadError::Io(e)),
+            };
+            if n == 0 {
+                return Ok((at == expected.len(), stat));
+            }
+            if at + n > expected.len() || block[..n] != expected[at..at + n] {
+                return Ok((false, stat));
+            }
+            at += n;
+        }
+    }
+
     /// Creates `name` exclusively (it must not exist, not even as a dangling link) for writing.
     pub fn create_new(&self, name: &str, mode: u32) -> io::Result<File> {
         let c_name = component(name)?;

@@ -552,9 +552,9 @@ fn apply(
     let mut changed = Vec::new();
     for change in changes {
         let (dir, name) = resolve(open, &change.name)?;
-        match dir.read_regular_stat(name, FILE_BYTES) {
-            Ok((bytes, stat)) => {
-                if bytes != change.before {
+        match dir.regular_holds(name, &change.before) {
+            Ok((same, stat)) => {
+                if !same {
                     changed.push(change.name.clone());
                 }
                 judged.push((change, dir, name, stat));

@@ -35,6 +35,26 @@ impl Expect<'_> {
         };
         content && same_inode_as.is_none_or(inode)
     }
+
+    /// Whether the file `name` in `dir` holds what is expected (and, given `same_inode_as`,
+    /// in that inode); its identity as read. Judged bytes are compared block by block as the
+    /// file is read; a digest needs the whole content.
+    fn found_in(&self, dir: &Dir, name: &str, same_inode_as: Option<&Stat>) -> (bool, Option<Stat>) {
+        match self {
+            Expect::Judged { bytes, stat: judged } => match dir.regular_holds(name, bytes) {
+                Ok((same, stat)) => {
+                    let inode = |other: &Stat| other.ino == stat.ino && other.dev == stat.dev;
+                    (same && inode(judged) && same_inode_as.is_none_or(inode), Some(stat))
+                }
+                Err(_) => (false, None),
+            },
+            Expect::Digest(_) => {
+                let found = dir.read_regular_stat(name, FILE_BYTES);
+                let stat = found.as_ref().map(|(_, s)| *s).ok();
+                (self.holds(&found, same_inode_as), stat)
+            }
+        }
+    }
 }
 
 /// A file whose new content is staged beside it.
@@ -91,11 +111,10 @@ pub(super) fn swap_in(
     shown: &str,
 ) -> Result<(), WriteError> {
     let conflict = || WriteError::Conflict(vec![shown.to_string()]);
-    let before = staged.dir.read_regular_stat(&staged.name, FILE_BYTES);
-    if !expect.holds(&before, None) {
+    let (holds, before_stat) = expect.found_in(&staged.dir, &staged.name, None);
+    if !holds {
         return Err(conflict());
     }
-    let before_stat = before.as_ref().map(|(_, s)| *s).ok();
     hooks.point("before-swap");
     let exchanged = staged.dir.exchange(&staged.staged, &staged.name).map_err(|e| io(&format!("write {shown}"), &e))?;
     if exchanged {
@@ -103,7 +122,7 @@ pub(super) fn swap_in(
         staged.swapped = true;
         // What came out must be the file as expected, in the inode that was read: a rename-save
         // in the window put another inode there, an in-place save other bytes.
-        if expect.holds(&staged.dir.read_regular_stat(&staged.staged, FILE_BYTES), before_stat.as_ref()) {
+        if expect.found_in(&staged.dir, &staged.staged, before_stat.as_ref()).0 {
             return Ok(());
         }
         let _ = staged.dir.exchange(&staged.staged, &staged.name);
@@ -138,10 +157,8 @@ pub(super) fn swap_out(staged: &mut Staged, old: &[u8]) -> bool {
     if !staged.swapped {
         return true;
     }
-    let ours = match staged.dir.read_regular_stat(&staged.name, FILE_BYTES) {
-        Ok((bytes, stat)) => {
-            stat.ino == staged.staged_stat.ino && stat.dev == staged.staged_stat.dev && bytes == staged.new
-        }
+    let ours = match staged.dir.regular_holds(&staged.name, &staged.new) {
+        Ok((same, stat)) => same && stat.ino == staged.staged_stat.ino && stat.dev == staged.staged_stat.dev,
         Err(_) => false,
     };
     if !ours {
