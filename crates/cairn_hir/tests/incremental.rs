@@ -380,6 +380,63 @@ fn members_of_an_impl_are_items_of_their_own() {
     assert_eq!(&workspace.files()[file].text[usize::from(start)..usize::from(start) + 7], "fn side");
 }
 
+const DISPATCH: &str = "\
+trait Area {
+  fn area(s:ro<Self>) -> u64;
+}
+struct Rect { w:u64; }
+struct Disc { r:u64; }
+impl Area for Rect {
+  fn area(s:ro<Rect>) -> u64 { return s.w * 2; }
+}
+impl Area for Disc {
+  fn area(s:ro<Disc>) -> u64 { return s.r * 3; }
+}
+fn uses_rect() -> u64 { let r = Rect(2); return area(r); }
+fn uses_disc() -> u64 { let d = Disc(1); return area(d); }
+fn dynamic(s:ro<dyn Area>) -> u64 = area(s);
+fn plain() -> u64 { return 5; }
+fn main() -> i32 {
+  let r = Rect(1);
+  let a = uses_rect();
+  let b = uses_disc();
+  let c = dynamic(r);
+  if a + b + c + plain() != 14 { return 1; }
+  return 0;
+}
+";
+
+/// The id of an impl's member (`Area for Rect::area`), as the log prints it.
+fn member_id(workspace: &Workspace, key: &str) -> String {
+    let item = workspace.files()[0].members.iter().find(|m| m.key.to_string() == key).expect("a member").item;
+    let debug = format!("{item:?}");
+    let start = debug.find("Id(").expect("an id");
+    debug[start..debug.find(')').expect("closed") + 1].to_string()
+}
+
+/// Editing one impl member's body re-checks that member alone: neither the other impl's member,
+/// nor the functions that dispatch to it statically or through `dyn`, nor anything else.
+#[test]
+fn editing_one_impl_member_rechecks_that_member_only() {
+    let mut workspace = workspace(DISPATCH);
+    let log = executed(&mut workspace, |w| edit(w, "impl Area for Rect", "s.w * 2", "s.w + s.w"));
+    assert!(ran(&log, "check_fn", &member_id(&workspace, "Area for Rect::area")), "{log:?}");
+    assert!(!ran(&log, "check_fn", &member_id(&workspace, "Area for Disc::area")), "{log:?}");
+    for other in ["uses_rect", "uses_disc", "dynamic", "plain", "main"] {
+        assert!(!ran(&log, "check_fn", &id(&workspace, other)), "{other} re-ran: {log:?}");
+    }
+    // A member whose row grows (it now prints) still re-checks no dispatcher: rows join in the
+    // whole-program pass, which runs again.
+    let log = executed(&mut workspace, |w| {
+        edit(w, "impl Area for Rect", "return s.w + s.w;", "println(s.w);\n    return s.w + s.w;")
+    });
+    assert!(ran(&log, "check_fn", &member_id(&workspace, "Area for Rect::area")), "{log:?}");
+    for other in ["uses_rect", "uses_disc", "dynamic", "plain", "main"] {
+        assert!(!ran(&log, "check_fn", &id(&workspace, other)), "{other} re-ran: {log:?}");
+    }
+    assert!(ran_any(&log, "effect_rows"), "the rows are joined again: {log:?}");
+}
+
 #[test]
 fn editing_one_constant_rechecks_only_the_bodies_that_read_it() {
     let text = "const LIMIT:u32 = 10;\nconst WIDTH:u32 = 4;\n\nfn limited(x:u32) -> u32 {\n  return min(x, LIMIT);\n}\n\nfn widened(x:u32) -> u32 {\n  return x * WIDTH;\n}\n\nfn main() -> i32 {\n  if limited(3) + widened(1) != 7 { return 1; }\n  return 0;\n}\n";
