@@ -119,10 +119,33 @@ impl Lowered {
                 }
             }
         }
-        stack.pop();
         stripped.symbol = Arc::from("");
         stripped.name = Arc::from("");
-        let d = sha256(format!("{stripped:?}").as_bytes());
+        // A function taken as a value — a closure's code, an adapter, a `fn` value — is named in
+        // an operand (`Fn("…")`): its own code stands in for its symbol, so a closure whose body
+        // changed changes the digest of the function that lends it.
+        let text = format!("{stripped:?}");
+        let mut shown = String::with_capacity(text.len());
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("Fn(\"") {
+            let open = at + 4;
+            shown.push_str(&rest[..open]);
+            let Some(close) = rest[open..].find('"') else {
+                rest = &rest[open..];
+                break;
+            };
+            let named = &rest[open..open + close];
+            if self.by_symbol.contains_key(named) {
+                let d = self.digest(named, memo, stack);
+                shown.push_str(&d);
+            } else {
+                shown.push_str(named);
+            }
+            rest = &rest[open + close..];
+        }
+        shown.push_str(rest);
+        stack.pop();
+        let d = sha256(shown.as_bytes());
         memo.insert(symbol.to_string(), d.clone());
         d
     }

@@ -671,6 +671,32 @@ fn e_preserve_admits_only_the_contracts_class() {
     assert!(!answer.refused && answer.record.get("equivalence").is_none());
 }
 
+/// A closure's body is the lending function's code: under `preserve: identical` a reply that
+/// changes only the closure is judged, not admitted as the same code (it was).
+#[test]
+fn e_preserve_judges_a_changed_closure() {
+    let text = "fn apply1(x:u64, f:ro<fn(u64) -> u64>) -> u64 = f(x);\nfn user(k:u64) -> u64 {\n  let r = apply1(k, |x:u64| -> u64 { return x / 2; });\n  return r;\n}\nfn main() -> i32 {\n  let r = user(6);\n  if r != 3 { return 1; }\n  return 0;\n}\n";
+    let mut host = EditHost::new();
+    let packet = host.open(
+        Sources::single("closure.cairn", text.to_string()),
+        OpenRequest {
+            symbol: "user".into(),
+            contract: Some(json!({"preserve": "identical"})),
+            ..OpenRequest::default()
+        },
+    );
+    assert!(!packet.refused, "{}", Value::Object(packet.record));
+    let handle = packet.record["handle"].as_str().expect("a handle").to_string();
+    let same =
+        host.request(&body(&handle, "{\n  let r = apply1(k, |y:u64| -> u64 { return y / 2; });\n  return r;\n}"));
+    assert!(!same.refused, "{}", Value::Object(same.record));
+    assert_eq!(same.record["equivalence"], "identical-code");
+    let changed =
+        host.request(&body(&handle, "{\n  let r = apply1(k, |x:u64| -> u64 { return x / 3; });\n  return r;\n}"));
+    assert_eq!(code(&changed.record), "E-PRESERVE", "{}", Value::Object(changed.record.clone()));
+    assert_eq!(changed.record["reason"], "behavior-changed");
+}
+
 #[test]
 fn e_expression_body_for_a_function_returning_nothing() {
     let (mut host, handle) = open_small("noisy");

@@ -151,6 +151,29 @@ fn an_equivalent_refactoring_passes_require_equivalent_but_not_identical() {
     assert_eq!(run("identical").status.code(), Some(1));
 }
 
+/// A closure's body is the code of the function that lends it: changing only the closure is
+/// not `identical-code` (it was, and `--require identical` passed a behaviour change).
+#[test]
+fn a_changed_closure_changes_the_code_of_the_function_that_lends_it() {
+    let dir = scratch("closure");
+    let text = |d: &str| {
+        format!(
+            "fn apply1(x:u64, f:ro<fn(u64) -> u64>) -> u64 = f(x);\nfn user(k:u64) -> u64 {{\n  let r = apply1(k, |x:u64| -> u64 {{ return x / {d}; }});\n  return r;\n}}\nfn main() -> i32 {{ return 0; }}\n"
+        )
+    };
+    std::fs::write(dir.join("old.cairn"), text("2")).unwrap();
+    std::fs::write(dir.join("new.cairn"), text("3")).unwrap();
+    let out = cairn()
+        .current_dir(&dir)
+        .args(["diff", "old.cairn", "new.cairn", "--require", "identical", "--format", "json"])
+        .output()
+        .unwrap();
+    let record = json_of(&out);
+    assert_eq!(record["functions"]["user"]["class"], "behavior-changed", "{record}");
+    assert_eq!(record["functions"]["apply1"]["class"], "identical-code", "{record}");
+    assert_ne!(out.status.code(), Some(0), "--require identical must fail: {record}");
+}
+
 #[test]
 fn a_side_that_does_not_compile_is_refused_in_that_side() {
     let dir = scratch("refused");

@@ -18,8 +18,8 @@ pub(in crate::edit) struct Checked {
     /// Under a preserve contract: the preserve kind, the emitted code before and after, and the
     /// candidate's MIR when the codes differ (for the Z3 comparison).
     pub preserve: Option<String>,
-    pub original_code: Option<cairn_mir::Function>,
-    pub code: Option<cairn_mir::Function>,
+    pub original_code: Option<Vec<cairn_mir::Function>>,
+    pub code: Option<Vec<cairn_mir::Function>>,
     pub lowered: Option<equiv::Lowered>,
 }
 

@@ -78,6 +78,13 @@ impl EditHost {
 
 /// A function's emitted code up to renaming: its MIR without names, source anchors or the
 /// guarded expressions' ids (what `preserve: identical` compares).
-pub(super) fn emitted_code(workspace: &Workspace, item: Item) -> Option<cairn_mir::Function> {
-    cairn_mir::fn_mir(workspace.db(), item).as_ref().ok().map(|function| equiv::strip(function))
+pub(super) fn emitted_code(workspace: &Workspace, item: Item) -> Option<Vec<cairn_mir::Function>> {
+    let db = workspace.db();
+    let own = cairn_mir::fn_mir(db, item).as_ref().ok().map(|function| equiv::strip(function))?;
+    // What its lowering made — its closures' code, lanes, adapters — is its emitted code too: a
+    // closure whose body changed is not the same code.
+    let instance = cairn_hir::instance::Instance::monomorphic(db, item);
+    let mut code = vec![own];
+    code.extend(cairn_mir::instance_extra_mir(db, instance).iter().map(|f| equiv::strip(f)));
+    Some(code)
 }
