@@ -18,6 +18,7 @@ mod key;
 
 pub use key::{hmac_hex, random, same_digest};
 mod manifest;
+mod namespaces;
 pub mod safe;
 pub mod sessions;
 pub mod stdio;
@@ -229,6 +230,8 @@ fn load_single_file(path: &Path) -> Result<Program, EnvironmentError> {
     let name = canonical.file_stem().and_then(|n| n.to_str()).unwrap_or("main").to_string();
     let dir = open_root(&root)?;
     let (text, had_bom) = read_source(&dir, &file_name, &file_name, SOURCE_LIMIT)?;
+    let file = SourceFile { name: file_name, path: canonical, text, had_bom, project: name.clone() };
+    namespaces::check(std::slice::from_ref(&file), &name)?;
     Ok(Program {
         name: name.clone(),
         root,
@@ -237,7 +240,7 @@ fn load_single_file(path: &Path) -> Result<Program, EnvironmentError> {
         foreign: Vec::new(),
         tests: Vec::new(),
         dependencies: Vec::new(),
-        files: vec![SourceFile { name: file_name, path: canonical, text, had_bom, project: name }],
+        files: vec![file],
     })
 }
 
@@ -270,6 +273,7 @@ fn load_project(manifest_path: &Path) -> Result<Program, EnvironmentError> {
     for relative in &manifest.tests {
         contained_file(&root_dir, &root, relative, "json")?;
     }
+    namespaces::check(&loader.files, &manifest.name)?;
     with_pending_view(Program {
         name: manifest.name.clone(),
         root,
