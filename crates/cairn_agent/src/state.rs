@@ -313,6 +313,21 @@ mod tests {
 
     const PROGRAM: &str = "struct Pair { a:u64; b:u64; }\n\nfn step(x:u64) -> u64 {\n  return x + 1;\n}\n\nfn fill(n:usize, out:rw<u64>[n]) {\n  for i in 0..n {\n    out[i] = step(u64(i));\n  }\n}\n";
 
+    /// Checked instances are listed (protocol §7.1) with their template's row; a template that
+    /// nothing instantiates shows the row at its witnesses (tools.md §3.7), and `null` when no
+    /// witness can be made — never an empty row.
+    #[test]
+    fn a_state_lists_instances_and_a_template_s_row_at_its_witnesses() {
+        let state = state(
+            "fn largest[T:integer](a:T, b:T) -> T { if a > b { return a; } return b; }\nfn make[T:affine](n:usize) -> usize { let b = Buf[T](n); return len(b); }\nfn use_it() -> u64 { let a = largest(u8(3), u8(4)); let b = largest(u64(1), u64(2)); return u64(a) + b; }\nmodule m;\npub fn scale[K:nat](x:u64) -> u64 = x * u64(K);\n",
+        );
+        let modules = &state["modules"][""];
+        assert_eq!(modules["largest[u8]"], json!(["fn largest[u8](a:u8, b:u8) -> u8", []]), "{modules}");
+        assert_eq!(modules["largest[u64]"], json!(["fn largest[u64](a:u64, b:u64) -> u64", []]), "{modules}");
+        assert_eq!(modules["make"][1], json!(["alloc", "free", "trap", "zero_init"]), "{modules}");
+        assert_eq!(state["modules"]["m"]["scale"][1], Value::Null, "{state:?}");
+    }
+
     #[test]
     fn a_state_shows_signatures_rows_and_types() {
         let state = state(PROGRAM);

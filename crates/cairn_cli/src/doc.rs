@@ -98,7 +98,7 @@ fn chapter(view: &StateView, module: &str, library: bool) -> String {
             entries.push(lines);
         }
     }
-    for declaration in view.functions.iter().filter(shown) {
+    for declaration in view.functions.iter().filter(shown).filter(|d| d.kind != DeclarationKind::Instance) {
         let prefix = if module.is_empty() { "" } else { "pub " };
         let signature = format!("{prefix}{}", declaration.text);
         let effects = match &declaration.row {

@@ -141,7 +141,10 @@ fn environment_faults_exit_two_with_the_small_record() {
     let latin1 = scratch.write("latin1.cairn", b"fn main() -> i32 { return 0; } // caf\xe9\n");
     let bad_manifest = scratch.write("bad/cairn.toml", b"[project]\nname = \"x\"\nsources = [\"a.cairn\"]\n[hooks]\n");
     // A dependency that declares in the root namespace (language §23.2).
-    scratch.write("vend/cairn.toml", b"[project]\nname = \"app\"\nsources = [\"main.cairn\"]\n[dependencies]\nlib = \"deps/lib\"\n");
+    scratch.write(
+        "vend/cairn.toml",
+        b"[project]\nname = \"app\"\nsources = [\"main.cairn\"]\n[dependencies]\nlib = \"deps/lib\"\n",
+    );
     scratch.write("vend/main.cairn", b"fn main() -> i32 { return 0; }\n");
     scratch.write("vend/deps/lib/cairn.toml", b"[project]\nname = \"lib\"\nsources = [\"lib.cairn\"]\n");
     scratch.write("vend/deps/lib/lib.cairn", b"pub fn helper() -> u32 = 1;\n");

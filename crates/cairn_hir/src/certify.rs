@@ -82,32 +82,27 @@ fn witnesses(db: &dyn Db, template: Item, index: usize) -> Result<Vec<InstanceAr
     }
 }
 
-/// The verdict on one template.
-pub fn certify(db: &dyn Db, template: Item) -> String {
+/// The witness instances of a template, in odometer order, or why none can be made.
+pub(crate) fn witness_instances(db: &dyn Db, template: Item) -> Result<Vec<Instance<'_>>, String> {
     let generics = crate::generics::fn_generics(db, template);
     let mut lists: Vec<Vec<InstanceArg>> = Vec::with_capacity(generics.len());
     for index in 0..generics.len() {
-        match witnesses(db, template, index) {
-            Ok(list) => lists.push(list),
-            Err(why) => return format!("unknown: {why}"),
-        }
+        lists.push(witnesses(db, template, index)?);
     }
     let combinations: usize = lists.iter().map(Vec::len).product();
     if combinations > WITNESS_LIMIT {
-        return format!("unknown: {combinations} witness combinations, more than {WITNESS_LIMIT}");
+        return Err(format!("{combinations} witness combinations, more than {WITNESS_LIMIT}"));
     }
+    let mut out = Vec::with_capacity(combinations);
     let mut at = vec![0usize; lists.len()];
     loop {
         let args: Arc<[InstanceArg]> = at.iter().zip(&lists).map(|(&i, list)| list[i].clone()).collect();
-        let instance = Instance::new(db, template, args);
-        if let Some(diag) = &crate::check::instance_check(db, instance).error {
-            return format!("{}: {} (at {})", diag.code, diag.message, instance.display(db));
-        }
+        out.push(Instance::new(db, template, args));
         // The next combination (odometer order).
         let mut digit = lists.len();
         loop {
             if digit == 0 {
-                return "ok".to_string();
+                return Ok(out);
             }
             digit -= 1;
             at[digit] += 1;
@@ -117,4 +112,18 @@ pub fn certify(db: &dyn Db, template: Item) -> String {
             at[digit] = 0;
         }
     }
+}
+
+/// The verdict on one template.
+pub fn certify(db: &dyn Db, template: Item) -> String {
+    let instances = match witness_instances(db, template) {
+        Ok(instances) => instances,
+        Err(why) => return format!("unknown: {why}"),
+    };
+    for instance in instances {
+        if let Some(diag) = &crate::check::instance_check(db, instance).error {
+            return format!("{}: {} (at {})", diag.code, diag.message, instance.display(db));
+        }
+    }
+    "ok".to_string()
 }

@@ -80,7 +80,18 @@ pub fn fn_summary(db: &dyn Db, item: Item) -> Summary {
     // A template is one node of the call graph: its row is the join of its instances' rows
     // (sound for every instance; see docs/decisions.md, "A template's row").
     if !crate::generics::fn_generics(db, item).is_empty() {
-        return joined_summary(db, item, &crate::requested::instances_of(db, item));
+        let requested = crate::requested::instances_of(db, item);
+        let scope = crate::scope::Resolver::new(db);
+        if requested.is_empty() && !scope.is_library_module(&scope.module_of(item)) {
+            // A template of the program that nothing instantiates has the row of its witnesses
+            // (tools.md §3.7), unknown when none can be made — never the empty row of no
+            // instances. Nothing calls it, so no other row reads this one.
+            return match crate::certify::witness_instances(db, item) {
+                Ok(witnesses) => joined_summary(db, item, &witnesses),
+                Err(_) => Summary { refused: true, ..Summary::default() },
+            };
+        }
+        return joined_summary(db, item, &requested);
     }
     let check = check_fn(db, item);
     Summary {

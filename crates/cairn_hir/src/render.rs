@@ -85,6 +85,23 @@ fn extern_text(db: &dyn Db, item: Item, foreign: &ast::ExternFn) -> String {
 
 /// The signature of a function or test. `checked` renders the checked parameter and result
 /// types (for an accepted program); otherwise the types as written.
+/// The signature of an instance as its arguments make it: `fn largest[u64](n:usize,
+/// xs:ro<u64>[n]@host) -> u64` (protocol §7.1: the state lists checked instances).
+pub fn instance_signature_text(db: &dyn Db, instance: crate::instance::Instance<'_>) -> String {
+    let signature = crate::signature::instance_signature(db, instance);
+    let full = crate::scope::Resolver::new(db).full_name(instance.item(db));
+    let base = full.rsplit('.').next().unwrap_or(&full);
+    let shown = instance.display(db);
+    // The arguments as the instance's name shows them (`[u64]`, `[shapes.Rect, 4]`).
+    let name = format!("{base}{}", &shown[full.len()..]);
+    let params: Vec<String> = signature.params.iter().map(|p| format!("{}:{}", p.name, p.ty)).collect();
+    let mut out = format!("fn {name}({})", params.join(", "));
+    if signature.ret != crate::types::Ty::Void {
+        out.push_str(&format!(" -> {}", signature.ret));
+    }
+    out
+}
+
 pub fn signature_text(db: &dyn Db, item: Item, checked: bool) -> String {
     let node = item.syntax(db).syntax_node();
     if let Some(test) = ast::Test::cast(node.clone()) {

@@ -216,6 +216,9 @@ pub enum DeclarationKind {
     Trait,
     /// An impl's head (`impl Area for Rect`); its methods are listed as functions.
     Impl,
+    /// A checked instance of a function template (`largest[u64]`): the state lists it, the
+    /// documentation does not.
+    Instance,
 }
 
 /// One declaration as the state and the documentation show it.
@@ -330,10 +333,10 @@ impl Workspace {
                         entry.key.name.to_string()
                     },
                     text,
+                    // Unknown (`null`) where the rows know none — a template with no instance and
+                    // no witness — never an empty row.
                     row: match (&rows, function) {
-                        (Some(rows), true) => {
-                            Some(rows.row(item).map(|r| r.iter().cloned().collect()).unwrap_or_default())
-                        }
+                        (Some(rows), true) => rows.row(item).map(|r| r.iter().cloned().collect()),
                         _ => None,
                     },
                     comment: crate::render::comment_above(
@@ -353,6 +356,34 @@ impl Workspace {
                     view.types.push(declaration);
                 }
             }
+            // The checked instances of the program's own function templates (protocol §7.1),
+            // named as their module writes them (`largest[u64]`), each with its template's row
+            // (the join of its instances', sound for every one of them).
+            if !file.library {
+                for entry in file.items.iter().filter(|e| e.key.kind == ItemKind::Fn) {
+                    if crate::generics::fn_generics(&self.db, entry.item).is_empty() {
+                        continue;
+                    }
+                    let module = scope.module_of(entry.item);
+                    for instance in crate::requested::instances_of(&self.db, entry.item) {
+                        let full = instance.display(&self.db);
+                        let name = if module.is_empty() { full } else { full[module.len() + 1..].to_string() };
+                        view.functions.push(DeclarationView {
+                            kind: DeclarationKind::Instance,
+                            module: module.clone(),
+                            name,
+                            text: crate::render::instance_signature_text(&self.db, instance),
+                            row: rows
+                                .as_ref()
+                                .and_then(|rows| rows.row(entry.item).map(|r| r.iter().cloned().collect())),
+                            comment: String::new(),
+                            public: scope.info(entry.item).is_some_and(|i| i.public),
+                            library: false,
+                            file: file.name.clone(),
+                        });
+                    }
+                }
+            }
             // An impl's methods, named as the protocol names them (`Area.Rect.area`).
             for entry in file.members.iter().filter(|m| m.key.kind == ItemKind::Method) {
                 let item = entry.item;
@@ -364,9 +395,7 @@ impl Workspace {
                     module,
                     name,
                     text: crate::render::signature_text(&self.db, item, typed),
-                    row: rows
-                        .as_ref()
-                        .map(|rows| rows.row(item).map(|r| r.iter().cloned().collect()).unwrap_or_default()),
+                    row: rows.as_ref().and_then(|rows| rows.row(item).map(|r| r.iter().cloned().collect())),
                     comment: crate::render::comment_above(
                         &file.text,
                         usize::from(entry.start + first_token(&self.db, item)),
