@@ -64,6 +64,8 @@ pub struct Config {
 #[serde(rename_all = "kebab-case")]
 pub enum Class {
     IdenticalCode,
+    /// A template no instance of which is made, its tokens unchanged (no code to compare).
+    IdenticalSource,
     SmtEquivalent,
     BehaviorChanged,
     SignatureChanged,
@@ -74,9 +76,15 @@ pub enum Class {
 }
 
 impl Class {
+    /// The two classes of a function that did not change.
+    pub fn unchanged(self) -> bool {
+        matches!(self, Class::IdenticalCode | Class::IdenticalSource)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Class::IdenticalCode => "identical-code",
+            Class::IdenticalSource => "identical-source",
             Class::SmtEquivalent => "smt-equivalent",
             Class::BehaviorChanged => "behavior-changed",
             Class::SignatureChanged => "signature-changed",
@@ -216,14 +224,15 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// True when every function is `identical-code` (what `--require identical` asks).
+    /// True when every function is `identical-code` (what `--require identical` asks); an
+    /// un-instantiated template whose tokens are unchanged (`identical-source`) is unchanged too.
     pub fn all_identical(&self) -> bool {
-        self.functions.values().all(|f| f.class == Class::IdenticalCode)
+        self.functions.values().all(|f| f.class.unchanged())
     }
 
-    /// True when every function is `identical-code` or `smt-equivalent`.
+    /// True when every function is `identical-code`, `identical-source` or `smt-equivalent`.
     pub fn all_equivalent(&self) -> bool {
-        self.functions.values().all(|f| matches!(f.class, Class::IdenticalCode | Class::SmtEquivalent))
+        self.functions.values().all(|f| f.class.unchanged() || f.class == Class::SmtEquivalent)
     }
 }
 
@@ -277,7 +286,7 @@ impl<'a> Diff<'a> {
                     predicted.push((name.clone(), ratio));
                 }
             }
-            if entry.class != Class::IdenticalCode {
+            if !entry.class.unchanged() {
                 notes.push(Note { class: entry.class, name: name.clone(), evidence: Some(evidence) });
             }
             functions.insert(name.clone(), entry);
@@ -434,7 +443,7 @@ impl Run<'_, '_> {
             self.reasons.push(format!("{name} re-signed"));
             (Class::SignatureChanged, format!("{} -> {}", fact.signature, now.signature))
         } else if now.digest == fact.digest && fact.template {
-            (Class::IdenticalCode, "the same text, and no instance of it is made".to_string())
+            (Class::IdenticalSource, "the same tokens, and no instance of it is made".to_string())
         } else if now.digest == fact.digest {
             (Class::IdenticalCode, "the same emitted code, itself and its callees".to_string())
         } else if fact.template || now.template {
