@@ -350,12 +350,19 @@ fn facts(side: Side<'_>) -> BTreeMap<String, Fact> {
     let mut out = BTreeMap::new();
     let digests = side.lowered.code_digests();
     for fact in side.workspace.function_facts() {
-        if fact.library || fact.kind != ItemKind::Fn {
+        if fact.library || !matches!(fact.kind, ItemKind::Fn | ItemKind::Method) {
             continue;
         }
-        let full =
-            if fact.module.is_empty() { fact.name.to_string() } else { format!("{}.{}", fact.module, fact.name) };
-        let Some(item) = side.workspace.function_named(&full) else { continue };
+        // A method of a trait's impl is a function too, named as the protocol names it
+        // (`Area.Rect.area`).
+        let (full, item) = if fact.kind == ItemKind::Method {
+            (side.workspace.full_name(fact.item).to_string(), fact.item)
+        } else {
+            let full =
+                if fact.module.is_empty() { fact.name.to_string() } else { format!("{}.{}", fact.module, fact.name) };
+            let Some(item) = side.workspace.function_named(&full) else { continue };
+            (full, item)
+        };
         let symbol = equiv::symbol_of(side.workspace, item);
         let signature = cairn_hir::render::signature_text(side.workspace.db(), item, true);
         let key = equiv::signature_key(side.workspace, item);

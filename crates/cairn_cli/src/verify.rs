@@ -271,10 +271,13 @@ pub fn run(flags: &VerifyFlags, out: Output) -> u8 {
             let mut functions: Named<Entry> = Named::default();
             let mut all = true;
             for fact in reference.workspace.function_facts() {
-                if fact.library || fact.kind != ItemKind::Fn {
+                if fact.library || !matches!(fact.kind, ItemKind::Fn | ItemKind::Method) {
                     continue;
                 }
-                let full = if fact.module.is_empty() {
+                // A method of a trait's impl is verified under its protocol name (`Area.Rect.area`).
+                let full = if fact.kind == ItemKind::Method {
+                    reference.workspace.full_name(fact.item).to_string()
+                } else if fact.module.is_empty() {
                     fact.name.to_string()
                 } else {
                     format!("{}.{}", fact.module, fact.name)

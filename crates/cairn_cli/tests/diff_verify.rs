@@ -174,6 +174,34 @@ fn a_changed_closure_changes_the_code_of_the_function_that_lends_it() {
     assert_ne!(out.status.code(), Some(0), "--require identical must fail: {record}");
 }
 
+/// A method of a trait's impl is a function of the program: classed by diff and covered by
+/// `verify --all` under its protocol name (they were left out).
+#[test]
+fn impl_methods_are_classed_and_verified() {
+    let dir = scratch("methods");
+    let text = |k: &str| {
+        format!(
+            "trait Area {{ fn area(s:ro<Self>) -> u64; }}\nstruct Rect {{ w:u64; h:u64; }}\nimpl Area for Rect {{ fn area(s:ro<Rect>) -> u64 = s.w * {k}; }}\nfn main() -> i32 {{ return 0; }}\n"
+        )
+    };
+    std::fs::write(dir.join("old.cairn"), text("s.h")).unwrap();
+    std::fs::write(dir.join("new.cairn"), text("s.h + 0")).unwrap();
+    std::fs::write(dir.join("bad.cairn"), text("2")).unwrap();
+    let out = cairn().current_dir(&dir).args(["diff", "old.cairn", "new.cairn", "--format", "json"]).output().unwrap();
+    let record = json_of(&out);
+    assert_eq!(record["functions"]["Area.Rect.area"]["class"], "smt-equivalent", "{record}");
+    let out = cairn().current_dir(&dir).args(["diff", "old.cairn", "bad.cairn", "--format", "json"]).output().unwrap();
+    let record = json_of(&out);
+    assert_eq!(record["functions"]["Area.Rect.area"]["class"], "behavior-changed", "{record}");
+    let out = cairn()
+        .current_dir(&dir)
+        .args(["verify", "old.cairn", "bad.cairn", "--all", "--format", "json"])
+        .output()
+        .unwrap();
+    let record = json_of(&out);
+    assert_eq!(record["functions"]["Area.Rect.area"]["status"], "counterexample", "{record}");
+}
+
 #[test]
 fn a_side_that_does_not_compile_is_refused_in_that_side() {
     let dir = scratch("refused");

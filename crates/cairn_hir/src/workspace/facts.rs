@@ -10,6 +10,8 @@ use crate::input::{Item, ItemKind};
 /// What the checker inferred about one function, for `cairn state`, `cairn doc` and tests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FunctionFacts {
+    /// Its declaration.
+    pub item: Item,
     /// The module that declares it (`""` for the root).
     pub module: Arc<str>,
     /// Its name as the module writes it.
@@ -123,6 +125,7 @@ impl Workspace {
             .map(|entry| {
                 let check = crate::requested::representative_check(&self.db, entry.item);
                 FunctionFacts {
+                    item: entry.item,
                     module: scope.module_of(entry.item),
                     name: entry.key.name.clone(),
                     kind: entry.key.kind,
