@@ -275,6 +275,19 @@ impl Audit<'_> {
                 ));
                 return;
             }
+            // Rule 2 (its closure clause): a closure lent to a nested call may not write a place
+            // that another operand of the expression names.
+            if let Some(written) = self.closure_writes_beside(call, tops) {
+                let name = self.callee_name(call);
+                self.found = Some(Diag::new(
+                    "E-EFFECT-ORDER",
+                    format!(
+                        "The closure passed to {name} writes {written}, which another operand of this expression reads, so the result would depend on which runs first: bind the call to its own statement first and use its value here."
+                    ),
+                    Anchor::Expr(call),
+                ));
+                return;
+            }
             // Rule 3: observable calls stand alone. What lies inside each node is computed only
             // here, for the rare observable call, so the common group costs one walk.
             if row.iter().any(|e| observable(e)) {
@@ -299,6 +312,32 @@ impl Audit<'_> {
             }
         }
         self.try_beside_owner(tops, root_call);
+    }
+
+    /// Rule 2's closure clause: a binding that a closure written as an argument of `call`
+    /// assigns and that an operand of `tops` outside `call` names.
+    fn closure_writes_beside(&self, call: ExprId, tops: &[ExprId]) -> Option<Arc<str>> {
+        let Expr::Call { args, .. } = self.body.expr(call) else { return None };
+        let mut assigned: Vec<Arc<str>> = Vec::new();
+        for &arg in args.iter() {
+            if let Expr::Closure { params, body, .. } = self.body.expr(self.body.unparen(arg)) {
+                let mut binders: Vec<crate::body::BinderId> = params.iter().map(|(b, _)| *b).collect();
+                let mut names = Vec::new();
+                crate::check::closure::contents(self.body, body, &mut binders, &mut names, &mut assigned);
+            }
+        }
+        if assigned.is_empty() {
+            return None;
+        }
+        let mine = self.inside(call);
+        let mut all = Vec::new();
+        for &top in tops {
+            self.descendants(top, &mut all);
+        }
+        all.into_iter().filter(|n| *n != call && !mine.contains(n)).find_map(|n| match self.body.expr(n) {
+            Expr::Name(name) if assigned.contains(name) => Some(name.clone()),
+            _ => None,
+        })
     }
 
     /// The footprint of a builtin that works on places: `write:` each place's root.

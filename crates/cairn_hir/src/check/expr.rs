@@ -217,6 +217,10 @@ impl Cx<'_> {
         {
             return self.function_value(e, decl.item);
         }
+        // A family's copy (`sc_3`) as a value: its template's instance (language §28, §21).
+        if let Some((template, k)) = crate::family::family_copy(self.db, &self.module, name) {
+            return self.copy_value(e, template, k);
+        }
         Err(self.unbound(e, name, expected))
     }
 

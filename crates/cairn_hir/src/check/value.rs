@@ -39,6 +39,17 @@ impl Cx<'_> {
         Ok(ty)
     }
 
+    /// A family's copy used as a value (`sc_3` for `family sc = scaled[1..6]`): the instance
+    /// `scaled[3]` as a `fn` value, requested and compiled like any instance taken as one.
+    pub(crate) fn copy_value(&mut self, e: ExprId, template: crate::input::Item, k: u64) -> R<Ty> {
+        let name = self.value_of(e, template)?;
+        let args: Arc<[crate::instance::InstanceArg]> = Arc::from(vec![crate::instance::InstanceArg::Nat(k)]);
+        let instance = crate::instance::Instance::new(self.db, template, args.clone());
+        let ty = self.taken(e, template, &name, crate::signature::instance_signature(self.db, instance))?;
+        self.value_instances.push((e, args));
+        Ok(ty)
+    }
+
     /// A declared function used as a value: `fn(A) -> R`, when it is a plain host function of
     /// values (language §21, `E-FN-TYPE` otherwise).
     pub(crate) fn function_value(&mut self, e: ExprId, item: crate::input::Item) -> R<Ty> {

@@ -42,7 +42,10 @@ impl Lower<'_> {
                 let (code, env) = self.closure(arg, &params, &body, fun)?;
                 Ok(self.value(ty.clone(), Rvalue::Record(ty.clone(), vec![code, env])))
             }
-            Expr::Name(_) if matches!(self.check.resolution(arg), Resolution::Function(_)) => {
+            Expr::Name(_)
+                if matches!(self.check.resolution(arg), Resolution::Function(_))
+                    && self.check.value_instance(arg).is_none() =>
+            {
                 let Resolution::Function(item) = self.check.resolution(arg) else { unreachable!("matched above") };
                 let code = self.function_adapter(item, fun);
                 let dummy = self.temp(MTy::Int(IntTy::U8));
@@ -50,8 +53,9 @@ impl Lower<'_> {
                 let env = self.value(byte_ptr(), Rvalue::Ref(Place::local(dummy)));
                 Ok(self.value(ty.clone(), Rvalue::Record(ty.clone(), vec![code, env])))
             }
-            // An instance taken as a value (`twice[u64]`): held in a temporary, called through it.
-            Expr::Index { .. } if matches!(self.check.resolution(arg), Resolution::Function(_)) => {
+            // An instance taken as a value (`twice[u64]`, or a family's copy `sc_3`): held in a
+            // temporary, called through it.
+            Expr::Index { .. } | Expr::Name(_) if matches!(self.check.resolution(arg), Resolution::Function(_)) => {
                 let value_ty = self.mty_of(arg);
                 let value = self.expr(arg)?;
                 let place = self.operand_place(value, &value_ty);

@@ -193,7 +193,14 @@ impl Lower<'_> {
             }
             Resolution::Variant { index, .. } => self.variant(e, index, None),
             Resolution::Natural(value) => Ok(lit_usize(value)),
-            Resolution::Function(item) => Ok(Operand::Const(Const::Fn(symbol(self.db, item)))),
+            // A family's copy names its template's instance (`sc_3` is `scaled[3]`).
+            Resolution::Function(item) => match self.check.value_instance(e) {
+                Some(args) => {
+                    let instance = cairn_hir::instance::Instance::new(self.db, item, args.clone());
+                    Ok(Operand::Const(Const::Fn(crate::lower::instance_symbol(self.db, instance))))
+                }
+                None => Ok(Operand::Const(Const::Fn(symbol(self.db, item)))),
+            },
             _ => fail(format!("the checker recorded no meaning for {name}")),
         }
     }
