@@ -47,24 +47,41 @@ pub fn fn_generics(db: &dyn Db, item: Item) -> Arc<[Generic]> {
 /// values are `copy`; a `Buf` is `affine`; a `linear struct` is `linear`; any other record or sum
 /// takes the greatest kind among its fields and payloads.
 pub fn kind_of(db: &dyn Db, ty: &Ty) -> Kind {
-    match ty {
+    kind_memo(db, ty, &mut std::collections::HashMap::new())
+}
+
+/// [`kind_of`], each distinct type judged once: `P[P[P[…]]]` (`struct P[T] { a:T; b:T; }`)
+/// judged its fields' types again and again, exponential in its depth, so a runaway
+/// instantiation took minutes to reach its limit. Fields are read at the record's arguments
+/// (an owner's elements are never looked into: a `Buf` is affine whatever it holds, which is
+/// also what ends the walk of a record that holds itself through one).
+fn kind_memo(db: &dyn Db, ty: &Ty, memo: &mut std::collections::HashMap<Ty, Kind>) -> Kind {
+    if let Some(kind) = memo.get(ty) {
+        return *kind;
+    }
+    let kind = match ty {
         Ty::Buf(_) | Ty::DynBox(..) => Kind::Affine,
         Ty::Ticket => Kind::Linear,
         Ty::Opaque(o) => o.kind,
-        Ty::Array(elem, _) | Ty::ArrayNat(elem, _) => kind_of(db, elem),
+        Ty::Array(elem, _) | Ty::ArrayNat(elem, _) => kind_memo(db, elem, memo),
         Ty::Record(adt) => {
             if crate::decl::record_def(db, adt.item).linear {
-                return Kind::Linear;
+                Kind::Linear
+            } else {
+                let fields = crate::decl::fields_of(db, adt);
+                fields.iter().map(|(_, t)| kind_memo(db, t, memo)).max().unwrap_or(Kind::Copy)
             }
-            crate::decl::fields_of(db, adt).iter().map(|(_, t)| kind_of(db, t)).max().unwrap_or(Kind::Copy)
         }
-        Ty::Enum(adt) => crate::decl::variants_of(db, adt)
-            .iter()
-            .filter_map(|(_, payload)| payload.as_ref().map(|t| kind_of(db, t)))
-            .max()
-            .unwrap_or(Kind::Copy),
+        Ty::Enum(adt) => {
+            let variants = crate::decl::variants_of(db, adt);
+            variants.iter().filter_map(|(_, p)| p.as_ref().map(|t| kind_memo(db, t, memo))).max().unwrap_or(Kind::Copy)
+        }
         _ => Kind::Copy,
+    };
+    if matches!(ty, Ty::Record(_) | Ty::Enum(_)) {
+        memo.insert(ty.clone(), kind);
     }
+    kind
 }
 
 /// A template's type with the instance's arguments in place of its parameters: `Ty::Param(i)`
