@@ -205,6 +205,20 @@ fn signature_help_rename_and_inlay_hints() {
     assert_eq!(help["signatures"][0]["label"], "fn scale(x:u64, factor:u64) -> u64", "{help}");
     assert_eq!(help["activeParameter"], 1);
     assert_eq!(help["signatures"][0]["parameters"][1]["label"], "factor:u64");
+    // Method syntax counts the receiver (protocol §17); a template's parameters read as written.
+    let method_text = "fn bump[T:integer](x:T, by:T) -> T = x + by;\nfn main() -> i32 {\n  let v:u32 = 1;\n  let w = v.bump(2);\n  return 0;\n}\n";
+    let mut methods = Session::new();
+    methods.open(URI, method_text);
+    let at = method_text.find("2);").expect("the call");
+    let help = methods
+        .request(
+            "textDocument/signatureHelp",
+            json!({"textDocument": {"uri": URI}, "position": position(method_text, at)}),
+        )
+        .expect("help");
+    assert_eq!(help["signatures"][0]["label"], "fn bump[T:integer](x:T, by:T) -> T", "{help}");
+    assert_eq!(help["activeParameter"], 1, "{help}");
+    assert_eq!(help["signatures"][0]["parameters"][0]["label"], "x:T", "{help}");
     // Inlay hints: the inferred type of `base`, none for `total` (written); the row of the call.
     let hints = session
         .request("textDocument/inlayHint", json!({"textDocument": {"uri": URI}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 6, "character": 0}}}))

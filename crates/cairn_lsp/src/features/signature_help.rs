@@ -43,16 +43,76 @@ pub(super) fn signature_help(cursor: &Cursor<'_>) -> Value {
     let module = item_at(workspace, cursor.file, offset)
         .map_or_else(|| workspace.files()[cursor.file].module_at_start.clone(), |(item, _, _)| scope.module_of(item));
     let segments: Vec<std::sync::Arc<str>> = callee.split('.').map(std::sync::Arc::from).collect();
-    let found = scope.resolve_path(&module, &segments, |k| k == cairn_hir::ItemKind::Fn);
-    let cairn_hir::Lookup::Found(decl) = found else { return Value::Null };
+    let is_fn = |k| k == cairn_hir::ItemKind::Fn;
+    // Method syntax (`q.push(…)`): the function named last, whose first argument is the
+    // receiver (protocol §17: "method syntax counts the receiver").
+    let (found, receiver) = match scope.resolve_path(&module, &segments, is_fn) {
+        cairn_hir::Lookup::Found(decl) => (Some(decl), 0),
+        cairn_hir::Lookup::None if segments.len() > 1 => {
+            match scope.resolve_path(&module, &segments[segments.len() - 1..], is_fn) {
+                cairn_hir::Lookup::Found(decl) => (Some(decl), 1),
+                cairn_hir::Lookup::None => (None, 0),
+            }
+        }
+        cairn_hir::Lookup::None => (None, 0),
+    };
+    let Some(decl) = found else { return Value::Null };
     let label = cairn_hir::render::signature_text(db, decl.item, true);
-    let signature = cairn_hir::fn_signature(db, decl.item);
-    let parameters: Vec<Value> =
-        signature.params.iter().map(|p| json!({"label": format!("{}:{}", p.name, p.ty)})).collect();
-    let active = commas.min(parameters.len().saturating_sub(1));
+    // Each parameter as the label writes it (a template's as written: `a:T`, not `a:T0`).
+    let parameters: Vec<Value> = written_params(&label).into_iter().map(|p| json!({"label": p})).collect();
+    let active = (commas + receiver).min(parameters.len().saturating_sub(1));
     json!({
         "signatures": [{"label": label, "parameters": parameters}],
         "activeSignature": 0,
         "activeParameter": active
     })
+}
+
+/// The parameters of a signature's text (`fn f[T:integer](a:T, b:ro<T>[n]) -> T`), each as
+/// written, split at the commas of the parameter list's own depth.
+fn written_params(label: &str) -> Vec<String> {
+    let mut depth = 0i32;
+    let mut start = None;
+    let mut out = Vec::new();
+    for (i, c) in label.char_indices() {
+        match c {
+            '[' | '<' => depth += 1,
+            ']' | '>' if !label[..i].ends_with('-') => depth -= 1,
+            '(' if depth == 0 && start.is_none() => start = Some(i + 1),
+            '(' => depth += 1,
+            ')' if depth == 0 => {
+                if let Some(from) = start {
+                    let part = label[from..i].trim();
+                    if !part.is_empty() {
+                        out.push(part.to_string());
+                    }
+                }
+                return out;
+            }
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                if let Some(from) = start {
+                    out.push(label[from..i].trim().to_string());
+                    start = Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::written_params;
+
+    #[test]
+    fn parameters_are_read_from_the_label_at_its_own_depth() {
+        assert_eq!(written_params("fn largest[T:integer](a:T, b:T) -> T"), ["a:T", "b:T"]);
+        assert_eq!(
+            written_params("fn f(n:usize, xs:ro<u8>[n]@host, g:fn(u64, u8) -> u64)"),
+            ["n:usize", "xs:ro<u8>[n]@host", "g:fn(u64, u8) -> u64"]
+        );
+        assert!(written_params("fn none()").is_empty());
+    }
 }
