@@ -91,6 +91,38 @@ pub(super) fn entries_of(workspace: &Workspace) -> Vec<Entry> {
             });
         }
     }
+    // The methods of trait impls, named as the protocol names them (`Area.Rect.area`) and
+    // called by their member's bare name (static dispatch on the receiver's type).
+    for (index, file) in workspace.files().iter().enumerate() {
+        if index == 0 || file.library || index == loader {
+            continue;
+        }
+        for member in file.members.iter().filter(|m| m.key.kind == ItemKind::Method) {
+            let item = member.item;
+            let name = workspace.full_name(item).to_string();
+            let start = usize::from(member.start + first_token(db, item));
+            let comment = cairn_hir::render::comment_above(&file.text, start);
+            let doc = first_sentence(&comment).to_string();
+            let module = member.key.module.clone();
+            let words = weighed(&[(&doc, 1), (&module, 2), (&name.replace('.', " "), 2), (&member.key.name, 3)]);
+            // Shown as a call that resolves anywhere the trait is visible: `Area.area(…)`.
+            let callee = match cairn_hir::member_family(db, item) {
+                Some((tr, member)) => format!("{}.{member}", scope.full_name(tr)),
+                None => name.clone(),
+            };
+            entries.push(Entry {
+                head: head_of(db, item, &member.key.name, &callee),
+                name,
+                module,
+                doc,
+                row: rows.as_ref().and_then(|r| r.row(item).cloned()),
+                rank: 0,
+                item: Some(item),
+                words,
+                names: Vec::new(),
+            });
+        }
+    }
     for (names, usage, doc) in BUILTINS {
         let names: Vec<&'static str> = names.split_whitespace().collect();
         let shown_names = names.join(" ").replace('_', " ");

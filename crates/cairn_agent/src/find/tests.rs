@@ -316,3 +316,14 @@ fn the_builtin_entries_name_exactly_the_checker_s_callable_builtins() {
     let missing: Vec<&&str> = callable.difference(&documented).collect();
     assert!(missing.is_empty(), "builtins find cannot suggest: {missing:?}");
 }
+
+/// The methods of trait impls are callable functions of the program: found by their member's
+/// name and shown as a trait-qualified call, which resolves wherever the trait is visible.
+#[test]
+fn impl_methods_are_found_as_trait_qualified_calls() {
+    let program = "trait Area { fn area(s:ro<Self>) -> u64; }\nstruct Rect { w:u64; h:u64; }\nimpl Area for Rect {\n  // Width times height.\n  fn area(s:ro<Rect>) -> u64 = s.w * s.h;\n}\nfn main() -> i32 { return 0; }\n";
+    let hits = check_hits(&query("area"), Some(program));
+    assert!(hits.iter().any(|h| h.starts_with("Area.area(s:ro<Rect>) -> u64")), "{hits:?}");
+    let names = check_names(&query("width times height"), Some(program));
+    assert_eq!(names.first().map(String::as_str), Some("Area.area"), "found by the comment above it: {names:?}");
+}
