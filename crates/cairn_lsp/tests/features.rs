@@ -177,6 +177,10 @@ fn completion_offers_locals_declarations_modules_fields_and_variants() {
     assert!(got.contains(&"match".to_string()) && got.contains(&"max".to_string()), "{got:?}");
     // Fields of a local's record, variants of an enum, a module's public functions.
     assert_eq!(completions(&program("  let a = p.$0")), ["x", "y"]);
+    // And the functions callable on it as methods: its module's functions whose first parameter
+    // is of its type, and its trait impls' methods.
+    let methods = "trait Area { fn area(s:ro<Self>) -> u64; }\nstruct Sq { n:u64; }\nimpl Area for Sq { fn area(s:ro<Sq>) -> u64 = s.n * s.n; }\nfn grow(s:rw<Sq>) { s.n += 1; }\nfn other(x:u64) -> u64 = x;\nfn main() -> i32 {\n  let mut q = Sq(2);\n  q.$0\n  return 0;\n}\n";
+    assert_eq!(completions(methods), ["area", "grow", "n"], "fields and methods, not other");
     assert_eq!(completions(&program("  let m = Mode.$0")), ["Fast", "Slow"]);
     let got = completions(&program("  let v = vec.pu$0"));
     assert_eq!(got, ["push"], "{got:?}");

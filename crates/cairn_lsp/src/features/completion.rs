@@ -3,7 +3,7 @@
 //! After `import ` — the next segment of the packaged `std` modules' paths and the program's
 //! (`import std.` offers `vec`, `map`, …). After `q.` — the public declarations of the module `q` names (an import's alias), the
 //! variants of the enum `q` names, or the fields of the record a local `q` holds (its type from
-//! the function's check). Elsewhere — the function's parameters and the locals bound before the
+//! the function's check) and the functions callable on it as methods. Elsewhere — the function's parameters and the locals bound before the
 //! cursor, the module's own declarations, the names its imports bring in, its module aliases, the
 //! builtins and the keywords (`match` as a snippet with its braces). Every candidate starts with
 //! the word already typed. Names mean what the checker says: declarations come from the program's
@@ -102,13 +102,43 @@ pub(super) fn completion(cursor: &Cursor<'_>) -> Value {
             }
             return json!(items.into_values().collect::<Vec<_>>());
         }
-        // A local holding a record: its fields.
+        // A local holding a record: its fields; holding a record or a sum: the functions
+        // callable on it as methods (protocol §17), those of its type's module and of this one
+        // whose first parameter is of its type, and its trait impls' methods.
         if let Some((item, start, _)) = &at
             && let Some(ty) = local_type(db, *item, qualifier, offset - start)
-            && let Ty::Record(adt) = ty.value()
         {
-            for (name, field_ty) in cairn_hir::fields_of(db, adt) {
-                add(&name, FIELD, Some(field_ty.to_string()));
+            if let Ty::Record(adt) = ty.value() {
+                for (name, field_ty) in cairn_hir::fields_of(db, adt) {
+                    add(&name, FIELD, Some(field_ty.to_string()));
+                }
+            }
+            if let Ty::Record(adt) | Ty::Enum(adt) = ty.value() {
+                let home = scope.module_of(adt.item);
+                let of_type = |t: &Ty| matches!(t.value(), Ty::Record(a) | Ty::Enum(a) if a.item == adt.item);
+                for decls in scope.by_full_name.values() {
+                    for decl in decls.iter().filter(|d| d.kind == ItemKind::Fn) {
+                        let owner = scope.module_of(decl.item);
+                        if (owner != home && owner != module) || !scope.visible_from(decl.item, &module) {
+                            continue;
+                        }
+                        let signature = cairn_hir::fn_signature(db, decl.item);
+                        if signature.params.first().is_some_and(|p| of_type(&p.ty)) {
+                            let full = scope.full_name(decl.item);
+                            let name = full.rsplit('.').next().unwrap_or(&full).to_string();
+                            add(&name, FUNCTION, detail(db, decl.item, decl.kind));
+                        }
+                    }
+                }
+                for file in workspace.files() {
+                    for member in file.members.iter().filter(|m| m.key.kind == ItemKind::Method) {
+                        let signature = cairn_hir::fn_signature(db, member.item);
+                        if signature.params.first().is_some_and(|p| of_type(&p.ty)) {
+                            let text = cairn_hir::render::signature_text(db, member.item, true);
+                            add(&member.key.name, FUNCTION, Some(text));
+                        }
+                    }
+                }
             }
         }
         return json!(items.into_values().collect::<Vec<_>>());
