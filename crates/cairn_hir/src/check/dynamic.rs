@@ -25,6 +25,16 @@ fn mentions_self(ty: &Ty) -> bool {
     found
 }
 
+/// A member's type as the trait writes it: its first generic parameter shown as `Self`.
+fn as_written(ty: &Ty) -> String {
+    let this = crate::types::OpaqueTy {
+        name: Arc::from("Self"),
+        kind: crate::types::Kind::Linear,
+        traits: Arc::from(Vec::new()),
+    };
+    ty.substitute(&[Ty::Opaque(Arc::new(this))]).to_string()
+}
+
 impl Cx<'_> {
     /// `E-DYN` unless trait `tr` can stand behind `dyn`.
     pub(crate) fn dyn_compatible(&self, e: ExprId, tr: Item) -> R<()> {
@@ -39,11 +49,11 @@ impl Cx<'_> {
             };
             for (i, param) in signature.params.iter().enumerate() {
                 if i != receiver && (param.borrowed() || mentions_self(&param.ty)) {
-                    return fail(format!("{member} takes {} as {}", param.ty, param.name));
+                    return fail(format!("{member} takes {} as {}", as_written(&param.ty), param.name));
                 }
             }
             if mentions_self(&signature.ret) {
-                return fail(format!("{member} returns {}", signature.ret));
+                return fail(format!("{member} returns {}", as_written(&signature.ret)));
             }
             // A static table holds one entry per member: a member with generic parameters of
             // its own has no one entry to hold (a decision, docs/decisions.md).
