@@ -353,16 +353,9 @@ fn facts(side: Side<'_>) -> BTreeMap<String, Fact> {
         if fact.library || !matches!(fact.kind, ItemKind::Fn | ItemKind::Method) {
             continue;
         }
-        // A method of a trait's impl is a function too, named as the protocol names it
-        // (`Area.Rect.area`).
-        let (full, item) = if fact.kind == ItemKind::Method {
-            (side.workspace.full_name(fact.item).to_string(), fact.item)
-        } else {
-            let full =
-                if fact.module.is_empty() { fact.name.to_string() } else { format!("{}.{}", fact.module, fact.name) };
-            let Some(item) = side.workspace.function_named(&full) else { continue };
-            (full, item)
-        };
+        // Named as an agent names it: `module.name`, a method of a trait's impl `Area.Rect.area`.
+        let item = fact.item;
+        let full = side.workspace.full_name(item).to_string();
         let symbol = equiv::symbol_of(side.workspace, item);
         let signature = cairn_hir::render::signature_text(side.workspace.db(), item, true);
         let key = equiv::signature_key(side.workspace, item);

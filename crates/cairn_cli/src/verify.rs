@@ -274,18 +274,14 @@ pub fn run(flags: &VerifyFlags, out: Output) -> u8 {
                 if fact.library || !matches!(fact.kind, ItemKind::Fn | ItemKind::Method) {
                     continue;
                 }
-                // A method of a trait's impl is verified under its protocol name (`Area.Rect.area`).
-                let full = if fact.kind == ItemKind::Method {
-                    reference.workspace.full_name(fact.item).to_string()
-                } else if fact.module.is_empty() {
-                    fact.name.to_string()
-                } else {
-                    format!("{}.{}", fact.module, fact.name)
-                };
+                // Named as an agent names it: `module.name`, a method of a trait's impl
+                // `Area.Rect.area`.
+                let full = reference.workspace.full_name(fact.item).to_string();
                 // A template is verified through each instance the reference makes; one that
                 // makes none has no code to verify and is left out.
                 let mut names = vec![full.clone()];
-                if let (Some(item), Some(lowered)) = (reference.workspace.function_named(&full), &reference.lowered)
+                let item = fact.item;
+                if let Some(lowered) = &reference.lowered
                     && !cairn_hir::generics::fn_generics(reference.workspace.db(), item).is_empty()
                 {
                     let base = equiv::symbol_of(&reference.workspace, item).len();

@@ -85,7 +85,9 @@ pub fn fn_summary(db: &dyn Db, item: Item) -> Summary {
         if requested.is_empty() && !scope.is_library_module(&scope.module_of(item)) {
             // A template of the program that nothing instantiates has the row of its witnesses
             // (tools.md §3.7), unknown when none can be made — never the empty row of no
-            // instances. Nothing calls it, so no other row reads this one.
+            // instances. The cost is accepted on purpose: its witness checks (at most 128) run
+            // in the rows of every whole check, memoized until the template or what it reads
+            // changes; only other un-instantiated templates can call it.
             return match crate::certify::witness_instances(db, item) {
                 Ok(witnesses) => joined_summary(db, item, &witnesses),
                 Err(_) => Summary { refused: true, ..Summary::default() },

@@ -83,8 +83,6 @@ fn extern_text(db: &dyn Db, item: Item, foreign: &ast::ExternFn) -> String {
     out
 }
 
-/// The signature of a function or test. `checked` renders the checked parameter and result
-/// types (for an accepted program); otherwise the types as written.
 /// The signature of an instance as its arguments make it: `fn largest[u64](n:usize,
 /// xs:ro<u64>[n]@host) -> u64` (protocol §7.1: the state lists checked instances).
 pub fn instance_signature_text(db: &dyn Db, instance: crate::instance::Instance<'_>) -> String {
@@ -102,6 +100,8 @@ pub fn instance_signature_text(db: &dyn Db, instance: crate::instance::Instance<
     out
 }
 
+/// The signature of a function or test. `checked` renders the checked parameter and result
+/// types (for an accepted program); otherwise the types as written.
 pub fn signature_text(db: &dyn Db, item: Item, checked: bool) -> String {
     let node = item.syntax(db).syntax_node();
     if let Some(test) = ast::Test::cast(node.clone()) {

@@ -30,10 +30,10 @@ fn is_code(line: &str) -> bool {
 fn declares_main(line: &str) -> bool {
     let code = line.split("//").next().unwrap_or("").trim();
     let code = code.strip_prefix("pub ").map(str::trim_start).unwrap_or(code);
-    code.strip_prefix("fn").is_some_and(|rest| {
-        let rest = rest.trim_start();
-        rest.len() < code.len() && rest.strip_prefix("main").is_some_and(|r| r.trim_start().starts_with(['(', '[']))
-    })
+    code.strip_prefix("fn")
+        .filter(|rest| rest.starts_with(char::is_whitespace))
+        .and_then(|rest| rest.trim_start().strip_prefix("main"))
+        .is_some_and(|after| after.trim_start().starts_with(['(', '[']))
 }
 
 /// Refuses a program whose projects break a namespace rule of language §23.2 (see the module
@@ -105,6 +105,7 @@ mod tests {
         assert!(declares_main("pub fn main () -> i32 = 0;"));
         assert!(!declares_main("fn mainly() -> i32 = 0;"));
         assert!(!declares_main("// fn main()"));
+        assert!(!declares_main("fnmain() -> i32 = 0;"));
     }
 
     #[test]

@@ -66,57 +66,35 @@ pub(super) fn entries_of(workspace: &Workspace) -> Vec<Entry> {
         if index == 0 || (!file.library && index == loader) {
             continue;
         }
-        for declared in file.items.iter().filter(|i| i.key.kind == ItemKind::Fn) {
+        // Functions, and the methods of trait impls: a method is named as the protocol names it
+        // (`Area.Rect.area`) and shown as the trait-qualified call (`Area.area(…)`), which
+        // resolves wherever the trait is visible (static dispatch on the receiver's type).
+        let functions = file.items.iter().filter(|i| i.key.kind == ItemKind::Fn);
+        let methods = file.members.iter().filter(|m| m.key.kind == ItemKind::Method && !file.library);
+        for declared in functions.chain(methods) {
             let item = declared.item;
-            let public = scope.info(item).is_some_and(|i| i.public);
+            let method = declared.key.kind == ItemKind::Method;
+            let public = method || scope.info(item).is_some_and(|i| i.public);
             if &*declared.key.name == "main" || (file.library && !public) {
                 continue;
             }
-            let name = scope.full_name(item).to_string();
+            let name = workspace.full_name(item).to_string();
+            let callee = match cairn_hir::member_family(db, item).filter(|_| method) {
+                Some((tr, member)) => format!("{}.{member}", scope.full_name(tr)),
+                None => name.clone(),
+            };
             let start = usize::from(declared.start + first_token(db, item));
             let comment = cairn_hir::render::comment_above(&file.text, start);
             let doc = first_sentence(&comment).to_string();
             let module = declared.key.module.clone();
             let words = weighed(&[(&doc, 1), (&module, 2), (&declared.key.name, 3)]);
             entries.push(Entry {
-                head: head_of(db, item, &declared.key.name, &name),
+                head: head_of(db, item, &declared.key.name, &callee),
                 name,
                 module,
                 doc,
                 row: rows.as_ref().and_then(|r| r.row(item).cloned()),
                 rank: if file.library { 1 } else { 0 },
-                item: Some(item),
-                words,
-                names: Vec::new(),
-            });
-        }
-    }
-    // The methods of trait impls, named as the protocol names them (`Area.Rect.area`) and
-    // called by their member's bare name (static dispatch on the receiver's type).
-    for (index, file) in workspace.files().iter().enumerate() {
-        if index == 0 || file.library || index == loader {
-            continue;
-        }
-        for member in file.members.iter().filter(|m| m.key.kind == ItemKind::Method) {
-            let item = member.item;
-            let name = workspace.full_name(item).to_string();
-            let start = usize::from(member.start + first_token(db, item));
-            let comment = cairn_hir::render::comment_above(&file.text, start);
-            let doc = first_sentence(&comment).to_string();
-            let module = member.key.module.clone();
-            let words = weighed(&[(&doc, 1), (&module, 2), (&name.replace('.', " "), 2), (&member.key.name, 3)]);
-            // Shown as a call that resolves anywhere the trait is visible: `Area.area(…)`.
-            let callee = match cairn_hir::member_family(db, item) {
-                Some((tr, member)) => format!("{}.{member}", scope.full_name(tr)),
-                None => name.clone(),
-            };
-            entries.push(Entry {
-                head: head_of(db, item, &member.key.name, &callee),
-                name,
-                module,
-                doc,
-                row: rows.as_ref().and_then(|r| r.row(item).cloned()),
-                rank: 0,
                 item: Some(item),
                 words,
                 names: Vec::new(),

@@ -610,12 +610,7 @@ impl Cx<'_> {
                     let first_call = self.call_targets.len();
                     // A capture lends the place the closure touches: `t.a` when the body only
                     // reads that field (§21: the call may not lend "a place the closure touches").
-                    let mut field_of: std::collections::HashMap<ExprId, ExprId> = std::collections::HashMap::new();
-                    for (at, expr) in self.body.exprs.iter().enumerate() {
-                        if let Expr::Field { base, .. } = expr {
-                            field_of.insert(self.body.unparen(*base), ExprId(at as u32));
-                        }
-                    }
+                    let field_of = self.field_parents();
                     for (name, written) in self.closure(closure, fun)? {
                         let view = matches!(self.body.expr(name), Expr::Name(n) if self.local(n).is_some_and(|l| matches!(l.ty, Ty::View(_))));
                         // One closure never overlaps itself: a place another of its places
@@ -623,9 +618,8 @@ impl Cx<'_> {
                         let mut touched: Vec<super::alias::Place> = Vec::new();
                         for used in super::closure::uses_of(&self.body, closure, name, &field_of) {
                             let place = self.place_of(used, view);
-                            if let Some(at) = touched.iter().position(|p| place.covers(p)) {
-                                touched[at] = place;
-                            } else if !touched.iter().any(|p| p.covers(&place)) {
+                            if !touched.iter().any(|p| p.covers(&place)) {
+                                touched.retain(|p| !place.covers(p));
                                 touched.push(place);
                             }
                         }

@@ -101,6 +101,38 @@ impl Cx<'_> {
     }
 }
 
+impl Cx<'_> {
+    /// For each expression of the body the field access made on it, built once per body.
+    pub(crate) fn field_parents(&mut self) -> Arc<std::collections::HashMap<ExprId, ExprId>> {
+        if let Some(map) = &self.field_parents {
+            return map.clone();
+        }
+        // A field access that is a call's callee is method syntax (`t.bump()` is `bump(t)`): it
+        // touches `t` whole, so it does not narrow the place.
+        let callees: std::collections::HashSet<ExprId> = self
+            .body
+            .exprs
+            .iter()
+            .filter_map(|expr| match expr {
+                Expr::Call { callee, .. } => Some(self.body.unparen(*callee)),
+                _ => None,
+            })
+            .collect();
+        let mut map = std::collections::HashMap::new();
+        for (at, expr) in self.body.exprs.iter().enumerate() {
+            let at = ExprId(at as u32);
+            if let Expr::Field { base, .. } = expr
+                && !callees.contains(&at)
+            {
+                map.insert(self.body.unparen(*base), at);
+            }
+        }
+        let map = Arc::new(map);
+        self.field_parents = Some(map.clone());
+        map
+    }
+}
+
 /// The places closure `closure` touches through the binding `name` names: each use of that
 /// binding in its body, widened to the longest field chain around it (`t.a.b`), so a capture
 /// lends only the fields the closure reads or writes. `field_of` maps an expression to the

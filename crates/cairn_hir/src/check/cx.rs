@@ -100,6 +100,9 @@ pub(crate) struct Cx<'db> {
     pub lane: Option<Lane>,
     /// The closures checked and the calls each makes ([`FnCheck::closure_calls`]).
     pub closure_calls: Vec<(ExprId, Arc<[ExprId]>)>,
+    /// For each expression the field access made on it (`t` → `t.a`), built once per body at
+    /// the first closure lent to a call (what a capture touches, language §21).
+    pub field_parents: Option<Arc<std::collections::HashMap<ExprId, ExprId>>>,
     /// The regions and collectors checked ([`FnCheck::regions`]).
     pub regions: Vec<Region>,
     /// [`FnCheck::fn_arguments`].

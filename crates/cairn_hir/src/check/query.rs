@@ -194,6 +194,7 @@ fn new_cx<'db>(
         stack_bytes: 0,
         lane: None,
         closure_calls: Vec::new(),
+        field_parents: None,
         regions: Vec::new(),
         fn_arguments: Vec::new(),
         spawn_binding: None,

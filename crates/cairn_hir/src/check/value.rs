@@ -33,19 +33,26 @@ impl Cx<'_> {
         }
         let explicit = super::call::Generic { explicit: Some(indices), expected: None, preset: None };
         let args = self.infer_instance(e, item, &name, explicit, &[])?;
-        let instance = crate::instance::Instance::new(self.db, item, args.clone());
-        let ty = self.taken(e, item, &name, crate::signature::instance_signature(self.db, instance))?;
-        self.value_instances.push((e, args));
-        Ok(ty)
+        self.instance_taken(e, item, &name, args)
     }
 
     /// A family's copy used as a value (`sc_3` for `family sc = scaled[1..6]`): the instance
     /// `scaled[3]` as a `fn` value, requested and compiled like any instance taken as one.
     pub(crate) fn copy_value(&mut self, e: ExprId, template: crate::input::Item, k: u64) -> R<Ty> {
         let name = self.value_of(e, template)?;
-        let args: Arc<[crate::instance::InstanceArg]> = Arc::from(vec![crate::instance::InstanceArg::Nat(k)]);
-        let instance = crate::instance::Instance::new(self.db, template, args.clone());
-        let ty = self.taken(e, template, &name, crate::signature::instance_signature(self.db, instance))?;
+        self.instance_taken(e, template, &name, Arc::from(vec![crate::instance::InstanceArg::Nat(k)]))
+    }
+
+    /// The instance of `item` at `args` as a `fn` value, recorded so that it is requested.
+    fn instance_taken(
+        &mut self,
+        e: ExprId,
+        item: crate::input::Item,
+        name: &str,
+        args: Arc<[crate::instance::InstanceArg]>,
+    ) -> R<Ty> {
+        let instance = crate::instance::Instance::new(self.db, item, args.clone());
+        let ty = self.taken(e, item, name, crate::signature::instance_signature(self.db, instance))?;
         self.value_instances.push((e, args));
         Ok(ty)
     }

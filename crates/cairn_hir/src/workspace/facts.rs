@@ -49,17 +49,7 @@ impl Workspace {
     /// `cairn check --generics`: each own template's verdict at its witnesses, by full name
     /// (`crate::certify`); every verdict is `unknown` when the program does not check.
     pub fn certify_generics(&mut self) -> Vec<(String, String)> {
-        // Function templates, and the methods of generic impls (templates over the impl's
-        // parameters, as the library's are certified).
-        let own: Vec<Item> = self
-            .program
-            .items(&self.db)
-            .iter()
-            .filter(|e| matches!(e.key.kind, ItemKind::Fn | ItemKind::Method) && !e.library)
-            .filter(|e| !crate::foreign::is_extern(&self.db, e.item))
-            .filter(|e| !crate::generics::fn_generics(&self.db, e.item).is_empty())
-            .map(|e| e.item)
-            .collect();
+        let own: Vec<Item> = self.own_templates().collect();
         self.certify(own)
     }
 
@@ -94,12 +84,14 @@ impl Workspace {
             .collect()
     }
 
-    /// The program's own function templates, in declaration order.
+    /// The program's own templates, in declaration order: function templates, and the methods
+    /// of generic impls (templates over the impl's parameters).
     fn own_templates(&self) -> impl Iterator<Item = Item> + '_ {
         self.program
             .items(&self.db)
             .iter()
-            .filter(|e| e.key.kind == ItemKind::Fn && !e.library)
+            .filter(|e| matches!(e.key.kind, ItemKind::Fn | ItemKind::Method) && !e.library)
+            .filter(|e| !crate::foreign::is_extern(&self.db, e.item))
             .filter(|e| !crate::generics::fn_generics(&self.db, e.item).is_empty())
             .map(|e| e.item)
     }
