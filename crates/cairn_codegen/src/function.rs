@@ -157,6 +157,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
             Inst::Drop(place) => self.drop_place(place),
             Inst::Call { dst, callee, args } => self.call(dst.as_ref(), callee, args),
             Inst::Print { stream, newline, args } => self.print(*stream, *newline, args),
+            Inst::Format { dst, args } => self.format(dst, args),
             Inst::CallIndirect { dst, callee, args } => self.call_indirect(dst.as_ref(), callee, args),
             Inst::Assume(fact) => {
                 let fact = self.operand(fact)?;

@@ -1,12 +1,14 @@
 //! Printing: a print instruction as calls of the runtime, which formats the line into its
 //! buffer and writes it whole (`cairn_rt_print_begin`, one `cairn_rt_put_*` per argument,
-//! `cairn_rt_print_end`).
+//! `cairn_rt_print_end`), and `format` as the same pieces put into the runtime's scratch text
+//! (`cairn_rt_format_begin` … `cairn_rt_format_end`).
 //!
 //! Invariant: every argument is computed before the first call, so a trap while computing one
 //! prints nothing of the line. A target without the runtime refuses a print (`Print::Refused`)
 //! rather than drop it.
 
 use cairn_mir::{FloatTy, MTy, PrintArg, Stream};
+use inkwell::values::ValueKind;
 
 use crate::function::FnGen;
 use crate::module::{G, GenError};
@@ -25,10 +27,48 @@ impl FnGen<'_, '_, '_> {
         for arg in args {
             values.push(self.operand(&arg.value)?);
         }
-        let i64t = self.cx.ctx.i64_type();
         let i32t = self.cx.ctx.i32_type();
         let fd = i32t.const_int(if stream == Stream::Stdout { 1 } else { 2 }, false);
         self.cx.builder.build_call(self.cx.rt("cairn_rt_print_begin"), &[fd.into()], "")?;
+        self.put_pieces(args, values)?;
+        let newline = i32t.const_int(u64::from(newline), false);
+        self.cx.builder.build_call(self.cx.rt("cairn_rt_print_end"), &[fd.into(), newline.into()], "")?;
+        self.overflow = None;
+        Ok(())
+    }
+
+    /// `format`'s rendering: every piece computed, then put into the runtime's scratch text, and
+    /// `dst` (a `u8` view) set to that text.
+    pub(crate) fn format(&mut self, dst: &cairn_mir::Place, args: &[PrintArg]) -> G<()> {
+        match self.cx.info.print {
+            Print::Runtime => {}
+            Print::Refused => return Err(GenError::Refused("format needs the runtime, which this target lacks")),
+        }
+        let mut values = Vec::with_capacity(args.len());
+        for arg in args {
+            values.push(self.operand(&arg.value)?);
+        }
+        self.cx.builder.build_call(self.cx.rt("cairn_rt_format_begin"), &[], "")?;
+        self.put_pieces(args, values)?;
+        let data = self.cx.builder.build_call(self.cx.rt("cairn_rt_format_end"), &[], "text")?;
+        let len = self.cx.builder.build_call(self.cx.rt("cairn_rt_format_len"), &[], "len")?;
+        let (ValueKind::Basic(data), ValueKind::Basic(len)) = (data.try_as_basic_value(), len.try_as_basic_value())
+        else {
+            return Err(GenError::Refused("the runtime's format calls return no value"));
+        };
+        let (at, ty) = self.place(dst)?;
+        let view_ty = self.cx.basic(&ty).into_struct_type();
+        let view = self.cx.builder.build_insert_value(view_ty.get_undef(), data, 0, "view")?;
+        let view = self.cx.builder.build_insert_value(view, len, 1, "view")?;
+        self.cx.builder.build_store(at, view)?;
+        self.overflow = None;
+        Ok(())
+    }
+
+    /// One runtime call per piece of a print or a format, each value already computed.
+    fn put_pieces(&mut self, args: &[PrintArg], values: Vec<inkwell::values::BasicValueEnum<'_>>) -> G<()> {
+        let i64t = self.cx.ctx.i64_type();
+        let i32t = self.cx.ctx.i32_type();
         for (arg, value) in args.iter().zip(values) {
             match &arg.ty {
                 MTy::Int(_) if arg.char => {
@@ -61,9 +101,6 @@ impl FnGen<'_, '_, '_> {
                 }
             }
         }
-        let newline = i32t.const_int(u64::from(newline), false);
-        self.cx.builder.build_call(self.cx.rt("cairn_rt_print_end"), &[fd.into(), newline.into()], "")?;
-        self.overflow = None;
         Ok(())
     }
 }

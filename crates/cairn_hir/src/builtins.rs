@@ -114,7 +114,7 @@ builtins! {
     Println "println" Soft false false;
     Eprint "eprint" Soft false false;
     Eprintln "eprintln" Soft false false;
-    Format "format" Soft false true;
+    Format "format" Soft false false;
     Assert "assert" Soft false false;
     AssertEq "assert_eq" Soft false false;
     Sqrt "sqrt" Soft true false;

@@ -14,6 +14,12 @@ pub struct LibraryModule {
     pub text: &'static str,
 }
 
+/// The record `format(out, …)` appends to, at `u8` (language §13.1).
+pub const VEC_RECORD: &str = "std.vec.Vec";
+
+/// The function `format` appends with (see `Resolver::format_append`).
+pub const FORMAT_APPEND: &str = "std.vec.extend_from";
+
 /// Every packaged module.
 pub const MODULES: &[LibraryModule] = &[
     LibraryModule { name: "std.core", file: "std/core.cairn", text: include_str!("../../../std/core.cairn") },

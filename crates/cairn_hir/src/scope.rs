@@ -361,6 +361,13 @@ impl<'db> Resolver<'db> {
         declared(self.db, FullName::new(self.db, Arc::from(full), false))
     }
 
+    /// What `format(out, …)` appends with (language §13.1): `std.vec.extend_from`, the one
+    /// home of a vector's growth, which the checker records as the call's edge and MIR lowering
+    /// calls at `u8`. None when the program links no `std.vec` (then no `Vec[u8]` exists either).
+    pub fn format_append(&self) -> Option<Item> {
+        self.declared(crate::library::FORMAT_APPEND).iter().find(|d| d.kind == ItemKind::Fn).map(|d| d.item)
+    }
+
     /// Facts about a declaration.
     pub fn info(&self, item: Item) -> Option<&'db DeclInfo> {
         decl_info(self.db, item).as_ref()

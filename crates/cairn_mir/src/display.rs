@@ -200,6 +200,11 @@ impl Display for Inst {
                     args.iter().map(|PrintArg { ty, value, .. }| format!("{value}: {ty}")).collect();
                 write!(f, "{name}({})", args.join(", "))
             }
+            Inst::Format { dst, args } => {
+                let args: Vec<String> =
+                    args.iter().map(|PrintArg { ty, value, .. }| format!("{value}: {ty}")).collect();
+                write!(f, "{dst} = format({})", args.join(", "))
+            }
         }
     }
 }

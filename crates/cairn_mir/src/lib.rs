@@ -424,6 +424,13 @@ pub enum Inst {
         newline: bool,
         args: Vec<PrintArg>,
     },
+    /// `format`'s rendering (language §13.1): the pieces as a print writes them, into a scratch
+    /// text the runtime holds until the next `Format`; `dst` (a `u8` view) is set to it. What
+    /// appends it to the vector is the `std.vec.extend_from` call lowered right after.
+    Format {
+        dst: Place,
+        args: Vec<PrintArg>,
+    },
     /// A call through a function value (its `Callable` guard comes before).
     CallIndirect {
         dst: Option<Place>,

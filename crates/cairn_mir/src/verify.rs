@@ -70,6 +70,12 @@ pub fn verify(function: &Function) -> Result<(), String> {
                         check_operand(function, &arg.value)?;
                     }
                 }
+                Inst::Format { dst, args } => {
+                    check_place(function, dst)?;
+                    for arg in args {
+                        check_operand(function, &arg.value)?;
+                    }
+                }
                 Inst::CallIndirect { dst, callee, args } => {
                     if let Some(dst) = dst {
                         check_place(function, dst)?;

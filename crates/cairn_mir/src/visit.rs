@@ -31,6 +31,10 @@ pub(crate) fn inst_places(inst: &mut Inst, f: &mut dyn FnMut(&mut Place, Role)) 
             args.iter_mut().for_each(|a| operand(a, f));
         }
         Inst::Print { args, .. } => args.iter_mut().for_each(|a| operand(&mut a.value, f)),
+        Inst::Format { dst, args } => {
+            args.iter_mut().for_each(|a| operand(&mut a.value, f));
+            place(dst, Role::Def, f);
+        }
         Inst::CallIndirect { dst, callee, args } => {
             if let Some(dst) = dst {
                 place(dst, Role::Def, f);

@@ -421,6 +421,7 @@ impl<'f> Exec<'f> {
                 Ok(out)
             }
             Inst::Print { .. } => unsupported("printing (the io effect)"),
+            Inst::Format { .. } => unsupported("format (a vector's text)"),
         }
     }
 

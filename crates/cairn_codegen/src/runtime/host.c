@@ -48,7 +48,45 @@ static void cairn_flush(void) {
     cairn_used = 0;
 }
 
+/* format (language §13.1) renders with the same `cairn_rt_put_*` calls as a print, between
+ * `cairn_rt_format_begin` and `cairn_rt_format_end`: meanwhile they append to a scratch text on
+ * the heap instead of the line buffer. The scratch is kept for the next format (it holds the
+ * text until the program's `std.vec.extend_from` has copied it) and freed at exit. Formatting is
+ * refused in lanes, so one scratch serves the process. */
+static int cairn_formatting;
+static char *cairn_text;
+static size_t cairn_text_used, cairn_text_room;
+
+_Noreturn void cairn_rt_trap(const char *message);
+
+static void cairn_text_free(void) {
+    free(cairn_text);
+    cairn_text = NULL;
+    cairn_text_room = 0;
+}
+
+static void cairn_text_put(const char *data, size_t length) {
+    if (length > cairn_text_room - cairn_text_used) {
+        size_t room = cairn_text_room < 256 ? 256 : cairn_text_room;
+        while (room - cairn_text_used < length) {
+            if (room > SIZE_MAX / 2) cairn_rt_trap("allocation guard failed in format");
+            room *= 2;
+        }
+        char *grown = realloc(cairn_text, room);
+        if (grown == NULL) cairn_rt_trap("allocation guard failed in format");
+        if (cairn_text == NULL) atexit(cairn_text_free);
+        cairn_text = grown;
+        cairn_text_room = room;
+    }
+    memcpy(cairn_text + cairn_text_used, data, length);
+    cairn_text_used += length;
+}
+
 static void cairn_put(const char *data, size_t length) {
+    if (cairn_formatting) {
+        cairn_text_put(data, length);
+        return;
+    }
     while (length > 0) {
         if (cairn_used == sizeof cairn_buffer) cairn_flush();
         size_t room = sizeof cairn_buffer - cairn_used;
@@ -72,6 +110,19 @@ void cairn_rt_print_end(int fd, int newline) {
     if (newline) cairn_put("\n", 1);
     cairn_flush();
 }
+
+void cairn_rt_format_begin(void) {
+    cairn_formatting = 1;
+    cairn_text_used = 0;
+}
+
+/* The text formatted since `cairn_rt_format_begin` (its length is `cairn_rt_format_len`). */
+const uint8_t *cairn_rt_format_end(void) {
+    cairn_formatting = 0;
+    return (const uint8_t *)cairn_text;
+}
+
+uint64_t cairn_rt_format_len(void) { return (uint64_t)cairn_text_used; }
 
 void cairn_rt_put_u64(uint64_t value) {
     char digits[24];

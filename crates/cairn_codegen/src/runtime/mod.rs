@@ -63,6 +63,11 @@ impl<'ctx> ModuleGen<'ctx, '_> {
         self.runtime_fn("cairn_rt_put_byte", &[i32t]);
         self.runtime_fn("cairn_rt_put_bytes", &[ptr, i64t]);
         self.runtime_fn("cairn_rt_print_end", &[i32t, i32t]);
+        self.runtime_fn("cairn_rt_format_begin", &[]);
+        let format_end = self.ptr().fn_type(&[], false);
+        self.module.add_function("cairn_rt_format_end", format_end, Some(Linkage::External));
+        let format_len = self.ctx.i64_type().fn_type(&[], false);
+        self.module.add_function("cairn_rt_format_len", format_len, Some(Linkage::External));
         self.runtime_noreturn("cairn_rt_trap", &[ptr]);
         self.runtime_noreturn("cairn_rt_assert_failed", &[ptr, ptr, i64t]);
         self.runtime_noreturn("cairn_rt_assert_eq_i64", &[ptr, ptr, i64t, i64t, i64t]);

@@ -166,6 +166,7 @@ impl Cx<'_> {
                 }
                 Ok(Ty::Void)
             }
+            B::Format => self.format(e, args),
             B::Assert => {
                 if args.is_empty() || args.len() > 2 || (args.len() == 2 && !self.is_string_literal(args[1])) {
                     return Err(Diag::new(
@@ -247,6 +248,70 @@ impl Cx<'_> {
             .with_hint(self.compare_hint(&left)));
         }
         Ok(left)
+    }
+
+    /// `format(out, pieces…)` (language §13.1): the pieces as `print` takes them, appended to
+    /// `out`, a writable `std.vec.Vec[u8]`. The append is a call of
+    /// [`crate::Resolver::format_append`] (`std.vec.extend_from[u8]`, the one home of a vector's
+    /// growth), recorded as this call's edge: the row gains what that call does (`alloc`, `free`,
+    /// the write of `out`) and the instance is built. Refused in lanes, as printing is.
+    fn format(&mut self, e: ExprId, args: &[ExprId]) -> R<Ty> {
+        let Some((&out, pieces)) = args.split_first() else {
+            return Err(Diag::new(
+                "E-ARITY",
+                "format takes the Vec[u8] it appends to, then the pieces to write: format(out, \"x = \", x).",
+                Anchor::Expr(e),
+            ));
+        };
+        self.lane_call(e, "Formatting")?;
+        let target = self.check(out, None)?;
+        let is_bytes = match target.value() {
+            Ty::Record(adt) => {
+                &*self.scope.full_name(adt.item) == crate::library::VEC_RECORD && *adt.args == [Ty::Int(IntTy::U8)]
+            }
+            Ty::Error => return Ok(Ty::Void),
+            _ => false,
+        };
+        let append = self.scope.format_append();
+        let Some(append) = append.filter(|_| is_bytes) else {
+            return Err(Diag::new(
+                "E-FORMAT-TARGET",
+                format!(
+                    "format appends to a growable byte vector, a std.vec.Vec[u8], and this is a {target}: print it instead, or format into `let mut out = vec.new[u8]();`."
+                ),
+                Anchor::Expr(out),
+            ));
+        };
+        if self.root_name(out).is_none() {
+            return Err(Diag::new(
+                "E-CALL-VIEW",
+                "format appends to a named, writable Vec[u8], not a temporary.",
+                Anchor::Expr(out),
+            ));
+        }
+        if !self.writable_root(out) {
+            return Err(Diag::new(
+                "E-WRITE-LEASE",
+                "format writes the vector it appends to: declare the local `let mut`, or take it as rw<Vec[u8]>.",
+                Anchor::Expr(out),
+            ));
+        }
+        self.keep_extent_pair(out, "lending rw")?;
+        // Every piece is computed before the append (into the runtime's scratch), so a piece may
+        // read `out` itself: no lend of `out` is live while the pieces are computed.
+        for &piece in pieces {
+            self.print_argument(piece)?;
+        }
+        if let Some(root) = self.root_name(out)
+            && self.local(&root).is_some_and(|l| l.mutable && !matches!(l.ty, Ty::View(_)))
+        {
+            self.effect(format!("write:{root}"));
+        }
+        let mapping = vec![self.mapped(out), super::result::Mapped::Dropped, super::result::Mapped::Dropped];
+        let args: std::sync::Arc<[crate::instance::InstanceArg]> =
+            std::sync::Arc::from(vec![crate::instance::InstanceArg::Type(Ty::Int(IntTy::U8))]);
+        self.calls.push(super::result::CallEdge { callee: append, args, mapping: std::sync::Arc::from(mapping) });
+        Ok(Ty::Void)
     }
 
     /// One argument of `print`.

@@ -227,6 +227,30 @@ impl<'f> Machine<'f> {
         }
     }
 
+    /// The bytes a print or a `format` writes for its pieces (language §13.1).
+    fn rendered(&mut self, frame: &Frame<'f>, args: &[crate::PrintArg]) -> E<Vec<u8>> {
+        let mut text = Vec::new();
+        for arg in args {
+            let value = self.operand(frame, &arg.value)?;
+            match value {
+                Value::Int(v, _) if arg.char => text.push(v as u8),
+                Value::Int(v, _) => text.extend_from_slice(v.to_string().as_bytes()),
+                Value::Bool(b) => text.extend_from_slice(if b { b"true" } else { b"false" }),
+                Value::F64(f) => text.extend_from_slice(format_float(f, false).as_bytes()),
+                Value::F32(f) => text.extend_from_slice(format_float(f64::from(f), true).as_bytes()),
+                Value::View { .. } => {
+                    for byte in self.view_elements(&value)? {
+                        if let Value::Int(b, _) = byte {
+                            text.push(b as u8);
+                        }
+                    }
+                }
+                other => return unsupported(format!("printing {other:?}")),
+            }
+        }
+        Ok(text)
+    }
+
     fn inst(&mut self, frame: &Frame<'f>, inst: &Inst, depth: usize) -> E<()> {
         match inst {
             Inst::Assign(place, value) => {
@@ -289,25 +313,7 @@ impl<'f> Machine<'f> {
                 self.call_into(frame, &symbol, args, dst.as_ref(), depth)
             }
             Inst::Print { stream, newline, args } => {
-                let mut text = Vec::new();
-                for arg in args {
-                    let value = self.operand(frame, &arg.value)?;
-                    match value {
-                        Value::Int(v, _) if arg.char => text.push(v as u8),
-                        Value::Int(v, _) => text.extend_from_slice(v.to_string().as_bytes()),
-                        Value::Bool(b) => text.extend_from_slice(if b { b"true" } else { b"false" }),
-                        Value::F64(f) => text.extend_from_slice(format_float(f, false).as_bytes()),
-                        Value::F32(f) => text.extend_from_slice(format_float(f64::from(f), true).as_bytes()),
-                        Value::View { .. } => {
-                            for byte in self.view_elements(&value)? {
-                                if let Value::Int(b, _) = byte {
-                                    text.push(b as u8);
-                                }
-                            }
-                        }
-                        other => return unsupported(format!("printing {other:?}")),
-                    }
-                }
+                let mut text = self.rendered(frame, args)?;
                 if *newline {
                     text.push(b'\n');
                 }
@@ -315,6 +321,16 @@ impl<'f> Machine<'f> {
                     Stream::Stdout => self.stdout.extend_from_slice(&text),
                     Stream::Stderr => self.stderr.extend_from_slice(&text),
                 }
+                Ok(())
+            }
+            Inst::Format { dst, args } => {
+                // The rendered text in a fresh cell, viewed whole (as a string literal is).
+                let text = self.rendered(frame, args)?;
+                let len = text.len();
+                self.cells.push(Value::Array(text.into_iter().map(|b| Value::Int(i128::from(b), IntTy::U8)).collect()));
+                let view = Value::View { cell: self.cells.len() - 1, path: Vec::new(), start: 0, len };
+                let (cell, path) = self.place(frame, dst)?;
+                *self.at_mut(cell, &path)? = view;
                 Ok(())
             }
         }

@@ -282,36 +282,13 @@ impl Lower<'_> {
                 self.len_of(&place)
             }
             B::Print | B::Println | B::Eprint | B::Eprintln => {
-                let mut printed = Vec::new();
-                for &arg in args {
-                    let arg_ty = self.mty_of(arg);
-                    let char = matches!(self.body.expr(self.body.unparen(arg)), Expr::Literal(Literal::Char(_)));
-                    // Bytes: a string, a u8 view, a part of one, a u8 `stack` array or owner, or a record
-                    // that lends u8s.
-                    let lends = match self.ty(arg).value() {
-                        Ty::Record(adt) => cairn_hir::record_lends(self.db, adt.item).is_some(),
-                        _ => false,
-                    };
-                    let (ty, value) = match arg_ty {
-                        _ if lends => {
-                            let view_ty = MTy::View(Arc::new(MTy::Int(IntTy::U8)));
-                            let (value, _) = self.view_argument(arg, &view_ty)?;
-                            (view_ty, value)
-                        }
-                        MTy::View(_) | MTy::Array(..) | MTy::Buf(_) => {
-                            let view_ty = MTy::View(Arc::new(MTy::Int(IntTy::U8)));
-                            let (value, _) = self.view_argument(arg, &view_ty)?;
-                            (view_ty, value)
-                        }
-                        other => (other, self.expr(arg)?),
-                    };
-                    printed.push(PrintArg { ty, char, value });
-                }
+                let printed = self.printed(args)?;
                 let stream = if matches!(builtin, B::Eprint | B::Eprintln) { Stream::Stderr } else { Stream::Stdout };
                 let newline = matches!(builtin, B::Println | B::Eprintln);
                 self.emit(Inst::Print { stream, newline, args: printed });
                 Ok(Operand::Const(Const::Bool(false)))
             }
+            B::Format => self.format(args),
             B::Assert => {
                 let c = self.expr(args[0])?;
                 let message = args.get(1).and_then(|m| self.string_literal(*m));
@@ -337,6 +314,64 @@ impl Lower<'_> {
             atomic if atomic.atomic_update() => self.atomic(e, builtin, args),
             other => fail(format!("the builtin {}", other.name())),
         }
+    }
+
+    /// The pieces of a print or a `format`, each computed in order: a string, a u8 view, a part
+    /// of one, a u8 `stack` array or owner, or a record that lends u8s as bytes; a scalar as itself.
+    fn printed(&mut self, args: &[ExprId]) -> R<Vec<PrintArg>> {
+        let mut printed = Vec::new();
+        for &arg in args {
+            let arg_ty = self.mty_of(arg);
+            let char = matches!(self.body.expr(self.body.unparen(arg)), Expr::Literal(Literal::Char(_)));
+            // Bytes: a string, a u8 view, a part of one, a u8 `stack` array or owner, or a record
+            // that lends u8s.
+            let lends = match self.ty(arg).value() {
+                Ty::Record(adt) => cairn_hir::record_lends(self.db, adt.item).is_some(),
+                _ => false,
+            };
+            let (ty, value) = match arg_ty {
+                _ if lends => {
+                    let view_ty = MTy::View(Arc::new(MTy::Int(IntTy::U8)));
+                    let (value, _) = self.view_argument(arg, &view_ty)?;
+                    (view_ty, value)
+                }
+                MTy::View(_) | MTy::Array(..) | MTy::Buf(_) => {
+                    let view_ty = MTy::View(Arc::new(MTy::Int(IntTy::U8)));
+                    let (value, _) = self.view_argument(arg, &view_ty)?;
+                    (view_ty, value)
+                }
+                other => (other, self.expr(arg)?),
+            };
+            printed.push(PrintArg { ty, char, value });
+        }
+        Ok(printed)
+    }
+
+    /// `format(out, pieces…)`: the pieces rendered as a print renders them, into the runtime's
+    /// scratch (a view valid until the next format), then appended to `out` by the call the
+    /// checker recorded, `std.vec.extend_from[u8]`.
+    fn format(&mut self, args: &[ExprId]) -> R<Operand> {
+        let Some((&out, pieces)) = args.split_first() else { return fail("a format without its target") };
+        let printed = self.printed(pieces)?;
+        let bytes = MTy::View(Arc::new(MTy::Int(IntTy::U8)));
+        let text = self.temp(bytes);
+        self.emit(Inst::Format { dst: Place::local(text), args: printed });
+        let append = cairn_hir::Resolver::new(self.db)
+            .format_append()
+            .ok_or_else(|| LowerError("a format without std.vec.extend_from".into()))?;
+        let instance = Instance::new(
+            self.db,
+            append,
+            Arc::from(vec![cairn_hir::instance::InstanceArg::Type(Ty::Int(cairn_hir::types::IntTy::U8))]),
+        );
+        let signature = cairn_hir::instance_signature(self.db, instance);
+        let target_ty = mty(self.db, &signature.params[0].ty);
+        let place = self.place(out)?;
+        let target = self.value(target_ty, Rvalue::Ref(place));
+        let len = self.value(MTy::usize(), Rvalue::Len(Place::local(text)));
+        let callee = instance_symbol(self.db, instance);
+        self.emit(Inst::Call { dst: None, callee, args: vec![target, len, copy(text)] });
+        Ok(Operand::Const(Const::Bool(false)))
     }
 
     pub(super) fn string_literal(&self, e: ExprId) -> Option<Arc<[u8]>> {

@@ -146,6 +146,7 @@ impl Walk<'_, '_> {
                         | Builtin::Println
                         | Builtin::Eprint
                         | Builtin::Eprintln
+                        | Builtin::Format
                         | Builtin::Take
                         | Builtin::Swap
                         | Builtin::Transfer
