@@ -134,9 +134,14 @@ fn fold_all(db: &dyn Db, entries: &[crate::input::ItemEntry]) -> Constants {
 
 /// The value of the integer constant `name` as seen from `module`, if it is one and folded.
 pub fn integer_constant(db: &dyn Db, module: &str, name: &str) -> Option<u64> {
+    integer_constant_at(db, module, &[Arc::from(name)])
+}
+
+/// The value of the integer constant `path` names from `module` (`CELLS`, or another module's
+/// `dims.CELLS`), if it is one and folded.
+pub fn integer_constant_at(db: &dyn Db, module: &str, path: &[Arc<str>]) -> Option<u64> {
     let scope = Resolver::new(db);
-    let path = [Arc::from(name)];
-    let Lookup::Found(decl) = scope.resolve_path(module, &path, |k| k == ItemKind::Const) else { return None };
+    let Lookup::Found(decl) = scope.resolve_path(module, path, |k| k == ItemKind::Const) else { return None };
     match constant_value(db, decl.item).as_ref()? {
         ConstValue::Folded { ty: Ty::Int(_), value: Value::Int(v) } => u64::try_from(*v).ok(),
         _ => None,

@@ -309,7 +309,7 @@ fn dyn_owner_type(cx: TypeCtx<'_>, args: &[TypeArg]) -> Result<Ty, TypeError> {
 }
 
 /// `Array[T, N]` (language §22.1): an element type and a natural length — a literal, a
-/// constant, or a template's natural parameter — at most 2^63-1 (`E-OWNER-EXTENT`).
+/// constant (of this module or named through its own, `dims.CELLS`), or a template's natural parameter — at most 2^63-1 (`E-OWNER-EXTENT`).
 fn array_type(cx: TypeCtx<'_>, args: &[TypeArg]) -> Result<Ty, TypeError> {
     let [TypeArg::Type(written), length] = args else {
         return Err(TypeError::new(
@@ -319,6 +319,20 @@ fn array_type(cx: TypeCtx<'_>, args: &[TypeArg]) -> Result<Ty, TypeError> {
     };
     let elem = resolve_type(cx, written)?;
     element_rule(cx.db, &elem, "Array")?;
+    // Another module's constant, `Array[u8, dims.CELLS]`.
+    if let TypeArg::Type(TypeRef::Path { path, args }) = length
+        && path.len() > 1
+        && args.is_empty()
+        && let Some(n) = crate::consts::integer_constant_at(cx.db, cx.module, path)
+    {
+        if n >= 1u64 << 63 {
+            return Err(TypeError::new(
+                "E-OWNER-EXTENT",
+                "An Array longer than 2^63-1 elements is more than any memory holds.",
+            ));
+        }
+        return Ok(Ty::Array(Arc::new(elem), n));
+    }
     let text: Arc<str> = match length {
         TypeArg::Nat(n) => n.clone(),
         TypeArg::Type(TypeRef::Path { path, args }) if path.len() == 1 && args.is_empty() => path[0].clone(),

@@ -362,6 +362,16 @@ impl Cx<'_> {
     }
 
     /// The value of a named constant visible from here, if `name` is one.
+    /// The value of an integer constant named through its module (`dims.CELLS`): a dotted path
+    /// whose first segment is no local.
+    pub(crate) fn qualified_constant(&self, e: ExprId) -> Option<u64> {
+        let path = self.dotted_path(e)?;
+        if path.len() < 2 || self.local(&path[0]).is_some() {
+            return None;
+        }
+        crate::consts::integer_constant_at(self.db, &self.module, &path)
+    }
+
     pub(crate) fn constant(&self, path: &[Arc<str>]) -> Option<(Item, Option<Ty>)> {
         match self.scope.resolve_path(&self.module, path, |k| k == crate::input::ItemKind::Const) {
             crate::scope::Lookup::Found(decl) => {

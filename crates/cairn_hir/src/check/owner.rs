@@ -321,6 +321,13 @@ impl Cx<'_> {
                     None => Ok(Extent::Unknown),
                 }
             }
+            Expr::Field { .. } if let Some(v) = self.qualified_constant(cap) => {
+                if v < (1u64 << 63) {
+                    Ok(Extent::Literal(v))
+                } else {
+                    Err(too_big())
+                }
+            }
             _ => Err(Diag::new(
                 "E-OWNER-EXTENT",
                 "A buffer's capacity is its extent identity: a literal, a constant or an immutable usize name. Bind a computed count first (`let n = …;`).",

@@ -653,6 +653,7 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
             Expr::Name(name) if self.cx.scopes.resolve(e).is_none() => {
                 self.cx.natural(name).or_else(|| crate::consts::integer_constant(self.cx.db, &self.cx.module, name))
             }
+            Expr::Field { .. } => self.cx.qualified_constant(e),
             _ => None,
         }
     }

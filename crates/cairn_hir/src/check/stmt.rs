@@ -618,6 +618,7 @@ impl Cx<'_> {
                     None => return Ok(()),
                 }
             }
+            Expr::Field { .. } if let Some(v) = self.qualified_constant(cap) => v,
             _ => {
                 return Err(Diag::new(
                     "E-OWNER-EXTENT",
