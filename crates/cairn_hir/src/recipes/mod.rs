@@ -215,7 +215,14 @@ fn expand(db: &dyn Db, item: Item) -> Result<(Item, String), Failure> {
             (ParamKind::Fn, SyntaxKind::PATH) => {
                 let path = ast::Path::cast(arg.clone()).map(|p| p.text()).unwrap_or_default();
                 let segments: Vec<Arc<str>> = path.split('.').map(Arc::from).collect();
-                if !matches!(scope.resolve_path(&module, &segments, |k| k == ItemKind::Fn), Lookup::Found(_)) {
+                // A declared function, or a callable builtin (`add_wrap`, `max`): the expansion
+                // calls it as written and is checked like any code.
+                let builtin = segments.len() == 1
+                    && crate::builtins::Builtin::from_name(&segments[0])
+                        .is_some_and(crate::builtins::Builtin::callable);
+                if !builtin
+                    && !matches!(scope.resolve_path(&module, &segments, |k| k == ItemKind::Fn), Lookup::Found(_))
+                {
                     return Err(fail(refuse(
                         "E-DERIVE-RECIPE",
                         format!(
