@@ -269,7 +269,7 @@ impl Folder<'_> {
             },
             Expr::Literal(Literal::Char(c)) => Ok(Value::Int(i128::from(*c))),
             Expr::Literal(Literal::Float { text }) => {
-                let v: f64 = text.parse().unwrap_or(f64::NAN);
+                let v: f64 = text.replace('_', "").parse().unwrap_or(f64::NAN);
                 Ok(Value::Float(round(v)))
             }
             Expr::Literal(Literal::Bool(b)) => Ok(Value::Bool(*b)),

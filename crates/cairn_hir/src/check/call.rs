@@ -132,7 +132,7 @@ impl Cx<'_> {
                             Anchor::Expr(callee),
                         ));
                     }
-                    if Builtin::from_name(&full).is_some_and(Builtin::prints) {
+                    if Builtin::from_name(&full).is_some_and(|b| b.prints() || b == Builtin::Format) {
                         return Err(Diag::new(
                             "E-ARITY",
                             format!("{full} takes no type arguments: write {full}(…)."),
@@ -653,7 +653,9 @@ impl Cx<'_> {
                             Anchor::Expr(arg),
                         ));
                     }
-                    let got = self.check(arg, None)?;
+                    // A read-only borrow takes a temporary (§6): a literal adapts to its type.
+                    let hint = if *mode == Mode::Ro { Some(&**inner) } else { None };
+                    let got = self.check(arg, hint)?;
                     if let Ty::View(_) = got {
                         let wanted = Ty::Borrow(*mode, inner.clone());
                         return Err(self.mismatch(arg, &wanted, &got));

@@ -91,12 +91,15 @@ impl Cx<'_> {
             Literal::Int { value, .. } => self.integer_literal(e, *value, expected, false),
             Literal::Char(c) => self.integer_literal(e, Some(u128::from(*c)), expected, false),
             Literal::Float { text } => {
-                let value: f64 = text.parse().unwrap_or(f64::INFINITY);
+                let digits = text.replace('_', "");
+                let value: f64 = digits.parse().unwrap_or(f64::INFINITY);
                 let ty = match expected {
                     Some(Ty::Float(f)) => Ty::Float(*f),
                     _ => Ty::Float(FloatTy::F64),
                 };
-                let overflows_f32 = ty == Ty::Float(FloatTy::F32) && value.abs() > f32::MAX as f64;
+                // In f32 the literal is rounded to the nearest f32: `3.4028235e38` is f32::MAX
+                // (finite), though it is above f32::MAX as an f64.
+                let overflows_f32 = ty == Ty::Float(FloatTy::F32) && !digits.parse::<f32>().is_ok_and(f32::is_finite);
                 if !value.is_finite() || overflows_f32 {
                     return Err(Diag::new(
                         "E-LITERAL-RANGE",
