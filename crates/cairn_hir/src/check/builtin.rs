@@ -284,8 +284,8 @@ impl Cx<'_> {
         };
         if self.root_name(out).is_none() {
             return Err(Diag::new(
-                "E-CALL-VIEW",
-                "format appends to a named, writable Vec[u8], not a temporary.",
+                "E-FORMAT-TARGET",
+                "format appends to a named, writable Vec[u8], not a temporary: bind it first (`let mut out = vec.new[u8]();`).",
                 Anchor::Expr(out),
             ));
         }

@@ -209,8 +209,14 @@ impl Lower<'_> {
         iterable: ExprId,
         block: &HirBlock,
     ) -> R<()> {
-        let place = self.place(iterable)?;
-        let place = self.lent_part(iterable, &place)?.unwrap_or(place);
+        let whole = self.place(iterable)?;
+        let lent = self.lent_part(iterable, &whole)?;
+        // A view cannot change while the loop runs; anything else — an owner, a record lending
+        // a part — the body may grow, shrink, replace or move (`vec.push(v, x)` in `for x in v`),
+        // so each element is read as `xs[i]` is (§8): through the iterable as it is then, with a
+        // bounds guard that can fail.
+        let fixed = lent.is_none() && matches!(self.place_ty(&whole)?, MTy::View(_));
+        let place = lent.clone().unwrap_or_else(|| whole.clone());
         let elem_ty = self.place_ty(&place)?.element().cloned().unwrap_or(MTy::Void);
         let len = self.temp(MTy::usize());
         let length = self.len_of(&place)?;
@@ -225,8 +231,19 @@ impl Lower<'_> {
             self.assign(Place::local(local), Rvalue::Use(copy(counter)));
             self.bind(index, local);
         }
-        // The element read: its bounds guard is the loop's own site, and cannot fail.
-        self.guard(GuardKind::Bounds, Check::InBounds(copy(counter), copy(len)), Some(iterable), true);
+        // The element read: its bounds guard is the loop's own site; over a view it cannot fail.
+        let place = if fixed {
+            self.guard(GuardKind::Bounds, Check::InBounds(copy(counter), copy(len)), Some(iterable), true);
+            place
+        } else {
+            let current = match lent {
+                Some(_) => self.lent_part(iterable, &whole)?.unwrap_or_else(|| whole.clone()),
+                None => whole.clone(),
+            };
+            let now = self.len_of(&current)?;
+            self.guard(GuardKind::Bounds, Check::InBounds(copy(counter), now), Some(iterable), false);
+            current
+        };
         let name = self.body.binder(element).clone();
         let local = self.new_local(Some(name.clone()), elem_ty);
         self.assign(Place::local(local), Rvalue::Use(Operand::Copy(place.project(Proj::Index(copy(counter))))));

@@ -374,8 +374,9 @@ impl Walk<'_, '_> {
                 self.place(*iterable)?;
                 let elem = self.cx.binder_types.get(element.0 as usize).cloned().unwrap_or(Ty::Error);
                 if self.owner(&elem) {
+                    // §8: an element loop copies each element, so they must be of a `copy` kind.
                     return Err(Diag::new(
-                        "E-PARTIAL-MOVE",
+                        "E-ELEMENT-LOOP",
                         format!(
                             "The elements are owners ({elem}), and an element loop would copy each one out of its place: index them instead (`for i in 0..len(xs) {{ … xs[i] … }}`)."
                         ),
