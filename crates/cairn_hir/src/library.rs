@@ -40,6 +40,8 @@ pub const MODULES: &[LibraryModule] = &[
     LibraryModule { name: "std.derived", file: "std/derived.cairn", text: include_str!("../../../std/derived.cairn") },
     LibraryModule { name: "std.net", file: "std/net.cairn", text: include_str!("../../../std/net.cairn") },
     LibraryModule { name: "std.zlib", file: "std/zlib.cairn", text: include_str!("../../../std/zlib.cairn") },
+    LibraryModule { name: "std.image", file: "std/image.cairn", text: include_str!("../../../std/image.cairn") },
+    LibraryModule { name: "std.draw", file: "std/draw.cairn", text: include_str!("../../../std/draw.cairn") },
 ];
 
 /// The system libraries a linked library module needs at link time (`std.zlib` is the system
@@ -53,4 +55,4 @@ pub fn module(name: &str) -> Option<LibraryModule> {
 
 /// Modules of the standard library that later tiers package (language §30); importing one is
 /// refused with `E-UNSUPPORTED` rather than `E-IMPORT`, because the module exists.
-pub const LATER_MODULES: &[&str] = &["std.image", "std.draw"];
+pub const LATER_MODULES: &[&str] = &[];
