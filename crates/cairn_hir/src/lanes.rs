@@ -171,9 +171,6 @@ pub(crate) fn lane_refusal(
                         Some(CallTarget::Builtin(b)) if b.prints() => {
                             return refuse("this closure prints, which no lane may do.".to_string());
                         }
-                        Some(CallTarget::Builtin(crate::builtins::Builtin::Format)) => {
-                            return refuse("this closure formats, which no lane may do.".to_string());
-                        }
                         Some(CallTarget::Indirect) => {
                             // Through a `fn` value it captured: any address-taken function of its
                             // type may be in it.

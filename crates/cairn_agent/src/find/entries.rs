@@ -205,6 +205,11 @@ pub(super) const BUILTINS: &[(&str, &str, &str)] = &[
         "Writes integers, floats, bools and strings, then a newline (print leaves it out; eprint and eprintln write to standard error).",
     ),
     (
+        "format",
+        "format(out, a, ...)",
+        "Appends to a Vec[u8] the text println would write for the same pieces (no newline); the vector grows as needed.",
+    ),
+    (
         "u8 u16 u32 u64 usize i8 i16 i32 i64 f32 f64",
         "u64(x) -> u64",
         "Converts a number to the named type, trapping when an integer does not fit.",

@@ -212,7 +212,10 @@ impl Index {
             .by_full_name
             .iter()
             .filter(|(name, decls)| {
-                name.rsplit('.').next() == Some(joined.as_str()) && decls.iter().any(|d| is_type(d.kind))
+                // Only a type the root module may name counts: a private one of another module
+                // (std.draw's `Span`) is no candidate.
+                name.rsplit('.').next() == Some(joined.as_str())
+                    && decls.iter().any(|d| is_type(d.kind) && scope.visible_from(d.item, ""))
             })
             .map(|(name, _)| name)
             .collect();

@@ -133,14 +133,15 @@ fn own(names: &[String]) -> Vec<&str> {
 fn aliases_carry_words_from_other_languages() {
     // `string` stands for `text`, the module of both; a private function is still listed for
     // words.
+    // (std.draw's `text`, which draws a string into an image, matches by its name too.)
     let names = check_names(&query("string"), Some(PROGRAM));
-    assert_eq!(names[..3], ["text.private_len", "text.span_start", "text.words"]);
+    assert_eq!(own(&names)[..3], ["text.private_len", "text.span_start", "text.words"]);
+    assert!(names.contains(&"std.draw.text".to_string()), "{names:?}");
     assert_eq!(check_names(&query("square root"), None), ["sqrt"]);
     // std.io's printers say "standard output" in their comments; the builtin's name matches too.
-    assert_eq!(
-        check_names(&query("stdout"), None),
-        ["std.io.print", "std.io.print_i64", "std.io.print_u64", "std.io.println", "println"]
-    );
+    // (After them come weaker hits through `print`: `format`, std.draw's `text`.)
+    let names = check_names(&query("stdout"), None);
+    assert_eq!(names[..5], ["std.io.print", "std.io.print_i64", "std.io.print_u64", "std.io.println", "println"]);
 }
 
 #[test]

@@ -50,22 +50,33 @@ static void cairn_flush(void) {
 
 /* format (language §13.1) renders with the same `cairn_rt_put_*` calls as a print, between
  * `cairn_rt_format_begin` and `cairn_rt_format_end`: meanwhile they append to a scratch text on
- * the heap instead of the line buffer. The scratch is kept for the next format (it holds the
- * text until the program's `std.vec.extend_from` has copied it) and freed at exit. Formatting is
- * refused in lanes, so one scratch serves the process. */
-static int cairn_formatting;
-static char *cairn_text;
-static size_t cairn_text_used, cairn_text_room;
+ * the heap instead of the line buffer. The scratch is the calling thread's own (a lane may call a
+ * helper that formats), kept for its next format (it holds the text until the program's
+ * `std.vec.extend_from` has copied it) and freed when the thread ends: at exit for the main
+ * thread, by a key's destructor for a lane. */
+static __thread int cairn_formatting;
+static __thread char *cairn_text;
+static __thread size_t cairn_text_used, cairn_text_room;
+static pthread_key_t cairn_text_key;
 
 _Noreturn void cairn_rt_trap(const char *message);
 
-static void cairn_text_free(void) {
+static void cairn_text_release(void *text) { free(text); }
+
+static void cairn_text_free_main(void) {
     free(cairn_text);
     cairn_text = NULL;
     cairn_text_room = 0;
 }
 
+/* Made before `main`, before any lane exists (so every thread sees the key made). */
+__attribute__((constructor)) static void cairn_text_keys(void) {
+    if (pthread_key_create(&cairn_text_key, cairn_text_release) != 0) cairn_rt_trap("allocation guard failed in format");
+    atexit(cairn_text_free_main);
+}
+
 static void cairn_text_put(const char *data, size_t length) {
+    if (length == 0) return;
     if (length > cairn_text_room - cairn_text_used) {
         size_t room = cairn_text_room < 256 ? 256 : cairn_text_room;
         while (room - cairn_text_used < length) {
@@ -74,9 +85,11 @@ static void cairn_text_put(const char *data, size_t length) {
         }
         char *grown = realloc(cairn_text, room);
         if (grown == NULL) cairn_rt_trap("allocation guard failed in format");
-        if (cairn_text == NULL) atexit(cairn_text_free);
         cairn_text = grown;
         cairn_text_room = room;
+        /* The key's destructor frees a lane's scratch when its thread ends; the main thread's is
+         * freed at exit (a destructor does not run for it). */
+        pthread_setspecific(cairn_text_key, grown);
     }
     memcpy(cairn_text + cairn_text_used, data, length);
     cairn_text_used += length;

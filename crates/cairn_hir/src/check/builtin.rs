@@ -254,7 +254,7 @@ impl Cx<'_> {
     /// `out`, a writable `std.vec.Vec[u8]`. The append is a call of
     /// [`crate::Resolver::format_append`] (`std.vec.extend_from[u8]`, the one home of a vector's
     /// growth), recorded as this call's edge: the row gains what that call does (`alloc`, `free`,
-    /// the write of `out`) and the instance is built. Refused in lanes, as printing is.
+    /// the write of `out`) and the instance is built. Host code only, lanes included.
     fn format(&mut self, e: ExprId, args: &[ExprId]) -> R<Ty> {
         let Some((&out, pieces)) = args.split_first() else {
             return Err(Diag::new(
@@ -263,7 +263,9 @@ impl Cx<'_> {
                 Anchor::Expr(e),
             ));
         };
-        self.lane_call(e, "Formatting")?;
+        // Host code only (a device lane or kernel has no vector to grow); a host lane may format
+        // into its own vector, the runtime's scratch being each thread's own.
+        self.host_only(Anchor::Expr(e), "format")?;
         let target = self.check(out, None)?;
         let is_bytes = match target.value() {
             Ty::Record(adt) => {

@@ -215,11 +215,12 @@ fn expand(db: &dyn Db, item: Item) -> Result<(Item, String), Failure> {
             (ParamKind::Fn, SyntaxKind::PATH) => {
                 let path = ast::Path::cast(arg.clone()).map(|p| p.text()).unwrap_or_default();
                 let segments: Vec<Arc<str>> = path.split('.').map(Arc::from).collect();
-                // A declared function, or a callable builtin (`add_wrap`, `max`): the expansion
-                // calls it as written and is checked like any code.
+                // A declared function, or a builtin that computes a value from its arguments
+                // (`add_wrap`, `max`; not an owner's maker or a printer): the expansion calls it
+                // as written and is checked like any code.
                 let builtin = segments.len() == 1
                     && crate::builtins::Builtin::from_name(&segments[0])
-                        .is_some_and(crate::builtins::Builtin::callable);
+                        .is_some_and(|b| b.callable() && b.computing() && !b.intrinsic_type());
                 if !builtin
                     && !matches!(scope.resolve_path(&module, &segments, |k| k == ItemKind::Fn), Lookup::Found(_))
                 {

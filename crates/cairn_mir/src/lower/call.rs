@@ -352,10 +352,6 @@ impl Lower<'_> {
     /// checker recorded, `std.vec.extend_from[u8]`.
     fn format(&mut self, args: &[ExprId]) -> R<Operand> {
         let Some((&out, pieces)) = args.split_first() else { return fail("a format without its target") };
-        let printed = self.printed(pieces)?;
-        let bytes = MTy::View(Arc::new(MTy::Int(IntTy::U8)));
-        let text = self.temp(bytes);
-        self.emit(Inst::Format { dst: Place::local(text), args: printed });
         let append = cairn_hir::Resolver::new(self.db)
             .format_append()
             .ok_or_else(|| LowerError("a format without std.vec.extend_from".into()))?;
@@ -366,8 +362,14 @@ impl Lower<'_> {
         );
         let signature = cairn_hir::instance_signature(self.db, instance);
         let target_ty = mty(self.db, &signature.params[0].ty);
+        // Left to right: the target's place (its indices, their guards and calls) before the
+        // pieces, and nothing between the rendering and the append that reads it.
         let place = self.place(out)?;
         let target = self.value(target_ty, Rvalue::Ref(place));
+        let printed = self.printed(pieces)?;
+        let bytes = MTy::View(Arc::new(MTy::Int(IntTy::U8)));
+        let text = self.temp(bytes);
+        self.emit(Inst::Format { dst: Place::local(text), args: printed });
         let len = self.value(MTy::usize(), Rvalue::Len(Place::local(text)));
         let callee = instance_symbol(self.db, instance);
         self.emit(Inst::Call { dst: None, callee, args: vec![target, len, copy(text)] });

@@ -22,8 +22,19 @@ impl Lower<'_> {
                 if args.len() == 1
                     && self.check.call_target(self.body.unparen(hi)) == Some(&CallTarget::Builtin(Builtin::Len)) =>
             {
+                // Only a length nothing in the loop can change: an `Array`'s (fixed by its
+                // type), or an immutable binding's. A `let mut` Buf may be swapped for a shorter
+                // one inside the loop (`for i in 0..len(b) { swap(b, s); b[i] = 7; }`).
                 match self.body.expr(self.body.unparen(args[0])) {
-                    Expr::Name(_) => self.local_of(args[0]).map(Bound::Len),
+                    Expr::Name(_) => {
+                        let local = self.local_of(args[0])?;
+                        let fixed = matches!(self.local_ty(local), MTy::Array(..))
+                            || match self.check.resolution(self.body.unparen(args[0])) {
+                                Resolution::Local(r) => !self.is_mutable(r),
+                                _ => false,
+                            };
+                        fixed.then_some(Bound::Len(local))
+                    }
                     _ => None,
                 }
             }
