@@ -137,22 +137,18 @@ pub(crate) fn lane_refusal(
             ))
         };
         match body.expr(arg) {
-            Expr::Closure { body: block, params, .. } => {
-                // A closure may read what it captures, never write it.
-                let mut binders: Vec<crate::body::BinderId> = params.iter().map(|(b, _)| *b).collect();
-                let mut names = Vec::new();
-                let mut assigned = Vec::new();
-                crate::check::closure::contents(&body, block, &mut binders, &mut names, &mut assigned);
-                for &captured in check.captures_of(arg) {
+            Expr::Closure { .. } => {
+                // A closure may read what it captures, never write it — by assignment or by
+                // lending it to be written (`shrink(b)`, `take(b)`, `format(v, …)`), as the
+                // checker recorded.
+                if let Some(&captured) = check.closure_writes_of(arg).first() {
                     let name: Arc<str> = match captured {
                         crate::scopes::LocalRef::Param(i) => body.params.get(i as usize).cloned().unwrap_or_default(),
                         crate::scopes::LocalRef::Binder(b) => body.binder(b).clone(),
                     };
-                    if assigned.contains(&name) {
-                        return refuse(format!(
-                            "this closure writes {name}, which it captures, so the lanes would write it at once: compute into the lane's own element instead."
-                        ));
-                    }
+                    return refuse(format!(
+                        "this closure writes {name}, which it captures, so the lanes would write it at once: compute into the lane's own element instead."
+                    ));
                 }
                 // And what it calls stays lane-safe.
                 for &call in check.closure_calls_of(arg) {

@@ -318,12 +318,20 @@ impl Audit<'_> {
     /// assigns and that an operand of `tops` outside `call` names.
     fn closure_writes_beside(&self, call: ExprId, tops: &[ExprId]) -> Option<Arc<str>> {
         let Expr::Call { args, .. } = self.body.expr(call) else { return None };
+        // What each closure written as an argument writes of what it captures (assigned, or
+        // lent to be written), as the checker recorded it.
         let mut assigned: Vec<Arc<str>> = Vec::new();
         for &arg in args.iter() {
-            if let Expr::Closure { params, body, .. } = self.body.expr(self.body.unparen(arg)) {
-                let mut binders: Vec<crate::body::BinderId> = params.iter().map(|(b, _)| *b).collect();
-                let mut names = Vec::new();
-                crate::check::closure::contents(self.body, body, &mut binders, &mut names, &mut assigned);
+            let arg = self.body.unparen(arg);
+            if matches!(self.body.expr(arg), Expr::Closure { .. }) {
+                for &captured in self.check.closure_writes_of(arg) {
+                    assigned.push(match captured {
+                        crate::scopes::LocalRef::Param(i) => {
+                            self.body.params.get(i as usize).cloned().unwrap_or_default()
+                        }
+                        crate::scopes::LocalRef::Binder(b) => self.body.binder(b).clone(),
+                    });
+                }
             }
         }
         if assigned.is_empty() {

@@ -299,6 +299,11 @@ impl Cx<'_> {
             ));
         }
         self.keep_extent_pair(out, "lending rw")?;
+        self.rw_lends.push(out);
+        // Lent as `rw` (what `extend_from` takes): a lane's walk and the leases of queued work
+        // read what an argument is passed as (`E-PARALLEL-WRITE` for an outer vector).
+        let lent = Ty::Borrow(crate::types::Mode::Rw, std::sync::Arc::new(target.value().clone()));
+        self.arguments.push((out, lent));
         // Every piece is computed before the append (into the runtime's scratch), so a piece may
         // read `out` itself: no lend of `out` is live while the pieces are computed.
         for &piece in pieces {

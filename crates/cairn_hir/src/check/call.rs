@@ -590,6 +590,9 @@ impl Cx<'_> {
                         }
                         return Err(self.mismatch(arg, &wanted, &got));
                     }
+                    if want.mode == Mode::Rw {
+                        self.rw_lends.push(arg);
+                    }
                     if want.mode == Mode::Rw
                         && let Some(root) = self.root_name(arg)
                         && self.local(&root).is_some_and(|l| l.mutable && !matches!(l.ty, Ty::View(_)))
@@ -607,6 +610,7 @@ impl Cx<'_> {
                     let Ty::Fn(fun) = &**inner else { unreachable!("matched above") };
                     let closure = self.body.unparen(arg);
                     let mut captured = Vec::new();
+                    let mut writes = Vec::new();
                     let first_call = self.call_targets.len();
                     // A capture lends the place the closure touches: `t.a` when the body only
                     // reads that field (§21: the call may not lend "a place the closure touches").
@@ -625,8 +629,12 @@ impl Cx<'_> {
                         }
                         places.extend(touched.into_iter().map(|p| (p, written)));
                         captured.extend(self.scopes.resolve(name));
+                        if written {
+                            writes.extend(self.scopes.resolve(name));
+                        }
                     }
                     self.captures.push((closure, Arc::from(captured)));
+                    self.closure_writes.push((closure, Arc::from(writes)));
                     let calls: Vec<ExprId> = self.call_targets[first_call..].iter().map(|(c, _)| *c).collect();
                     self.closure_calls.push((closure, Arc::from(calls)));
                     mapping.push(Mapped::Dropped);
@@ -634,6 +642,9 @@ impl Cx<'_> {
                 Ty::Borrow(mode, inner) if matches!(&**inner, Ty::Dyn(..)) => {
                     let Ty::Dyn(tr, _) = &**inner else { unreachable!("matched above") };
                     let mapped = self.dyn_argument(arg, *mode, *tr)?;
+                    if *mode == Mode::Rw {
+                        self.rw_lends.push(arg);
+                    }
                     mapping.push(mapped);
                     places.push((self.place_of(arg, false), *mode == Mode::Rw));
                 }
@@ -672,6 +683,7 @@ impl Cx<'_> {
                     }
                     if *mode == Mode::Rw {
                         self.keep_extent_pair(arg, "lending rw")?;
+                        self.rw_lends.push(arg);
                     }
                     if *mode == Mode::Rw
                         && let Some(root) = self.root_name(arg)

@@ -64,6 +64,7 @@ impl Cx<'_> {
         }
         let loops = std::mem::replace(&mut self.loops, 0);
         self.closure_rets.push(ret_ty.clone());
+        let first_lend = self.rw_lends.len();
         let result = self.block(&body);
         self.closure_rets.pop();
         self.loops = loops;
@@ -83,6 +84,16 @@ impl Cx<'_> {
         let mut names: Vec<ExprId> = Vec::new();
         let mut assigned: Vec<Arc<str>> = Vec::new();
         contents(&self.body, &body, &mut inner, &mut names, &mut assigned);
+        // What the body lends to be written (`shrink(b)` with an `rw` parameter, `take(b)`,
+        // `swap(b, c)`, `format(v, …)`) it writes as surely as an assignment.
+        let lent: Vec<ExprId> = self.rw_lends[first_lend..].to_vec();
+        for arg in lent {
+            if let Some(root) = self.root_name(arg)
+                && !assigned.contains(&root)
+            {
+                assigned.push(root);
+            }
+        }
         let mut seen: Vec<LocalRef> = Vec::new();
         let mut captures = Vec::new();
         for name in names {

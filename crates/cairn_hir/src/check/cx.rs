@@ -90,6 +90,13 @@ pub(crate) struct Cx<'db> {
     pub closure_rets: Vec<Ty>,
     /// The closures checked and what each captures ([`FnCheck::captures`]).
     pub captures: Vec<(ExprId, Arc<[crate::scopes::LocalRef]>)>,
+    /// The captured bindings each closure writes ([`FnCheck::closure_writes`]).
+    pub closure_writes: Vec<(ExprId, Arc<[crate::scopes::LocalRef]>)>,
+    /// Every place lent to be written by something other than an assignment: an `rw` argument
+    /// of a call, `take`, `swap`, `format`'s target, an atomic update, a transfer's destination.
+    /// What a closure writes through a call is read from here (an assignment is seen in its
+    /// text).
+    pub rw_lends: Vec<ExprId>,
     /// Arguments lent to `dyn` parameters and their impls ([`FnCheck::dyn_lends`]).
     pub dyn_lends: Vec<(ExprId, Item, Arc<[crate::instance::InstanceArg]>)>,
     /// [`FnCheck::value_instances`].

@@ -166,6 +166,7 @@ impl Cx<'_> {
     /// through one, or through an `rw` borrow.
     fn owner_place(&mut self, arg: ExprId, what: &str) -> R<Ty> {
         let checked = self.owner_place_inner(arg, what)?;
+        self.rw_lends.push(arg);
         self.keep_extent_pair(arg, if what == "take" { "taking" } else { "swapping" })?;
         Ok(checked)
     }

@@ -105,6 +105,12 @@ fn run_check<'db>(
             captures.dedup_by_key(|(e, _)| *e);
             Arc::from(captures)
         },
+        closure_writes: {
+            let mut writes = cx.closure_writes;
+            writes.sort_by_key(|(e, _)| *e);
+            writes.dedup_by_key(|(e, _)| *e);
+            Arc::from(writes)
+        },
         closure_calls: {
             let mut calls = cx.closure_calls;
             calls.sort_by_key(|(e, _)| *e);
@@ -189,6 +195,8 @@ fn new_cx<'db>(
         address_taken: Vec::new(),
         closure_rets: Vec::new(),
         captures: Vec::new(),
+        closure_writes: Vec::new(),
+        rw_lends: Vec::new(),
         dyn_lends: Vec::new(),
         value_instances: Vec::new(),
         stack_bytes: 0,

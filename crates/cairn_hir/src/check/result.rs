@@ -147,6 +147,9 @@ pub struct FnCheck {
     /// Each closure of the body with the outer bindings it captures, in first-use order;
     /// sorted by closure.
     pub captures: Arc<[(ExprId, Arc<[crate::scopes::LocalRef]>)]>,
+    /// Each closure with the captured bindings it writes — by assignment, or by lending them to
+    /// be written (an `rw` argument, `take`, `swap`, `format`); sorted by closure.
+    pub closure_writes: Arc<[(ExprId, Arc<[crate::scopes::LocalRef]>)]>,
     /// Each argument lent to a `dyn` parameter (or boxed in a `Dyn`) with the impl its table is
     /// made of and, for a generic impl, the impl's arguments; sorted.
     pub dyn_lends: Arc<[(ExprId, Item, Arc<[crate::instance::InstanceArg]>)]>,
@@ -205,6 +208,14 @@ impl FnCheck {
     pub fn closure_calls_of(&self, id: ExprId) -> &[ExprId] {
         match self.closure_calls.binary_search_by_key(&id, |(e, _)| *e) {
             Ok(at) => &self.closure_calls[at].1,
+            Err(_) => &[],
+        }
+    }
+
+    /// The captured bindings closure `id` writes.
+    pub fn closure_writes_of(&self, id: ExprId) -> &[crate::scopes::LocalRef] {
+        match self.closure_writes.binary_search_by_key(&id, |(e, _)| *e) {
+            Ok(at) => &self.closure_writes[at].1,
             Err(_) => &[],
         }
     }
