@@ -1,5 +1,7 @@
-/* C twins of sort.cairn and radix.cairn: qsort with a comparator (SORT=1) or an LSD radix sort
- * eight bits a pass stopping at the largest key's last digit (SORT=2). */
+/* C twins of sort.cairn and radix.cairn: qsort with a comparator (SORT=1), an LSD radix sort
+ * eight bits a pass stopping at the largest key's last digit (SORT=2), or the heapsort std.sort
+ * is (SORT=3: the classic sift building the heap, Floyd's sift climbing past equals sorting it)
+ * — the same algorithm in C, to tell the algorithm's cost from the compiler's. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,47 @@
 static int cmp(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+static void swap2(uint64_t *a, size_t i, size_t j) { uint64_t t = a[i]; a[i] = a[j]; a[j] = t; }
+
+static void sift(uint64_t *a, size_t at, size_t end) {
+    for (;;) {
+        size_t left = 2 * at + 1;
+        if (left >= end) return;
+        size_t child = left;
+        if (left + 1 < end && a[left] < a[left + 1]) child = left + 1;
+        if (!(a[at] < a[child])) return;
+        swap2(a, at, child);
+        at = child;
+    }
+}
+
+static void settle(uint64_t *a, size_t end) {
+    size_t at = 0, left = 1;
+    while (left < end) {
+        size_t child = left;
+        if (left + 1 < end && a[left] < a[left + 1]) child = left + 1;
+        swap2(a, at, child);
+        at = child;
+        left = 2 * at + 1;
+    }
+    while (at > 0) {
+        size_t parent = (at - 1) / 2;
+        if (a[at] < a[parent]) return;
+        swap2(a, parent, at);
+        at = parent;
+    }
+}
+
+static void heapsort(uint64_t *a, size_t n) {
+    if (n < 2) return;
+    for (size_t start = n / 2; start > 0;) sift(a, --start, n);
+    for (size_t end = n; end > 1;) {
+        end--;
+        swap2(a, 0, end);
+        settle(a, end);
+    }
 }
 
 static uint64_t *radix(uint64_t *xs, uint64_t *scratch, size_t n) {
@@ -30,6 +73,9 @@ int main(void) {
     for (size_t i = 0; i < N; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; xs[i] = x; }
 #if SORT == 1
     qsort(xs, N, sizeof *xs, cmp);
+    uint64_t *sorted = xs;
+#elif SORT == 3
+    heapsort(xs, N);
     uint64_t *sorted = xs;
 #else
     uint64_t *sorted = radix(xs, scratch, N);

@@ -2,7 +2,8 @@
 //! run: word frequency over a generated text on standard input (std.io + std.text + std.map +
 //! std.sort) against the same algorithm in C; reading standard input in 64 KiB blocks against
 //! C's `read` loop; `std.sort.sort` (heapsort) and `radix_sort` of u64 keys against `qsort` and a
-//! C radix sort. Every pair must print the same text. Sources are in `bench/std/`.
+//! C radix sort, and the heapsort against the same heapsort in C (the algorithm's cost apart from
+//! the compiler's). Every pair must print the same text. Sources are in `bench/std/`.
 //!
 //! `cargo build --release -p cairn_cli && cargo run --release -p cairn_bench --bin stdlib --
 //! [--runs R] [--words-mb M] [--read-mb M] [--sort-n N]` (defaults 5, 50, 1024, 10^7).
@@ -62,7 +63,9 @@ fn main() {
     let twin = fill("sort.c", sort_n);
     let qsort = build_c(&twin, &["-DSORT=1"], &work.join("qsort-c"));
     let radix_c = build_c(&twin, &["-DSORT=2"], &work.join("radix-c"));
+    let heap_c = build_c(&twin, &["-DSORT=3"], &work.join("heapsort-c"));
     rows.push(pair(&format!("sort.sort vs qsort, {sort_n} u64"), &heap, &qsort, None, runs));
+    rows.push(pair(&format!("sort.sort vs C heapsort, {sort_n} u64"), &heap, &heap_c, None, runs));
     rows.push(pair(&format!("radix_sort vs C radix, {sort_n} u64"), &radix, &radix_c, None, runs));
     let _ = std::fs::remove_dir_all(&work);
 
