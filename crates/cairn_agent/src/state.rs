@@ -348,6 +348,18 @@ mod tests {
     }
 
     #[test]
+    fn a_record_s_field_extents_and_lent_part_are_part_of_its_declaration() {
+        // An agent reading the types learns that `b` is `n` long and that `W` lends `d[0..k]`.
+        let state = state(
+            "struct S { n:usize; b:Buf[u8][n]; }\nstruct W { d:Buf[u8]; k:usize; lends d[0..k]; }\nfn main() -> i32 { return 0; }\n",
+        );
+        assert_eq!(
+            state["types"],
+            "struct S { n:usize; b:Buf[u8][n]; }\nstruct W { d:Buf[u8]; k:usize; lends d[0..k]; }"
+        );
+    }
+
+    #[test]
     fn a_state_shows_traits_impls_methods_and_templates() {
         let state = state(
             "trait Area { fn area(self:ro<Self>) -> u64; }\nstruct Sq { s:u32; }\nimpl Area for Sq { fn area(self:ro<Sq>) -> u64 = u64(self.s); }\nfn twice[T:integer](x:T) -> T = x + x;\nfn main() -> i32 {\n  let q = Sq(2);\n  if area(q) != 2 || twice(u8(2)) != 4 { return 1; }\n  return 0;\n}\n",

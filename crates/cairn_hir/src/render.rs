@@ -180,12 +180,20 @@ pub fn declaration_text(db: &dyn Db, item: Item) -> Option<String> {
         } else {
             record.align_clause().and_then(|a| a.value()).map(|v| format!(" align({})", v.text())).unwrap_or_default()
         };
+        // Each field with its extent (`b:Buf[u8][n];`), then what the record lends
+        // (`lends data[0..len];`): both are part of what the type means.
         let fields: Vec<String> = record
             .field_list()
             .map(|list| {
-                list.fields()
-                    .map(|f| format!("{}:{};", f.name().map(|n| n.text()).unwrap_or_default(), written(f.ty())))
-                    .collect()
+                let fields = list.fields().map(|f| {
+                    let extent = f.extent().map(|x| compact(x.syntax())).unwrap_or_default();
+                    format!("{}:{}{extent};", f.name().map(|n| n.text()).unwrap_or_default(), written(f.ty()))
+                });
+                let lends = list.lends_clauses().map(|l| {
+                    let text = compact(l.syntax());
+                    if text.ends_with(';') { text } else { format!("{text};") }
+                });
+                fields.chain(lends).collect()
             })
             .unwrap_or_default();
         let generics = generic_names(&node);
