@@ -241,8 +241,9 @@ impl Audit<'_> {
         for &call in calls.iter().filter(|c| Some(**c) != root_call) {
             let row = match self.check.call_target(call) {
                 Some(CallTarget::Function(item, _)) => (self.row_of)(*item).unwrap_or_default(),
-                // A call through a function value is observable (`indirect_call`).
-                Some(CallTarget::Indirect) => Row::from([Arc::from("indirect_call")]),
+                // A call through a function value is observable (`indirect_call`), and writes
+                // what it lends `rw`.
+                Some(CallTarget::Indirect) => self.indirect_footprint(call),
                 // A call through `dyn` may run any implementation: `dispatch`, and the join of
                 // theirs.
                 Some(CallTarget::Dynamic { member, .. }) => {
@@ -346,6 +347,30 @@ impl Audit<'_> {
             Expr::Name(name) if assigned.contains(name) => Some(name.clone()),
             _ => None,
         })
+    }
+
+    /// A call through a function value: `indirect_call`, and `write:` the root of each argument
+    /// lent `rw`.
+    fn indirect_footprint(&self, call: ExprId) -> Row {
+        let mut row = Row::from([Arc::from("indirect_call")]);
+        let Expr::Call { args, .. } = self.body.expr(call) else { return row };
+        for &arg in args.iter() {
+            if !matches!(self.check.argument_type(arg), Some(crate::types::Ty::Borrow(crate::types::Mode::Rw, _))) {
+                continue;
+            }
+            let mut node = self.body.unparen(arg);
+            loop {
+                match self.body.expr(node) {
+                    Expr::Field { base, .. } | Expr::Index { base, .. } => node = self.body.unparen(*base),
+                    Expr::Name(name) => {
+                        row.insert(Arc::from(format!("write:{name}")));
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        row
     }
 
     /// The footprint of a builtin that works on places: `write:` each place's root.

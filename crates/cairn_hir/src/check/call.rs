@@ -643,54 +643,15 @@ impl Cx<'_> {
                     let Ty::Dyn(tr, _) = &**inner else { unreachable!("matched above") };
                     let mapped = self.dyn_argument(arg, *mode, *tr)?;
                     if *mode == Mode::Rw {
+                        // Lent rw as a `dyn` as surely as directly: its extent pair holds (§22.3).
+                        self.keep_extent_pair(arg, "lending rw")?;
                         self.rw_lends.push(arg);
                     }
                     mapping.push(mapped);
                     places.push((self.place_of(arg, false), *mode == Mode::Rw));
                 }
                 Ty::Borrow(mode, inner) => {
-                    if matches!(self.body.expr(self.body.unparen(arg)), Expr::Part { .. }) {
-                        return Err(Diag::new(
-                            "E-VIEW-ALIAS",
-                            "A part is a view: pass one element, `xs[i]`, to a single borrow.",
-                            Anchor::Expr(arg),
-                        ));
-                    }
-                    let named = self.root_name(arg).is_some();
-                    if !named && *mode == Mode::Rw {
-                        return Err(Diag::new(
-                            "E-CALL-VIEW",
-                            "An rw borrow needs a named, writable place, not a temporary.",
-                            Anchor::Expr(arg),
-                        ));
-                    }
-                    // A read-only borrow takes a temporary (§6): a literal adapts to its type.
-                    let hint = if *mode == Mode::Ro { Some(&**inner) } else { None };
-                    let got = self.check(arg, hint)?;
-                    if let Ty::View(_) = got {
-                        let wanted = Ty::Borrow(*mode, inner.clone());
-                        return Err(self.mismatch(arg, &wanted, &got));
-                    }
-                    if *mode == Mode::Rw && !self.writable_root(arg) {
-                        return Err(Diag::new(
-                            "E-WRITE-LEASE",
-                            "A mutable borrow needs a mutable local or an rw borrow: declare the local `let mut`.",
-                            Anchor::Expr(arg),
-                        ));
-                    }
-                    if !same(&got, inner) {
-                        return Err(self.mismatch(arg, inner, &got));
-                    }
-                    if *mode == Mode::Rw {
-                        self.keep_extent_pair(arg, "lending rw")?;
-                        self.rw_lends.push(arg);
-                    }
-                    if *mode == Mode::Rw
-                        && let Some(root) = self.root_name(arg)
-                        && self.local(&root).is_some_and(|l| l.mutable && !matches!(l.ty, Ty::View(_)))
-                    {
-                        self.effect(format!("write:{root}"));
-                    }
+                    self.borrow_argument(arg, *mode, inner)?;
                     mapping.push(self.mapped(arg));
                     places.push((self.place_of(arg, false), *mode == Mode::Rw));
                 }
@@ -712,6 +673,54 @@ impl Cx<'_> {
         self.calls.push(CallEdge { callee: item, args: instance_args.clone(), mapping: Arc::from(mapping) });
         self.target(e, CallTarget::Function(item, instance_args));
         Ok(signature.ret.clone())
+    }
+
+    /// An argument lent to a single borrow (`ro<T>`, `rw<T>`), of a declared function or of a
+    /// call through a function value alike: not a part; an `rw` one a named, writable place
+    /// whose extent pair it may not break, written (`write:` its root, a lend to be written);
+    /// a read-only one may be a temporary, a literal taking the borrowed type (§6).
+    pub(crate) fn borrow_argument(&mut self, arg: ExprId, mode: Mode, inner: &Ty) -> R<()> {
+        if matches!(self.body.expr(self.body.unparen(arg)), Expr::Part { .. }) {
+            return Err(Diag::new(
+                "E-VIEW-ALIAS",
+                "A part is a view: pass one element, `xs[i]`, to a single borrow.",
+                Anchor::Expr(arg),
+            ));
+        }
+        let named = self.root_name(arg).is_some();
+        if !named && mode == Mode::Rw {
+            return Err(Diag::new(
+                "E-CALL-VIEW",
+                "An rw borrow needs a named, writable place, not a temporary.",
+                Anchor::Expr(arg),
+            ));
+        }
+        let hint = if mode == Mode::Ro { Some(inner) } else { None };
+        let got = self.check(arg, hint)?;
+        if let Ty::View(_) = got {
+            let wanted = Ty::Borrow(mode, Arc::new(inner.clone()));
+            return Err(self.mismatch(arg, &wanted, &got));
+        }
+        if mode == Mode::Rw && !self.writable_root(arg) {
+            return Err(Diag::new(
+                "E-WRITE-LEASE",
+                "A mutable borrow needs a mutable local or an rw borrow: declare the local `let mut`.",
+                Anchor::Expr(arg),
+            ));
+        }
+        if !same(&got, inner) {
+            return Err(self.mismatch(arg, inner, &got));
+        }
+        if mode == Mode::Rw {
+            self.keep_extent_pair(arg, "lending rw")?;
+            self.rw_lends.push(arg);
+            if let Some(root) = self.root_name(arg)
+                && self.local(&root).is_some_and(|l| l.mutable && !matches!(l.ty, Ty::View(_)))
+            {
+                self.effect(format!("write:{root}"));
+            }
+        }
+        Ok(())
     }
 
     /// True when the argument's root may be lent `rw`: a `let mut` local or an `rw` borrow.

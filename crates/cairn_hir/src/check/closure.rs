@@ -349,22 +349,26 @@ impl Cx<'_> {
                 Anchor::Expr(e),
             ));
         }
+        let mut places: Vec<(super::alias::Place, bool)> = Vec::new();
         for (param, &arg) in fun.params.iter().zip(args.iter()) {
             // What each argument is passed as: the ownership walk lends a borrowed one instead
             // of moving it, as for a direct call.
             self.arguments.push((arg, param.clone()));
             match param {
-                Ty::Borrow(_, inner) => {
-                    let got = self.check(arg, None)?;
-                    if !same(&got, inner) {
-                        return Err(self.mismatch(arg, inner, &got));
-                    }
+                // The same rules as a direct call's borrow (a named writable place for `rw`, its
+                // extent pair kept, no overlap with another argument): through a function value
+                // they were skipped, and `f(n)` wrote an immutable extent (found by hold-out
+                // round 10).
+                Ty::Borrow(mode, inner) => {
+                    self.borrow_argument(arg, *mode, inner)?;
+                    places.push((self.place_of(arg, false), *mode == crate::types::Mode::Rw));
                 }
                 ty => {
                     self.check(arg, Some(ty))?;
                 }
             }
         }
+        self.alias_check(e, &places)?;
         self.effect("indirect_call");
         self.site(GuardKind::Callable);
         self.target(e, CallTarget::Indirect);
