@@ -657,6 +657,14 @@ impl Cx<'_> {
                 }
                 ty => {
                     self.check(arg, Some(ty))?;
+                    // A place moved into the call (an owner, not a copy) is emptied by it: no
+                    // other argument — a closure reading it above all — may touch it (§21: the
+                    // closure would read the moved-from value).
+                    if self.root_name(arg).is_some()
+                        && crate::generics::kind_of(self.db, ty) != crate::types::Kind::Copy
+                    {
+                        places.push((self.place_of(arg, false), true));
+                    }
                     // A `fn` parameter handed on: what the callee's lanes do with it (`lane:p`)
                     // is renamed to the caller's parameter.
                     let param_fn = matches!(ty, Ty::Fn(_))
