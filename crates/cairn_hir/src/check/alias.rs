@@ -72,7 +72,7 @@ impl Cx<'_> {
                 if (*a_rw || *b_rw) && a.overlaps(b) && !disjoint_through_chain(a, b, &all) {
                     return Err(Diag::new(
                         "E-ALIAS",
-                        "A mutable borrow cannot overlap another argument of the same call: lend disjoint parts, or read through ro.",
+                        "An argument the call writes (lent rw, moved in, or written by a closure of the call) cannot overlap another argument of the same call: lend disjoint parts, read through ro, or move the value after the call.",
                         Anchor::Expr(e),
                     ));
                 }
