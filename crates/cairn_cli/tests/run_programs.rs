@@ -398,11 +398,13 @@ fn the_lane_pool_is_race_free() {
     assert!(clean.status.success(), "the clean driver failed: {:?}", clean.status);
     assert_eq!(clean.stdout.trim(), "8999997000000");
     assert!(clean.reports.is_empty(), "helgrind reported the pool itself:\n{}", clean.reports.join("\n"));
-    let racy = common::helgrind_args(&binary, 3, &["racy"]).expect("helgrind runs");
-    assert!(
-        racy.reports.iter().any(|line| line.contains("Possible data race")),
-        "helgrind did not see the racy lane function: the check could not fail"
-    );
+    // Whether the racy lanes overlap depends on the schedule: on a loaded machine one lane may
+    // take every claim before the others start. Up to three runs must see the race at least once.
+    let seen = (0..3).any(|_| {
+        let racy = common::helgrind_args(&binary, 3, &["racy"]).expect("helgrind runs");
+        racy.reports.iter().any(|line| line.contains("Possible data race"))
+    });
+    assert!(seen, "helgrind did not see the racy lane function in three runs: the check could not fail");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
