@@ -479,6 +479,16 @@ impl Walk<'_, '_> {
         }
         match self.cx.body.expr(target) {
             Expr::Name(_) => {
+                // A closure in a `defer`'s call that assigns a local names it as surely as one
+                // that reads it: the local is held until the block ends (§22.4).
+                if self.deferring
+                    && let Some(local) = self.local_of(target)
+                    && let Some(leases) = self.leases.get_mut(self.defer_scope)
+                    && !leases.contains(&local)
+                {
+                    leases.push(local);
+                    self.leased_at.insert(local, target);
+                }
                 if let Some(local) = self.local_of(target)
                     && self.owner_expr(target)
                 {
