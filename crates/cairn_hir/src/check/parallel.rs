@@ -497,9 +497,11 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
                     self.expr(*index)?;
                 }
                 self.expr(*base)?;
+                // Placed by the index applied to the root (`bufs[i][3]` is in lane i's element,
+                // as its write is), not by the innermost one.
                 if let Some(root) = self.root(e)
                     && let Some(key) = self.outer(root)
-                    && let Some(&index) = indices.first()
+                    && let Some(index) = self.first_index(e)
                 {
                     let name = self.name_of(root);
                     let shape = self.shape(index);
