@@ -14,19 +14,11 @@ use crate::function::FnGen;
 use crate::module::{G, GenError};
 use crate::target::Print;
 
-impl FnGen<'_, '_, '_> {
+impl<'ctx> FnGen<'_, 'ctx, '_> {
     /// A print: every argument computed, then one runtime call per piece, between the calls that
     /// start and end the print's line.
     pub(crate) fn print(&mut self, stream: Stream, newline: bool, args: &[PrintArg]) -> G<()> {
-        match self.cx.info.print {
-            Print::Runtime => {}
-            Print::Refused => return Err(GenError::Refused("printing needs the runtime, which this target lacks")),
-        }
-        // Every argument is computed before any byte is written.
-        let mut values = Vec::with_capacity(args.len());
-        for arg in args {
-            values.push(self.operand(&arg.value)?);
-        }
+        let values = self.computed(args, "printing needs the runtime, which this target lacks")?;
         let i32t = self.cx.ctx.i32_type();
         let fd = i32t.const_int(if stream == Stream::Stdout { 1 } else { 2 }, false);
         self.cx.builder.build_call(self.cx.rt("cairn_rt_print_begin"), &[fd.into()], "")?;
@@ -40,14 +32,7 @@ impl FnGen<'_, '_, '_> {
     /// `format`'s rendering: every piece computed, then put into the runtime's scratch text, and
     /// `dst` (a `u8` view) set to that text.
     pub(crate) fn format(&mut self, dst: &cairn_mir::Place, args: &[PrintArg]) -> G<()> {
-        match self.cx.info.print {
-            Print::Runtime => {}
-            Print::Refused => return Err(GenError::Refused("format needs the runtime, which this target lacks")),
-        }
-        let mut values = Vec::with_capacity(args.len());
-        for arg in args {
-            values.push(self.operand(&arg.value)?);
-        }
+        let values = self.computed(args, "format needs the runtime, which this target lacks")?;
         self.cx.builder.build_call(self.cx.rt("cairn_rt_format_begin"), &[], "")?;
         self.put_pieces(args, values)?;
         let data = self.cx.builder.build_call(self.cx.rt("cairn_rt_format_end"), &[], "text")?;
@@ -63,6 +48,15 @@ impl FnGen<'_, '_, '_> {
         self.cx.builder.build_store(at, view)?;
         self.overflow = None;
         Ok(())
+    }
+
+    /// Every piece of a print or a format computed, before any runtime call (a target without
+    /// the runtime refuses, saying `refused`).
+    fn computed(&mut self, args: &[PrintArg], refused: &'static str) -> G<Vec<inkwell::values::BasicValueEnum<'ctx>>> {
+        if self.cx.info.print == Print::Refused {
+            return Err(GenError::Refused(refused));
+        }
+        args.iter().map(|arg| self.operand(&arg.value)).collect()
     }
 
     /// One runtime call per piece of a print or a format, each value already computed.

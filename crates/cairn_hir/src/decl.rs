@@ -319,23 +319,13 @@ fn array_type(cx: TypeCtx<'_>, args: &[TypeArg]) -> Result<Ty, TypeError> {
     };
     let elem = resolve_type(cx, written)?;
     element_rule(cx.db, &elem, "Array")?;
-    // Another module's constant, `Array[u8, dims.CELLS]`.
-    if let TypeArg::Type(TypeRef::Path { path, args }) = length
-        && path.len() > 1
-        && args.is_empty()
-        && let Some(n) = crate::consts::integer_constant_at(cx.db, cx.module, path)
-    {
-        if n >= 1u64 << 63 {
-            return Err(TypeError::new(
-                "E-OWNER-EXTENT",
-                "An Array longer than 2^63-1 elements is more than any memory holds.",
-            ));
+    // A literal, or a name: a natural parameter, or a constant of this module or, named through
+    // its module, of another (`Array[u8, dims.CELLS]`).
+    let (text, path): (Arc<str>, Option<&Arc<[Arc<str>]>>) = match length {
+        TypeArg::Nat(n) => (n.clone(), None),
+        TypeArg::Type(TypeRef::Path { path, args }) if args.is_empty() => {
+            (Arc::from(path.iter().map(|s| &**s).collect::<Vec<_>>().join(".")), Some(path))
         }
-        return Ok(Ty::Array(Arc::new(elem), n));
-    }
-    let text: Arc<str> = match length {
-        TypeArg::Nat(n) => n.clone(),
-        TypeArg::Type(TypeRef::Path { path, args }) if path.len() == 1 && args.is_empty() => path[0].clone(),
         TypeArg::Type(_) => {
             return Err(TypeError::new(
                 "E-GENERIC-KIND",
@@ -355,7 +345,7 @@ fn array_type(cx: TypeCtx<'_>, args: &[TypeArg]) -> Result<Ty, TypeError> {
     }
     let n = match text.parse::<u128>() {
         Ok(n) => Some(n),
-        Err(_) => crate::consts::integer_constant(cx.db, cx.module, &text).map(u128::from),
+        Err(_) => path.and_then(|p| crate::consts::integer_constant_at(cx.db, cx.module, p)).map(u128::from),
     };
     match n {
         Some(n) if n < (1u128 << 63) => Ok(Ty::Array(Arc::new(elem), n as u64)),

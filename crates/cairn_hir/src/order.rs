@@ -354,43 +354,29 @@ impl Audit<'_> {
     fn indirect_footprint(&self, call: ExprId) -> Row {
         let mut row = Row::from([Arc::from("indirect_call")]);
         let Expr::Call { args, .. } = self.body.expr(call) else { return row };
-        for &arg in args.iter() {
-            if !matches!(self.check.argument_type(arg), Some(crate::types::Ty::Borrow(crate::types::Mode::Rw, _))) {
-                continue;
-            }
-            let mut node = self.body.unparen(arg);
-            loop {
-                match self.body.expr(node) {
-                    Expr::Field { base, .. } | Expr::Index { base, .. } => node = self.body.unparen(*base),
-                    Expr::Name(name) => {
-                        row.insert(Arc::from(format!("write:{name}")));
-                        break;
-                    }
-                    _ => break,
-                }
-            }
-        }
+        let lent_rw = args.iter().filter(|&&arg| {
+            matches!(self.check.argument_type(arg), Some(crate::types::Ty::Borrow(crate::types::Mode::Rw, _)))
+        });
+        row.extend(lent_rw.filter_map(|&arg| self.written_root(arg)));
         row
     }
 
     /// The footprint of a builtin that works on places: `write:` each place's root.
     fn places_written(&self, call: ExprId) -> Row {
         let Expr::Call { args, .. } = self.body.expr(call) else { return Row::new() };
-        let mut row = Row::new();
-        for &arg in args.iter() {
-            let mut node = self.body.unparen(arg);
-            loop {
-                match self.body.expr(node) {
-                    Expr::Field { base, .. } | Expr::Index { base, .. } => node = self.body.unparen(*base),
-                    Expr::Name(name) => {
-                        row.insert(Arc::from(format!("write:{name}")));
-                        break;
-                    }
-                    _ => break,
-                }
+        args.iter().filter_map(|&arg| self.written_root(arg)).collect()
+    }
+
+    /// `write:` the root binding of a place an argument names (`b`, `r.buf`, `rows[i]`).
+    fn written_root(&self, arg: ExprId) -> Option<Arc<str>> {
+        let mut node = self.body.unparen(arg);
+        loop {
+            match self.body.expr(node) {
+                Expr::Field { base, .. } | Expr::Index { base, .. } => node = self.body.unparen(*base),
+                Expr::Name(name) => return Some(Arc::from(format!("write:{name}"))),
+                _ => return None,
             }
         }
-        row
     }
 
     /// Rule 4: a nested `try` may not sit beside an operand that already holds an owner (a call

@@ -299,7 +299,7 @@ impl Cx<'_> {
             ));
         }
         self.keep_extent_pair(out, "lending rw")?;
-        self.rw_lends.push(out);
+        self.lent_to_write(out);
         // Lent as `rw` (what `extend_from` takes): a lane's walk and the leases of queued work
         // read what an argument is passed as (`E-PARALLEL-WRITE` for an outer vector).
         let lent = Ty::Borrow(crate::types::Mode::Rw, std::sync::Arc::new(target.value().clone()));
@@ -308,11 +308,6 @@ impl Cx<'_> {
         // read `out` itself: no lend of `out` is live while the pieces are computed.
         for &piece in pieces {
             self.print_argument(piece)?;
-        }
-        if let Some(root) = self.root_name(out)
-            && self.local(&root).is_some_and(|l| l.mutable && !matches!(l.ty, Ty::View(_)))
-        {
-            self.effect(format!("write:{root}"));
         }
         let mapping = vec![self.mapped(out), super::result::Mapped::Dropped, super::result::Mapped::Dropped];
         let args: std::sync::Arc<[crate::instance::InstanceArg]> =

@@ -591,13 +591,7 @@ impl Cx<'_> {
                         return Err(self.mismatch(arg, &wanted, &got));
                     }
                     if want.mode == Mode::Rw {
-                        self.rw_lends.push(arg);
-                    }
-                    if want.mode == Mode::Rw
-                        && let Some(root) = self.root_name(arg)
-                        && self.local(&root).is_some_and(|l| l.mutable && !matches!(l.ty, Ty::View(_)))
-                    {
-                        self.effect(format!("write:{root}"));
+                        self.lent_to_write(arg);
                     }
                     mapping.push(self.mapped(arg));
                     places.push((self.place_of(arg, true), want.mode == Mode::Rw));
@@ -721,14 +715,21 @@ impl Cx<'_> {
         }
         if mode == Mode::Rw {
             self.keep_extent_pair(arg, "lending rw")?;
-            self.rw_lends.push(arg);
-            if let Some(root) = self.root_name(arg)
-                && self.local(&root).is_some_and(|l| l.mutable && !matches!(l.ty, Ty::View(_)))
-            {
-                self.effect(format!("write:{root}"));
-            }
+            self.lent_to_write(arg);
         }
         Ok(())
+    }
+
+    /// `arg` is lent to be written (an `rw` view or borrow, `format`'s target): recorded for
+    /// what a closure writes (`rw_lends`), and a mutable local at its root is written
+    /// (`write:` in the row).
+    pub(crate) fn lent_to_write(&mut self, arg: ExprId) {
+        self.rw_lends.push(arg);
+        if let Some(root) = self.root_name(arg)
+            && self.local(&root).is_some_and(|l| l.mutable && !matches!(l.ty, Ty::View(_)))
+        {
+            self.effect(format!("write:{root}"));
+        }
     }
 
     /// True when the argument's root may be lent `rw`: a `let mut` local or an `rw` borrow.
