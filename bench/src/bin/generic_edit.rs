@@ -45,7 +45,7 @@ fn main() {
     let mut incremental = 0usize;
     for round in 0..edits * 2 {
         let target = if round % 2 == 0 { "fn gen_step[" } else { "fn mono_step(" };
-        let text = &workspace.files()[0].text;
+        let text = &workspace.files()[0].text();
         let base = text.find(target).expect("declared");
         let ret = base + text[base..].find("return y").expect("the return");
         let end = ret + text[ret..].find(';').expect("the statement's end");

@@ -289,7 +289,7 @@ pub fn sources_of(workspace: &Workspace) -> Vec<SourceText> {
         .files()
         .iter()
         .filter(|f| !f.library)
-        .map(|f| SourceText { name: f.name.clone(), text: f.text.clone() })
+        .map(|f| SourceText { name: f.name.clone(), text: f.text().to_string() })
         .collect()
 }
 

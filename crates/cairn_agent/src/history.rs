@@ -386,7 +386,7 @@ pub fn base_as_written(workspace: &Workspace, item: Item) -> Option<String> {
             })
             .collect();
         cuts.sort_unstable();
-        let mut text = file.text.clone();
+        let mut text = file.text().to_string();
         for &(start, end) in cuts.iter().rev() {
             text.replace_range(start..end, "");
             cut_any = true;

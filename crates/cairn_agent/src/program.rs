@@ -105,7 +105,7 @@ pub fn source_of(workspace: &Workspace, item: Item) -> String {
 /// The first line of the comment above a function (what a focused packet shows as `comment`).
 pub(crate) fn first_comment_line(workspace: &Workspace, item: Item) -> String {
     let Some((file, entry)) = workspace.entry_of(item) else { return String::new() };
-    let text = &workspace.files()[file].text;
+    let text = &workspace.files()[file].text();
     let start = usize::from(entry.start) + significant_start(&item.syntax(workspace.db()).syntax_node());
     cairn_syntax::comment_lines_above(text, start).first().map(|line| line.to_string()).unwrap_or_default()
 }
@@ -245,11 +245,6 @@ pub(crate) fn not_shown(workspace: &Workspace, visible: &BTreeSet<String>) -> BT
         names.sort();
     }
     out
-}
-
-/// How many functions the program declares (tests are not functions).
-pub(crate) fn function_count(workspace: &Workspace) -> usize {
-    workspace.files().iter().map(|f| f.items.iter().filter(|e| e.key.kind == cairn_hir::ItemKind::Fn).count()).sum()
 }
 
 /// Where a declaration's own text starts inside its node (past the comment attached to it).

@@ -300,7 +300,7 @@ pub fn compile(workspace: &Workspace, purpose: Purpose, flags: &BuildFlags) -> R
                     let (file, line) = match workspace.locate(item) {
                         Some((file, start)) => {
                             let state = &workspace.files()[file];
-                            (state.name.clone(), state.line_index().line_column(&state.text, start).line)
+                            (state.name.clone(), state.line_index().line_column(&state.text(), start).line)
                         }
                         None => (String::new(), 0),
                     };

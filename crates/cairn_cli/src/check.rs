@@ -102,7 +102,7 @@ fn check_once(
             Some(name) => files.iter().find(|f| f.name == name)?,
             None => files.first()?,
         };
-        state.line_index().line_text(&state.text, line).map(str::to_string)
+        state.line_index().line_text(&state.text(), line).map(str::to_string)
     };
     // Device work is judged against its target once the program is accepted.
     let judged = if outcome.refusal.is_none() {

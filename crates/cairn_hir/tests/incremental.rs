@@ -43,7 +43,7 @@ fn id(workspace: &Workspace, name: &str) -> String {
 
 /// Replaces the first occurrence of `old` (after `after`) by `new`, as an editor would.
 fn edit(workspace: &mut Workspace, after: &str, old: &str, new: &str) {
-    let text = &workspace.files()[0].text;
+    let text = &workspace.files()[0].text();
     let base = text.find(after).expect("anchor");
     let start = base + text[base..].find(old).expect("old text");
     let delete = TextRange::new(TextSize::from(start as u32), TextSize::from((start + old.len()) as u32));
@@ -69,6 +69,45 @@ fn ran_any(log: &[String], query: &str) -> bool {
 }
 
 const PROGRAM_QUERIES: &[&str] = &["program_check", "effect_rows", "program_scope", "all_constants"];
+
+/// The edit `old` → `new` at the first `old` of `text`.
+fn text_edit(text: &str, old: &str, new: &str) -> TextEdit {
+    let start = text.find(old).expect("old text");
+    TextEdit { delete: TextRange::new((start as u32).into(), ((start + old.len()) as u32).into()), insert: new.into() }
+}
+
+#[test]
+fn a_body_edit_patches_the_file_and_its_undo_leaves_nothing_to_make() {
+    let mut workspace = workspace(PROGRAM);
+    // An edit inside a body is patched in: the file's text and tree are not made again...
+    let edit = text_edit(PROGRAM, "x + 1", "x + 2");
+    let undo = text_edit(&edit.apply(PROGRAM), "x + 2", "x + 1");
+    workspace.edit_file(0, &edit);
+    assert_eq!(workspace.files()[0].patched(), 1);
+    let log = executed(&mut workspace, |_| {});
+    assert!(ran(&log, "check_fn", &id(&workspace, "a")) && !ran(&log, "check_fn", &id(&workspace, "b")), "{log:?}");
+    assert_eq!(workspace.files()[0].patched(), 1, "checking the program reads no whole text or tree");
+    // ...and its undo drops the patch: nothing is left to make.
+    workspace.edit_file(0, &undo);
+    assert_eq!(workspace.files()[0].patched(), 0);
+    assert_eq!(workspace.files()[0].text(), PROGRAM);
+    // Read after edits of two bodies, the text and tree are a fresh parse's, once.
+    let second = text_edit(&edit.apply(PROGRAM), "a(x) * 2", "a(x) * 3");
+    workspace.edit_file(0, &edit);
+    workspace.edit_file(0, &second);
+    assert_eq!(workspace.files()[0].patched(), 2);
+    let expected = second.apply(&edit.apply(PROGRAM));
+    assert_eq!(workspace.files()[0].text(), expected);
+    assert_eq!(workspace.files()[0].parse().green(), cairn_syntax::parse(&expected).green());
+    assert_eq!(workspace.files()[0].patched(), 0);
+    assert!(workspace.check().refusal.is_none());
+    // A body whose new text does not parse is no patch: the file is parsed again, errors and all.
+    let broken = text_edit(&expected, "x + 2", "x + ");
+    workspace.edit_file(0, &broken);
+    assert_eq!(workspace.files()[0].patched(), 0);
+    assert!(!workspace.files()[0].errors().is_empty());
+    assert!(workspace.check().refusal.is_some());
+}
 
 #[test]
 fn a_comment_or_whitespace_in_a_body_reruns_no_body_check() {
@@ -132,7 +171,7 @@ fn renaming_a_local_rechecks_only_its_body() {
 fn reordering_functions_rechecks_no_body() {
     let mut workspace = workspace(PROGRAM);
     let log = executed(&mut workspace, |w| {
-        let text = &w.files()[0].text;
+        let text = &w.files()[0].text();
         let a_start = text.find("fn a(").expect("a");
         let b_start = text.find("fn b(").expect("b");
         let reordered = format!("{}{}{}", &text[..a_start], &text[b_start..], &text[a_start..b_start]);
@@ -235,7 +274,7 @@ fn adding_a_function_rechecks_only_the_bodies_that_name_it() {
     let mut workspace = workspace(&big_program());
     // A new root function nobody names: only its own body is checked.
     let log = executed(&mut workspace, |w| {
-        let end = w.files()[0].text.find("module m;").expect("module");
+        let end = w.files()[0].text().find("module m;").expect("module");
         w.edit_file(
             0,
             &TextEdit {
@@ -254,7 +293,7 @@ fn adding_a_function_rechecks_only_the_bodies_that_name_it() {
     // `m` declares its own h3: the ten functions of `m` that call h3 now mean it and are
     // re-checked; the ten that call h4, and the 2,000 root functions, are not.
     let log = executed(&mut workspace, |w| {
-        let text = &w.files()[0].text;
+        let text = &w.files()[0].text();
         let at = text.find("module m;\n").expect("module") + "module m;\n".len();
         w.edit_file(
             0,
@@ -281,7 +320,7 @@ fn a_declaration_added_to_a_module_re_resolves_only_that_module_s_names() {
     // root's lookups (`h0`…`h9` from 2,000 bodies, and `work…`) are not even re-run.
     let mut workspace = workspace(&big_program());
     let log = executed(&mut workspace, |w| {
-        let end = w.files()[0].text.len();
+        let end = w.files()[0].text().len();
         w.edit_file(
             0,
             &TextEdit {
@@ -338,7 +377,7 @@ fn the_library_is_not_even_revalidated_by_program_edits() {
     }
     // Adding a declaration re-runs the program's scope, never the library's.
     workspace.db().start_logging();
-    let end = workspace.files()[0].text.len();
+    let end = workspace.files()[0].text().len();
     workspace.edit_file(
         0,
         &TextEdit {
@@ -377,7 +416,7 @@ fn members_of_an_impl_are_items_of_their_own() {
     assert_eq!(side.syntax(workspace.db()), &side_syntax, "its sibling's did not");
     // The member's place in the file follows it.
     let (file, start) = workspace.locate(side).expect("located");
-    assert_eq!(&workspace.files()[file].text[usize::from(start)..usize::from(start) + 7], "fn side");
+    assert_eq!(&workspace.files()[file].text()[usize::from(start)..usize::from(start) + 7], "fn side");
 }
 
 const DISPATCH: &str = "\
@@ -673,7 +712,8 @@ fn a_library_module_no_longer_imported_is_unlinked() {
     assert!(linked(&workspace).is_empty(), "{:?}", linked(&workspace));
     edit(&mut workspace, "fn main", "fn main", "import std.text;\nfn main");
     assert!(workspace.check().refusal.is_none());
-    let fresh = Workspace::new(vec![SourceText { name: "main.cairn".into(), text: workspace.files()[0].text.clone() }]);
+    let fresh =
+        Workspace::new(vec![SourceText { name: "main.cairn".into(), text: workspace.files()[0].text().to_string() }]);
     assert_eq!(linked(&workspace), linked(&fresh));
 }
 
@@ -754,7 +794,7 @@ fn an_edit_of_the_target_record_regenerates_what_derives_from_it() {
     let other = id(&workspace, "other");
     assert!(!ran(&log, "check_fn", &other), "{log:?}");
     let mut fresh =
-        Workspace::new(vec![SourceText { name: "main.cairn".into(), text: workspace.files()[0].text.clone() }]);
+        Workspace::new(vec![SourceText { name: "main.cairn".into(), text: workspace.files()[0].text().to_string() }]);
     assert!(fresh.check().refusal.is_none());
     assert_eq!(generated(&fresh), generated(&workspace));
     // Dropping a derivation removes what it generated.

@@ -255,12 +255,12 @@ impl Analysis {
 
     /// The current text of a project's file.
     pub fn text_of(&self, project: usize, file: usize) -> &str {
-        self.projects[project].as_ref().map_or("", |p| p.workspace.files()[file].text.as_str())
+        self.projects[project].as_ref().map_or("", |p| p.workspace.files()[file].text())
     }
 
     fn set_text(&mut self, project: usize, file: usize, text: String) {
         let Some(p) = self.projects[project].as_mut() else { return };
-        let old = &p.workspace.files()[file].text;
+        let old = &p.workspace.files()[file].text();
         if *old == text {
             return;
         }

@@ -32,18 +32,18 @@ pub fn diagnostics_for(snapshot: &Snapshot<'_>, uri: &str) -> Vec<Value> {
         return vec![lsp_diagnostic(snapshot, &diagnostic, "", &LineMap::new(""), place)];
     }
     if let Some(environment) = &project.environment {
-        return vec![environment_diagnostic(snapshot, environment, &project.workspace.files()[doc.file].text)];
+        return vec![environment_diagnostic(snapshot, environment, &project.workspace.files()[doc.file].text())];
     }
     let Some(refusal) = project.outcome.as_ref().and_then(|o| o.refusal.as_ref()) else { return Vec::new() };
     let name = &project.files[doc.file].name;
-    let text = &project.workspace.files()[doc.file].text;
+    let text = &project.workspace.files()[doc.file].text();
     let map = LineMap::new(text);
     let own_file = |d: &cairn_diagnostics::Diagnostic| match &d.file {
         Some(file) => file == name,
         None => project.files.len() == 1,
     };
     let mut out = Vec::new();
-    let root = project.workspace.files()[doc.file].parse.syntax_node();
+    let root = project.workspace.files()[doc.file].parse().syntax_node();
     for (i, diagnostic) in std::iter::once(&refusal.first).chain(refusal.further.iter()).enumerate() {
         if own_file(diagnostic) && diagnostic.line > 0 {
             out.push(lsp_diagnostic(snapshot, diagnostic, text, &map, Place::Here(&root, uri)));
@@ -127,7 +127,7 @@ fn elsewhere(
     let uri = match project.files.iter().position(|f| f.name == file) {
         Some(i) => {
             let state = &project.workspace.files()[i];
-            Some((project.files[i].uri.clone(), state.text.clone(), Some(state.parse.syntax_node())))
+            Some((project.files[i].uri.clone(), state.text().to_string(), Some(state.parse().syntax_node())))
         }
         None => cairn_hir::library::MODULES
             .iter()

@@ -35,10 +35,10 @@ impl<'a> Snapshot<'a> {
         let state = project.workspace.files().get(file)?;
         if !state.library {
             let uri = project.files.get(file)?.uri.clone();
-            return Some((uri, state.text.clone()));
+            return Some((uri, state.text().to_string()));
         }
         let dir = self.materialized?;
-        Some((path_to_uri(&dir.join(&state.name)), state.text.clone()))
+        Some((path_to_uri(&dir.join(&state.name)), state.text().to_string()))
     }
 }
 

@@ -33,7 +33,7 @@ pub use rowan::{GreenNode, TextRange, TextSize};
 pub use crate::error::{ErrorCode, SyntaxError};
 pub use crate::lexer::{Lexed, Token, first_token, lex};
 pub use crate::parser::{BLOCK_DEPTH_LIMIT, EXPRESSION_DEPTH_LIMIT, TYPE_DEPTH_LIMIT};
-pub use crate::reparse::{Reparsed, TextEdit};
+pub use crate::reparse::{DeclarationReparse, Reparsed, TextEdit, reparse_declaration, splice_declarations};
 pub use crate::syntax_kind::SyntaxKind;
 pub use crate::trivia::{comment_lines_above, compact_text, first_significant_token};
 

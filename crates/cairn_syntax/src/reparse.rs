@@ -11,9 +11,10 @@
 //! Invariant: the result equals a full parse of the edited text, tree and errors alike; a property
 //! test compares the two on random edits.
 
-use rowan::{TextRange, TextSize};
+use rowan::{GreenNode, TextRange, TextSize};
 
 use crate::SyntaxKind::*;
+
 use crate::{Parse, SyntaxError, SyntaxKind, SyntaxNode, lexer, parse, parse_block, parse_expr_body};
 
 /// One edit of a text: the bytes in `delete` are replaced by `insert`.
@@ -95,43 +96,22 @@ impl Parse {
         if edit.delete.end() > root.text_range().end() {
             return None;
         }
-        let block = enclosing_body(&root, edit.delete)?;
-        let block_range = block.text_range();
-        let relative = edit.delete - block_range.start();
-        let old_block_text = block.text().to_string();
-        let new_block_text = TextEdit { delete: relative, insert: edit.insert.clone() }.apply(&old_block_text);
-        let kind = block.kind();
-        let (closer, block_parse): (SyntaxKind, Parse) = if kind == BLOCK {
-            if !is_one_balanced_block(&new_block_text) {
-                return None;
-            }
-            (T!['}'], parse_block(&new_block_text))
-        } else {
-            if !is_one_expr_body(&new_block_text) {
-                return None;
-            }
-            (T![;], parse_expr_body(&new_block_text))
-        };
-        let new_block = block_parse.syntax_node().first_child().filter(|n| n.kind() == kind)?;
-        // The body must end with its *own* closing brace (or `;`), and the parse must never have
-        // run into the end of the body's text: otherwise an inner construct swallowed it, and in
-        // the whole file the parse would have gone on past it.
-        let closes_itself = new_block
-            .last_child_or_token()
-            .and_then(|element| element.into_token())
-            .is_some_and(|token| token.kind() == closer);
-        let end = TextSize::of(new_block_text.as_str());
-        let ran_out = block_parse.errors.iter().any(|e| e.range.start() >= end);
-        if block_parse.syntax_node().children().count() != 1 || !closes_itself || ran_out {
-            return None;
+        // The top-level declaration holding the edit: only its body is parsed again.
+        let top = match root.covering_element(edit.delete) {
+            rowan::NodeOrToken::Node(node) => node,
+            rowan::NodeOrToken::Token(token) => token.parent()?,
         }
-        let top = block.ancestors().find(|node| node.parent().is_some_and(|p| p.parent().is_none()))?;
+        .ancestors()
+        .find(|node| node.parent().is_some_and(|p| p.parent().is_none()))?;
         let item = top.index();
-        let green = block.replace_with(new_block.green().to_owned());
+        let start = top.text_range().start();
+        let relative = TextEdit { delete: edit.delete - start, insert: edit.insert.clone() };
+        let body = reparse_declaration(&top.green().to_owned(), &relative)?;
+        let green = top.replace_with(body.green);
 
-        let old_len = block_range.len();
-        let new_len = TextSize::of(new_block_text.as_str());
-        let mut errors: Vec<(SyntaxError, bool)> = Vec::with_capacity(self.errors.len() + block_parse.errors.len());
+        let block_range = body.body + start;
+        let (old_len, new_len) = (block_range.len(), body.new_len);
+        let mut errors: Vec<(SyntaxError, bool)> = Vec::with_capacity(self.errors.len() + body.errors.len());
         for (error, hard) in self.errors.iter().zip(self.hard.iter()) {
             // An error at the block's opening brace comes from the enclosing parse (a block's own
             // parse never fails at its `{`), so it stays.
@@ -145,13 +125,114 @@ impl Parse {
             }
             // Errors inside the old block are replaced by the new block's own.
         }
-        for (error, hard) in block_parse.errors.iter().zip(block_parse.hard.iter()) {
-            let mut moved = error.clone();
-            moved.range += block_range.start();
-            errors.push((moved, *hard));
+        for (mut error, hard) in body.errors {
+            error.range += start;
+            errors.push((error, hard));
         }
         Some((Parse::from_parts(green, errors), item))
     }
+}
+
+/// A body parsed again inside its top-level declaration alone ([`reparse_declaration`]).
+#[derive(Debug, Clone)]
+pub struct DeclarationReparse {
+    /// The declaration's new green node.
+    pub green: GreenNode,
+    /// Where the old body lay, relative to the declaration's start.
+    pub body: TextRange,
+    /// The new body's length.
+    pub new_len: TextSize,
+    /// The new body's own errors, relative to the declaration's start, each with whether it
+    /// stops the original's lexer.
+    pub errors: Vec<(SyntaxError, bool)>,
+}
+
+/// Parses again, alone, the body that holds `edit` of `top`, a top-level declaration of a file
+/// (a child of its `SOURCE_FILE` root; `edit` is relative to the declaration's start), and
+/// splices it in: the rest of the file is neither read nor rebuilt. `None` when the edit is not
+/// strictly inside the block or expression body of a function, impl member or test, or when the
+/// new body cannot be parsed alone exactly as a parse of the whole file would parse it (then the
+/// file must be parsed again).
+pub fn reparse_declaration(top: &GreenNode, edit: &TextEdit) -> Option<DeclarationReparse> {
+    // The declaration under a root of its own kind, so the body's ancestors are what they are in
+    // the file.
+    let file = GreenNode::new(SOURCE_FILE.into(), [rowan::NodeOrToken::Node(top.clone())]);
+    let root = SyntaxNode::new_root(file);
+    if edit.delete.end() > root.text_range().end() {
+        return None;
+    }
+    let block = enclosing_body(&root, edit.delete)?;
+    let block_range = block.text_range();
+    let relative = edit.delete - block_range.start();
+    let old_block_text = block.text().to_string();
+    let new_block_text = TextEdit { delete: relative, insert: edit.insert.clone() }.apply(&old_block_text);
+    let kind = block.kind();
+    let (closer, block_parse): (SyntaxKind, Parse) = if kind == BLOCK {
+        if !is_one_balanced_block(&new_block_text) {
+            return None;
+        }
+        (T!['}'], parse_block(&new_block_text))
+    } else {
+        if !is_one_expr_body(&new_block_text) {
+            return None;
+        }
+        (T![;], parse_expr_body(&new_block_text))
+    };
+    let new_block = block_parse.syntax_node().first_child().filter(|n| n.kind() == kind)?;
+    // The body must end with its *own* closing brace (or `;`), and the parse must never have
+    // run into the end of the body's text: otherwise an inner construct swallowed it, and in
+    // the whole file the parse would have gone on past it.
+    let closes_itself = new_block
+        .last_child_or_token()
+        .and_then(|element| element.into_token())
+        .is_some_and(|token| token.kind() == closer);
+    let end = TextSize::of(new_block_text.as_str());
+    let ran_out = block_parse.errors.iter().any(|e| e.range.start() >= end);
+    if block_parse.syntax_node().children().count() != 1 || !closes_itself || ran_out {
+        return None;
+    }
+    let file = block.replace_with(new_block.green().to_owned());
+    let green = file.children().next().and_then(|c| c.into_node()).map(|n| n.to_owned())?;
+    let errors = block_parse
+        .errors
+        .iter()
+        .zip(block_parse.hard.iter())
+        .map(|(error, hard)| {
+            let mut moved = error.clone();
+            moved.range += block_range.start();
+            (moved, *hard)
+        })
+        .collect();
+    Some(DeclarationReparse { green, body: block_range, new_len: end, errors })
+}
+
+/// A file's text and tree with some top-level declarations replaced by new green nodes (each at
+/// its index among the root's children, nodes and tokens alike): the root is rebuilt once, and
+/// the text is the old one with each replaced declaration's span rewritten. The declarations
+/// must hold no syntax error, and nor may the file: the result has none.
+pub fn splice_declarations(text: &str, parse: &Parse, replaced: &[(usize, GreenNode)]) -> (String, Parse) {
+    let root = parse.green();
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut children = Vec::with_capacity(root.children().len());
+    let mut offset = 0usize;
+    let mut next = replaced.iter().peekable();
+    for (index, child) in root.children().enumerate() {
+        let len = usize::from(child.text_len());
+        match next.peek() {
+            Some((at, green)) if *at == index => {
+                out.push_str(&green.to_string());
+                children.push(rowan::NodeOrToken::Node(green.clone()));
+                next.next();
+            }
+            _ => {
+                out.push_str(&text[offset..offset + len]);
+                children.push(child.to_owned());
+            }
+        }
+        offset += len;
+    }
+    let green = GreenNode::new(root.kind(), children);
+    (out, Parse::from_parts(green, Vec::new()))
 }
 
 /// The body of a top-level function, impl member or test — its block, or its expression body —

@@ -380,7 +380,7 @@ fn written_in(workspace: &Workspace, item: Item, sources: &Sources) -> WrittenIn
     let located = workspace.locate(item).map(|(file, start)| {
         let state = &workspace.files()[file];
         let end = start + item.syntax(db).syntax_node().text_range().len();
-        (state.name.clone(), state.line_index().line_column(&state.text, end).line)
+        (state.name.clone(), state.line_index().line_column(&state.text(), end).line)
     });
     match located {
         Some((file, line)) if sources.project => WrittenIn { module, file: Some(file), after_line: Some(line) },

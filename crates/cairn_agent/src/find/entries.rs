@@ -84,7 +84,7 @@ pub(super) fn entries_of(workspace: &Workspace) -> Vec<Entry> {
                 None => name.clone(),
             };
             let start = usize::from(declared.start + first_token(db, item));
-            let comment = cairn_hir::render::comment_above(&file.text, start);
+            let comment = cairn_hir::render::comment_above(&file.text(), start);
             let doc = first_sentence(&comment).to_string();
             let module = declared.key.module.clone();
             let words = weighed(&[(&doc, 1), (&module, 2), (&declared.key.name, 3)]);

@@ -745,7 +745,7 @@ impl<'a> Setup<'a> {
         let (file, _) = workspace.locate(item).unwrap_or((0, 0.into()));
         let state = &workspace.files()[file];
         // Remove every selection of the reference (the plain build runs the reference alone).
-        let mut plain = state.text.clone();
+        let mut plain = state.text().to_string();
         let mut cuts: Vec<(usize, usize)> = state
             .items
             .iter()

@@ -152,10 +152,10 @@ impl Workspace {
         let mut first_hard: Option<cairn_diagnostics::Diagnostic> = None;
         let mut diagnostics = Vec::new();
         for file in self.files.iter().take(self.own_files) {
-            let stop = file.parse.lexer_stop().cloned();
-            for error in file.parse.errors() {
+            let stop = file.lexer_stop().cloned();
+            for error in file.errors() {
                 let diagnostic =
-                    cairn_diagnostics::syntax_diagnostic(Some(&file.name), &file.text, file.line_index(), error);
+                    cairn_diagnostics::syntax_diagnostic(Some(&file.name), file.text(), file.line_index(), error);
                 if stop.as_ref() == Some(error) && first_hard.is_none() {
                     first_hard = Some(diagnostic);
                 } else {
@@ -187,7 +187,7 @@ impl Workspace {
             && let Some(derive) = self.files[file].generated
         {
             if let Some((_, _, position)) = self.position(item, relative) {
-                let text = &self.files[file].text;
+                let text = self.files[file].text();
                 generated_line =
                     text.lines().nth(position.line.saturating_sub(1) as usize).map(|l| l.trim().to_string());
             }

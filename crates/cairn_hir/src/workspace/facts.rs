@@ -156,7 +156,7 @@ impl Workspace {
                     let crate::body::Stmt::Let { binder, init, .. } = stmt else { continue };
                     let Some(ty) = check.expr_types.get(init.0 as usize) else { continue };
                     let at = entry.start + range.start();
-                    let line = file.line_index().line_column(&file.text, at).line;
+                    let line = file.line_index().line_column(file.text(), at).line;
                     out.push((index, line, body.binder(*binder).clone(), ty.to_string()));
                 }
             }
@@ -335,7 +335,7 @@ impl Workspace {
                         _ => None,
                     },
                     comment: crate::render::comment_above(
-                        &file.text,
+                        file.text(),
                         usize::from(entry.start + first_token(&self.db, item)),
                     ),
                     public: scope.info(item).is_some_and(|i| i.public),
@@ -392,7 +392,7 @@ impl Workspace {
                     text: crate::render::signature_text(&self.db, item, typed),
                     row: rows.as_ref().and_then(|rows| rows.row(item).map(|r| r.iter().cloned().collect())),
                     comment: crate::render::comment_above(
-                        &file.text,
+                        file.text(),
                         usize::from(entry.start + first_token(&self.db, item)),
                     ),
                     public: true,
@@ -410,7 +410,7 @@ impl Workspace {
             Some(name) => self.files.iter().find(|f| f.name == name)?,
             None => self.files.first()?,
         };
-        state.line_index().line_text(&state.text, line).map(str::to_string)
+        state.line_index().line_text(state.text(), line).map(str::to_string)
     }
 }
 

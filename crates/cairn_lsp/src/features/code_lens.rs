@@ -16,13 +16,13 @@ pub(super) fn code_lenses(project: &Project, file: usize) -> Vec<Value> {
     let target = if project.key.ends_with(".toml") { project.key.clone() } else { path.to_string_lossy().to_string() };
     let workspace = &project.workspace;
     let state = &workspace.files()[file];
-    let map = LineMap::new(&state.text);
+    let map = LineMap::new(&state.text());
     let mut out = Vec::new();
     for entry in &state.items {
         let node = entry.item.syntax(workspace.db()).syntax_node();
         let range = significant_range(&node);
         let base = usize::from(entry.start);
-        let at = map.range(&state.text, base + usize::from(range.start()), base + usize::from(range.start()));
+        let at = map.range(&state.text(), base + usize::from(range.start()), base + usize::from(range.start()));
         match entry.key.kind {
             ItemKind::Fn if &*entry.key.name == "main" => {
                 out.push(

@@ -8,7 +8,7 @@ use crate::convert::LineMap;
 use crate::world::Project;
 
 pub(super) fn formatting(project: &Project, file: usize) -> Value {
-    let text = project.workspace.files()[file].text.as_str();
+    let text = project.workspace.files()[file].text();
     match cairn_syntax::format::format(text) {
         Ok(formatted) if formatted != text => {
             let map = LineMap::new(text);

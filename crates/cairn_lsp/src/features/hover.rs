@@ -216,5 +216,5 @@ fn declaration_hover(workspace: &Workspace, item: Item) -> String {
 fn comment_above(workspace: &Workspace, file: usize, start: usize, item: Item) -> String {
     let node = item.syntax(workspace.db()).syntax_node();
     let first = cairn_syntax::first_significant_token(&node).map_or(0, |t| usize::from(t.text_range().start()));
-    cairn_hir::render::comment_above(&workspace.files()[file].text, start + first)
+    cairn_hir::render::comment_above(&workspace.files()[file].text(), start + first)
 }

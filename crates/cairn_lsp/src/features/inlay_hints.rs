@@ -14,7 +14,7 @@ pub(super) fn inlay_hints(project: &Project, file: usize, start: usize, end: usi
     let workspace = &project.workspace;
     let db = workspace.db();
     let state = &workspace.files()[file];
-    let text = state.text.as_str();
+    let text = state.text();
     let map = crate::convert::LineMap::new(text);
     let mut hints = Vec::new();
     for entry in &state.items {

@@ -78,7 +78,7 @@ pub fn answer(snapshot: &Snapshot<'_>, method: &str, params: &Value) -> Result<V
             }
         }
         "textDocument/inlayHint" => Ok(document(snapshot, params).map_or(json!([]), |(p, f)| {
-            let text = p.workspace.files()[f].text.as_str();
+            let text = p.workspace.files()[f].text();
             let map = LineMap::new(text);
             let point = |key: &str| -> Option<usize> {
                 let line = params.pointer(&format!("/range/{key}/line"))?.as_u64()? as u32;
@@ -103,7 +103,7 @@ fn at<'a>(snapshot: &Snapshot<'a>, params: &Value) -> Option<Cursor<'a>> {
     let (project, file) = document(snapshot, params)?;
     let line = params.pointer("/position/line")?.as_u64()? as u32;
     let character = params.pointer("/position/character")?.as_u64()? as u32;
-    let text = project.workspace.files()[file].text.as_str();
+    let text = project.workspace.files()[file].text();
     let map = LineMap::new(text);
     let offset = map.offset(text, line, character);
     Some(Cursor { project, file, text, map, offset })
@@ -111,7 +111,7 @@ fn at<'a>(snapshot: &Snapshot<'a>, params: &Value) -> Option<Cursor<'a>> {
 
 fn at_range<'a>(snapshot: &Snapshot<'a>, params: &Value) -> Option<(Cursor<'a>, usize)> {
     let (project, file) = document(snapshot, params)?;
-    let text = project.workspace.files()[file].text.as_str();
+    let text = project.workspace.files()[file].text();
     let map = LineMap::new(text);
     let point = |key: &str| -> Option<usize> {
         let line = params.pointer(&format!("/range/{key}/line"))?.as_u64()? as u32;

@@ -17,9 +17,9 @@ use crate::world::Project;
 pub(super) fn semantic_tokens(project: &Project, file: usize) -> Vec<u32> {
     let workspace = &project.workspace;
     let state = &workspace.files()[file];
-    let text = state.text.as_str();
+    let text = state.text();
     let map = LineMap::new(text);
-    let root = state.parse.syntax_node();
+    let root = state.parse().syntax_node();
     let scope = cairn_hir::scope(workspace.db());
     // Every use of a local, by its absolute start: the kind of the binding it resolves to.
     let mut local_uses: HashMap<usize, (u32, u32)> = HashMap::new();

@@ -15,9 +15,9 @@ use crate::world::{Project, Snapshot};
 /// still has them).
 pub(super) fn document_symbols(project: &Project, file: usize) -> Vec<Value> {
     let state = &project.workspace.files()[file];
-    let text = state.text.as_str();
+    let text = state.text();
     let map = LineMap::new(text);
-    let root = state.parse.syntax_node();
+    let root = state.parse().syntax_node();
     let symbol = |node: &SyntaxNode, children: Vec<Value>| -> Option<Value> {
         let kind = symbol_kind(node.kind())?;
         let (name, selection) = node_name(node)?;
@@ -66,7 +66,7 @@ pub(super) fn workspace_symbols(snapshot: &Snapshot<'_>, query: &str) -> Vec<Val
             if !seen.insert(uri.clone()) {
                 continue;
             }
-            let map = LineMap::new(&state.text);
+            let map = LineMap::new(&state.text());
             for entry in &state.items {
                 let name = entry.key.name.to_string();
                 let node = entry.item.syntax(workspace.db()).syntax_node();
@@ -80,7 +80,7 @@ pub(super) fn workspace_symbols(snapshot: &Snapshot<'_>, query: &str) -> Vec<Val
                     "name": name,
                     "kind": kind,
                     "containerName": entry.key.module.to_string(),
-                    "location": {"uri": uri, "range": map.range(&state.text, base + usize::from(range.start()), base + usize::from(range.end()))},
+                    "location": {"uri": uri, "range": map.range(&state.text(), base + usize::from(range.start()), base + usize::from(range.end()))},
                 }));
                 if out.len() >= 1000 {
                     return out;

@@ -19,7 +19,7 @@ use crate::edit::EditHost;
 use crate::edit::records::SiteCounts;
 use crate::edit::refusal::{Refusal, ReplySpan};
 use crate::equiv;
-use crate::program::{function_count, row_of};
+use crate::program::row_of;
 
 /// A reply spliced into its session's pinned file.
 pub(in crate::edit) struct Splice {
@@ -30,9 +30,19 @@ pub(in crate::edit) struct Splice {
     /// The reply as spliced (an expression reply in parentheses).
     pub wrapped: String,
     pub is_expr: bool,
-    /// The pinned original's text of the file, and the file with the reply in.
-    pub original: String,
-    pub candidate: String,
+    /// The pinned original's text in `start..end`, and the rest of the lines it touches before
+    /// and after it: all that the token check reads. The whole file is not copied (an edit costs
+    /// in proportion to itself, not to the file: issue 22).
+    pub replaced: String,
+    pub line_before: String,
+    pub line_after: String,
+}
+
+impl Splice {
+    /// The whole file with the reply in, made from the pinned original's text (for a refusal).
+    pub fn candidate(&self, original: &str) -> String {
+        format!("{}{}{}", &original[..self.start], self.wrapped, &original[self.end..])
+    }
 }
 
 impl EditHost {
@@ -43,20 +53,31 @@ impl EditHost {
             Some(i) => (session.sites[i], format!("({replacement})")),
             None => (session.body, replacement.to_string()),
         };
-        let original = self.programs[session.program].sources.files[session.file].text.clone();
+        let original = &self.programs[session.program].sources.files[session.file].text;
         let (start, end) = (usize::from(span.start()), usize::from(span.end()));
-        let candidate = format!("{}{}{}", &original[..start], wrapped, &original[end..]);
-        Splice { file: session.file, start, end, wrapped, is_expr: site.is_some(), original, candidate }
+        let line_start = original[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = original[end..].find('\n').map_or(original.len(), |i| end + i);
+        Splice {
+            file: session.file,
+            start,
+            end,
+            wrapped,
+            is_expr: site.is_some(),
+            replaced: original[start..end].to_string(),
+            line_before: original[line_start..start].to_string(),
+            line_after: original[end..line_end].to_string(),
+        }
     }
 
     /// Checks the whole program with the splice in, reads what the later steps judge, and puts
     /// the original back; a compiler refusal of the candidate is located in the reply.
     pub(super) fn check_spliced(&mut self, index: usize, item: Item, splice: &Splice) -> Result<Checked, Refusal> {
-        let (start, end) = (splice.start, splice.end);
-        let edit = TextEdit::smallest(&splice.original[start..end], &splice.wrapped, start);
+        let start = splice.start;
+        let edit = TextEdit::smallest(&splice.replaced, &splice.wrapped, start);
+        let kept = edit.delete - TextSize::from(start as u32);
         let undo = TextEdit {
             delete: TextRange::at(edit.delete.start(), TextSize::of(edit.insert.as_str())),
-            insert: splice.original[edit.delete].to_string(),
+            insert: splice.replaced[kept].to_string(),
         };
         let session = &self.sessions[index];
         let preserve = session.contract.get("preserve").and_then(Value::as_str).map(str::to_string);
@@ -65,7 +86,7 @@ impl EditHost {
         let before_rows = workspace.last_rows();
         let original_code = if preserve.is_some() { emitted_code(workspace, item) } else { None };
         let signature_before = cairn_hir::render::signature_text(workspace.db(), item, true);
-        let functions_before = function_count(workspace);
+        let functions_before = workspace.function_count();
         workspace.edit_file(splice.file, &edit);
         let outcome = workspace.check();
         let result = match outcome.refusal {
@@ -84,7 +105,7 @@ impl EditHost {
                     sites: SiteCounts::of(workspace, item),
                     signature_changed: cairn_hir::render::signature_text(workspace.db(), item, true)
                         != signature_before,
-                    functions_changed: function_count(workspace) != functions_before,
+                    functions_changed: workspace.function_count() != functions_before,
                     callees: workspace.callees(item).iter().map(|c| workspace.full_name(*c).to_string()).collect(),
                     moved: moved_rows(workspace, before_rows.as_deref(), after_rows.as_deref(), item),
                     preserve,
@@ -98,8 +119,8 @@ impl EditHost {
         workspace.check();
         result.map_err(|first| {
             let reply = ReplySpan { start, replacement_len: splice.wrapped.len(), prefix: usize::from(splice.is_expr) };
-            let refusal =
-                self.compiler_refusal_at(&first, Some(program), Some((splice.file, &splice.candidate, reply)));
+            let candidate = splice.candidate(&self.programs[program].sources.files[splice.file].text);
+            let refusal = self.compiler_refusal_at(&first, Some(program), Some((splice.file, &candidate, reply)));
             match self.callee_hint(index, &first) {
                 Some(hint) => refusal.hint(hint),
                 None => refusal,

@@ -14,8 +14,12 @@ type Token = (usize, usize, SyntaxKind, String);
 impl EditHost {
     /// The splice leaves every token outside its span as it was.
     pub(super) fn tokens_preserved(&self, splice: &Splice) -> Result<(), Refusal> {
-        let new_end = splice.start + splice.wrapped.len();
-        if tokens_preserved(&splice.original, &splice.candidate, splice.start, splice.end, new_end) {
+        // The lines the span touches, before and with the reply: no byte outside them moves.
+        let original = format!("{}{}{}", splice.line_before, splice.replaced, splice.line_after);
+        let candidate = format!("{}{}{}", splice.line_before, splice.wrapped, splice.line_after);
+        let (start, end) = (splice.line_before.len(), splice.line_before.len() + splice.replaced.len());
+        let new_end = start + splice.wrapped.len();
+        if tokens_preserved(&original, &candidate, start, end, new_end) {
             return Ok(());
         }
         Err(self.rejection(
@@ -31,7 +35,8 @@ pub(in crate::edit) fn significant_tokens(text: &str) -> Vec<String> {
 }
 
 /// Every token outside `[start, end)` of `original` lexes the same in `candidate`, where the
-/// replacement ends at `new_end`: checked on the lines the span touches.
+/// replacement ends at `new_end`: checked on the lines the span touches (the texts may be those
+/// lines alone: a token's kind and text are compared, not its position in the file).
 fn tokens_preserved(original: &str, candidate: &str, start: usize, end: usize, new_end: usize) -> bool {
     let line_start = original[..start].rfind('\n').map_or(0, |i| i + 1);
     let old_line_end = original[end..].find('\n').map_or(original.len(), |i| end + i);

@@ -38,7 +38,7 @@ pub(super) fn import_fix(cursor: &Cursor<'_>, start: usize, end: usize) -> Optio
     let mut candidates = candidates.into_iter();
     let (Some(from), None) = (candidates.next(), candidates.next()) else { return None };
     // After the last import or module header of the file, else at the top.
-    let root = workspace.files()[cursor.file].parse.syntax_node();
+    let root = workspace.files()[cursor.file].parse().syntax_node();
     let after = root
         .children()
         .filter(|c| matches!(c.kind(), SyntaxKind::IMPORT | SyntaxKind::MODULE_DECL))
