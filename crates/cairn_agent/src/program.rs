@@ -225,24 +225,16 @@ pub(crate) fn all_types(workspace: &Workspace) -> String {
 /// Every other own function, by module, named as its module writes it (a focused packet's
 /// `not_shown`), modules and names sorted.
 pub(crate) fn not_shown(workspace: &Workspace, visible: &BTreeSet<String>) -> BTreeMap<String, Vec<String>> {
+    let visible: std::collections::HashSet<&str> = visible.iter().map(String::as_str).collect();
+    let functions = workspace.own_functions();
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for file in workspace.files().iter().filter(|f| !f.library) {
-        for entry in file.items.iter().chain(&file.members) {
-            if is_function(entry.key.kind) {
-                let full = workspace.full_name(entry.item);
-                if !visible.contains(full.as_ref()) {
-                    // Named as its module writes it (a method: `Area.Rect.area`).
-                    let local = match entry.key.module.is_empty() {
-                        true => full.to_string(),
-                        false => full[entry.key.module.len() + 1..].to_string(),
-                    };
-                    out.entry(entry.key.module.to_string()).or_default().push(local);
-                }
-            }
+    // The directory is sorted by module: one map entry per run of a module.
+    for run in functions.chunk_by(|a, b| a.module == b.module) {
+        let names: Vec<String> =
+            run.iter().filter(|f| !visible.contains(f.full.as_ref())).map(|f| f.local.to_string()).collect();
+        if !names.is_empty() {
+            out.insert(run[0].module.to_string(), names);
         }
-    }
-    for names in out.values_mut() {
-        names.sort();
     }
     out
 }

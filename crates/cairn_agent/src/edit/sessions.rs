@@ -167,6 +167,18 @@ impl EditHost {
     /// The index of a program, loading and checking it unless it is cached; `cached` says
     /// whether its compile was already there.
     pub(super) fn program(&mut self, sources: Sources) -> (usize, bool) {
+        // A text byte for byte the same as a held program's is that program: comparing the
+        // bytes costs a fraction of hashing them (SHA-256 of 2.3 MB is about 1.3 ms here).
+        let same = |held: &Sources| {
+            held.project == sources.project
+                && held.files.len() == sources.files.len()
+                && held.files.iter().zip(&sources.files).all(|(a, b)| a.name == b.name && a.text == b.text)
+        };
+        if let Some(index) = self.programs.iter().position(|p| !p.sources.files.is_empty() && same(&p.sources)) {
+            let cached = self.programs[index].workspace.is_some();
+            self.load(index);
+            return (index, cached);
+        }
         let source_sha = sources.sha256();
         let key = program_key(&sources, &source_sha);
         let index = match self.programs.iter().position(|p| p.key == key) {

@@ -7,6 +7,17 @@ use super::{CheckKind, FileItem, Workspace, first_token};
 use crate::effects::is_function;
 use crate::input::{Item, ItemKind};
 
+/// A function of the program's own files, by name ([`Workspace::own_functions`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnFunction {
+    /// Its module (`""` for the root module).
+    pub module: Arc<str>,
+    /// Its name as its module writes it (a method: `Area.Rect.area`).
+    pub local: Arc<str>,
+    /// Its full name (`module.name`).
+    pub full: Arc<str>,
+}
+
 /// What the checker inferred about one function, for `cairn state`, `cairn doc` and tests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FunctionFacts {
@@ -448,6 +459,35 @@ impl Workspace {
         // A member of a trait or an impl.
         let &(file, index) = self.member_places.get(&item)?;
         Some((file, &self.files[file].members[index]))
+    }
+
+    /// Every function of the program's own files (declared functions and impl methods), with
+    /// its module and its name as the module writes it, sorted by module then name. Made once
+    /// after the files are split into declarations: a body edit leaves it as it is, so a packet
+    /// listing the functions it does not show costs a walk of this list, not a name lookup per
+    /// function.
+    pub fn own_functions(&self) -> Arc<[OwnFunction]> {
+        self.directory
+            .get_or_init(|| {
+                let mut out: Vec<OwnFunction> = Vec::new();
+                for file in self.files.iter().filter(|f| !f.library) {
+                    for entry in file.items.iter().chain(&file.members) {
+                        if !matches!(entry.key.kind, ItemKind::Fn | ItemKind::Method) {
+                            continue;
+                        }
+                        let full = self.full_name(entry.item);
+                        // Named as its module writes it (a method: `Area.Rect.area`).
+                        let local: Arc<str> = match entry.key.module.is_empty() {
+                            true => full.clone(),
+                            false => Arc::from(&full[entry.key.module.len() + 1..]),
+                        };
+                        out.push(OwnFunction { module: entry.key.module.clone(), local, full });
+                    }
+                }
+                out.sort_by(|a, b| (&a.module, &a.local).cmp(&(&b.module, &b.local)));
+                Arc::from(out)
+            })
+            .clone()
     }
 
     /// A declaration's full name (`module.name`).

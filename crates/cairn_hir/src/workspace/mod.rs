@@ -32,7 +32,7 @@ mod facts;
 mod source;
 
 pub use check::{CheckKind, CheckOutcome};
-pub use facts::{DeclarationKind, DeclarationView, FunctionFacts, RegionView, StateView, member_name};
+pub use facts::{DeclarationKind, DeclarationView, FunctionFacts, OwnFunction, RegionView, StateView, member_name};
 
 /// One file of the workspace.
 #[derive(Debug, Clone)]
@@ -130,6 +130,9 @@ pub struct Workspace {
     /// How many declared functions (`fn`, the library's included) the files hold, counted
     /// whenever they are split into declarations (a body edit changes no declaration).
     functions: usize,
+    /// The program's own functions by name ([`Workspace::own_functions`]), made on first use
+    /// after the files were last split into declarations.
+    directory: OnceLock<Arc<[OwnFunction]>>,
     last_kind: CheckKind,
 }
 
@@ -180,6 +183,7 @@ impl Workspace {
             last: None,
             pending: Pending::Everything,
             functions: 0,
+            directory: OnceLock::new(),
             last_kind: CheckKind::Whole,
         };
         let mut module: Arc<str> = Arc::from("");
@@ -473,6 +477,7 @@ impl Workspace {
 
     /// Splits every file into declarations and updates the inputs that changed.
     fn split_files(&mut self) {
+        self.directory = OnceLock::new();
         let mut entries: Vec<ItemEntry> = Vec::new();
         let mut ordinals: HashMap<(Arc<str>, ItemKind, Arc<str>), u32> = HashMap::new();
         let mut live: HashMap<ItemKey, ()> = HashMap::new();
