@@ -50,6 +50,33 @@ impl LineIndex {
         Some(line_text.strip_suffix('\r').unwrap_or(line_text))
     }
 
+    /// Brings the index up to date after the bytes `start..end` of its text were replaced by
+    /// `insert`: the lines inside the replaced bytes go, those `insert` breaks are added, and the
+    /// later ones move by the length change. Integer work per line after the edit, no pass over
+    /// the text (an editor's change should not rescan the file).
+    pub fn edited(&mut self, start: u32, end: u32, insert: &str) {
+        let first = self.starts.partition_point(|&s| s <= start);
+        let last = self.starts.partition_point(|&s| s <= end);
+        let delta = insert.len() as i64 - i64::from(end - start);
+        let added = insert.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| start + i as u32 + 1);
+        let moved: Vec<u32> = self.starts[last..].iter().map(|&s| (i64::from(s) + delta) as u32).collect();
+        self.starts.truncate(first);
+        self.starts.extend(added);
+        self.starts.extend(moved);
+    }
+
+    /// Where 0-based line `line` starts and where the next one starts (or `len`, the text's
+    /// length, for the last line): the line's bytes with its break.
+    pub fn line_bounds(&self, line: usize, len: u32) -> Option<(u32, u32)> {
+        let start = *self.starts.get(line)?;
+        Some((start, self.starts.get(line + 1).copied().unwrap_or(len)))
+    }
+
+    /// Where each line starts, in order.
+    pub fn starts(&self) -> &[u32] {
+        &self.starts
+    }
+
     /// How many lines the text has (a final line without a break counts).
     pub fn line_count(&self) -> usize {
         self.starts.len()
@@ -73,5 +100,23 @@ mod tests {
         assert_eq!(index.line_text(text, 3), Some("last"));
         assert_eq!(index.line_text(text, 4), None);
         assert_eq!(index.line_column(text, 1000.into()), LineColumn { line: 3, column: 5 });
+    }
+
+    #[test]
+    fn an_edited_index_is_the_index_of_the_edited_text() {
+        let texts = ["", "a", "\n", "ab\ncd\n\nef", "x\r\ny\n"];
+        let inserts = ["", "q", "\n", "1\n2\n", "\n\n"];
+        for text in texts {
+            for start in 0..=text.len() {
+                for end in start..=text.len() {
+                    for insert in inserts {
+                        let mut index = LineIndex::new(text);
+                        index.edited(start as u32, end as u32, insert);
+                        let edited = format!("{}{insert}{}", &text[..start], &text[end..]);
+                        assert_eq!(index, LineIndex::new(&edited), "{text:?} {start}..{end} <- {insert:?}");
+                    }
+                }
+            }
+        }
     }
 }

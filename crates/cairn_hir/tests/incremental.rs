@@ -97,6 +97,22 @@ fn a_body_edit_patches_the_file_and_its_undo_leaves_nothing_to_make() {
     workspace.edit_file(0, &second);
     assert_eq!(workspace.files()[0].patched(), 2);
     let expected = second.apply(&edit.apply(PROGRAM));
+    // Its length and any of its bytes read without making it (a range across a patch's edge
+    // makes it: checked last).
+    assert_eq!(workspace.files()[0].len(), expected.len());
+    for start in (0..expected.len()).step_by(7) {
+        for len in [0, 1, 5, 13] {
+            let range = start..(start + len).min(expected.len());
+            let file = &workspace.files()[0];
+            let inside = [file.items[0].start, file.items[1].start, file.items[2].start, file.items[3].start]
+                .iter()
+                .all(|s| !(range.start < usize::from(*s) && usize::from(*s) < range.end));
+            if inside {
+                assert_eq!(&*file.slice(range.clone()), &expected[range.clone()], "{range:?}");
+            }
+        }
+    }
+    assert_eq!(workspace.files()[0].patched(), 2, "reading slices never makes the tree");
     assert_eq!(workspace.files()[0].text(), expected);
     assert_eq!(workspace.files()[0].parse().green(), cairn_syntax::parse(&expected).green());
     assert_eq!(workspace.files()[0].patched(), 0);

@@ -293,13 +293,13 @@ impl Analysis {
                 // for a whole-text change (or a reopen).
                 Some(_) if oversized.is_some() => {}
                 Some(range) => {
-                    let current = self.text_of(project, file);
-                    let map = LineMap::new(current);
+                    let Some(p) = self.projects[project].as_ref() else { return };
+                    let current = &p.workspace.files()[file];
                     let at = |key: &str| -> usize {
                         let line = range.pointer(&format!("/{key}/line")).and_then(Value::as_u64).unwrap_or(0) as u32;
                         let character =
                             range.pointer(&format!("/{key}/character")).and_then(Value::as_u64).unwrap_or(0) as u32;
-                        map.offset(current, line, character)
+                        crate::convert::file_offset(current, line, character)
                     };
                     let (start, end) = (at("start"), at("end"));
                     let (start, end) = (start.min(end), start.max(end));

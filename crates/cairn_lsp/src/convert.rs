@@ -13,6 +13,12 @@ pub struct LineMap {
 }
 
 impl LineMap {
+    /// The map of a workspace file, from its line index (which a body edit keeps up to date)
+    /// instead of a pass over its text.
+    pub fn of_file(file: &cairn_hir::FileState) -> LineMap {
+        LineMap { starts: file.line_index().starts().iter().map(|&s| s as usize).collect() }
+    }
+
     pub fn new(text: &str) -> LineMap {
         let mut starts = vec![0];
         starts.extend(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
@@ -24,14 +30,7 @@ impl LineMap {
     pub fn offset(&self, text: &str, line: u32, character: u32) -> usize {
         let Some(&start) = self.starts.get(line as usize) else { return text.len() };
         let end = self.starts.get(line as usize + 1).map_or(text.len(), |&next| next);
-        let mut units = 0u32;
-        for (i, c) in text[start..end].char_indices() {
-            if units >= character || c == '\n' || c == '\r' {
-                return start + i;
-            }
-            units += c.len_utf16() as u32;
-        }
-        end.min(text.len())
+        start + column_offset(&text[start..end], character)
     }
 
     /// The LSP position (line, UTF-16 column) of a byte offset.
@@ -125,5 +124,28 @@ mod tests {
         assert_eq!(uri, "file:///tmp/a%20dir/%C3%BC.cairn");
         assert_eq!(uri_to_path(&uri).as_deref(), Some(path));
         assert_eq!(uri_to_path("untitled:1"), None);
+    }
+}
+
+/// The byte offset within a line (its text with its break) of UTF-16 column `character`; a
+/// column past the line's end clamps to it.
+fn column_offset(line: &str, character: u32) -> usize {
+    let mut units = 0u32;
+    for (i, c) in line.char_indices() {
+        if units >= character || c == '\n' || c == '\r' {
+            return i;
+        }
+        units += c.len_utf16() as u32;
+    }
+    line.len()
+}
+
+/// The byte offset of an LSP position in a workspace file, as [`LineMap::offset`] gives it, read
+/// from the file's line index and the one line: a patched file's text is not made (an editor's
+/// change costs in proportion to the change, not the file).
+pub fn file_offset(file: &cairn_hir::FileState, line: u32, character: u32) -> usize {
+    match file.line_bounds(line as usize) {
+        Some((start, end)) => start + column_offset(&file.slice(start..end), character),
+        None => file.len(),
     }
 }

@@ -28,7 +28,7 @@ mod validation;
 
 use std::sync::Arc;
 
-pub use rowan::{GreenNode, TextRange, TextSize};
+pub use rowan::{GreenNode, GreenNodeData, NodeOrToken, TextRange, TextSize};
 
 pub use crate::error::{ErrorCode, SyntaxError};
 pub use crate::lexer::{Lexed, Token, first_token, lex};

@@ -206,33 +206,24 @@ pub fn reparse_declaration(top: &GreenNode, edit: &TextEdit) -> Option<Declarati
     Some(DeclarationReparse { green, body: block_range, new_len: end, errors })
 }
 
-/// A file's text and tree with some top-level declarations replaced by new green nodes (each at
-/// its index among the root's children, nodes and tokens alike): the root is rebuilt once, and
-/// the text is the old one with each replaced declaration's span rewritten. The declarations
-/// must hold no syntax error, and nor may the file: the result has none.
-pub fn splice_declarations(text: &str, parse: &Parse, replaced: &[(usize, GreenNode)]) -> (String, Parse) {
+/// A file's tree with some top-level declarations replaced by new green nodes (each at its index
+/// among the root's children, nodes and tokens alike): the root rebuilt once for all of them.
+/// The declarations must hold no syntax error, and nor may the file: the result has none. (The
+/// text is the old one with each replaced declaration's span rewritten; its keeper makes it.)
+pub fn splice_declarations(parse: &Parse, replaced: &[(usize, GreenNode)]) -> Parse {
     let root = parse.green();
-    let mut out = String::with_capacity(text.len() + 64);
     let mut children = Vec::with_capacity(root.children().len());
-    let mut offset = 0usize;
     let mut next = replaced.iter().peekable();
     for (index, child) in root.children().enumerate() {
-        let len = usize::from(child.text_len());
         match next.peek() {
             Some((at, green)) if *at == index => {
-                out.push_str(&green.to_string());
                 children.push(rowan::NodeOrToken::Node(green.clone()));
                 next.next();
             }
-            _ => {
-                out.push_str(&text[offset..offset + len]);
-                children.push(child.to_owned());
-            }
+            _ => children.push(child.to_owned()),
         }
-        offset += len;
     }
-    let green = GreenNode::new(root.kind(), children);
-    (out, Parse::from_parts(green, Vec::new()))
+    Parse::from_parts(GreenNode::new(root.kind(), children), Vec::new())
 }
 
 /// The body of a top-level function, impl member or test — its block, or its expression body —

@@ -79,6 +79,30 @@ impl FileState {
         self.source.lexer_stop()
     }
 
+    /// The text's length in bytes.
+    pub fn len(&self) -> usize {
+        self.source.len()
+    }
+
+    /// True for an empty file.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes `range` of the file's text (read without making a patched file's text when the
+    /// range lies outside every patched declaration or inside one).
+    pub fn slice(&self, range: std::ops::Range<usize>) -> std::borrow::Cow<'_, str> {
+        self.source.slice(range)
+    }
+
+    /// 0-based line `line`'s first byte and the first byte after its break (the text's length
+    /// for the last line), from the line index, which a body edit updates rather than remakes.
+    pub fn line_bounds(&self, line: usize) -> Option<(usize, usize)> {
+        let (start, end) =
+            self.line_index.get_or_init(|| LineIndex::new(self.text())).line_bounds(line, self.len() as u32)?;
+        Some((start as usize, end as usize))
+    }
+
     /// How many edited declarations wait to be spliced into the file's text and tree, which are
     /// made again only when read (`source.rs`; for tests and tracing).
     pub fn patched(&self) -> usize {
@@ -284,11 +308,16 @@ impl Workspace {
             return false;
         }
         let delta = i64::from(u32::from(reparsed.new_len)) - i64::from(u32::from(reparsed.body.len()));
-        let child = entry.child;
-        self.body_replaced(file, index, reparsed.green.clone(), delta);
+        let (child, start) = (entry.child, usize::from(entry.start));
+        if !self.files[file].source.patch(child, start, reparsed.green.clone()) {
+            return false;
+        }
+        self.body_replaced(file, index, reparsed.green, delta);
         let state = &mut self.files[file];
-        state.source.patch(child, reparsed.green);
-        state.line_index = OnceLock::new();
+        // A line index already made follows the edit instead of being made again.
+        if let Some(lines) = state.line_index.get_mut() {
+            lines.edited(u32::from(edit.delete.start()), u32::from(edit.delete.end()), &edit.insert);
+        }
         true
     }
 

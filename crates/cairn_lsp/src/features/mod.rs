@@ -79,7 +79,7 @@ pub fn answer(snapshot: &Snapshot<'_>, method: &str, params: &Value) -> Result<V
         }
         "textDocument/inlayHint" => Ok(document(snapshot, params).map_or(json!([]), |(p, f)| {
             let text = p.workspace.files()[f].text();
-            let map = LineMap::new(text);
+            let map = LineMap::of_file(&p.workspace.files()[f]);
             let point = |key: &str| -> Option<usize> {
                 let line = params.pointer(&format!("/range/{key}/line"))?.as_u64()? as u32;
                 let character = params.pointer(&format!("/range/{key}/character"))?.as_u64()? as u32;
@@ -104,7 +104,7 @@ fn at<'a>(snapshot: &Snapshot<'a>, params: &Value) -> Option<Cursor<'a>> {
     let line = params.pointer("/position/line")?.as_u64()? as u32;
     let character = params.pointer("/position/character")?.as_u64()? as u32;
     let text = project.workspace.files()[file].text();
-    let map = LineMap::new(text);
+    let map = LineMap::of_file(&project.workspace.files()[file]);
     let offset = map.offset(text, line, character);
     Some(Cursor { project, file, text, map, offset })
 }
@@ -112,7 +112,7 @@ fn at<'a>(snapshot: &Snapshot<'a>, params: &Value) -> Option<Cursor<'a>> {
 fn at_range<'a>(snapshot: &Snapshot<'a>, params: &Value) -> Option<(Cursor<'a>, usize)> {
     let (project, file) = document(snapshot, params)?;
     let text = project.workspace.files()[file].text();
-    let map = LineMap::new(text);
+    let map = LineMap::of_file(&project.workspace.files()[file]);
     let point = |key: &str| -> Option<usize> {
         let line = params.pointer(&format!("/range/{key}/line"))?.as_u64()? as u32;
         let character = params.pointer(&format!("/range/{key}/character"))?.as_u64()? as u32;
