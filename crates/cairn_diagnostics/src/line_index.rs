@@ -31,13 +31,26 @@ impl LineIndex {
     /// past the end is clamped to the end.
     pub fn line_column(&self, text: &str, offset: TextSize) -> LineColumn {
         let offset = u32::from(offset).min(text.len() as u32);
-        let line = self.starts.partition_point(|&start| start <= offset) - 1;
+        let line = self.line_of(offset);
         let line_start = self.starts[line] as usize;
-        let mut end = offset as usize;
-        while !text.is_char_boundary(end) {
+        let end = self.starts.get(line + 1).map_or(text.len(), |&next| next as usize);
+        self.line_column_in(line, &text[line_start..end], offset)
+    }
+
+    /// The 0-based line holding `offset`.
+    pub fn line_of(&self, offset: u32) -> usize {
+        self.starts.partition_point(|&start| start <= offset) - 1
+    }
+
+    /// The line and column of `offset` on 0-based `line`, whose text (from its start, at least
+    /// up to `offset`) is `line_text`: for a caller that reads one line, not the whole text.
+    pub fn line_column_in(&self, line: usize, line_text: &str, offset: u32) -> LineColumn {
+        let mut end = (offset - self.starts[line]) as usize;
+        end = end.min(line_text.len());
+        while !line_text.is_char_boundary(end) {
             end -= 1;
         }
-        let column = text[line_start..end].chars().count() as u32 + 1;
+        let column = line_text[..end].chars().count() as u32 + 1;
         LineColumn { line: line as u32 + 1, column }
     }
 

@@ -100,7 +100,10 @@ fn a_body_edit_patches_the_file_and_its_undo_leaves_nothing_to_make() {
     // Its length and any of its bytes read without making it (a range across a patch's edge
     // makes it: checked last).
     assert_eq!(workspace.files()[0].len(), expected.len());
+    let lines = cairn_diagnostics::LineIndex::new(&expected);
     for start in (0..expected.len()).step_by(7) {
+        let at = TextSize::from(start as u32);
+        assert_eq!(workspace.files()[0].line_column(at), lines.line_column(&expected, at), "{start}");
         for len in [0, 1, 5, 13] {
             let range = start..(start + len).min(expected.len());
             let file = &workspace.files()[0];
@@ -123,6 +126,49 @@ fn a_body_edit_patches_the_file_and_its_undo_leaves_nothing_to_make() {
     assert_eq!(workspace.files()[0].patched(), 0);
     assert!(!workspace.files()[0].errors().is_empty());
     assert!(workspace.check().refusal.is_some());
+}
+
+/// A tree made between two patches (an edit outside the bodies of another file re-splits every
+/// file, reading this one's tree) is never read stale by a later patch (review finding).
+#[test]
+fn a_tree_made_between_two_patches_is_never_read_stale() {
+    let a = "fn one() -> u32 {\n  return 1;\n}\n";
+    let b = "fn f() -> u32 {\n  return 2;\n}\n\nfn g() -> u32 {\n  return 3;\n}\n\nfn main() -> i32 {\n  if f() + g() + one() > 100 { return 1; }\n  return 0;\n}\n";
+    let mut workspace = Workspace::new(vec![
+        SourceText { name: "a.cairn".into(), text: a.into() },
+        SourceText { name: "b.cairn".into(), text: b.into() },
+    ]);
+    assert!(workspace.check().refusal.is_none());
+    // A body edit in b is patched.
+    let first = text_edit(b, "return 2;", "return 20;");
+    workspace.edit_file(1, &first);
+    assert_eq!(workspace.files()[1].patched(), 1);
+    // An edit of a outside its body re-splits every file: b's tree is made.
+    workspace.edit_file(0, &text_edit(a, "fn one()", "fn one( )"));
+    assert!(workspace.check().refusal.is_none());
+    // Another body edit in b, which no longer type-checks...
+    let b1 = first.apply(b);
+    let second = text_edit(&b1, "return 3;", "return true;");
+    workspace.edit_file(1, &second);
+    let expected = second.apply(&b1);
+    assert_eq!(workspace.files()[1].parse().green(), cairn_syntax::parse(&expected).green());
+    // ...and a's next edit outside its body re-splits b from its tree again: g's new body stays.
+    workspace.edit_file(0, &text_edit("fn one( ) -> u32 {\n  return 1;\n}\n", "fn one( )", "fn one()"));
+    assert_eq!(workspace.files()[1].text(), expected);
+    assert!(workspace.check().refusal.is_some(), "g returns a bool where its signature says u32");
+    // An undo of the first edit while a tree is made brings nothing back.
+    let mut workspace = Workspace::new(vec![
+        SourceText { name: "a.cairn".into(), text: a.into() },
+        SourceText { name: "b.cairn".into(), text: b.into() },
+    ]);
+    assert!(workspace.check().refusal.is_none());
+    workspace.edit_file(1, &first);
+    workspace.edit_file(0, &text_edit(a, "fn one()", "fn one( )"));
+    workspace.edit_file(1, &text_edit(&b1, "return 20;", "return 2;"));
+    workspace.edit_file(1, &text_edit(b, "return 3;", "return 4;"));
+    let expected = b.replace("return 3;", "return 4;");
+    assert_eq!(workspace.files()[1].parse().green(), cairn_syntax::parse(&expected).green());
+    assert_eq!(workspace.files()[1].text(), expected);
 }
 
 #[test]

@@ -167,7 +167,7 @@ impl Workspace {
                     let crate::body::Stmt::Let { binder, init, .. } = stmt else { continue };
                     let Some(ty) = check.expr_types.get(init.0 as usize) else { continue };
                     let at = entry.start + range.start();
-                    let line = file.line_index().line_column(file.text(), at).line;
+                    let line = file.line_column(at).line;
                     out.push((index, line, body.binder(*binder).clone(), ty.to_string()));
                 }
             }

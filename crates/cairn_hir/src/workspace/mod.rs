@@ -103,6 +103,16 @@ impl FileState {
         Some((start as usize, end as usize))
     }
 
+    /// The 1-based line and column of `offset` (clamped to the end), read from the line index and
+    /// that one line: a patched file's text is not made.
+    pub fn line_column(&self, offset: TextSize) -> LineColumn {
+        let offset = u32::from(offset).min(self.len() as u32);
+        let index = self.line_index.get_or_init(|| LineIndex::new(self.text()));
+        let line = index.line_of(offset);
+        let (start, end) = index.line_bounds(line, self.len() as u32).unwrap_or((0, self.len() as u32));
+        index.line_column_in(line, &self.slice(start as usize..end as usize), offset)
+    }
+
     /// How many edited declarations wait to be spliced into the file's text and tree, which are
     /// made again only when read (`source.rs`; for tests and tracing).
     pub fn patched(&self) -> usize {
@@ -627,7 +637,7 @@ impl Workspace {
         let (file, start) = self.locate(item)?;
         let absolute = relative + start;
         let state = &self.files[file];
-        Some((file, absolute, state.line_index().line_column(state.text(), absolute.start())))
+        Some((file, absolute, state.line_column(absolute.start())))
     }
 }
 

@@ -125,10 +125,11 @@ impl FileSource {
     /// nothing changed) when the file has no such child.
     pub(super) fn patch(&mut self, child: usize, start: usize, green: GreenNode) -> bool {
         debug_assert!(self.patchable(), "patches are kept only for a file without syntax errors");
-        // After a read made the text, or once many declarations wait, the patches become the new
-        // base (the tree made too if it was not: one root rebuild), so they never pile up and
-        // the next read copies the text instead of writing out every declaration edited since.
-        if self.text_made.get().is_some() || self.patches.len() >= MAX_PATCHES {
+        // After a read made the text or the tree, or once many declarations wait, the patches
+        // become the new base (what was not made is made: a copy of the text, or one root
+        // rebuild), so nothing made is ever read stale, patches never pile up, and the next read
+        // copies the text instead of writing out every declaration edited since.
+        if self.text_made.get().is_some() || self.parse_made.get().is_some() || self.patches.len() >= MAX_PATCHES {
             self.settle();
         }
         let Some(base) = self.parse.green().children().nth(child).and_then(|c| c.into_node()).map(|n| n.to_owned())
@@ -153,6 +154,9 @@ impl FileSource {
     /// Makes the text and tree with the patches in and keeps them as the new base.
     fn settle(&mut self) {
         if self.patches.is_empty() {
+            // Nothing waits: what was made is the base itself.
+            self.text_made = OnceLock::new();
+            self.parse_made = OnceLock::new();
             return;
         }
         let text = match self.text_made.take() {
