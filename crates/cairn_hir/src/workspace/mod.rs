@@ -203,7 +203,7 @@ impl Workspace {
 
     fn with_database(db: RootDatabase, sources: Vec<SourceText>) -> Workspace {
         crate::stack::ensure_pool();
-        let program = Program::builder(Arc::from(Vec::new())).durability(Durability::LOW).new(&db);
+        let program = Program::builder(Arc::from(Vec::new())).durability(Durability::MEDIUM).new(&db);
         let library = Library::builder(Arc::from(Vec::new())).durability(Durability::HIGH).new(&db);
         let mut workspace = Workspace {
             db,
@@ -540,7 +540,7 @@ impl Workspace {
                 let ordinal = ordinals.entry((module.clone(), item_kind, name.clone())).or_insert(0);
                 let key = ItemKey { module: module.clone(), kind: item_kind, name, ordinal: *ordinal, parent: None };
                 *ordinal += 1;
-                let durability = if file.library { Durability::HIGH } else { Durability::LOW };
+                let durability = input_durability(file.library, item_kind);
                 let item = input_for(&mut self.db, &mut self.inputs, &key, &child, durability);
                 live.insert(key.clone(), ());
                 // The members of a trait or impl: items of their own, keyed under it (listed after
@@ -569,7 +569,9 @@ impl Workspace {
                             parent: Some(parent.clone()),
                         };
                         *ordinal += 1;
-                        let member_item = input_for(&mut self.db, &mut self.inputs, &member_key, &member, durability);
+                        let member_durability = input_durability(file.library, member_key.kind);
+                        let member_item =
+                            input_for(&mut self.db, &mut self.inputs, &member_key, &member, member_durability);
                         live.insert(member_key.clone(), ());
                         self.member_places.insert(member_item, (index, file.members.len()));
                         file.members.push(FileItem {
@@ -618,7 +620,7 @@ impl Workspace {
         self.functions = entries.iter().filter(|e| e.key.kind == ItemKind::Fn).count();
         let entries: Arc<[ItemEntry]> = Arc::from(entries);
         if self.program.items(&self.db) != &entries {
-            self.program.set_items(&mut self.db).to(entries);
+            self.program.set_items(&mut self.db).with_durability(Durability::MEDIUM).to(entries);
         }
     }
 
@@ -638,6 +640,20 @@ impl Workspace {
         let absolute = relative + start;
         let state = &self.files[file];
         Some((file, absolute, state.line_column(absolute.start())))
+    }
+}
+
+/// How often a declaration's input is expected to change, which salsa uses to skip re-validating
+/// what reads only steadier inputs: the library never (HIGH); the program's functions, methods and
+/// tests with every edit of a body (LOW); its other declarations — constants, types, traits,
+/// impls, plans — and the list of declarations only with an edit outside the bodies (MEDIUM). So
+/// after a body edit the constant table and the type declarations are confirmed at once instead
+/// of input by input (issue 22: an edit costs in proportion to the edit).
+fn input_durability(library: bool, kind: ItemKind) -> Durability {
+    match (library, kind) {
+        (true, _) => Durability::HIGH,
+        (false, ItemKind::Fn | ItemKind::Method | ItemKind::Test) => Durability::LOW,
+        (false, _) => Durability::MEDIUM,
     }
 }
 
