@@ -53,3 +53,44 @@ pub fn run_once(exe: &Path) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// p50, p99 and the largest of `samples`, in milliseconds, with their count (as JSON).
+pub fn percentiles(samples: &[Duration]) -> serde_json::Value {
+    let mut ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+    ms.sort_by(f64::total_cmp);
+    let at = |q: f64| ms.get(((ms.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(0.0);
+    serde_json::json!({"n": ms.len(), "p50_ms": at(0.5), "p99_ms": at(0.99), "max_ms": at(1.0)})
+}
+
+/// A function of a program with a block body: its full name, its body as written, and the body
+/// with one pure statement added (an admitted edit: the row and the guard sites stay).
+pub struct BodyEdit {
+    pub symbol: String,
+    pub original: String,
+    pub edited: String,
+}
+
+/// The [`BodyEdit`] of every function of a one-file program (`main` left out).
+pub fn body_edits(text: &str) -> Vec<BodyEdit> {
+    let mut workspace =
+        cairn_hir::Workspace::new(vec![cairn_hir::SourceText { name: "big.cairn".into(), text: text.to_string() }]);
+    assert!(workspace.check().refusal.is_none(), "the generated program is accepted");
+    let mut out = Vec::new();
+    for entry in &workspace.files()[0].items {
+        if entry.key.kind != cairn_hir::ItemKind::Fn || &*entry.key.name == "main" {
+            continue;
+        }
+        let source = entry.item.syntax(workspace.db()).syntax_node().text().to_string();
+        let Some(open) = source.find('{') else { continue };
+        if source[..open].contains('=') {
+            continue;
+        }
+        let body = source[open..].trim_end();
+        out.push(BodyEdit {
+            symbol: workspace.full_name(entry.item).to_string(),
+            original: body.to_string(),
+            edited: format!("{{\n  let zz_bench:u64 = 7;{}", &body[1..]),
+        });
+    }
+    out
+}

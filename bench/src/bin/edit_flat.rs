@@ -10,7 +10,8 @@
 
 use std::time::{Duration, Instant};
 
-use cairn_agent::edit::{EditHost, OpenRequest, SourceText, Sources};
+use cairn_agent::edit::{EditHost, OpenRequest, Sources};
+use cairn_bench::{BodyEdit, percentiles};
 use cairn_testgen::Config;
 use serde_json::{Value, json};
 
@@ -35,15 +36,15 @@ fn main() {
     let mut rows = Vec::new();
     for &lines in &sizes {
         let text = cairn_testgen::program(Config::with_lines(1, lines));
-        let targets = targets(&text);
+        let targets = cairn_bench::body_edits(&text);
         let take = functions.min(targets.len());
         let (opens, edits) = measure(&text, &targets[..take], rounds);
         rows.push(json!({
             "lines": text.lines().count(),
             "bytes": text.len(),
             "functions": take,
-            "open": stats(&opens),
-            "admitted_edit": stats(&edits),
+            "open": percentiles(&opens),
+            "admitted_edit": percentiles(&edits),
         }));
     }
     let p50 = |row: &Value, key: &str| row[key]["p50_ms"].as_f64().unwrap_or(0.0);
@@ -78,7 +79,7 @@ fn main() {
 }
 
 /// Opens one session per target, then sends its edited body and its own body alternately.
-fn measure(text: &str, targets: &[Target], rounds: usize) -> (Vec<Duration>, Vec<Duration>) {
+fn measure(text: &str, targets: &[BodyEdit], rounds: usize) -> (Vec<Duration>, Vec<Duration>) {
     let sources = Sources::single("big.cairn", text);
     let mut host = EditHost::new();
     let (_, refused, _) = host.check(sources.clone());
@@ -101,42 +102,4 @@ fn measure(text: &str, targets: &[Target], rounds: usize) -> (Vec<Duration>, Vec
         }
     }
     (opens, edits)
-}
-
-struct Target {
-    symbol: String,
-    original: String,
-    edited: String,
-}
-
-/// Functions with a block body: the body as it is, and with one pure statement added.
-fn targets(text: &str) -> Vec<Target> {
-    let mut workspace =
-        cairn_hir::Workspace::new(vec![SourceText { name: "big.cairn".into(), text: text.to_string() }]);
-    assert!(workspace.check().refusal.is_none(), "the generated program is accepted");
-    let mut out = Vec::new();
-    for entry in &workspace.files()[0].items {
-        if entry.key.kind != cairn_hir::ItemKind::Fn || &*entry.key.name == "main" {
-            continue;
-        }
-        let source = entry.item.syntax(workspace.db()).syntax_node().text().to_string();
-        let Some(open) = source.find('{') else { continue };
-        if source[..open].contains('=') {
-            continue;
-        }
-        let body = source[open..].trim_end();
-        out.push(Target {
-            symbol: workspace.full_name(entry.item).to_string(),
-            original: body.to_string(),
-            edited: format!("{{\n  let zz_bench:u64 = 7;{}", &body[1..]),
-        });
-    }
-    out
-}
-
-fn stats(times: &[Duration]) -> Value {
-    let mut ms: Vec<f64> = times.iter().map(|d| d.as_secs_f64() * 1e3).collect();
-    ms.sort_by(|a, b| a.total_cmp(b));
-    let at = |q: f64| ms[((ms.len() - 1) as f64 * q).round() as usize];
-    json!({"n": ms.len(), "p50_ms": at(0.5), "p99_ms": at(0.99)})
 }

@@ -24,6 +24,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use cairn_agent::edit::{EditHost, OpenRequest, SourceText, Sources};
+use cairn_bench::percentiles;
 use cairn_testgen::Config;
 use serde_json::{Value, json};
 
@@ -58,9 +59,9 @@ fn main() {
 
     let report = json!({
         "program": {"lines": text.lines().count(), "bytes": text.len(), "functions_edited": edits},
-        "client_path": {"edit_open": stats(&path_loop.0), "edit_request_admitted_and_written": stats(&path_loop.1)},
-        "client_source": {"edit_open": stats(&source_loop.0), "edit_request_admitted": stats(&source_loop.1)},
-        "in_process": {"open": stats(&in_process.0), "admitted_body": stats(&in_process.1)},
+        "client_path": {"edit_open": percentiles(&path_loop.0), "edit_request_admitted_and_written": percentiles(&path_loop.1)},
+        "client_source": {"edit_open": percentiles(&source_loop.0), "edit_request_admitted": percentiles(&source_loop.1)},
+        "in_process": {"open": percentiles(&in_process.0), "admitted_body": percentiles(&in_process.1)},
         "packets": sizes,
         "packets_generated": generated_sizes,
     });
@@ -109,27 +110,9 @@ fn main() {
     }
 }
 
-/// Functions with a block body, and the body with one pure statement added (admitted: the row
-/// and the guard sites stay as they are).
+/// Each function with a block body, and its body with one pure statement added.
 fn targets(text: &str) -> Vec<(String, String)> {
-    let mut workspace =
-        cairn_hir::Workspace::new(vec![SourceText { name: "big.cairn".into(), text: text.to_string() }]);
-    assert!(workspace.check().refusal.is_none(), "the generated program is accepted");
-    let mut out = Vec::new();
-    for entry in &workspace.files()[0].items {
-        if entry.key.kind != cairn_hir::ItemKind::Fn || &*entry.key.name == "main" {
-            continue;
-        }
-        let source = entry.item.syntax(workspace.db()).syntax_node().text().to_string();
-        let Some(open) = source.find('{') else { continue };
-        if source[..open].contains('=') {
-            continue;
-        }
-        let body = source[open..].trim_end();
-        let replacement = format!("{{\n  let zz_bench:u64 = 7;{}", &body[1..]);
-        out.push((workspace.full_name(entry.item).to_string(), replacement));
-    }
-    out
+    cairn_bench::body_edits(text).into_iter().map(|t| (t.symbol, t.edited)).collect()
 }
 
 struct Server {
@@ -341,11 +324,4 @@ fn packet_sizes_over(programs: Vec<Sources>) -> Value {
     let totals = every[0].iter().sum::<usize>() as f64 / every[1].iter().sum::<usize>().max(1) as f64;
     out.insert("focused_over_component".into(), json!({"mean_of_steps": per_step, "of_totals": totals}));
     Value::Object(out)
-}
-
-fn stats(samples: &[Duration]) -> Value {
-    let mut ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
-    ms.sort_by(f64::total_cmp);
-    let at = |q: f64| ms.get(((ms.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(0.0);
-    json!({"n": ms.len(), "p50_ms": at(0.5), "p99_ms": at(0.99), "max_ms": at(1.0)})
 }

@@ -98,8 +98,7 @@ impl FileState {
     /// 0-based line `line`'s first byte and the first byte after its break (the text's length
     /// for the last line), from the line index, which a body edit updates rather than remakes.
     pub fn line_bounds(&self, line: usize) -> Option<(usize, usize)> {
-        let (start, end) =
-            self.line_index.get_or_init(|| LineIndex::new(self.text())).line_bounds(line, self.len() as u32)?;
+        let (start, end) = self.line_index().line_bounds(line, self.len() as u32)?;
         Some((start as usize, end as usize))
     }
 
@@ -107,7 +106,7 @@ impl FileState {
     /// that one line: a patched file's text is not made.
     pub fn line_column(&self, offset: TextSize) -> LineColumn {
         let offset = u32::from(offset).min(self.len() as u32);
-        let index = self.line_index.get_or_init(|| LineIndex::new(self.text()));
+        let index = self.line_index();
         let line = index.line_of(offset);
         let (start, end) = index.line_bounds(line, self.len() as u32).unwrap_or((0, self.len() as u32));
         index.line_column_in(line, &self.slice(start as usize..end as usize), offset)

@@ -83,10 +83,7 @@ impl FileSource {
         if self.patches.is_empty() {
             return &self.parse;
         }
-        self.parse_made.get_or_init(|| {
-            let replaced: Vec<(usize, GreenNode)> = self.patches.iter().map(|(i, p)| (*i, p.green.clone())).collect();
-            cairn_syntax::splice_declarations(&self.parse, &replaced)
-        })
+        self.parse_made.get_or_init(|| self.make_parse())
     }
 
     /// The file's syntax errors, without making its tree: a patched file has none.
@@ -165,11 +162,7 @@ impl FileSource {
         };
         let parse = match self.parse_made.take() {
             Some(parse) => parse,
-            None => {
-                let replaced: Vec<(usize, GreenNode)> =
-                    self.patches.iter().map(|(i, p)| (*i, p.green.clone())).collect();
-                cairn_syntax::splice_declarations(&self.parse, &replaced)
-            }
+            None => self.make_parse(),
         };
         let old = std::mem::replace(&mut self.text, text);
         self.keep_spare(old);
@@ -227,6 +220,12 @@ impl FileSource {
         }
         out.push_str(&self.text[at..]);
         out
+    }
+
+    /// The base tree with each patched declaration in: one rebuild of the root.
+    fn make_parse(&self) -> Parse {
+        let replaced: Vec<(usize, GreenNode)> = self.patches.iter().map(|(i, p)| (*i, p.green.clone())).collect();
+        cairn_syntax::splice_declarations(&self.parse, &replaced)
     }
 
     fn keep_spare(&mut self, text: String) {
