@@ -496,6 +496,7 @@ fn write(
             name,
             before: format!("{bom}{}", old.text).into_bytes(),
             after: format!("{bom}{}", new.text).into_bytes(),
+            before_sha256: None,
         });
     }
     cairn_vfs::journal::Journal::new(&program.root).write(&changes).map(|_| ()).map_err(|e| match e {

@@ -266,11 +266,17 @@ fn the_cli_reads_an_interrupted_write_back_as_recovery_will_leave_it() {
         }
     }));
     let changes = [
-        cairn_vfs::journal::FileChange { name: "a.cairn".into(), before: PROGRAM.into(), after: edited.clone().into() },
+        cairn_vfs::journal::FileChange {
+            name: "a.cairn".into(),
+            before: PROGRAM.into(),
+            after: edited.clone().into(),
+            before_sha256: None,
+        },
         cairn_vfs::journal::FileChange {
             name: "b.cairn".into(),
             before: "fn other() -> u32 { return 1; }\n".into(),
             after: "fn other() -> u32 { return 2; }\n".into(),
+            before_sha256: None,
         },
     ];
     let killed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| journal.write(&changes)));

@@ -329,7 +329,7 @@ impl Server {
                 handle: key.to_string(),
                 answer: Value::Object(with_written),
             };
-            if let Err(failure) = write_back(&disk, Some(&pinned), &admitted, &intent) {
+            if let Err(failure) = write_back(&disk, Some(&pinned), &admitted, &intent, None) {
                 // Refused before or rolled back: the files hold what the session pinned (an
                 // escalated write is the ledger's to settle, and the pins then fail anyway).
                 if let Some(saved) = self.host_sessions.get_mut(key) {
@@ -337,6 +337,7 @@ impl Server {
                 }
                 return Err(self.write_refusal(failure));
             }
+            self.untidy.insert(disk.root.clone());
         }
         // What was written is what the session pins now.
         let mut pinned = pinned;

@@ -11,9 +11,11 @@ use crate::durable::{HostKind, Saved};
 use crate::tools::{PathSession, Server, ToolResult};
 
 impl Server {
-    /// Checkpoints the session table. `synced` after a write and at adoption (what a restart
-    /// must find even after an OS crash); without it after an open or an expansion, which a kill
-    /// of the server cannot lose but an OS crash may (the client then opens again).
+    /// Checkpoints the session table. `synced` at adoption and before a plan or implementation
+    /// session's write (what a restart must find even after an OS crash); without it after an
+    /// open, an expansion or an edit session's write, which a kill of the server cannot lose
+    /// but an OS crash may (the ledger still says what became of the write; a session the
+    /// table lost is opened again by the client).
     pub(crate) fn checkpoint(&mut self, synced: bool) {
         let sessions: Vec<Saved> = self.sessions.iter().map(|(handle, s)| s.saved(handle)).collect();
         // Plan sessions answered or reopened are gone from the host, and from the table — but

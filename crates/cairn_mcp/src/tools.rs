@@ -124,6 +124,8 @@ pub struct Server {
     pub(crate) pinned: HashMap<String, (crate::writeback::Disk, cairn_agent::edit::Sources)>,
     /// Per plan or implementation session on a path, what its checkpoint keeps (`durable.rs`).
     pub(crate) host_sessions: HashMap<String, crate::durable::SavedHost>,
+    /// The programs written since the last `settle`, whose journals it tidies.
+    pub(crate) untidy: std::collections::BTreeSet<PathBuf>,
 }
 
 impl Server {
@@ -144,6 +146,7 @@ impl Server {
             regressions: HashMap::new(),
             pinned: HashMap::new(),
             host_sessions: HashMap::new(),
+            untidy: Default::default(),
         };
         if adopted {
             server.checkpoint(true);
@@ -151,9 +154,15 @@ impl Server {
         server
     }
 
-    /// Work a call left for after its answer (moving a compile forward to a written edit).
+    /// Work a call left for after its answer: moving a compile forward to a written edit, and
+    /// dropping the oldest journal entries of the programs written (`Journal::tidy`).
     pub fn settle(&mut self) {
         self.host.settle();
+        for root in std::mem::take(&mut self.untidy) {
+            if let Err(error) = cairn_vfs::journal::Journal::new(&root).tidy() {
+                eprintln!("cairn mcp: cannot tidy the journal of {}: {error}", root.display());
+            }
+        }
     }
 
     /// Calls a tool. `Err` is a JSON-RPC error (unknown tool or arguments not an object):
@@ -484,8 +493,12 @@ impl Server {
                 handle: handle.clone(),
                 answer: Value::Object(answer.clone()),
             };
-            match write_back(disk, self.host.session_sources(&handle), &admitted, &intent) {
+            let relative = disk.files.get(admitted.file).map(|f| f.relative.as_str());
+            let digest =
+                session.pinned.iter().find(|(name, _)| Some(name.as_str()) == relative).map(|(_, d)| d.as_str());
+            match write_back(disk, self.host.session_sources(&handle), &admitted, &intent, digest) {
                 Ok(recorded) => {
+                    self.untidy.insert(disk.root.clone());
                     record = match recorded {
                         Recorded::Written { ledger, .. } => {
                             let seen = self.durable.ledgers.entry(session.root.clone()).or_insert(0);
@@ -499,7 +512,9 @@ impl Server {
                     if let Some(session) = self.sessions.get_mut(&handle) {
                         session.written = Some(Written { key, answer: record.clone() });
                     }
-                    self.checkpoint(true);
+                    // Not synced: what became of the write is in the ledger, whose intent was
+                    // synced before the file was touched (docs/durability.md, "Why these syncs").
+                    self.checkpoint(false);
                 }
                 Err(failure) => {
                     self.host.forget_admission(&handle);

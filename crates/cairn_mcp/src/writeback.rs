@@ -56,21 +56,26 @@ impl PinnedFile {
 }
 
 /// The pinned files (and `(manifest)`) whose bytes on disk differ now, sorted. A file holds
-/// what was pinned when it is the pinned text, after a byte-order mark exactly when it had one.
+/// what was pinned when it is the pinned text, after a byte-order mark exactly when it had one
+/// (compared as it is read: this runs before every written edit).
 pub(crate) fn changed_files(disk: &Disk, pinned: Option<&Sources>) -> Vec<String> {
-    let relatives: Vec<&str> = disk.files.iter().map(|f| f.relative.as_str()).collect();
-    let current = cairn_vfs::read_program_files(&disk.root, &relatives);
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    let expected: Vec<(&str, &[u8], &[u8])> = disk
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let text = pinned.and_then(|p| p.files.get(i)).map_or(&[][..], |s| s.text.as_bytes());
+            (f.relative.as_str(), if f.had_bom { BOM } else { &[][..] }, text)
+        })
+        .collect();
+    let holds = cairn_vfs::program_files_hold(&disk.root, &expected);
     let mut changed: Vec<String> = disk
         .files
         .iter()
-        .zip(current)
+        .zip(holds)
         .enumerate()
-        .filter(|(i, (f, bytes))| {
-            let Some(text) = pinned.and_then(|p| p.files.get(*i)).map(|s| s.text.as_bytes()) else { return true };
-            let Some(bytes) = bytes else { return true };
-            let body = if f.had_bom { bytes.strip_prefix(b"\xEF\xBB\xBF") } else { Some(bytes.as_slice()) };
-            body != Some(text)
-        })
+        .filter(|(i, (_, holds))| !holds || pinned.and_then(|p| p.files.get(*i)).is_none())
         .map(|(_, (f, _))| f.name.clone())
         .collect();
     changed.sort();
@@ -93,12 +98,14 @@ pub(crate) enum WriteFailure {
 
 /// Writes an admitted change into its file through the journal, recorded in the effect ledger
 /// as `intent`: the byte-order mark kept, the replaced text's lines ending as most of the file's
-/// lines end (protocol §16.4 rule 4).
+/// lines end (protocol §16.4 rule 4). `pinned_digest`: the SHA-256 the session pinned the file
+/// by, when it has one (the journal then does not hash the file's old content again).
 pub(crate) fn write_back(
     disk: &Disk,
     pinned: Option<&Sources>,
     admitted: &Admitted,
     intent: &Intent,
+    pinned_digest: Option<&str>,
 ) -> Result<Recorded, WriteFailure> {
     let pinned_sources = pinned;
     let Some(file) = disk.files.get(admitted.file) else {
@@ -140,7 +147,12 @@ pub(crate) fn write_back(
             cairn_vfs::SOURCE_LIMIT
         )));
     }
-    let change = FileChange { name: file.relative.clone(), before, after: bytes };
+    let change = FileChange {
+        name: file.relative.clone(),
+        before,
+        after: bytes,
+        before_sha256: pinned_digest.map(str::to_string),
+    };
     match Journal::new(&disk.root).write_recorded(&[change], intent) {
         Ok(recorded) => Ok(recorded),
         Err(WriteError::Changed(_)) => Err(WriteFailure::Changed(vec![file.name.clone()])),
@@ -152,10 +164,14 @@ pub(crate) fn write_back(
 }
 
 /// `"\r\n"` when more of the text's lines end so than with a bare `"\n"`; `"\n"` otherwise.
-/// Counted byte by byte (a loop LLVM vectorises): a substring search over a 600 KB source took
-/// most of a millisecond of every write-back.
+/// A text without a carriage return (most) is known at the speed of a byte search; otherwise
+/// counted byte by byte (a loop LLVM vectorises: a substring search over a 600 KB source took
+/// most of a millisecond of every write-back).
 fn majority_ending(text: &str) -> &'static str {
     let bytes = text.as_bytes();
+    if !bytes.contains(&b'\r') {
+        return "\n";
+    }
     let lines = bytes.iter().filter(|&&b| b == b'\n').count();
     let crlf = bytes.windows(2).filter(|w| w[0] == b'\r' && w[1] == b'\n').count();
     if crlf > lines - crlf { "\r\n" } else { "\n" }

@@ -194,6 +194,27 @@ pub fn read_program_files(root: &Path, relatives: &[&str]) -> Vec<Option<Vec<u8>
         .collect()
 }
 
+/// Whether each of a program's files (named relative to its root) holds exactly its `prefix`
+/// then its `body`, as [`read_program_files`] would read it — compared as it is read, with no
+/// buffer of the file's size (a session's check before it writes, on every written edit).
+pub fn program_files_hold(root: &Path, files: &[(&str, &[u8], &[u8])]) -> Vec<bool> {
+    let view = journal::Journal::new(root).pending_view().unwrap_or_default();
+    let dir = Dir::root(root).ok();
+    files
+        .iter()
+        .map(|(relative, prefix, body)| {
+            if let Some((_, bytes)) = view.iter().find(|(name, _)| name == relative) {
+                return bytes.len() == prefix.len() + body.len()
+                    && bytes.starts_with(prefix)
+                    && &bytes[prefix.len()..] == *body;
+            }
+            let (dirs, name) = safe::split(relative);
+            let Some(dir) = dir.as_ref().and_then(|d| d.walk(dirs, false).ok()) else { return false };
+            matches!(dir.regular_holds_parts(name, &[prefix, body]), Ok((true, _)))
+        })
+        .collect()
+}
+
 /// The directory `name` directly under a program's root (`build`), created when missing and
 /// never through a link: a repository that ships `build -> /elsewhere` does not make a build
 /// write there.

@@ -122,8 +122,9 @@ impl SessionDir {
         same_digest(&sealed.mac, &expected).then_some(sealed.table)
     }
 
-    /// Checkpoints a claimed table: replaces its content atomically (the fault point
-    /// `during-checkpoint` lies between the staging and the rename). `synced` also fsyncs the
+    /// Checkpoints a claimed table: replaces its content atomically, reusing the staged file
+    /// of the last checkpoint so no block is freed (`Dir::replace_reusing`; the fault point
+    /// `during-checkpoint` lies between the staging and the exchange). `synced` also fsyncs the
     /// file and the directory, so the table survives an OS crash; without it the table survives
     /// the death of the process, and after an OS crash it is the old one or fails its seal.
     pub fn write(&self, claim: &Claim, table: &Value, synced: bool) -> std::io::Result<()> {
@@ -140,7 +141,7 @@ impl SessionDir {
         text.push(b'}');
         let name = format!("{}.json", claim.id);
         let during = || crate::fault::point("during-checkpoint");
-        if synced { self.dir.replace(&name, &text, during) } else { self.dir.replace_unsynced(&name, &text, during) }
+        self.dir.replace_reusing(&name, &text, synced, during)
     }
 
     /// Removes a claimed table and its lock (the lock goes last, so no one adopts it between).

@@ -220,11 +220,13 @@ fn a_pending_write_back_is_read_as_recovery_will_leave_it() {
             name: "a.cairn".into(),
             before: b"fn a() {}\n".to_vec(),
             after: b"fn a() { 1; }\n".to_vec(),
+            before_sha256: None,
         },
         journal::FileChange {
             name: "b.cairn".into(),
             before: b"fn b() {}\n".to_vec(),
             after: b"fn b() { 2; }\n".to_vec(),
+            before_sha256: None,
         },
     ];
     let killed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| journal.write(&changes)));

@@ -23,8 +23,8 @@ const B_AFTER: &str = "fn b() -> u32 = 4;\n";
 
 fn changes() -> Vec<FileChange> {
     vec![
-        FileChange { name: "a.cairn".into(), before: A_BEFORE.into(), after: A_AFTER.into() },
-        FileChange { name: "src/b.cairn".into(), before: B_BEFORE.into(), after: B_AFTER.into() },
+        FileChange { name: "a.cairn".into(), before: A_BEFORE.into(), after: A_AFTER.into(), before_sha256: None },
+        FileChange { name: "src/b.cairn".into(), before: B_BEFORE.into(), after: B_AFTER.into(), before_sha256: None },
     ]
 }
 

@@ -237,8 +237,11 @@ pub(super) fn list(open: &Open) -> Result<Vec<Listed>, WriteError> {
     Ok(entries)
 }
 
-/// Writes a sealed entry under its final name, created exclusively, and makes it durable.
-pub(super) fn store(open: &Open, entry: &Entry, reverts: Option<u64>) -> Result<(), WriteError> {
+/// Writes a sealed entry under its final name, created exclusively; `durable`: synced, with
+/// its directory, before this returns (a write-back of several files, which recovery may have
+/// to roll back from it; docs/durability.md, "Why these syncs").
+/// Returns the entry's file name.
+pub(super) fn store(open: &Open, entry: &Entry, reverts: Option<u64>, durable: bool) -> Result<String, WriteError> {
     let text = serde_json::to_string(entry).map_err(|e| WriteError::Io(e.to_string()))?;
     let name = match reverts {
         None => format!("{:08}.write.json", entry.seq),
@@ -248,12 +251,31 @@ pub(super) fn store(open: &Open, entry: &Entry, reverts: Option<u64>) -> Result<
     // (the swaps come after the fsyncs), and which recovery quarantines.
     let _ = open.entries.remove(&name);
     let result = (|| -> std::io::Result<()> {
-        let mut file = open.entries.create_new(&name, 0o600)?;
+        let mut file = open.entries.create_from_spare(SPARE, &name)?;
         file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        open.entries.sync()
+        if durable {
+            file.sync_all()?;
+            open.entries.sync()?;
+        }
+        Ok(())
     })();
-    result.map_err(|e| io("write the journal entry", &e))
+    result.map_err(|e| io("write the journal entry", &e)).map(|_| name)
+}
+
+/// The empty file the journal keeps for its next entry (`Dir::keep_spare`); not an entry's
+/// name, so the listing never sees it.
+pub(super) const SPARE: &str = "spare";
+
+/// Marks the entry stored as `file` `committed`: the marker is a second name of the entry's
+/// file (its name is all it says; a link allocates no inode), or an empty file where the file
+/// system cannot link.
+pub(super) fn mark_committed(open: &Open, seq: u64, file: &str) -> Result<(), WriteError> {
+    let name = format!("{seq:08}.committed");
+    let _ = open.entries.remove(&name);
+    if open.entries.link(file, &open.entries, &name).is_ok() {
+        return Ok(());
+    }
+    mark(open, seq, "committed")
 }
 
 /// Marks an entry `committed` or `rolled-back` (an empty file: its name is its content).

@@ -2,7 +2,8 @@
 //! how each write ended — so a host that died in the middle, or a client that resends, can tell
 //! a write that happened from one that did not.
 //!
-//! One JSON record per line, appended and fsynced, each sealed like a journal entry (`mac`, the
+//! One JSON record per line, appended (synced, but for `complete`: docs/durability.md, "Why
+//! these syncs"), each sealed like a journal entry (`mac`, the
 //! HMAC-SHA256 of the record with `mac` empty, under the user's journal key). An `intent`
 //! (its `key` is the host's digest of session and request; `files` with their digests before
 //! and after; the `answer` the host will give) is appended before any file is touched; the
@@ -125,12 +126,61 @@ impl Record {
 }
 
 /// The ledger as read: its records (sealed, in order) and where its last whole line ends.
+/// Dropped, it is remembered by this process ([`Remembered`]), so the next read of the same
+/// file parses and verifies only the lines appended since.
 pub(super) struct Ledger {
     pub records: Vec<Record>,
     /// The length of the file up to its last newline (a torn tail lies past it).
     whole: u64,
     /// The length of the file.
     len: u64,
+    /// The file's device and inode as read or appended to (`None`: no file, or replaced).
+    file: Option<(u64, u64)>,
+    /// The bytes of the file's last whole line (what a later read must find just before
+    /// `whole` to take the remembered records as the file's).
+    last_line: Vec<u8>,
+}
+
+/// A ledger this process read or wrote last: its records, and what identifies the file they
+/// came from. Ledgers are only ever appended to (a torn tail cut back to `whole` first) or
+/// replaced whole (compaction, a new inode), so a file with the same device and inode, at
+/// least `whole` bytes long, holding the same last line just before `whole`, holds these
+/// records followed by whatever was appended since.
+struct Remembered {
+    file: (u64, u64),
+    whole: u64,
+    last_line: Vec<u8>,
+    records: Vec<Record>,
+}
+
+/// How many ledgers a process remembers (one per program it writes; the oldest goes first).
+const REMEMBERED: usize = 8;
+
+static REMEMBER: std::sync::Mutex<Vec<Remembered>> = std::sync::Mutex::new(Vec::new());
+
+impl Drop for Ledger {
+    fn drop(&mut self) {
+        let Some(file) = self.file else { return };
+        let Ok(mut remembered) = REMEMBER.lock() else { return };
+        remembered.retain(|r| r.file != file);
+        if remembered.len() >= REMEMBERED {
+            remembered.remove(0);
+        }
+        remembered.push(Remembered {
+            file,
+            whole: self.whole,
+            last_line: std::mem::take(&mut self.last_line),
+            records: std::mem::take(&mut self.records),
+        });
+    }
+}
+
+/// The records remembered for the file `(dev, ino)`, taken out (they go back when the
+/// ledger read from them is dropped).
+fn recall(file: (u64, u64)) -> Option<Remembered> {
+    let mut remembered = REMEMBER.lock().ok()?;
+    let at = remembered.iter().position(|r| r.file == file)?;
+    Some(remembered.remove(at))
 }
 
 impl Ledger {
@@ -172,31 +222,69 @@ impl Ledger {
 }
 
 /// Reads the ledger (an absent one is empty). Lines that are not sealed records are skipped.
+/// A ledger this process read before is read from where it was left: only the lines appended
+/// since are parsed and their seals checked ([`Remembered`]).
 pub(super) fn read(open: &Open) -> Result<Ledger, WriteError> {
-    let bytes = match open.state.read_regular(LEDGER, LEDGER_BYTES) {
-        Ok(bytes) => bytes,
-        Err(ReadError::Missing) => Vec::new(),
-        Err(error) => {
-            return Err(WriteError::Io(format!(
-                "cannot read the effect ledger .cairn/{LEDGER}: {error}; move it aside to go on"
-            )));
-        }
+    let refuse = |error: &dyn std::fmt::Display| {
+        WriteError::Io(format!("cannot read the effect ledger .cairn/{LEDGER}: {error}; move it aside to go on"))
     };
+    let (file, stat) = match open.state.open_regular(LEDGER) {
+        Ok(opened) => opened,
+        Err(ReadError::Missing) => {
+            return Ok(Ledger { records: Vec::new(), whole: 0, len: 0, file: None, last_line: Vec::new() });
+        }
+        Err(error) => return Err(refuse(&error)),
+    };
+    if stat.len > LEDGER_BYTES {
+        return Err(refuse(&ReadError::TooLarge(stat.len)));
+    }
+    let identity = (stat.dev, stat.ino);
+    // From what this process remembers of the file, when the file still begins with it.
+    let mut ledger = Ledger { records: Vec::new(), whole: 0, len: 0, file: Some(identity), last_line: Vec::new() };
+    let mut from = 0u64;
+    if let Some(mut known) = recall(identity)
+        && known.whole <= stat.len
+    {
+        let tail_from = known.whole - known.last_line.len() as u64;
+        let mut check = vec![0u8; known.last_line.len()];
+        if std::os::unix::fs::FileExt::read_exact_at(&file, &mut check, tail_from).is_ok() && check == known.last_line {
+            ledger.records = std::mem::take(&mut known.records);
+            ledger.whole = known.whole;
+            ledger.last_line = std::mem::take(&mut known.last_line);
+            from = known.whole;
+        }
+    }
+    let mut bytes = Vec::new();
+    let mut reader = std::io::Read::take(&file, LEDGER_BYTES + 1 - from);
+    std::io::Seek::seek(&mut &file, std::io::SeekFrom::Start(from)).map_err(|e| refuse(&e))?;
+    std::io::Read::read_to_end(&mut reader, &mut bytes).map_err(|e| refuse(&e))?;
+    let len = from + bytes.len() as u64;
+    if len > LEDGER_BYTES {
+        return Err(refuse(&ReadError::TooLarge(len)));
+    }
     let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-    let mut records: Vec<Record> = Vec::new();
     for line in bytes[..whole].split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        ledger.last_line = [line, b"\n"].concat();
         let Ok(record) = serde_json::from_slice::<Record>(line) else { continue };
         // A record out of order (a planted or duplicated line) is not one either.
-        if record.schema != SCHEMA || !record.sealed_here() || records.last().is_some_and(|r| r.seq >= record.seq) {
+        if record.schema != SCHEMA
+            || !record.sealed_here()
+            || ledger.records.last().is_some_and(|r| r.seq >= record.seq)
+        {
             continue;
         }
-        records.push(record);
+        ledger.records.push(record);
     }
-    Ok(Ledger { records, whole: whole as u64, len: bytes.len() as u64 })
+    ledger.whole = from + whole as u64;
+    ledger.len = len;
+    Ok(ledger)
 }
 
-/// Appends one record (sealed, durable), cutting a torn tail first; returns its `seq`.
-fn append(open: &Open, ledger: &mut Ledger, mut record: Record) -> Result<u64, WriteError> {
+/// Appends one record (sealed), cutting a torn tail first; returns its `seq`. `durable`: synced
+/// before this returns (an intent, and a record that settles a write by the files); a
+/// `complete` is not (docs/durability.md, "Why these syncs"): it becomes durable with the next
+/// synced append, and until then the files it settles by say the same.
+fn append(open: &Open, ledger: &mut Ledger, mut record: Record, durable: bool) -> Result<u64, WriteError> {
     record.schema = SCHEMA.into();
     record.seq = ledger.next_seq();
     let key = journal_key().map_err(WriteError::Io)?;
@@ -213,9 +301,15 @@ fn append(open: &Open, ledger: &mut Ledger, mut record: Record) -> Result<u64, W
         let _ = file.sync_data();
     });
     file.write_all(&line).map_err(|e| io("append to the effect ledger", &e))?;
-    file.sync_data().map_err(|e| io("make the effect ledger durable", &e))?;
+    if durable {
+        file.sync_data().map_err(|e| io("make the effect ledger durable", &e))?;
+    }
     ledger.whole += line.len() as u64;
     ledger.len = ledger.whole;
+    // The file appended to is the one remembered from now on (a ledger created by this
+    // append, or one that was replaced since it was read, has a new inode).
+    ledger.file = crate::safe::fstat(&file).ok().map(|stat| (stat.dev, stat.ino));
+    ledger.last_line = line;
     let seq = record.seq;
     ledger.records.push(record);
     Ok(seq)
@@ -259,19 +353,19 @@ pub(super) fn intend(
     line.handle = intent.handle.clone();
     line.files = files;
     line.answer = Some(intent.answer.clone());
-    append(open, ledger, line).map(|_| ())
+    append(open, ledger, line, true).map(|_| ())
 }
 
 /// Appends `complete` for `key`, naming the journal entry; returns the record's `seq`.
 pub(super) fn complete(open: &Open, ledger: &mut Ledger, key: &str, entry: u64) -> Result<u64, WriteError> {
     let mut line = record(RecordKind::Complete, key);
     line.entry = Some(entry);
-    append(open, ledger, line)
+    append(open, ledger, line, false)
 }
 
 /// Appends `not-applied` for `key`.
 pub(super) fn not_applied(open: &Open, ledger: &mut Ledger, key: &str) -> Result<(), WriteError> {
-    append(open, ledger, record(RecordKind::NotApplied, key)).map(|_| ())
+    append(open, ledger, record(RecordKind::NotApplied, key), true).map(|_| ())
 }
 
 /// Settles every intent without a settling record by what its files hold now (see the module
@@ -279,6 +373,12 @@ pub(super) fn not_applied(open: &Open, ledger: &mut Ledger, key: &str) -> Result
 pub(super) fn settle(open: &Open, ledger: &mut Ledger) -> Result<(), WriteError> {
     let open_intents: Vec<Record> = ledger.open_intents().into_iter().cloned().collect();
     for intent in open_intents {
+        // A writer that died after staging leaves its staged contents beside the files.
+        for file in &intent.files {
+            if let Ok((dir, name)) = resolve(open, &file.name) {
+                let _ = dir.remove(&super::swap::staged_name(name));
+            }
+        }
         let current: Vec<Option<String>> = intent
             .files
             .iter()
@@ -302,7 +402,7 @@ pub(super) fn settle(open: &Open, ledger: &mut Ledger) -> Result<(), WriteError>
             line.foreign = if neither.is_empty() { files.iter().map(|f| f.name.clone()).collect() } else { neither };
             line
         };
-        append(open, ledger, line)?;
+        append(open, ledger, line, true)?;
     }
     Ok(())
 }
@@ -342,5 +442,7 @@ pub(super) fn compact(open: &Open, ledger: &mut Ledger) {
         ledger.whole = text.len() as u64;
         ledger.len = ledger.whole;
         ledger.records = kept;
+        // A new file: the next read reads it whole.
+        ledger.file = None;
     }
 }

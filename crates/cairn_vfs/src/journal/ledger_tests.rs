@@ -18,8 +18,18 @@ fn project() -> (tempdir::Dir, Journal) {
 
 fn changes() -> Vec<FileChange> {
     vec![
-        FileChange { name: "a.cairn".into(), before: "fn a() {}\n".into(), after: "fn a() { 1 }\n".into() },
-        FileChange { name: "b.cairn".into(), before: "fn b() {}\n".into(), after: "fn b() { 2 }\n".into() },
+        FileChange {
+            name: "a.cairn".into(),
+            before: "fn a() {}\n".into(),
+            after: "fn a() { 1 }\n".into(),
+            before_sha256: None,
+        },
+        FileChange {
+            name: "b.cairn".into(),
+            before: "fn b() {}\n".into(),
+            after: "fn b() { 2 }\n".into(),
+            before_sha256: None,
+        },
     ]
 }
 
@@ -98,7 +108,14 @@ fn any_writer_settles_what_a_dead_writer_left_open() {
     let (dir, journal) = project();
     leave_open(&journal, &intent("k", "s"), &changes());
     // An unrecorded write (`cairn undo`'s kind) takes the lock and settles it first.
-    journal.write(&[FileChange { name: "a.cairn".into(), before: "fn a() {}\n".into(), after: "x\n".into() }]).unwrap();
+    journal
+        .write(&[FileChange {
+            name: "a.cairn".into(),
+            before: "fn a() {}\n".into(),
+            after: "x\n".into(),
+            before_sha256: None,
+        }])
+        .unwrap();
     assert_eq!(journal.settled("k").unwrap(), Some(Settled::NotApplied));
     assert_eq!(read_a(dir.path()), "x\n");
 }
@@ -117,8 +134,18 @@ fn a_torn_last_line_and_unsealed_lines_are_not_records() {
     assert_eq!(journal.settled("planted").unwrap(), None, "an unsealed record is no record");
     // The next append cuts the torn tail; every line is whole JSON again.
     let restore = vec![
-        FileChange { name: "a.cairn".into(), before: "fn a() { 1 }\n".into(), after: "fn a() {}\n".into() },
-        FileChange { name: "b.cairn".into(), before: "fn b() { 2 }\n".into(), after: "fn b() {}\n".into() },
+        FileChange {
+            name: "a.cairn".into(),
+            before: "fn a() { 1 }\n".into(),
+            after: "fn a() {}\n".into(),
+            before_sha256: None,
+        },
+        FileChange {
+            name: "b.cairn".into(),
+            before: "fn b() { 2 }\n".into(),
+            after: "fn b() {}\n".into(),
+            before_sha256: None,
+        },
     ];
     journal.write_recorded(&restore, &intent("k2", "s")).unwrap();
     for line in ledger_text(dir.path()).lines() {
@@ -134,7 +161,12 @@ fn a_long_ledger_is_compacted_and_keeps_the_newest_keys() {
     let mut before = "fn a() {}\n".to_string();
     for i in 0..20 {
         let after = format!("fn a() {{ {i} }}\n");
-        let change = FileChange { name: "a.cairn".into(), before: before.clone().into(), after: after.clone().into() };
+        let change = FileChange {
+            name: "a.cairn".into(),
+            before: before.clone().into(),
+            after: after.clone().into(),
+            before_sha256: None,
+        };
         let intent = Intent {
             key: format!("k{i}"),
             session: "s".into(),
@@ -155,4 +187,106 @@ fn a_long_ledger_is_compacted_and_keeps_the_newest_keys() {
         .collect();
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
     assert_eq!(seqs.last(), Some(&40));
+}
+
+/// A ledger this process read before is read from where it was left (`ledger::read`): what
+/// another writer appended since is found, and a file changed otherwise than by appending is
+/// read whole.
+#[test]
+fn a_remembered_ledger_sees_what_another_writer_appended() {
+    let (_dir, journal) = project();
+    journal.write_recorded(&changes(), &intent("k1", "s")).unwrap();
+    let (open, _lock) = journal.lock().unwrap();
+    // Two readers at once: the first takes what is remembered, the second reads the file whole.
+    let stale = ledger::read(&open).unwrap();
+    let mut other = ledger::read(&open).unwrap();
+    let reversed: Vec<FileChange> = changes()
+        .into_iter()
+        .map(|c| FileChange { name: c.name, before: c.after, after: c.before, before_sha256: None })
+        .collect();
+    ledger::intend(&open, &mut other, &intent("k2", "s2"), &reversed, &super::digests(&reversed)).unwrap();
+    drop(other);
+    // The stale reader is remembered last: the next read starts from where it stopped.
+    drop(stale);
+    let now = ledger::read(&open).unwrap();
+    assert_eq!(now.settled("k2"), Some(Settled::Open), "the other writer's intent is found");
+    assert_eq!(now.settled("k1"), Some(Settled::Complete(serde_json::json!({"key": "k1"}))));
+    assert_eq!(now.records.iter().map(|r| r.seq).collect::<Vec<_>>(), [1, 2, 3]);
+}
+
+#[test]
+fn a_ledger_rewritten_in_place_is_read_whole_again() {
+    let (dir, journal) = project();
+    journal.write_recorded(&changes(), &intent("k", "s")).unwrap();
+    assert_eq!(journal.settled("k").unwrap(), Some(Settled::Complete(serde_json::json!({"key": "k"}))));
+    // The same inode and length, but its last line (the `complete`) blanked out in place.
+    let path = dir.path().join(".cairn").join(LEDGER);
+    let text = fs::read_to_string(&path).unwrap();
+    let first = text.find('\n').unwrap() + 1;
+    let blanked = format!("{}{}\n", &text[..first], " ".repeat(text.len() - first - 1));
+    assert_eq!(blanked.len(), text.len());
+    let ino = std::os::unix::fs::MetadataExt::ino(&fs::metadata(&path).unwrap());
+    {
+        use std::io::{Seek, Write};
+        let mut file = fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.seek(std::io::SeekFrom::Start(0)).unwrap();
+        file.write_all(blanked.as_bytes()).unwrap();
+    }
+    assert_eq!(std::os::unix::fs::MetadataExt::ino(&fs::metadata(&path).unwrap()), ino);
+    assert_eq!(journal.settled("k").unwrap(), Some(Settled::Open), "the blanked record is no longer read");
+    // Cut shorter than what was read: read whole too.
+    fs::write(&path, "").unwrap();
+    assert_eq!(journal.settled("k").unwrap(), None);
+}
+
+#[test]
+fn a_recorded_write_leaves_pruning_to_tidy_which_keeps_a_spare_entry() {
+    let (dir, journal) = project();
+    let journal_dir = dir.path().join(".cairn").join("journal");
+    let reversed: Vec<FileChange> = changes()
+        .into_iter()
+        .map(|c| FileChange { name: c.name, before: c.after, after: c.before, before_sha256: None })
+        .collect();
+    for n in 0..70 {
+        let step = if n % 2 == 0 { changes() } else { reversed.clone() };
+        journal.write_recorded(&step, &intent(&format!("k{n}"), "s")).unwrap();
+    }
+    let entries = || {
+        fs::read_dir(&journal_dir)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".write.json"))
+            .count()
+    };
+    assert_eq!(entries(), 70, "a recorded write prunes nothing itself");
+    // The committed marker is a second name of the entry's file.
+    let ino = |name: &str| std::os::unix::fs::MetadataExt::ino(&fs::metadata(journal_dir.join(name)).unwrap());
+    assert_eq!(ino("00000070.committed"), ino("00000070.write.json"));
+    journal.tidy().unwrap();
+    assert_eq!(entries(), 64);
+    assert!(!journal_dir.join("00000006.write.json").exists() && journal_dir.join("00000007.write.json").exists());
+    let spare = ino("spare");
+    assert_eq!(fs::metadata(journal_dir.join("spare")).unwrap().len(), 0);
+    journal.write_recorded(&changes(), &intent("k70", "s")).unwrap();
+    assert!(!journal_dir.join("spare").exists());
+    assert_eq!(ino("00000071.write.json"), spare, "the next entry took the spare file");
+    assert_eq!(list_kinds(dir.path()).len(), 142);
+}
+
+#[test]
+fn a_writer_that_died_after_staging_leaves_nothing_once_settled() {
+    let (dir, journal) = project();
+    leave_open(&journal, &intent("k", "s"), &changes());
+    for name in [".a.cairn.cairn-write", ".b.cairn.cairn-write"] {
+        fs::write(dir.path().join(name), "staged").unwrap();
+    }
+    journal.recover().unwrap();
+    assert_eq!(journal.settled("k").unwrap(), Some(Settled::NotApplied));
+    assert!(!dir.path().join(".a.cairn.cairn-write").exists() && !dir.path().join(".b.cairn.cairn-write").exists());
+}
+
+fn list_kinds(dir: &Path) -> Vec<String> {
+    ledger_text(dir)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"].as_str().unwrap().to_string())
+        .collect()
 }

@@ -10,13 +10,17 @@
 //! 2. checks that each file still holds the content the caller judged against (fail-closed:
 //!    any difference refuses the whole write, naming the files);
 //! 3. stages each new content beside its file (created exclusively, fsynced), keeps each file's
-//!    content before (a hard link to it, or a copy), writes the sealed entry and fsyncs the
-//!    journal's directory: the entry is *pending* while it has no marker;
+//!    content before (a hard link to it, or a copy), writes the sealed entry — synced with the
+//!    journal's directory when it names several files, which recovery may have to put back; a
+//!    one-file write is whole on either side of its swap (docs/durability.md, "Why these
+//!    syncs") — and the entry is *pending* while it has no marker;
 //! 4. swaps each file in (`swap.rs`: re-read just before a `RENAME_EXCHANGE`, check what came
 //!    out); a save that landed in the window reverses that swap and every earlier one that still
 //!    holds exactly what was swapped in — a file saved after its swap keeps the save — and the
 //!    write-back answers [`WriteError::Conflict`];
-//! 5. fsyncs the directories of the written files and marks the entry `committed`.
+//! 5. fsyncs the directories of the written files and marks the entry `committed` (a second
+//!    name of its file). Pruning the oldest entries is left to [`Journal::tidy`] by recorded
+//!    writes (their host calls it after answering).
 //!
 //! Recovery of a pending entry (one rule, [`plan`], which the read-only view shares): every
 //! file at its content after → the write happened, the entry is completed; otherwise each file
@@ -50,7 +54,7 @@ use std::path::{Path, PathBuf};
 
 use self::entry::{Entry, EntryFile, MAX_SEQ, SCHEMA, State, check, kept, list, mark, prune, quarantine, store};
 use self::swap::{Expect, FILE_BYTES, Staged, keep, stage, staged_name, swap_in, swap_out, unstage};
-use crate::safe::{self, Dir, ReadError};
+use crate::safe::{self, Dir, ReadError, Stat};
 
 pub(crate) use self::entry::sha256;
 
@@ -67,6 +71,10 @@ pub struct FileChange {
     pub name: String,
     pub before: Vec<u8>,
     pub after: Vec<u8>,
+    /// The SHA-256 of `before` (lowercase hex) when the caller holds it already (a session
+    /// pinned the file by it), so the write does not hash the file again; `None`: computed.
+    /// It must be the digest of `before`: recovery tells "before" from "after" by it.
+    pub before_sha256: Option<String>,
 }
 
 /// Why a write-back or an undo did not happen. Nothing was changed in any case (a file saved
@@ -377,10 +385,27 @@ impl Journal {
         }
         let (open, _lock) = self.lock()?;
         self.recover_locked(&open)?;
-        apply(&open, changes, &digests(changes), None, &self.hooks)
+        let seq = apply(&open, changes, &digests(changes), None, &self.hooks)?;
+        prune(&open, KEEP);
+        Ok(seq)
     }
 
-    /// Writes `changes` as one write-back recorded in the effect ledger (`ledger.rs`): under
+    /// Drops the oldest journal entries beyond the 64 kept, and makes the empty file the next
+    /// entry will take (`Dir::keep_spare`), under the lock. A recorded write
+    /// ([`Journal::write_recorded`]) leaves this to its caller, to do after the answer: on a
+    /// file system mounted with `discard`, removing an entry's kept content waits for the
+    /// device, and making a file can take a third of a millisecond.
+    pub fn tidy(&self) -> Result<(), WriteError> {
+        if self.open(false)?.is_none() {
+            return Ok(());
+        }
+        let (open, _lock) = self.lock()?;
+        prune(&open, KEEP);
+        open.entries.keep_spare(entry::SPARE).map_err(|e| io("keep a spare journal entry", &e))
+    }
+
+    /// Writes `changes` as one write-back recorded in the effect ledger (`ledger.rs`) — its
+    /// caller then calls [`Journal::tidy`], after answering: under
     /// the project lock, held from the intent to its settling record, after recovery has
     /// settled whatever a crash left open, the intent is appended (durable) before any file is
     /// touched, the write goes through the journal, and `complete` (or `not-applied`, when the
@@ -400,11 +425,31 @@ impl Journal {
         if let Some(ledger::Settled::Complete(answer)) = ledger.settled(&intent.key) {
             return Ok(Recorded::Earlier(answer));
         }
-        // Each file's digests, taken once: the intent and the journal's entry both record them.
-        let digests = digests(changes);
-        ledger::intend(&open, &mut ledger, intent, changes, &digests)?;
+        // Each file's digests, taken once (the intent and the journal's entry both record
+        // them), on a second thread while this one checks the bases and stages the new
+        // contents, whose sync is the longest wait of a write-back.
+        let (digests, prepared) = std::thread::scope(|scope| {
+            let hashing = scope.spawn(|| digests(changes));
+            let prepared = prepare(&open, changes);
+            (hashing.join(), prepared)
+        });
+        let digests = match digests {
+            Ok(digests) => digests,
+            Err(_) => {
+                if let Ok(prepared) = prepared {
+                    prepared.abandon();
+                }
+                return Err(WriteError::Io("hashing the changed files failed".into()));
+            }
+        };
+        if let Err(error) = ledger::intend(&open, &mut ledger, intent, changes, &digests) {
+            if let Ok(prepared) = prepared {
+                prepared.abandon();
+            }
+            return Err(error);
+        }
         crate::fault::point("after-intent");
-        match apply(&open, changes, &digests, None, &self.hooks) {
+        match prepared.and_then(|prepared| finish(&open, changes, &digests, prepared, None, &self.hooks)) {
             Ok(seq) => {
                 crate::fault::point("before-completion");
                 let completed = ledger::complete(&open, &mut ledger, &intent.key, seq)?;
@@ -413,8 +458,9 @@ impl Journal {
                 Ok(Recorded::Written { entry: seq, ledger: completed })
             }
             Err(error) => {
-                // Nothing of the change stands (the journal reversed it); say so. Should this
-                // append fail, the next lock holder settles the intent by the files.
+                // Nothing of the change stands (the journal reversed it, or never began); say
+                // so. Should this append fail, the next lock holder settles the intent by the
+                // files.
                 let _ = ledger::not_applied(&open, &mut ledger, &intent.key);
                 Err(error)
             }
@@ -501,13 +547,19 @@ impl Journal {
                 changed.push(file.name.clone());
                 continue;
             }
-            changes.push(FileChange { name: file.name.clone(), before: current, after: kept(&open, &entry, i)? });
+            changes.push(FileChange {
+                name: file.name.clone(),
+                before: current,
+                after: kept(&open, &entry, i)?,
+                before_sha256: Some(file.after_sha256.clone()),
+            });
         }
         if !changed.is_empty() {
             changed.sort();
             return Err(WriteError::Changed(changed));
         }
         apply(&open, &changes, &digests(&changes), Some(last.seq), &self.hooks)?;
+        prune(&open, KEEP);
         Ok(Undone { seq: last.seq, files: entry.files.iter().map(|f| f.name.clone()).collect() })
     }
 }
@@ -534,9 +586,16 @@ fn plan(entry: &Entry, current: &[Option<String>]) -> Plan {
     Plan::RollBack { restore, foreign }
 }
 
-/// The SHA-256 of each change's `before` and `after` bytes, in order.
+/// The SHA-256 of each change's `before` and `after` bytes, in order (`before`'s as the caller
+/// gave it, when it did).
 fn digests(changes: &[FileChange]) -> Vec<(String, String)> {
-    changes.iter().map(|c| (sha256(&c.before), sha256(&c.after))).collect()
+    changes
+        .iter()
+        .map(|c| {
+            debug_assert!(c.before_sha256.as_ref().is_none_or(|d| *d == sha256(&c.before)), "a wrong digest of before");
+            (c.before_sha256.clone().unwrap_or_else(|| sha256(&c.before)), sha256(&c.after))
+        })
+        .collect()
 }
 
 /// Under the lock: check the bases, stage, journal, swap in, commit. `digests` are the changes'
@@ -548,6 +607,29 @@ fn apply(
     reverts: Option<u64>,
     hooks: &Hooks,
 ) -> Result<u64, WriteError> {
+    let prepared = prepare(open, changes)?;
+    finish(open, changes, digests, prepared, reverts, hooks)
+}
+
+/// A write-back's files judged and staged, not yet journaled or swapped ([`prepare`]).
+struct Prepared<'a> {
+    /// Each change's directory, name and identity as judged.
+    judged: Vec<(Dir, &'a str, Stat)>,
+    staged: Vec<Staged>,
+}
+
+impl Prepared<'_> {
+    /// Gives up a prepared write: its staged files go (nothing was swapped).
+    fn abandon(self) {
+        self.staged.iter().for_each(unstage);
+    }
+}
+
+/// Under the lock, the first half of a write-back: each file must hold its `before`
+/// ([`WriteError::Changed`] names those that do not), then each new content is staged beside
+/// its file, durable. A staged file is a hidden name beside its file that nothing reads; a
+/// crash leaves it behind, and the next write-back or recovery of that file removes it.
+fn prepare<'a>(open: &Open, changes: &'a [FileChange]) -> Result<Prepared<'a>, WriteError> {
     let mut judged = Vec::new();
     let mut changed = Vec::new();
     for change in changes {
@@ -557,7 +639,7 @@ fn apply(
                 if !same {
                     changed.push(change.name.clone());
                 }
-                judged.push((change, dir, name, stat));
+                judged.push((dir, name, stat));
             }
             Err(ReadError::Missing) => changed.push(change.name.clone()),
             Err(error) => return Err(WriteError::Io(format!("cannot write {}: {error}", change.name))),
@@ -567,13 +649,9 @@ fn apply(
         changed.sort();
         return Err(WriteError::Changed(changed));
     }
-    let last = list(open)?.last().map_or(0, |e| e.seq);
-    let seq = last.checked_add(1).filter(|s| *s <= MAX_SEQ).ok_or_else(|| {
-        WriteError::Io("the journal's sequence is exhausted; move .cairn/journal aside to go on".into())
-    })?;
     // Stage every new content beside its file, durable before any swap.
     let mut staged: Vec<Staged> = Vec::new();
-    for (change, _, name, stat) in &judged {
+    for (change, (_, name, stat)) in changes.iter().zip(&judged) {
         let result = resolve(open, &change.name).and_then(|(dir, _)| stage(dir, name, &change.after, stat.mode));
         match result {
             Ok(one) => staged.push(one),
@@ -583,9 +661,38 @@ fn apply(
             }
         }
     }
+    Ok(Prepared { judged, staged })
+}
+
+/// Under the lock, the second half of a write-back ([`prepare`] made the first): keep each
+/// file's old content, store the entry, swap each file in, commit.
+fn finish(
+    open: &Open,
+    changes: &[FileChange],
+    digests: &[(String, String)],
+    prepared: Prepared<'_>,
+    reverts: Option<u64>,
+    hooks: &Hooks,
+) -> Result<u64, WriteError> {
+    let Prepared { judged, mut staged } = prepared;
+    let seq = match list(open).map(|entries| entries.last().map_or(0, |e| e.seq)) {
+        Ok(last) => match last.checked_add(1).filter(|s| *s <= MAX_SEQ) {
+            Some(seq) => seq,
+            None => {
+                staged.iter().for_each(unstage);
+                return Err(WriteError::Io(
+                    "the journal's sequence is exhausted; move .cairn/journal aside to go on".into(),
+                ));
+            }
+        },
+        Err(error) => {
+            staged.iter().for_each(unstage);
+            return Err(error);
+        }
+    };
     let mut files = Vec::new();
     let mut linked = Vec::new();
-    for (i, (change, dir, name, stat)) in judged.iter().enumerate() {
+    for (i, (change, (dir, name, stat))) in changes.iter().zip(&judged).enumerate() {
         match keep(open, seq, i, dir, name, stat, &change.before) {
             Ok(link) => linked.push(link),
             Err(error) => {
@@ -600,13 +707,19 @@ fn apply(
         });
     }
     let mut entry = Entry { schema: SCHEMA.into(), seq, files, mac: String::new() };
-    if let Err(error) = entry.seal().and_then(|_| store(open, &entry, reverts)) {
-        staged.iter().for_each(unstage);
-        return Err(error);
-    }
+    // One file is whole before its swap and whole after it, so a crash anywhere leaves nothing
+    // to roll back: its entry need not be durable before the swap (only several files need it).
+    let durable_entry = changes.len() > 1;
+    let stored = match entry.seal().and_then(|_| store(open, &entry, reverts, durable_entry)) {
+        Ok(stored) => stored,
+        Err(error) => {
+            staged.iter().for_each(unstage);
+            return Err(error);
+        }
+    };
     hooks.point("stored");
     for i in 0..staged.len() {
-        let (change, _, _, stat) = &judged[i];
+        let (change, (_, _, stat)) = (&changes[i], &judged[i]);
         let kept_link = linked[i].then(|| entry::kept_name(seq, i));
         let expect = Expect::Judged { bytes: &change.before, stat: *stat };
         let outcome = swap_in(open, &mut staged[i], &expect, kept_link.as_deref(), hooks, &change.name);
@@ -614,8 +727,8 @@ fn apply(
             // Reverse what was swapped in already — only where it still holds what was swapped
             // in; a file saved after its swap keeps the save and is named in the answer.
             let mut kept_saves = Vec::new();
-            for (done, (change, ..)) in staged[..i].iter_mut().zip(&judged).rev() {
-                if !swap_out(done, &change.before) {
+            for (done, change) in staged[..i].iter_mut().zip(changes).rev() {
+                if !swap_out(done, &change.after, &change.before) {
                     kept_saves.push(change.name.clone());
                 }
             }
@@ -638,8 +751,7 @@ fn apply(
     // The replaced contents live on in the journal's kept links; their staged names go.
     staged.iter().for_each(unstage);
     sync_dirs(open, entry.files.iter().map(|f| f.name.as_str()));
-    mark(open, seq, "committed")?;
-    prune(open, KEEP);
+    entry::mark_committed(open, seq, &stored)?;
     Ok(seq)
 }
 

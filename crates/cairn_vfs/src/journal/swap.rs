@@ -64,7 +64,6 @@ pub(super) struct Staged {
     pub staged: String,
     /// The staged file's identity (what a reversal checks is still in place).
     pub staged_stat: Stat,
-    pub new: Vec<u8>,
     /// Whether the swap was an exchange (else a rename, or not yet made).
     pub exchanged: bool,
     pub swapped: bool,
@@ -83,15 +82,9 @@ pub(super) fn stage(dir: Dir, name: &str, bytes: &[u8], mode: u32) -> Result<Sta
         safe::fstat(&file)
     })();
     match result {
-        Ok(staged_stat) => Ok(Staged {
-            dir,
-            name: name.to_string(),
-            staged,
-            staged_stat,
-            new: bytes.to_vec(),
-            exchanged: false,
-            swapped: false,
-        }),
+        Ok(staged_stat) => {
+            Ok(Staged { dir, name: name.to_string(), staged, staged_stat, exchanged: false, swapped: false })
+        }
         Err(e) => {
             let _ = dir.remove(&staged);
             Err(io(&format!("stage {name}"), &e))
@@ -150,14 +143,14 @@ pub(super) fn swap_in(
     Ok(())
 }
 
-/// Reverses a swapped-in file — only while it still holds exactly what was swapped in (the
-/// same inode, the same bytes). Returns false when something else stands there now (a save
-/// made after the swap), which is then left in place.
-pub(super) fn swap_out(staged: &mut Staged, old: &[u8]) -> bool {
+/// Reverses a swapped-in file — only while it still holds exactly what was swapped in, `new`
+/// (the same inode, the same bytes). Returns false when something else stands there now (a
+/// save made after the swap), which is then left in place.
+pub(super) fn swap_out(staged: &mut Staged, new: &[u8], old: &[u8]) -> bool {
     if !staged.swapped {
         return true;
     }
-    let ours = match staged.dir.regular_holds(&staged.name, &staged.new) {
+    let ours = match staged.dir.regular_holds(&staged.name, new) {
         Ok((same, stat)) => same && stat.ino == staged.staged_stat.ino && stat.dev == staged.staged_stat.dev,
         Err(_) => false,
     };

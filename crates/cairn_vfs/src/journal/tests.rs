@@ -20,7 +20,7 @@ fn project() -> (tempdir::Dir, Journal) {
 }
 
 fn change(name: &str, before: &str, after: &str) -> FileChange {
-    FileChange { name: name.into(), before: before.into(), after: after.into() }
+    FileChange { name: name.into(), before: before.into(), after: after.into(), before_sha256: None }
 }
 
 fn read(path: &Path) -> String {
