@@ -62,6 +62,17 @@ pub fn percentiles(samples: &[Duration]) -> serde_json::Value {
     serde_json::json!({"n": ms.len(), "p50_ms": at(0.5), "p99_ms": at(0.99), "max_ms": at(1.0)})
 }
 
+/// A generated one-file program of about `lines` lines in one of the two shapes the benches
+/// run: `"statements"` (`cairn_testgen::program`: fewer, longer functions of five kinds) or
+/// `"chains"` (`cairn_testgen::program_chains`: many small functions in deep call chains).
+pub fn generated(shape: &str, lines: usize) -> String {
+    match shape {
+        "chains" => cairn_testgen::program_chains(cairn_testgen::Config::chains_with_lines(1, lines)),
+        "statements" => cairn_testgen::program(cairn_testgen::Config::with_lines(1, lines)),
+        other => panic!("unknown shape {other}: statements or chains"),
+    }
+}
+
 /// A function of a program with a block body: its full name, its body as written, and the body
 /// with one pure statement added (an admitted edit: the row and the guard sites stay).
 pub struct BodyEdit {

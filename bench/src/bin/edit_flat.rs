@@ -6,13 +6,15 @@
 //! largest size's p50 to the smallest's — issue 22 asks for at most 1.5.
 //!
 //! `cargo build --release -p cairn_bench --bin edit_flat && target/release/edit_flat
-//! [--lines 2000,22000,90000] [--functions N] [--rounds R] [--json]`
+//! [--lines 2000,22000,90000] [--functions N] [--rounds R] [--json] [--shape statements|chains]`
+//!
+//! `--shape chains` runs the second generator (`cairn_testgen::program_chains`: many small
+//! functions in deep call chains) instead of the first (`statements`).
 
 use std::time::{Duration, Instant};
 
 use cairn_agent::edit::{EditHost, OpenRequest, Sources};
 use cairn_bench::{BodyEdit, percentiles};
-use cairn_testgen::Config;
 use serde_json::{Value, json};
 
 fn main() {
@@ -20,6 +22,7 @@ fn main() {
     let mut functions = 100usize;
     let mut rounds = 4usize;
     let mut json_out = false;
+    let mut shape = "statements".to_string();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -30,12 +33,13 @@ fn main() {
             "--functions" => functions = args.next().and_then(|v| v.parse().ok()).expect("--functions N"),
             "--rounds" => rounds = args.next().and_then(|v| v.parse().ok()).expect("--rounds N"),
             "--json" => json_out = true,
+            "--shape" => shape = args.next().expect("--shape statements|chains"),
             other => panic!("unknown argument {other}"),
         }
     }
     let mut rows = Vec::new();
     for &lines in &sizes {
-        let text = cairn_testgen::program(Config::with_lines(1, lines));
+        let text = cairn_bench::generated(&shape, lines);
         let targets = cairn_bench::body_edits(&text);
         let take = functions.min(targets.len());
         let (opens, edits) = measure(&text, &targets[..take], rounds);
@@ -50,6 +54,7 @@ fn main() {
     let p50 = |row: &Value, key: &str| row[key]["p50_ms"].as_f64().unwrap_or(0.0);
     let (first, last) = (rows.first().expect("a size"), rows.last().expect("a size"));
     let report = json!({
+        "shape": shape,
         "sizes": rows,
         "edit_p50_ratio_largest_to_smallest": p50(last, "admitted_edit") / p50(first, "admitted_edit").max(1e-9),
         "open_p50_ratio_largest_to_smallest": p50(last, "open") / p50(first, "open").max(1e-9),
@@ -58,7 +63,7 @@ fn main() {
         println!("{report}");
         return;
     }
-    println!("in process (EditHost, no transport), admitted body edits:");
+    println!("in process (EditHost, no transport), admitted body edits, shape {shape}:");
     for row in report["sizes"].as_array().expect("rows") {
         println!(
             "  {:>6} lines {:>8} B  open p50 {:>7.3} ms p99 {:>7.3} ms   edit p50 {:>7.3} ms p99 {:>7.3} ms   (n={})",

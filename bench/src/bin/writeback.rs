@@ -12,19 +12,22 @@
 //! journal makes are that disk's.
 //!
 //! `cargo build --release -p cairn_bench --bin writeback && target/release/writeback
-//! [--lines 2000,22000,90000] [--edits N] [--json]`
+//! [--lines 2000,22000,90000] [--edits N] [--json] [--shape statements|chains]`
+//!
+//! `--shape chains` runs the second generator (`cairn_testgen::program_chains`: many small
+//! functions in deep call chains) instead of the first (`statements`).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cairn_bench::{BodyEdit, percentiles};
-use cairn_testgen::Config;
 use serde_json::{Value, json};
 
 fn main() {
     let mut sizes: Vec<usize> = vec![2000, 22000, 90000];
     let mut edits = 100usize;
     let mut json_out = false;
+    let mut shape = "statements".to_string();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -34,12 +37,13 @@ fn main() {
             }
             "--edits" => edits = args.next().and_then(|v| v.parse().ok()).expect("--edits N"),
             "--json" => json_out = true,
+            "--shape" => shape = args.next().expect("--shape statements|chains"),
             other => panic!("unknown argument {other}"),
         }
     }
     let mut rows = Vec::new();
     for &lines in &sizes {
-        let text = cairn_testgen::program(Config::with_lines(1, lines));
+        let text = cairn_bench::generated(&shape, lines);
         let targets = cairn_bench::body_edits(&text);
         let take = edits.min(targets.len());
         let dir = std::env::temp_dir().join(format!("cairn-bench-writeback-{}-{lines}", std::process::id()));
@@ -58,6 +62,7 @@ fn main() {
     let p50 = |row: &Value, key: &str| row[key]["p50_ms"].as_f64().unwrap_or(0.0);
     let (first, last) = (rows.first().expect("a size"), rows.last().expect("a size"));
     let report = json!({
+        "shape": shape,
         "sizes": rows,
         "written_p50_ratio_largest_to_smallest": p50(last, "edit_request_written") / p50(first, "edit_request_written").max(1e-9),
         "open_p50_ratio_largest_to_smallest": p50(last, "edit_open") / p50(first, "edit_open").max(1e-9),
@@ -66,7 +71,7 @@ fn main() {
         println!("{report}");
         return;
     }
-    println!("in process (cairn_mcp::Server, no transport), path sessions, each edit written back:");
+    println!("in process (cairn_mcp::Server, no transport), path sessions, each edit written back, shape {shape}:");
     for row in report["sizes"].as_array().expect("rows") {
         println!(
             "  {:>6} lines {:>8} B  edit_open p50 {:>7.3} ms p99 {:>7.3} ms   written edit p50 {:>7.3} ms p99 {:>7.3} ms   (n={})",

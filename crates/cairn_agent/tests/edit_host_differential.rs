@@ -64,7 +64,16 @@ const INSERTS: &[&str] = &[
 
 #[test]
 fn every_answer_equals_a_full_check_of_the_spliced_program() {
-    let text = cairn_testgen::program(Config::with_lines(11, 1500));
+    differential(cairn_testgen::program(Config::with_lines(11, 1500)));
+}
+
+/// The same over the second generator's shape: many small functions in deep call chains.
+#[test]
+fn every_answer_equals_a_full_check_on_a_program_of_call_chains() {
+    differential(cairn_testgen::program_chains(Config::chains_with_lines(11, 1500)));
+}
+
+fn differential(text: String) {
     let sources = Sources::single("main.cairn", text.clone());
     let mut host = EditHost::new();
     let mut original = cairn_hir::Workspace::new(vec![SourceText { name: "main.cairn".into(), text: text.clone() }]);

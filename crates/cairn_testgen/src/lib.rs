@@ -18,12 +18,18 @@
 //! `Buf`s and return early while holding them, and functions that make a linear value and
 //! `defer` the call that consumes it.
 //!
+//! [`program_chains`] (`chains.rs`) is shaped unlike all of these — many three-to-six-line
+//! functions in call chains up to 160 deep — so benches can show a figure on two shapes.
+//!
 //! Invariant: the output depends only on the [`Config`] (and the flavour); no clock, no
 //! environment; [`program`]'s output is the same as before the generic flavour existed.
 
 use std::fmt::Write;
 
+mod chains;
 pub mod mutate;
+
+pub use chains::program_chains;
 
 /// What to generate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +45,12 @@ impl Config {
     /// A configuration that yields about `lines` lines.
     pub fn with_lines(seed: u64, lines: usize) -> Config {
         Config { seed, functions: (lines / 12).max(1), expression_depth: 3 }
+    }
+
+    /// A configuration that yields about `lines` lines of [`program_chains`] (its functions are
+    /// about five and a half lines each, the blank line after each included).
+    pub fn chains_with_lines(seed: u64, lines: usize) -> Config {
+        Config { seed, functions: (lines * 10 / 54).max(1), expression_depth: 3 }
     }
 }
 
@@ -523,6 +535,19 @@ mod tests {
         let generic = program_with_generics(config);
         assert!(!plain.contains("trait Weigh") && generic.contains("trait Weigh"));
         assert!(generic.contains("[T:integer]") && generic.contains("[K:nat]"));
+    }
+
+    #[test]
+    fn the_chains_are_deep_and_their_size_follows_the_requested_lines() {
+        let config = Config::chains_with_lines(3, 20_000);
+        let text = program_chains(config);
+        assert_eq!(text, program_chains(config));
+        let lines = text.lines().count();
+        assert!((15_000..30_000).contains(&lines), "{lines} lines");
+        let functions = text.lines().filter(|l| l.starts_with("fn ")).count();
+        assert!(functions > lines / 7, "{functions} functions in {lines} lines");
+        // A chain 100 links long at least (c<k>_99 calls c<k>_98).
+        assert!(text.contains("_99(") && text.contains("_98("));
     }
 
     #[test]
