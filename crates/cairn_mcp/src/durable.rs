@@ -95,7 +95,7 @@ pub(crate) enum HostKind {
 }
 
 /// One path session as the table keeps it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Saved {
     pub handle: String,
@@ -114,7 +114,7 @@ pub(crate) struct Saved {
 }
 
 /// How a path session was opened: the `edit_open` arguments that matter.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct OpenArgs {
     pub path: String,
@@ -125,7 +125,7 @@ pub(crate) struct OpenArgs {
 }
 
 /// A session's write: its key (the digest of session and request) and its answer.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Written {
     pub key: String,
@@ -151,6 +151,9 @@ pub(crate) struct Durable {
     pub ledgers: BTreeMap<String, u64>,
     /// Why checkpoints are off, once they failed.
     off: Option<String>,
+    /// Each session of the last checkpoint, by handle, with its serialized form: a session
+    /// that did not change since is not serialized again ([`table_bytes`]).
+    serialized: HashMap<String, (Saved, Vec<u8>)>,
 }
 
 impl Durable {
@@ -170,6 +173,7 @@ impl Durable {
             said: None,
             ledgers: BTreeMap::new(),
             off: None,
+            serialized: HashMap::new(),
         };
         let Ok(Some(dir)) = SessionDir::existing(start) else { return durable };
         let mut said = Said::default();
@@ -293,8 +297,7 @@ impl Durable {
         let mut hosts = hosts;
         hosts.extend(self.dormant_hosts.values().cloned());
         hosts.sort_by(|a, b| a.key.cmp(&b.key));
-        let table = Table { schema: SCHEMA.into(), sessions: all, said, ledgers: self.ledgers.clone(), hosts };
-        let Ok(value) = serde_json::to_value(&table) else { return };
+        let Some(bytes) = table_bytes(&mut self.serialized, all, said, self.ledgers.clone(), hosts) else { return };
         if self.claim.is_none() {
             let id = self.id.clone();
             let Some(dir) = self.dir() else { return };
@@ -304,13 +307,53 @@ impl Durable {
             }
         }
         let (Some(dir), Some(claim)) = (self.dir.as_ref(), self.claim.as_ref()) else { return };
-        if let Err(error) = dir.write(claim, &value, synced) {
+        if let Err(error) = dir.write_serialized(claim, &bytes, synced) {
             return self.turn_off(format!("cannot write the session table: {error}"));
         }
         for adopted in std::mem::take(&mut self.adopted) {
             dir.remove(adopted);
         }
     }
+}
+
+/// What stands for the sessions in the serialized table until their bytes are put in.
+const SESSIONS_HERE: &str = "\u{1}cairn-sessions\u{1}";
+
+/// The table's JSON, exactly as `serde_json::to_vec(&serde_json::to_value(&table))` writes it
+/// (what the seal covers and a reader serializes again to check it), with each session's part
+/// taken from `serialized` when the session is the same as at the last checkpoint. A server
+/// keeps up to 256 spent sessions with their answers: serializing all of them at every open and
+/// every write was a fifth of a written edit. `serialized` is left holding this table's
+/// sessions.
+fn table_bytes(
+    serialized: &mut HashMap<String, (Saved, Vec<u8>)>,
+    sessions: Vec<Saved>,
+    said: Said,
+    ledgers: BTreeMap<String, u64>,
+    hosts: Vec<SavedHost>,
+) -> Option<Vec<u8>> {
+    let mut array = vec![b'['];
+    let mut kept = HashMap::with_capacity(sessions.len());
+    for (i, saved) in sessions.into_iter().enumerate() {
+        let bytes = match serialized.remove(&saved.handle) {
+            Some((before, bytes)) if before == saved => bytes,
+            _ => serde_json::to_vec(&serde_json::to_value(&saved).ok()?).ok()?,
+        };
+        if i > 0 {
+            array.push(b',');
+        }
+        array.extend_from_slice(&bytes);
+        kept.insert(saved.handle.clone(), (saved, bytes));
+    }
+    array.push(b']');
+    *serialized = kept;
+    let table = Table { schema: SCHEMA.into(), sessions: Vec::new(), said, ledgers, hosts };
+    let mut value = serde_json::to_value(&table).ok()?;
+    value["sessions"] = Value::from(SESSIONS_HERE);
+    let outer = serde_json::to_vec(&value).ok()?;
+    let marker = serde_json::to_vec(&Value::from(SESSIONS_HERE)).ok()?;
+    let at = outer.windows(marker.len()).position(|w| w == marker.as_slice())?;
+    Some([&outer[..at], &array[..], &outer[at + marker.len()..]].concat())
 }
 
 /// The number of a handle `e<n>` or `i<n>` (one numbering for edit and implementation
@@ -326,4 +369,62 @@ pub(crate) fn request_key(session: &str, request: &Value) -> String {
     text.push(b'\n');
     text.extend_from_slice(cairn_agent::canonical::canonical_json(request).as_bytes());
     cairn_agent::canonical::sha256_hex(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn saved(handle: &str, answer: &str) -> Saved {
+        Saved {
+            handle: handle.into(),
+            id: format!("id-{handle}"),
+            open: OpenArgs { path: "a.cairn".into(), symbol: "f".into(), ..OpenArgs::default() },
+            root: "/p".into(),
+            pinned: vec![("a.cairn".into(), "00".repeat(32))],
+            manifest_sha256: None,
+            expanded: Vec::new(),
+            written: (!answer.is_empty()).then(|| Written {
+                key: "k".into(),
+                answer: serde_json::from_str(&format!("{{\"status\":\"{answer}\",\"z\":1,\"a\":[2]}}")).unwrap(),
+            }),
+            escalated: None,
+        }
+    }
+
+    /// The bytes a table is sealed over are `to_vec(to_value(table))`, whether each session's
+    /// part was serialized now or kept from the last checkpoint.
+    #[test]
+    fn a_table_s_bytes_are_its_json_with_unchanged_sessions_reused() {
+        let ledgers = BTreeMap::from([("/p".to_string(), 3u64)]);
+        let direct = |sessions: &[Saved]| {
+            let table = Table {
+                schema: SCHEMA.into(),
+                sessions: sessions.to_vec(),
+                said: Said::default(),
+                ledgers: ledgers.clone(),
+                hosts: Vec::new(),
+            };
+            serde_json::to_vec(&serde_json::to_value(&table).unwrap()).unwrap()
+        };
+        let mut cache = HashMap::new();
+        let mut sessions = vec![saved("e1", "admitted"), saved("e2", ""), saved("e3", "rejected")];
+        let first = table_bytes(&mut cache, sessions.clone(), Said::default(), ledgers.clone(), Vec::new()).unwrap();
+        assert_eq!(first, direct(&sessions));
+        assert_eq!(cache.len(), 3);
+        // One session changes, one goes, one comes: only those are serialized again.
+        sessions[1].expanded.push(serde_json::json!(["g"]));
+        sessions.remove(0);
+        sessions.push(saved("e4", "admitted"));
+        let stale = cache.get("e3").map(|(_, bytes)| bytes.clone());
+        let second = table_bytes(&mut cache, sessions.clone(), Said::default(), ledgers.clone(), Vec::new()).unwrap();
+        assert_eq!(second, direct(&sessions));
+        assert_eq!(cache.get("e3").map(|(_, bytes)| bytes.clone()), stale);
+        assert!(!cache.contains_key("e1") && cache.contains_key("e4"));
+        // No sessions at all.
+        assert_eq!(
+            table_bytes(&mut cache, Vec::new(), Said::default(), ledgers.clone(), Vec::new()).unwrap(),
+            direct(&[])
+        );
+    }
 }

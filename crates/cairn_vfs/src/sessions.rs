@@ -128,16 +128,22 @@ impl SessionDir {
     /// file and the directory, so the table survives an OS crash; without it the table survives
     /// the death of the process, and after an OS crash it is the old one or fails its seal.
     pub fn write(&self, claim: &Claim, table: &Value, synced: bool) -> std::io::Result<()> {
+        self.write_serialized(claim, &serde_json::to_vec(table).map_err(std::io::Error::other)?, synced)
+    }
+
+    /// [`SessionDir::write`] of a table already serialized: `bytes` must be exactly what
+    /// `serde_json::to_vec` makes of the table's `Value` (a reader serializes it again to check
+    /// the seal).
+    pub fn write_serialized(&self, claim: &Claim, bytes: &[u8], synced: bool) -> std::io::Result<()> {
         let key = journal_key().map_err(std::io::Error::other)?;
-        let bytes = serde_json::to_vec(table).map_err(std::io::Error::other)?;
         // The sealed form `{"mac":…,"table":…}` around the bytes the seal covers, serialized once
         // (the reader parses it as `Sealed` and seals the table again to compare).
-        let mac = hmac_hex(key, &bytes);
+        let mac = hmac_hex(key, bytes);
         let mut text = Vec::with_capacity(bytes.len() + mac.len() + 20);
         text.extend_from_slice(b"{\"mac\":\"");
         text.extend_from_slice(mac.as_bytes());
         text.extend_from_slice(b"\",\"table\":");
-        text.extend_from_slice(&bytes);
+        text.extend_from_slice(bytes);
         text.push(b'}');
         let name = format!("{}.json", claim.id);
         let during = || crate::fault::point("during-checkpoint");
