@@ -340,8 +340,9 @@ impl Dir {
         result
     }
 
-    /// [`Dir::replace`] (`synced`) or [`Dir::replace_unsynced`] for a file whose readers ignore
-    /// trailing whitespace (JSON), without freeing a block: the staged name `name.new` keeps the
+    /// [`Dir::replace`] (`synced`, which it is) or [`Dir::replace_unsynced`] for a file whose
+    /// readers ignore trailing whitespace (JSON), unsynced without freeing a block: the staged
+    /// name `name.new` keeps the
     /// content replaced last time, is overwritten in place (padded with spaces where the old
     /// content was longer, cut only where it was more than twice as long) and exchanged with
     /// `name`. On a file system mounted with `discard`, freeing the replaced inode waited for
@@ -350,6 +351,12 @@ impl Dir {
     /// a file system without an exchange (and for the first content) the staged file is renamed.
     pub fn replace_reusing(&self, name: &str, bytes: &[u8], synced: bool, during: impl FnOnce()) -> io::Result<()> {
         use std::io::{Seek, Write};
+        // A synced replacement takes a fresh inode (and leaves no staged file): reused, the
+        // staged file would hold the content before this one, which a later unsynced
+        // replacement could show again after an OS crash in place of this synced one.
+        if synced {
+            return self.replace_with(name, bytes, true, during);
+        }
         let staging = format!("{name}.new");
         let mut file = self.open_reusable(&staging)?;
         let result = (|| -> io::Result<bool> {

@@ -92,7 +92,7 @@ fn a_reusing_replacement_swaps_in_place_and_never_writes_through_a_link() {
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
     root.replace_reusing("t", b"{\"a\":1000}", false, || {}).unwrap();
     assert_eq!(read("t"), "{\"a\":1000}");
-    root.replace_reusing("t", b"{\"a\":2}", true, || {}).unwrap();
+    root.replace_reusing("t", b"{\"a\":2}", false, || {}).unwrap();
     assert_eq!(read("t"), "{\"a\":2}");
     assert_eq!(read("t.new"), "{\"a\":1000}", "the replaced content is kept as the next staging");
     let ino = |name: &str| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(dir.join(name)).unwrap());
@@ -102,6 +102,14 @@ fn a_reusing_replacement_swaps_in_place_and_never_writes_through_a_link() {
     assert_eq!(read("t"), "{\"b\":30}  ");
     assert_eq!(serde_json::from_str::<serde_json::Value>(&read("t")).unwrap(), serde_json::json!({"b": 30}));
     assert_eq!((ino("t"), ino("t.new")), (second, first), "no inode made or freed");
+    // A synced replacement takes a fresh inode and leaves no staged file (whose older content
+    // a later unsynced replacement could otherwise bring back after an OS crash).
+    root.replace_reusing("t", b"{\"s\":1}", true, || {}).unwrap();
+    assert_eq!(read("t"), "{\"s\":1}");
+    assert!(!dir.join("t.new").exists());
+    root.replace_reusing("t", b"{\"s\":2}", false, || {}).unwrap();
+    root.replace_reusing("t", b"{\"s\":3}", false, || {}).unwrap();
+    assert_eq!((read("t"), read("t.new")), ("{\"s\":3}".to_string(), "{\"s\":2}".to_string()));
     // Far shorter: cut instead.
     root.replace_reusing("t", b"[]", false, || {}).unwrap();
     root.replace_reusing("t", b"1", false, || {}).unwrap();

@@ -262,6 +262,15 @@ pub(super) fn store(open: &Open, entry: &Entry, reverts: Option<u64>, durable: b
     result.map_err(|e| io("write the journal entry", &e)).map(|_| name)
 }
 
+/// Makes an entry stored without a sync durable, with the journal's directory (its kept links
+/// and markers): best effort, after the answer (`Journal::tidy`).
+pub(super) fn sync(open: &Open, file: &str) {
+    if let Ok((entry, _)) = open.entries.open_regular(file) {
+        let _ = entry.sync_all();
+    }
+    let _ = open.entries.sync();
+}
+
 /// The empty file the journal keeps for its next entry (`Dir::keep_spare`); not an entry's
 /// name, so the listing never sees it.
 pub(super) const SPARE: &str = "spare";

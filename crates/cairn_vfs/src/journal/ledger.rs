@@ -136,8 +136,9 @@ pub(super) struct Ledger {
     len: u64,
     /// The file's device and inode as read or appended to (`None`: no file, or replaced).
     file: Option<(u64, u64)>,
-    /// The bytes of the file's last whole line (what a later read must find just before
-    /// `whole` to take the remembered records as the file's).
+    /// The bytes of the file's first and last whole lines (what a later read must find at the
+    /// start and just before `whole` to take the remembered records as the file's).
+    first_line: Vec<u8>,
     last_line: Vec<u8>,
 }
 
@@ -145,10 +146,12 @@ pub(super) struct Ledger {
 /// came from. Ledgers are only ever appended to (a torn tail cut back to `whole` first) or
 /// replaced whole (compaction, a new inode), so a file with the same device and inode, at
 /// least `whole` bytes long, holding the same last line just before `whole`, holds these
-/// records followed by whatever was appended since.
+/// records followed by whatever was appended since. Its first line is checked as well, so a
+/// new ledger that got a freed inode's number back is not taken for the old one.
 struct Remembered {
     file: (u64, u64),
     whole: u64,
+    first_line: Vec<u8>,
     last_line: Vec<u8>,
     records: Vec<Record>,
 }
@@ -169,6 +172,7 @@ impl Drop for Ledger {
         remembered.push(Remembered {
             file,
             whole: self.whole,
+            first_line: std::mem::take(&mut self.first_line),
             last_line: std::mem::take(&mut self.last_line),
             records: std::mem::take(&mut self.records),
         });
@@ -231,7 +235,14 @@ pub(super) fn read(open: &Open) -> Result<Ledger, WriteError> {
     let (file, stat) = match open.state.open_regular(LEDGER) {
         Ok(opened) => opened,
         Err(ReadError::Missing) => {
-            return Ok(Ledger { records: Vec::new(), whole: 0, len: 0, file: None, last_line: Vec::new() });
+            return Ok(Ledger {
+                records: Vec::new(),
+                whole: 0,
+                len: 0,
+                file: None,
+                first_line: Vec::new(),
+                last_line: Vec::new(),
+            });
         }
         Err(error) => return Err(refuse(&error)),
     };
@@ -240,16 +251,26 @@ pub(super) fn read(open: &Open) -> Result<Ledger, WriteError> {
     }
     let identity = (stat.dev, stat.ino);
     // From what this process remembers of the file, when the file still begins with it.
-    let mut ledger = Ledger { records: Vec::new(), whole: 0, len: 0, file: Some(identity), last_line: Vec::new() };
+    let mut ledger = Ledger {
+        records: Vec::new(),
+        whole: 0,
+        len: 0,
+        file: Some(identity),
+        first_line: Vec::new(),
+        last_line: Vec::new(),
+    };
     let mut from = 0u64;
     if let Some(mut known) = recall(identity)
         && known.whole <= stat.len
     {
-        let tail_from = known.whole - known.last_line.len() as u64;
-        let mut check = vec![0u8; known.last_line.len()];
-        if std::os::unix::fs::FileExt::read_exact_at(&file, &mut check, tail_from).is_ok() && check == known.last_line {
+        let holds = |bytes: &[u8], at: u64| {
+            let mut found = vec![0u8; bytes.len()];
+            std::os::unix::fs::FileExt::read_exact_at(&file, &mut found, at).is_ok() && found == bytes
+        };
+        if holds(&known.first_line, 0) && holds(&known.last_line, known.whole - known.last_line.len() as u64) {
             ledger.records = std::mem::take(&mut known.records);
             ledger.whole = known.whole;
+            ledger.first_line = std::mem::take(&mut known.first_line);
             ledger.last_line = std::mem::take(&mut known.last_line);
             from = known.whole;
         }
@@ -265,6 +286,9 @@ pub(super) fn read(open: &Open) -> Result<Ledger, WriteError> {
     let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     for line in bytes[..whole].split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
         ledger.last_line = [line, b"\n"].concat();
+        if ledger.first_line.is_empty() {
+            ledger.first_line = ledger.last_line.clone();
+        }
         let Ok(record) = serde_json::from_slice::<Record>(line) else { continue };
         // A record out of order (a planted or duplicated line) is not one either.
         if record.schema != SCHEMA
@@ -303,16 +327,33 @@ fn append(open: &Open, ledger: &mut Ledger, mut record: Record, durable: bool) -
     file.write_all(&line).map_err(|e| io("append to the effect ledger", &e))?;
     if durable {
         file.sync_data().map_err(|e| io("make the effect ledger durable", &e))?;
+        // The first record made the ledger (and maybe `.cairn/` and its journal): their names
+        // must be on disk too before any file is touched.
+        if ledger.whole == 0 {
+            let _ = open.state.sync();
+            let _ = open.root.sync();
+        }
     }
     ledger.whole += line.len() as u64;
     ledger.len = ledger.whole;
     // The file appended to is the one remembered from now on (a ledger created by this
     // append, or one that was replaced since it was read, has a new inode).
     ledger.file = crate::safe::fstat(&file).ok().map(|stat| (stat.dev, stat.ino));
+    if ledger.whole == line.len() as u64 {
+        // This record is the file's first (it was empty, or only a torn line that was cut).
+        ledger.first_line = line.clone();
+    }
     ledger.last_line = line;
     let seq = record.seq;
     ledger.records.push(record);
     Ok(seq)
+}
+
+/// Makes the ledger durable as it stands (a `complete` appended without a sync): best effort.
+pub(super) fn sync(open: &Open) {
+    if let Ok((file, _)) = open.state.open_regular(LEDGER) {
+        let _ = file.sync_data();
+    }
 }
 
 fn record(kind: RecordKind, key: &str) -> Record {

@@ -290,3 +290,23 @@ fn list_kinds(dir: &Path) -> Vec<String> {
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"].as_str().unwrap().to_string())
         .collect()
 }
+
+#[test]
+fn a_ledger_whose_first_line_changed_in_place_is_read_whole_again() {
+    let (dir, journal) = project();
+    journal.write_recorded(&changes(), &intent("k", "s")).unwrap();
+    assert_eq!(journal.settled("k").unwrap(), Some(Settled::Complete(serde_json::json!({"key": "k"}))));
+    // The first line (the intent) blanked in place; the last line and the length stay.
+    let path = dir.path().join(".cairn").join(LEDGER);
+    let text = fs::read_to_string(&path).unwrap();
+    let first = text.find('\n').unwrap();
+    let blanked = format!("{}{}", " ".repeat(first), &text[first..]);
+    {
+        use std::io::Write;
+        let mut file = fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.write_all(blanked.as_bytes()).unwrap();
+    }
+    assert_eq!(fs::read_to_string(&path).unwrap().len(), text.len());
+    // Without its intent, the `complete` has no answer to give.
+    assert_eq!(journal.settled("k").unwrap(), None);
+}

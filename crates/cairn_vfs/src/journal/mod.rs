@@ -385,6 +385,8 @@ impl Journal {
         }
         let (open, _lock) = self.lock()?;
         self.recover_locked(&open)?;
+        // A `complete` not yet synced must be on disk before a file it settles changes again.
+        ledger::sync(&open);
         let seq = apply(&open, changes, &digests(changes), None, &self.hooks)?;
         prune(&open, KEEP);
         Ok(seq)
@@ -395,11 +397,23 @@ impl Journal {
     /// ([`Journal::write_recorded`]) leaves this to its caller, to do after the answer: on a
     /// file system mounted with `discard`, removing an entry's kept content waits for the
     /// device, and making a file can take a third of a millisecond.
+    ///
+    /// It also makes durable what the answer did not wait for (docs/durability.md, "Why these
+    /// syncs"): the ledger (its last `complete`) and the journal's entries and directory. When
+    /// another process holds the lock, nothing is done now (the next tidy does it): a server
+    /// never waits on another writer after it answered.
     pub fn tidy(&self) -> Result<(), WriteError> {
-        if self.open(false)?.is_none() {
-            return Ok(());
+        let Some(open) = self.open(false)? else { return Ok(()) };
+        let file = open.state.open_lock("lock", true).map_err(|e| io("open the project lock .cairn/lock", &e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(()),
+            Err(std::fs::TryLockError::Error(e)) => return Err(io("take the project lock", &e)),
         }
-        let (open, _lock) = self.lock()?;
+        ledger::sync(&open);
+        if let Some(newest) = list(&open)?.last() {
+            entry::sync(&open, &newest.file);
+        }
         prune(&open, KEEP);
         open.entries.keep_spare(entry::SPARE).map_err(|e| io("keep a spare journal entry", &e))
     }
@@ -514,6 +528,9 @@ impl Journal {
     pub fn undo(&self) -> Result<Undone, WriteError> {
         let (open, _lock) = self.lock()?;
         self.recover_locked(&open)?;
+        // A `complete` not yet synced must be on disk before undo puts its files back: else a
+        // crash could settle the write `not-applied`, and its resend would apply it again.
+        ledger::sync(&open);
         let listed = list(&open)?;
         let reverted: Vec<u64> =
             listed.iter().filter(|e| e.state == State::Committed).filter_map(|e| e.reverts).collect();
@@ -628,7 +645,8 @@ impl Prepared<'_> {
 /// Under the lock, the first half of a write-back: each file must hold its `before`
 /// ([`WriteError::Changed`] names those that do not), then each new content is staged beside
 /// its file, durable. A staged file is a hidden name beside its file that nothing reads; a
-/// crash leaves it behind, and the next write-back or recovery of that file removes it.
+/// crash leaves it behind, and the next write-back of that file removes it (so does settling
+/// an intent that names the file, when the crash came after the intent).
 fn prepare<'a>(open: &Open, changes: &'a [FileChange]) -> Result<Prepared<'a>, WriteError> {
     let mut judged = Vec::new();
     let mut changed = Vec::new();
@@ -751,7 +769,9 @@ fn finish(
     // The replaced contents live on in the journal's kept links; their staged names go.
     staged.iter().for_each(unstage);
     sync_dirs(open, entry.files.iter().map(|f| f.name.as_str()));
-    entry::mark_committed(open, seq, &stored)?;
+    // The write stands once swapped: a marker that cannot be made is recovery's to supply (an
+    // entry whose files are all at "after" is completed), never a reason to say it failed.
+    let _ = entry::mark_committed(open, seq, &stored);
     Ok(seq)
 }
 
