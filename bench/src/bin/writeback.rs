@@ -99,7 +99,7 @@ fn measure(dir: &Path, text: &str, targets: &[BodyEdit]) -> (Vec<Duration>, Vec<
         let start = Instant::now();
         let result = server.call(tool, &arguments).unwrap_or_else(|(_, why)| panic!("{tool}: {why}"));
         let took = start.elapsed();
-        server.settle();
+        server.settle().run();
         assert!(!result.is_error, "{tool}: {}", Value::Object(result.record.clone()));
         (Value::Object(result.record), took)
     };

@@ -20,7 +20,7 @@ use std::io::BufReader;
 use std::path::Path;
 
 pub use server::Handler;
-pub use tools::{Server, ToolResult};
+pub use tools::{Server, Tidy, ToolResult};
 
 /// Runs the server on this process's standard input and output until the input ends.
 ///

@@ -95,9 +95,14 @@ impl ServerHandler for Handler {
         // What the call left for later runs while the answer travels; the next call waits for
         // the lock, so it always sees the work done.
         tokio::task::spawn_blocking(move || {
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match settle.lock() {
-                Ok(mut guard) => guard.settle(),
-                Err(poisoned) => poisoned.into_inner().settle(),
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let tidy = match settle.lock() {
+                    Ok(mut guard) => guard.settle(),
+                    Err(poisoned) => poisoned.into_inner().settle(),
+                };
+                // Outside the server's lock: the next call need not wait for these syncs (a
+                // write waits for them on the program's own lock).
+                tidy.run();
             }));
         });
         match outcome {

@@ -105,6 +105,21 @@ pub(crate) struct PathSession {
 }
 
 /// The server's state across requests.
+/// The journals a call wrote, to tidy after its answer (`Journal::tidy`: the syncs the answer
+/// did not wait for, then the oldest entries dropped).
+#[must_use = "a journal left untidy keeps growing and its last write is not yet synced"]
+pub struct Tidy(std::collections::BTreeSet<PathBuf>);
+
+impl Tidy {
+    pub fn run(self) {
+        for root in self.0 {
+            if let Err(error) = cairn_vfs::journal::Journal::new(&root).tidy() {
+                eprintln!("cairn mcp: cannot tidy the journal of {}: {error}", root.display());
+            }
+        }
+    }
+}
+
 pub struct Server {
     /// The directory the server started in; `path` arguments resolve inside it.
     start: PathBuf,
@@ -126,6 +141,8 @@ pub struct Server {
     pub(crate) host_sessions: HashMap<String, crate::durable::SavedHost>,
     /// The programs written since the last `settle`, whose journals it tidies.
     pub(crate) untidy: std::collections::BTreeSet<PathBuf>,
+    /// A checkpoint of the session table left for `settle` (after an edit session's write).
+    checkpoint_after: bool,
 }
 
 impl Server {
@@ -147,6 +164,7 @@ impl Server {
             pinned: HashMap::new(),
             host_sessions: HashMap::new(),
             untidy: Default::default(),
+            checkpoint_after: false,
         };
         if adopted {
             server.checkpoint(true);
@@ -155,14 +173,16 @@ impl Server {
     }
 
     /// Work a call left for after its answer: moving a compile forward to a written edit, and
-    /// dropping the oldest journal entries of the programs written (`Journal::tidy`).
-    pub fn settle(&mut self) {
+    /// the session table's checkpoint after an edit session's write. What
+    /// it returns, the tidying of the journals written ([`Tidy::run`]), needs none of the
+    /// server's state: run it after releasing the server, so the next call does not wait for
+    /// its syncs.
+    pub fn settle(&mut self) -> Tidy {
         self.host.settle();
-        for root in std::mem::take(&mut self.untidy) {
-            if let Err(error) = cairn_vfs::journal::Journal::new(&root).tidy() {
-                eprintln!("cairn mcp: cannot tidy the journal of {}: {error}", root.display());
-            }
+        if std::mem::take(&mut self.checkpoint_after) {
+            self.checkpoint(false);
         }
+        Tidy(std::mem::take(&mut self.untidy))
     }
 
     /// Calls a tool. `Err` is a JSON-RPC error (unknown tool or arguments not an object):
@@ -512,9 +532,11 @@ impl Server {
                     if let Some(session) = self.sessions.get_mut(&handle) {
                         session.written = Some(Written { key, answer: record.clone() });
                     }
-                    // Not synced: what became of the write is in the ledger, whose intent was
-                    // synced before the file was touched (docs/durability.md, "Why these syncs").
-                    self.checkpoint(false);
+                    // After the answer (`settle`), and not synced: what became of the write is
+                    // in the ledger, whose intent was synced before the file was touched, and a
+                    // server restarted before this checkpoint learns it from there
+                    // (docs/durability.md, "Why these syncs").
+                    self.checkpoint_after = true;
                 }
                 Err(failure) => {
                     self.host.forget_admission(&handle);

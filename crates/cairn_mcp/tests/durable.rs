@@ -1,7 +1,8 @@
 //! Durable sessions driven in process (docs/durability.md): a server that goes away and its
 //! successor started in the same directory. Dropping a [`Server`] is what a kill leaves on disk
-//! (the table, the journal and the ledger are written before each answer; a drop releases the
-//! table's lock as the kernel does for a killed process). The kills themselves, at named and
+//! (the journal and the ledger are written before each answer, and so is the table but after a
+//! write, whose checkpoint waits for `settle`; a drop without `settle` is a kill right after the
+//! answer; a drop releases the table's lock as the kernel does for a killed process). The kills themselves, at named and
 //! random points, are `crates/cairn_cli/tests/durable.rs`.
 
 mod common;
@@ -55,6 +56,16 @@ fn a_resent_request_after_a_restart_gets_the_first_answer_and_is_never_applied_t
     assert!(!error, "{}", Value::Object(answer));
     assert_eq!(answer["written"], json!(["p.cairn"]));
     let written = std::fs::read_to_string(scratch.file("p.cairn")).expect("read");
+    // The table is checkpointed with the write only after the answer (`settle`): a server gone
+    // before that leaves a table whose session has not written, and its successor learns the
+    // write from the ledger.
+    let tables: Vec<String> = std::fs::read_dir(scratch.0.join(".cairn/sessions"))
+        .expect("the table's directory")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .map(|e| std::fs::read_to_string(e.path()).expect("a table"))
+        .collect();
+    assert!(!tables.is_empty() && tables.iter().all(|t| !t.contains("\"written\":{")), "{tables:?}");
     drop(first);
 
     let mut second = Server::new(&scratch.0);
