@@ -254,21 +254,25 @@ impl Journal {
             return Ok(Vec::new());
         }
         let (open, _lock) = self.lock()?;
-        self.recover_locked(&open).map(|(recovered, _)| recovered)
+        self.recover_locked(&open).map(|(recovered, ..)| recovered)
     }
 
     /// Under the lock: recovers the journal's pending entries, then settles the effect
-    /// ledger's open intents by what the files hold after that (`ledger.rs`).
-    fn recover_locked(&self, open: &Open) -> Result<(Vec<Recovered>, ledger::Ledger), WriteError> {
-        let recovered = self.recover_entries(open)?;
+    /// ledger's open intents by what the files hold after that (`ledger.rs`). Also gives the
+    /// newest entry's `seq` (recovery adds none), from which the next entry is numbered.
+    fn recover_locked(&self, open: &Open) -> Result<(Vec<Recovered>, ledger::Ledger, u64), WriteError> {
+        let (recovered, last) = self.recover_entries(open)?;
         let mut ledger = ledger::read(open)?;
         ledger::settle(open, &mut ledger)?;
-        Ok((recovered, ledger))
+        Ok((recovered, ledger, last))
     }
 
-    fn recover_entries(&self, open: &Open) -> Result<Vec<Recovered>, WriteError> {
+    /// Recovers the pending entries; with the newest entry's `seq` (0: none).
+    fn recover_entries(&self, open: &Open) -> Result<(Vec<Recovered>, u64), WriteError> {
         let mut out = Vec::new();
-        for listed in list(open)?.into_iter().filter(|e| e.state == State::Pending) {
+        let listed = list(open)?;
+        let last = listed.last().map_or(0, |e| e.seq);
+        for listed in listed.into_iter().filter(|e| e.state == State::Pending) {
             let entry = match check(open, &listed) {
                 Ok(entry) => entry,
                 Err(why) => {
@@ -333,7 +337,7 @@ impl Journal {
             };
             out.push(recovered);
         }
-        Ok(out)
+        Ok((out, last))
     }
 
     /// The content the program's files will have once the pending entries are recovered, for the
@@ -384,10 +388,10 @@ impl Journal {
             }
         }
         let (open, _lock) = self.lock()?;
-        self.recover_locked(&open)?;
+        let (_, _, last) = self.recover_locked(&open)?;
         // A `complete` not yet synced must be on disk before a file it settles changes again.
         ledger::sync(&open);
-        let seq = apply(&open, changes, &digests(changes), None, &self.hooks)?;
+        let seq = apply(&open, changes, &digests(changes), last, None, &self.hooks)?;
         prune(&open, KEEP);
         Ok(seq)
     }
@@ -435,7 +439,7 @@ impl Journal {
             }
         }
         let (open, _lock) = self.lock()?;
-        let (_, mut ledger) = self.recover_locked(&open)?;
+        let (_, mut ledger, last) = self.recover_locked(&open)?;
         if let Some(ledger::Settled::Complete(answer)) = ledger.settled(&intent.key) {
             return Ok(Recorded::Earlier(answer));
         }
@@ -463,7 +467,7 @@ impl Journal {
             return Err(error);
         }
         crate::fault::point("after-intent");
-        match prepared.and_then(|prepared| finish(&open, changes, &digests, prepared, None, &self.hooks)) {
+        match prepared.and_then(|prepared| finish(&open, changes, &digests, prepared, last, None, &self.hooks)) {
             Ok(seq) => {
                 crate::fault::point("before-completion");
                 let completed = ledger::complete(&open, &mut ledger, &intent.key, seq)?;
@@ -512,7 +516,7 @@ impl Journal {
             return Ok(Vec::new());
         }
         let (open, _lock) = self.lock()?;
-        let (_, ledger) = self.recover_locked(&open)?;
+        let (_, ledger, _) = self.recover_locked(&open)?;
         let mut out = Vec::new();
         for session in sessions {
             if let Some(intent) = ledger.newest_intent_of(session).filter(|i| i.seq > after)
@@ -575,7 +579,8 @@ impl Journal {
             changed.sort();
             return Err(WriteError::Changed(changed));
         }
-        apply(&open, &changes, &digests(&changes), Some(last.seq), &self.hooks)?;
+        let newest = listed.last().map_or(0, |e| e.seq);
+        apply(&open, &changes, &digests(&changes), newest, Some(last.seq), &self.hooks)?;
         prune(&open, KEEP);
         Ok(Undone { seq: last.seq, files: entry.files.iter().map(|f| f.name.clone()).collect() })
     }
@@ -621,11 +626,12 @@ fn apply(
     open: &Open,
     changes: &[FileChange],
     digests: &[(String, String)],
+    last: u64,
     reverts: Option<u64>,
     hooks: &Hooks,
 ) -> Result<u64, WriteError> {
     let prepared = prepare(open, changes)?;
-    finish(open, changes, digests, prepared, reverts, hooks)
+    finish(open, changes, digests, prepared, last, reverts, hooks)
 }
 
 /// A write-back's files judged and staged, not yet journaled or swapped ([`prepare`]).
@@ -683,30 +689,21 @@ fn prepare<'a>(open: &Open, changes: &'a [FileChange]) -> Result<Prepared<'a>, W
 }
 
 /// Under the lock, the second half of a write-back ([`prepare`] made the first): keep each
-/// file's old content, store the entry, swap each file in, commit.
+/// file's old content, store the entry (numbered after `last`, the newest entry's `seq` as the
+/// lock holder listed it), swap each file in, commit.
 fn finish(
     open: &Open,
     changes: &[FileChange],
     digests: &[(String, String)],
     prepared: Prepared<'_>,
+    last: u64,
     reverts: Option<u64>,
     hooks: &Hooks,
 ) -> Result<u64, WriteError> {
     let Prepared { judged, mut staged } = prepared;
-    let seq = match list(open).map(|entries| entries.last().map_or(0, |e| e.seq)) {
-        Ok(last) => match last.checked_add(1).filter(|s| *s <= MAX_SEQ) {
-            Some(seq) => seq,
-            None => {
-                staged.iter().for_each(unstage);
-                return Err(WriteError::Io(
-                    "the journal's sequence is exhausted; move .cairn/journal aside to go on".into(),
-                ));
-            }
-        },
-        Err(error) => {
-            staged.iter().for_each(unstage);
-            return Err(error);
-        }
+    let Some(seq) = last.checked_add(1).filter(|s| *s <= MAX_SEQ) else {
+        staged.iter().for_each(unstage);
+        return Err(WriteError::Io("the journal's sequence is exhausted; move .cairn/journal aside to go on".into()));
     };
     let mut files = Vec::new();
     let mut linked = Vec::new();
