@@ -8,6 +8,9 @@
 //!      so every open reads a file the previous edit changed, as an agent's loop does;
 //!    - *source*: one `edit_open` with the text as `source`, then N admitted body edits in that
 //!      session (nothing is written).
+//!
+//!    After the path loop the server's resident memory (now and at its peak) is read from
+//!    `/proc`: issue 22 asks for at most 64 MiB on a 10,000-line project after 200 edits.
 //! 2. The same host in process (`cairn_agent::edit::EditHost`), without transport or JSON, as
 //!    the baseline that shows what the wire costs.
 //! 3. Packet sizes over 30 scripted edits of the examples: each step opens a focused and a
@@ -59,7 +62,12 @@ fn main() {
 
     let report = json!({
         "program": {"lines": text.lines().count(), "bytes": text.len(), "functions_edited": edits},
-        "client_path": {"edit_open": percentiles(&path_loop.0), "edit_request_admitted_and_written": percentiles(&path_loop.1)},
+        "client_path": {
+            "edit_open": percentiles(&path_loop.0),
+            "edit_request_admitted_and_written": percentiles(&path_loop.1),
+            "server_rss_mib_after": path_loop.2.0,
+            "server_peak_rss_mib": path_loop.2.1,
+        },
         "client_source": {"edit_open": percentiles(&source_loop.0), "edit_request_admitted": percentiles(&source_loop.1)},
         "in_process": {"open": percentiles(&in_process.0), "admitted_body": percentiles(&in_process.1)},
         "packets": sizes,
@@ -81,6 +89,11 @@ fn main() {
     println!("client-measured over `cairn mcp` (path sessions, written back):");
     line("edit_open", &report["client_path"]["edit_open"]);
     line("edit_request (admitted, written)", &report["client_path"]["edit_request_admitted_and_written"]);
+    println!(
+        "  server memory after the loop: {:.1} MiB resident, {:.1} MiB at its peak",
+        report["client_path"]["server_rss_mib_after"].as_f64().unwrap_or(0.0),
+        report["client_path"]["server_peak_rss_mib"].as_f64().unwrap_or(0.0)
+    );
     println!("client-measured over `cairn mcp` (one source session):");
     line("edit_open (600 KB of source in the request)", &report["client_source"]["edit_open"]);
     line("edit_request (admitted)", &report["client_source"]["edit_request_admitted"]);
@@ -162,6 +175,22 @@ impl Server {
     }
 }
 
+impl Server {
+    /// The server process's resident memory now and at its peak, in MiB (`VmRSS`, `VmHWM`).
+    fn memory_mib(&self) -> (f64, f64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|kb| kb.parse::<f64>().ok())
+                .map_or(0.0, |kb| kb / 1024.0)
+        };
+        (field("VmRSS:"), field("VmHWM:"))
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -174,7 +203,7 @@ fn client_path_loop(
     dir: &Path,
     text: &str,
     targets: &[(String, String)],
-) -> (Vec<Duration>, Vec<Duration>) {
+) -> (Vec<Duration>, Vec<Duration>, (f64, f64)) {
     let file: PathBuf = dir.join("big.cairn");
     std::fs::write(&file, text).expect("write program");
     let mut server = Server::start(binary, dir);
@@ -192,7 +221,9 @@ fn client_path_loop(
         opens.push(open_time);
         edits.push(edit_time);
     }
-    (opens, edits)
+    // The settling of the last write has run once the next call is answered.
+    let _ = server.tool("check", json!({"path": "big.cairn"}));
+    (opens, edits, server.memory_mib())
 }
 
 fn client_source_loop(
