@@ -531,7 +531,11 @@ impl Server {
                     };
                     if let Some(session) = self.sessions.get_mut(&handle) {
                         session.written = Some(Written { key, answer: record.clone() });
+                        // Spent: the server answers its resend and refuses the rest; the host
+                        // lets go of it (and, once the compile moved forward, of its text).
+                        session.disk = None;
                     }
+                    self.host.retire(&handle);
                     // After the answer (`settle`), and not synced: what became of the write is
                     // in the ledger, whose intent was synced before the file was touched, and a
                     // server restarted before this checkpoint learns it from there
@@ -549,9 +553,8 @@ impl Server {
     }
 
     /// What a path session's durable state says of a request before the host judges it: the
-    /// resend of the request it wrote gets the first answer; any other writing request of a
-    /// written session, and every request of an escalated one or of one restored spent, is
-    /// `E-SESSION`.
+    /// resend of the request it wrote gets the first answer; every other request of a written
+    /// (spent) session, and every request of an escalated one, is `E-SESSION`.
     fn judge_durable(&self, session: &PathSession, request: &Value, writing: bool) -> Option<ToolResult> {
         if let Some(files) = &session.escalated {
             return Some(ToolResult::error(self.host.refusal(
@@ -572,14 +575,12 @@ impl Server {
                 vec![("files", files)],
             )));
         }
-        if session.disk.is_none() {
-            return Some(ToolResult::error(self.host.refusal(
-                "E-SESSION",
-                "This session's change was written before the server restarted; only its resend is answered now. Open a new session to go on.",
-                vec![("files", files)],
-            )));
-        }
-        None
+        // Written, now or before a restart: the session is spent (protocol §2.1).
+        Some(ToolResult::error(self.host.refusal(
+            "E-SESSION",
+            "This session's change was written; only the resend of that request is answered now. Open a new session to go on.",
+            vec![("files", files)],
+        )))
     }
 
     /// The refusal of a write-back that did not happen (nothing was written).

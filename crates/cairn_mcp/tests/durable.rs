@@ -94,6 +94,9 @@ fn a_resent_request_after_a_restart_gets_the_first_answer_and_is_never_applied_t
     assert!(!error);
     assert_eq!(resent, first_answer);
     assert_eq!(ledger(&scratch.0).len(), 4, "the live resend wrote nothing either");
+    // A live session that wrote is spent as well: anything but the resend is E-SESSION.
+    let (state, error) = call(&mut second, "edit_request", request(&other_handle, "state", json!({})));
+    assert!(error && code(&state) == "E-SESSION", "{}", Value::Object(state));
 }
 
 #[test]

@@ -122,11 +122,25 @@ impl EditHost {
         }
     }
 
-    /// Makes the moves [`EditHost::advance`] noted.
+    /// Makes the moves [`EditHost::advance`] noted, then lets go of the text of programs
+    /// nothing pins any more (a retired session's).
     pub fn settle(&mut self) {
+        let moved = !self.pending.is_empty();
         for (index, change) in std::mem::take(&mut self.pending) {
             self.move_forward(index, change);
         }
+        if moved {
+            self.release_unpinned();
+        }
+    }
+
+    /// Forgets a session whose change a server wrote back: it is spent (protocol §2.1: every
+    /// request of it but the resend, which the server answers from its own record, is
+    /// `E-SESSION`), so once its program's compile has moved forward ([`EditHost::settle`])
+    /// nothing keeps that program's text. Without this, every written edit kept a whole copy of
+    /// the program until 256 sessions later.
+    pub fn retire(&mut self, handle: &str) {
+        self.sessions.retain(|s| s.handle != handle);
     }
 
     /// Moves a program's compile forward to an admitted change (see [`EditHost::advance`]).
