@@ -194,8 +194,10 @@ impl Durable {
             said.terms.extend(table.said.terms);
             said.terms_sent |= table.said.terms_sent;
             for (root, seq) in table.ledgers {
-                let seen = durable.ledgers.entry(root).or_insert(0);
-                *seen = (*seen).max(seq);
+                // The lowest across the adopted tables: a session a table holds unwritten may
+                // have written after that table's last checkpoint (it comes after the answer),
+                // and its intent must not fall below what another table had seen.
+                durable.ledgers.entry(root).and_modify(|seen| *seen = (*seen).min(seq)).or_insert(seq);
             }
             durable.adopted.push(orphan.claim);
         }

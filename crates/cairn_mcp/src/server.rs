@@ -25,7 +25,7 @@ pub const VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024
 /// The rmcp face of the server.
 #[derive(Clone)]
 pub struct Handler {
-    server: Arc<Mutex<Server>>,
+    pub(crate) server: Arc<Mutex<Server>>,
     tools: Arc<Vec<Tool>>,
 }
 
@@ -92,16 +92,17 @@ impl ServerHandler for Handler {
             }))
         })
         .await;
-        // What the call left for later runs while the answer travels; the next call waits for
-        // the lock, so it always sees the work done.
+        // What the call left for later runs while the answer travels. A later call may take the
+        // lock first: every host entry point settles the host first, and a checkpoint left for
+        // later stays due until some settle runs; the tidy takes the program's own lock (a
+        // write that gets it first leaves the tidy to the next one).
         tokio::task::spawn_blocking(move || {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let tidy = match settle.lock() {
                     Ok(mut guard) => guard.settle(),
                     Err(poisoned) => poisoned.into_inner().settle(),
                 };
-                // Outside the server's lock: the next call need not wait for these syncs (a
-                // write waits for them on the program's own lock).
+                // Outside the server's lock: the next call need not wait for these syncs.
                 tidy.run();
             }));
         });

@@ -104,7 +104,6 @@ pub(crate) struct PathSession {
     pub(crate) escalated: Option<Vec<String>>,
 }
 
-/// The server's state across requests.
 /// The journals a call wrote, to tidy after its answer (`Journal::tidy`: the syncs the answer
 /// did not wait for, then the oldest entries dropped).
 #[must_use = "a journal left untidy keeps growing and its last write is not yet synced"]
@@ -120,6 +119,7 @@ impl Tidy {
     }
 }
 
+/// The server's state across requests.
 pub struct Server {
     /// The directory the server started in; `path` arguments resolve inside it.
     start: PathBuf,
@@ -178,10 +178,12 @@ impl Server {
     /// server's state: run it after releasing the server, so the next call does not wait for
     /// its syncs.
     pub fn settle(&mut self) -> Tidy {
-        self.host.settle();
+        // The checkpoint first: it reads nothing the compile's move changes, and a kill between
+        // the answer and it is the window the ledger covers (kept short).
         if std::mem::take(&mut self.checkpoint_after) {
             self.checkpoint(false);
         }
+        self.host.settle();
         Tidy(std::mem::take(&mut self.untidy))
     }
 

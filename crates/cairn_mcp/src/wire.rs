@@ -74,6 +74,7 @@ const BOOT_ID: &str = "cairn-wire-boot";
 /// Serves `handler` reading lines from `input` and writing answers to `output`, until the input
 /// ends. Returns the exit status (0).
 pub fn serve(handler: Handler, input: impl BufRead + Send + 'static, mut output: impl Write) -> i32 {
+    let server = handler.server.clone();
     // Tool calls run on the runtime's blocking threads: each gets the analysis stack, so no
     // input within the language's limits overflows it (cairn_hir::stack).
     cairn_agent::stack::ensure_pool();
@@ -179,6 +180,13 @@ pub fn serve(handler: Handler, input: impl BufRead + Send + 'static, mut output:
         let _ = service.await;
     });
     runtime.shutdown_background();
+    // What the last calls left for after their answers (a checkpoint, a journal's tidy) is done
+    // before a clean exit, so closing the input right after a write is not a kill.
+    let tidy = match server.lock() {
+        Ok(mut guard) => guard.settle(),
+        Err(poisoned) => poisoned.into_inner().settle(),
+    };
+    tidy.run();
     0
 }
 

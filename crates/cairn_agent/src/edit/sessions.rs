@@ -141,6 +141,8 @@ impl EditHost {
     /// the program until 256 sessions later.
     pub fn retire(&mut self, handle: &str) {
         self.sessions.retain(|s| s.handle != handle);
+        // A program whose compile is still here keeps its text (a pending move needs both).
+        self.release_unpinned();
     }
 
     /// Moves a program's compile forward to an admitted change (see [`EditHost::advance`]).

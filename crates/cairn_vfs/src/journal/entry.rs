@@ -262,11 +262,13 @@ pub(super) fn store(open: &Open, entry: &Entry, reverts: Option<u64>, durable: b
     result.map_err(|e| io("write the journal entry", &e)).map(|_| name)
 }
 
-/// Makes an entry stored without a sync durable, with the journal's directory (its kept links
+/// Makes entries stored without a sync durable, with the journal's directory (their kept links
 /// and markers): best effort, after the answer (`Journal::tidy`).
-pub(super) fn sync(open: &Open, file: &str) {
-    if let Ok((entry, _)) = open.entries.open_regular(file) {
-        let _ = entry.sync_all();
+pub(super) fn sync<'a>(open: &Open, files: impl Iterator<Item = &'a str>) {
+    for file in files {
+        if let Ok((entry, _)) = open.entries.open_regular(file) {
+            let _ = entry.sync_all();
+        }
     }
     let _ = open.entries.sync();
 }

@@ -62,6 +62,8 @@ pub(crate) use self::entry::sha256;
 pub const STATE_DIR: &str = ".cairn";
 /// How many entries the journal keeps (older ones are pruned after a commit).
 const KEEP: usize = 64;
+/// How many of the newest entries a tidy syncs.
+const TIDY_SYNCS: usize = 4;
 
 /// One file to write: where it is, how the caller names it, what it must still hold, and its
 /// new content.
@@ -415,9 +417,10 @@ impl Journal {
             Err(std::fs::TryLockError::Error(e)) => return Err(io("take the project lock", &e)),
         }
         ledger::sync(&open);
-        if let Some(newest) = list(&open)?.last() {
-            entry::sync(&open, &newest.file);
-        }
+        // The newest few: a tidy skipped while a write held the lock left its entry unsynced
+        // (syncing a file that is already on disk costs little).
+        let listed = list(&open)?;
+        entry::sync(&open, listed.iter().rev().take(TIDY_SYNCS).map(|e| e.file.as_str()));
         prune(&open, KEEP);
         open.entries.keep_spare(entry::SPARE).map_err(|e| io("keep a spare journal entry", &e))
     }
