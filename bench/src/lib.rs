@@ -105,3 +105,61 @@ pub fn body_edits(text: &str) -> Vec<BodyEdit> {
     }
     out
 }
+
+/// The arguments of a bench that sweeps program sizes: `--lines N[,N...]` (default 2,000,
+/// 22,000 and 90,000), `--shape statements|chains` ([`generated`]) and `--json`. Any other flag
+/// goes to `other` with the rest of the arguments (it takes its value from them, or panics).
+pub struct Sweep {
+    pub sizes: Vec<usize>,
+    pub shape: String,
+    pub json: bool,
+}
+
+impl Sweep {
+    pub fn from_args(mut other: impl FnMut(&str, &mut dyn Iterator<Item = String>)) -> Sweep {
+        let mut sweep = Sweep { sizes: vec![2000, 22000, 90000], shape: "statements".into(), json: false };
+        let mut args = std::env::args().skip(1);
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--lines" => {
+                    let list = args.next().expect("--lines N[,N...]");
+                    sweep.sizes = list.split(',').map(|v| v.trim().parse().expect("a line count")).collect();
+                }
+                "--shape" => sweep.shape = args.next().expect("--shape statements|chains"),
+                "--json" => sweep.json = true,
+                flag => other(flag, &mut args),
+            }
+        }
+        sweep
+    }
+}
+
+/// The p50 in milliseconds of the [`percentiles`] under `key` in a row.
+pub fn p50_ms(row: &serde_json::Value, key: &str) -> f64 {
+    row[key]["p50_ms"].as_f64().unwrap_or(0.0)
+}
+
+/// The largest size's p50 of `key` over the smallest's (rows in the order of the sizes).
+pub fn p50_ratio(rows: &[serde_json::Value], key: &str) -> f64 {
+    let (Some(first), Some(last)) = (rows.first(), rows.last()) else { return 0.0 };
+    p50_ms(last, key) / p50_ms(first, key).max(1e-9)
+}
+
+/// One line per size: its lines and bytes, then p50 and p99 of each `(label, key)`, and the count
+/// of the last.
+pub fn print_sizes(rows: &[serde_json::Value], measures: &[(&str, &str)]) {
+    for row in rows {
+        let mut line = format!("  {:>6} lines {:>8} B", row["lines"], row["bytes"]);
+        for (label, key) in measures {
+            line += &format!(
+                "  {label} p50 {:>7.3} ms p99 {:>7.3} ms ",
+                p50_ms(row, key),
+                row[key]["p99_ms"].as_f64().unwrap_or(0.0)
+            );
+        }
+        if let Some((_, key)) = measures.last() {
+            line += &format!("  (n={})", row[key]["n"]);
+        }
+        println!("{line}");
+    }
+}

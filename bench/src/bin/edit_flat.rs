@@ -14,32 +14,20 @@
 use std::time::{Duration, Instant};
 
 use cairn_agent::edit::{EditHost, OpenRequest, Sources};
-use cairn_bench::{BodyEdit, percentiles};
+use cairn_bench::{BodyEdit, p50_ratio, percentiles, print_sizes};
 use serde_json::{Value, json};
 
 fn main() {
-    let mut sizes: Vec<usize> = vec![2000, 22000, 90000];
     let mut functions = 100usize;
     let mut rounds = 4usize;
-    let mut json_out = false;
-    let mut shape = "statements".to_string();
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--lines" => {
-                let list = args.next().expect("--lines N[,N...]");
-                sizes = list.split(',').map(|v| v.trim().parse().expect("a line count")).collect();
-            }
-            "--functions" => functions = args.next().and_then(|v| v.parse().ok()).expect("--functions N"),
-            "--rounds" => rounds = args.next().and_then(|v| v.parse().ok()).expect("--rounds N"),
-            "--json" => json_out = true,
-            "--shape" => shape = args.next().expect("--shape statements|chains"),
-            other => panic!("unknown argument {other}"),
-        }
-    }
+    let sweep = cairn_bench::Sweep::from_args(|flag, args| match flag {
+        "--functions" => functions = args.next().and_then(|v| v.parse().ok()).expect("--functions N"),
+        "--rounds" => rounds = args.next().and_then(|v| v.parse().ok()).expect("--rounds N"),
+        other => panic!("unknown argument {other}"),
+    });
     let mut rows = Vec::new();
-    for &lines in &sizes {
-        let text = cairn_bench::generated(&shape, lines);
+    for &lines in &sweep.sizes {
+        let text = cairn_bench::generated(&sweep.shape, lines);
         let targets = cairn_bench::body_edits(&text);
         let take = functions.min(targets.len());
         let (opens, edits) = measure(&text, &targets[..take], rounds);
@@ -51,36 +39,20 @@ fn main() {
             "admitted_edit": percentiles(&edits),
         }));
     }
-    let p50 = |row: &Value, key: &str| row[key]["p50_ms"].as_f64().unwrap_or(0.0);
-    let (first, last) = (rows.first().expect("a size"), rows.last().expect("a size"));
-    let report = json!({
-        "shape": shape,
-        "sizes": rows,
-        "edit_p50_ratio_largest_to_smallest": p50(last, "admitted_edit") / p50(first, "admitted_edit").max(1e-9),
-        "open_p50_ratio_largest_to_smallest": p50(last, "open") / p50(first, "open").max(1e-9),
-    });
-    if json_out {
+    let (edit, open) = (p50_ratio(&rows, "admitted_edit"), p50_ratio(&rows, "open"));
+    if sweep.json {
+        let report = json!({
+            "shape": sweep.shape,
+            "sizes": rows,
+            "edit_p50_ratio_largest_to_smallest": edit,
+            "open_p50_ratio_largest_to_smallest": open,
+        });
         println!("{report}");
         return;
     }
-    println!("in process (EditHost, no transport), admitted body edits, shape {shape}:");
-    for row in report["sizes"].as_array().expect("rows") {
-        println!(
-            "  {:>6} lines {:>8} B  open p50 {:>7.3} ms p99 {:>7.3} ms   edit p50 {:>7.3} ms p99 {:>7.3} ms   (n={})",
-            row["lines"],
-            row["bytes"],
-            p50(row, "open"),
-            row["open"]["p99_ms"].as_f64().unwrap_or(0.0),
-            p50(row, "admitted_edit"),
-            row["admitted_edit"]["p99_ms"].as_f64().unwrap_or(0.0),
-            row["admitted_edit"]["n"],
-        );
-    }
-    println!(
-        "largest / smallest p50: edit {:.2}x, open {:.2}x (issue 22: edit within 1.5x)",
-        report["edit_p50_ratio_largest_to_smallest"].as_f64().unwrap_or(0.0),
-        report["open_p50_ratio_largest_to_smallest"].as_f64().unwrap_or(0.0)
-    );
+    println!("in process (EditHost, no transport), admitted body edits, shape {}:", sweep.shape);
+    print_sizes(&rows, &[("open", "open"), ("edit", "admitted_edit")]);
+    println!("largest / smallest p50: edit {edit:.2}x, open {open:.2}x (issue 22: edit within 1.5x)");
 }
 
 /// Opens one session per target, then sends its edited body and its own body alternately.

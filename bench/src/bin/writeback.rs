@@ -20,30 +20,18 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use cairn_bench::{BodyEdit, percentiles};
+use cairn_bench::{BodyEdit, p50_ratio, percentiles, print_sizes};
 use serde_json::{Value, json};
 
 fn main() {
-    let mut sizes: Vec<usize> = vec![2000, 22000, 90000];
     let mut edits = 100usize;
-    let mut json_out = false;
-    let mut shape = "statements".to_string();
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--lines" => {
-                let list = args.next().expect("--lines N[,N...]");
-                sizes = list.split(',').map(|v| v.trim().parse().expect("a line count")).collect();
-            }
-            "--edits" => edits = args.next().and_then(|v| v.parse().ok()).expect("--edits N"),
-            "--json" => json_out = true,
-            "--shape" => shape = args.next().expect("--shape statements|chains"),
-            other => panic!("unknown argument {other}"),
-        }
-    }
+    let sweep = cairn_bench::Sweep::from_args(|flag, args| match flag {
+        "--edits" => edits = args.next().and_then(|v| v.parse().ok()).expect("--edits N"),
+        other => panic!("unknown argument {other}"),
+    });
     let mut rows = Vec::new();
-    for &lines in &sizes {
-        let text = cairn_bench::generated(&shape, lines);
+    for &lines in &sweep.sizes {
+        let text = cairn_bench::generated(&sweep.shape, lines);
         let targets = cairn_bench::body_edits(&text);
         let take = edits.min(targets.len());
         let dir = std::env::temp_dir().join(format!("cairn-bench-writeback-{}-{lines}", std::process::id()));
@@ -59,36 +47,23 @@ fn main() {
             "edit_request_written": percentiles(&writes),
         }));
     }
-    let p50 = |row: &Value, key: &str| row[key]["p50_ms"].as_f64().unwrap_or(0.0);
-    let (first, last) = (rows.first().expect("a size"), rows.last().expect("a size"));
-    let report = json!({
-        "shape": shape,
-        "sizes": rows,
-        "written_p50_ratio_largest_to_smallest": p50(last, "edit_request_written") / p50(first, "edit_request_written").max(1e-9),
-        "open_p50_ratio_largest_to_smallest": p50(last, "edit_open") / p50(first, "edit_open").max(1e-9),
-    });
-    if json_out {
+    let (written, open) = (p50_ratio(&rows, "edit_request_written"), p50_ratio(&rows, "edit_open"));
+    if sweep.json {
+        let report = json!({
+            "shape": sweep.shape,
+            "sizes": rows,
+            "written_p50_ratio_largest_to_smallest": written,
+            "open_p50_ratio_largest_to_smallest": open,
+        });
         println!("{report}");
         return;
     }
-    println!("in process (cairn_mcp::Server, no transport), path sessions, each edit written back, shape {shape}:");
-    for row in report["sizes"].as_array().expect("rows") {
-        println!(
-            "  {:>6} lines {:>8} B  edit_open p50 {:>7.3} ms p99 {:>7.3} ms   written edit p50 {:>7.3} ms p99 {:>7.3} ms   (n={})",
-            row["lines"],
-            row["bytes"],
-            p50(row, "edit_open"),
-            row["edit_open"]["p99_ms"].as_f64().unwrap_or(0.0),
-            p50(row, "edit_request_written"),
-            row["edit_request_written"]["p99_ms"].as_f64().unwrap_or(0.0),
-            row["edit_request_written"]["n"],
-        );
-    }
     println!(
-        "largest / smallest p50: written edit {:.2}x, edit_open {:.2}x",
-        report["written_p50_ratio_largest_to_smallest"].as_f64().unwrap_or(0.0),
-        report["open_p50_ratio_largest_to_smallest"].as_f64().unwrap_or(0.0)
+        "in process (cairn_mcp::Server, no transport), path sessions, each edit written back, shape {}:",
+        sweep.shape
     );
+    print_sizes(&rows, &[("edit_open", "edit_open"), ("written edit", "edit_request_written")]);
+    println!("largest / smallest p50: written edit {written:.2}x, edit_open {open:.2}x");
 }
 
 /// Opens and writes each target in turn; the times of the opens and of the written edits.

@@ -48,6 +48,8 @@ pub struct Stat {
     pub ino: u64,
     pub len: u64,
     pub mode: u32,
+    /// How many names the file has.
+    pub links: u64,
 }
 
 /// Why [`Dir::read_regular`] read nothing.
@@ -425,17 +427,8 @@ impl Dir {
         };
         let Ok(fd) = owned(fd) else { return Ok(None) };
         let file = File::from(fd);
-        let mut raw = std::mem::MaybeUninit::<libc::stat>::uninit();
-        // SAFETY: a valid descriptor and buffer.
-        if unsafe { libc::fstat(file.as_raw_fd(), raw.as_mut_ptr()) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: fstat succeeded.
-        let raw = unsafe { raw.assume_init() };
-        if raw.st_mode & libc::S_IFMT != libc::S_IFREG || raw.st_nlink != 1 {
-            return Ok(None);
-        }
-        Ok(Some((file, raw.st_size as u64)))
+        let stat = fstat(&file)?;
+        Ok((stat.kind == Kind::File && stat.links == 1).then_some((file, stat.len)))
     }
 
     /// Keeps an empty file under the name `spare` (made now when missing), for
@@ -608,7 +601,14 @@ fn stat_of(raw: &libc::stat) -> Stat {
         libc::S_IFLNK => Kind::Symlink,
         _ => Kind::Special,
     };
-    Stat { kind, dev: raw.st_dev, ino: raw.st_ino, len: raw.st_size.max(0) as u64, mode: raw.st_mode & 0o7777 }
+    Stat {
+        kind,
+        dev: raw.st_dev,
+        ino: raw.st_ino,
+        len: raw.st_size.max(0) as u64,
+        mode: raw.st_mode & 0o7777,
+        links: raw.st_nlink as u64,
+    }
 }
 
 /// `ELOOP`/`ENOTDIR` from an `O_NOFOLLOW` open said "a link (or a file) stands here".

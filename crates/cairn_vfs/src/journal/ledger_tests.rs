@@ -44,6 +44,13 @@ fn leave_open(journal: &Journal, intent: &Intent, changes: &[FileChange]) {
     ledger::intend(&open, &mut ledger, intent, changes, &super::digests(changes)).unwrap();
 }
 
+/// Writes `text` over a file from its start, in the same inode (no truncation).
+fn overwrite_in_place(path: &Path, text: &str) {
+    use std::io::Write;
+    let mut file = fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.write_all(text.as_bytes()).unwrap();
+}
+
 fn ledger_text(dir: &Path) -> String {
     fs::read_to_string(dir.join(".cairn").join(LEDGER)).unwrap_or_default()
 }
@@ -226,12 +233,7 @@ fn a_ledger_rewritten_in_place_is_read_whole_again() {
     let blanked = format!("{}{}\n", &text[..first], " ".repeat(text.len() - first - 1));
     assert_eq!(blanked.len(), text.len());
     let ino = std::os::unix::fs::MetadataExt::ino(&fs::metadata(&path).unwrap());
-    {
-        use std::io::{Seek, Write};
-        let mut file = fs::OpenOptions::new().write(true).open(&path).unwrap();
-        file.seek(std::io::SeekFrom::Start(0)).unwrap();
-        file.write_all(blanked.as_bytes()).unwrap();
-    }
+    overwrite_in_place(&path, &blanked);
     assert_eq!(std::os::unix::fs::MetadataExt::ino(&fs::metadata(&path).unwrap()), ino);
     assert_eq!(journal.settled("k").unwrap(), Some(Settled::Open), "the blanked record is no longer read");
     // Cut shorter than what was read: read whole too.
@@ -301,11 +303,7 @@ fn a_ledger_whose_first_line_changed_in_place_is_read_whole_again() {
     let text = fs::read_to_string(&path).unwrap();
     let first = text.find('\n').unwrap();
     let blanked = format!("{}{}", " ".repeat(first), &text[first..]);
-    {
-        use std::io::Write;
-        let mut file = fs::OpenOptions::new().write(true).open(&path).unwrap();
-        file.write_all(blanked.as_bytes()).unwrap();
-    }
+    overwrite_in_place(&path, &blanked);
     assert_eq!(fs::read_to_string(&path).unwrap().len(), text.len());
     // Without its intent, the `complete` has no answer to give.
     assert_eq!(journal.settled("k").unwrap(), None);
