@@ -43,7 +43,12 @@ pub fn ms(d: Duration) -> f64 {
 
 /// Runs an executable to completion and returns what it printed; it must exit 0.
 pub fn run_once(exe: &Path) -> String {
-    let out = Command::new(exe).output().unwrap_or_else(|e| panic!("run {}: {e}", exe.display()));
+    run_with(exe, &[])
+}
+
+/// Runs an executable with arguments to completion and returns what it printed; it must exit 0.
+pub fn run_with(exe: &Path, args: &[&str]) -> String {
+    let out = Command::new(exe).args(args).output().unwrap_or_else(|e| panic!("run {}: {e}", exe.display()));
     assert!(
         out.status.success(),
         "{} failed ({}): {}",

@@ -207,7 +207,7 @@ pub fn build_program(
     let receipt = Receipt {
         built: &built,
         message,
-        frontend: frontend(&workspace, &compiled.functions),
+        frontend: frontend(&workspace, &compiled.functions, &compiled.hoisted),
         project: project(&program),
         guards: Guards {
             emitted: compiled.compiled.guards_emitted,
@@ -261,6 +261,9 @@ pub struct CompiledProgram {
     pub compiled: Compiled,
     pub functions: Vec<Arc<Function>>,
     pub tests: Vec<(String, String, u32)>,
+    /// The guards a build's rewrite left out of a loop's copy on a check before the loop
+    /// (`Guard::hoisted`): the function's name, the guard's kind and the expression it guards.
+    pub hoisted: Vec<(Arc<str>, &'static str, Option<cairn_hir::body::ExprId>)>,
 }
 
 /// MIR and LLVM for an accepted program.
@@ -318,7 +321,14 @@ pub fn compile(workspace: &Workspace, purpose: Purpose, flags: &BuildFlags) -> R
     let mut functions = functions;
     if !flags.keep_guards {
         cairn_mir::rewrite_for_build(&mut functions);
+        for function in &functions {
+            cairn_mir::verify::verify(function).map_err(|fault| format!("internal error (E-INTERNAL): {fault}"))?;
+        }
     }
+    let hoisted = functions
+        .iter()
+        .flat_map(|f| f.guards().filter(|g| g.hoisted).map(|g| (f.name.clone(), g.kind.name(), g.at)))
+        .collect();
     let site = |function: &Function, at: Option<Anchor>| -> Site { site_of(workspace, &items, function, at) };
     let compiled = cairn_codegen::compile(
         &functions,
@@ -333,7 +343,7 @@ pub fn compile(workspace: &Workspace, purpose: Purpose, flags: &BuildFlags) -> R
         },
     )
     .map_err(|message| format!("internal error (E-INTERNAL): the code generator failed: {message}"))?;
-    Ok(CompiledProgram { compiled, functions: mir.functions, tests })
+    Ok(CompiledProgram { compiled, functions: mir.functions, tests, hoisted })
 }
 
 /// Every function's item by its symbol, and whether it is the library's.
@@ -453,6 +463,10 @@ struct FunctionReceipt {
     syntactic_check_sites: Named<u32>,
     /// Guard sites the compiler proved unable to fail, by kind (sorted).
     discharged_check_sites: BTreeMap<&'static str, u32>,
+    /// Guard sites left out of a loop's copy because one check before the loop covers every
+    /// iteration (the loop as written runs when it fails), by kind (sorted); absent when none.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    hoisted_check_sites: BTreeMap<&'static str, u32>,
     /// The `unsafe` blocks the body writes (language §45), when it writes any.
     #[serde(skip_serializing_if = "is_zero")]
     unsafe_blocks: u32,
@@ -491,7 +505,11 @@ struct Guards {
 }
 
 /// The checker's receipt of every function of the program.
-fn frontend(workspace: &Workspace, functions: &[Arc<Function>]) -> Frontend {
+fn frontend(
+    workspace: &Workspace,
+    functions: &[Arc<Function>],
+    hoisted: &[(Arc<str>, &'static str, Option<cairn_hir::body::ExprId>)],
+) -> Frontend {
     let facts = workspace.function_facts();
     let mut out = BTreeMap::new();
     for fact in facts.iter().filter(|f| !f.library) {
@@ -521,6 +539,7 @@ fn frontend(workspace: &Workspace, functions: &[Arc<Function>]) -> Frontend {
             effects: fact.row.iter().flatten().map(|e| e.to_string()).collect(),
             syntactic_check_sites: fact.sites.iter().map(|(kind, count)| ((*kind).to_string(), *count)).collect(),
             discharged_check_sites: discharged,
+            hoisted_check_sites: hoisted_sites(hoisted, &name),
             unsafe_blocks: fact.unsafe_blocks,
             implements: fact.implements.as_ref().map(|(reference, _)| reference.to_string()),
             identity: fact.implements.as_ref().map(|(_, identities)| identities.iter().cloned().collect()),
@@ -534,6 +553,23 @@ fn frontend(workspace: &Workspace, functions: &[Arc<Function>]) -> Frontend {
         instances,
         uninstantiated_templates: workspace.uninstantiated_templates(),
     }
+}
+
+/// The hoisted guard sites of the function `name` and of what its body made (`name$…`), by kind;
+/// a site counts once however many loop copies left it out.
+fn hoisted_sites(
+    hoisted: &[(Arc<str>, &'static str, Option<cairn_hir::body::ExprId>)],
+    name: &str,
+) -> BTreeMap<&'static str, u32> {
+    let inner = format!("{name}$");
+    let mut seen = std::collections::HashSet::new();
+    let mut out: BTreeMap<&'static str, u32> = BTreeMap::new();
+    for (function, kind, at) in hoisted {
+        if (**function == *name || function.starts_with(&inner)) && (at.is_none() || seen.insert((*kind, *at))) {
+            *out.entry(kind).or_default() += 1;
+        }
+    }
+    out
 }
 
 fn project(program: &cairn_vfs::Program) -> Project<'_> {

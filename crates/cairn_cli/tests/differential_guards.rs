@@ -63,7 +63,7 @@ impl Gen {
 
     fn function(&mut self, k: usize) {
         let name = format!("g{k}");
-        let shape = self.rng.below(11);
+        let shape = self.rng.below(13);
         let _ = std::fmt::Write::write_fmt(
             &mut self.out,
             format_args!("fn {name}(n:usize, x:ro<u64>[n], k:usize) -> u64 {{\n  let mut total:u64 = 0;\n"),
@@ -165,6 +165,51 @@ impl Gen {
                     "  let mut s:i64 = i64(k) + ({start});\n  for i in 0..n {{\n    if s < 0 {{\n      s = {step};\n    }} else {{\n      s = {other};\n    }}\n    if s >= 0 {{\n      total = add_wrap(total, u64(s % 256));\n    }}\n  }}\n"
                 )
             }
+            11 => {
+                // A counted loop whose index grows with the counter by values known only at run
+                // time (versioned), now and then printing, so a trap shows how far it got. Three
+                // in four stay within the view; the others fail at the first or a later iteration.
+                let (lo, hi, index) = if self.rng.chance(3, 4) {
+                    *self.rng.pick(&[
+                        ("0", "n", "i"),
+                        ("k / 4", "n - k / 3", "i + k / 3"),
+                        ("0", "n / 2", "i * 2"),
+                        ("0", "n - 1", "i + 1"),
+                        ("1", "k % 6 + 1", "i * 2"),
+                        ("1", "n", "i - 1"),
+                        ("k % 3", "n / 3", "(i + 1) * 3 - k % 3"),
+                    ])
+                } else {
+                    *self.rng.pick(&[
+                        ("0", "n + 1", "i"),
+                        ("k / 4", "k", "i"),
+                        ("0", "k + 2", "i"),
+                        ("0", "13", "i - 1"),
+                        ("1", "n", "i * k"),
+                        ("0", "2", "i + 18446744073709551610"),
+                        ("0", "n", "i * 3074457345618258603"),
+                    ])
+                };
+                let print = if self.rng.chance(1, 3) { "    println(\"at \", i);\n" } else { "" };
+                format!("  for i in {lo}..{hi} {{\n{print}    total = add_wrap(total, x[{index}]);\n  }}\n")
+            }
+            12 => {
+                // Rows of a grid whose width is known only at run time (the inner loop versioned).
+                let (rows, cols, width) = if self.rng.chance(3, 4) {
+                    *self.rng.pick(&[
+                        ("3", "4", "4"),
+                        ("k / 4", "3", "3"),
+                        ("2", "n / 2", "n / 2"),
+                        ("n / 4", "k / 4", "4"),
+                    ])
+                } else {
+                    *self.rng.pick(&[("k", "3", "3"), ("3", "k", "4"), ("2", "n", "k / 2")])
+                };
+                let print = if self.rng.chance(1, 3) { "      println(\"at \", i, \" \", j);\n" } else { "" };
+                format!(
+                    "  for i in 0..{rows} {{\n    for j in 0..{cols} {{\n{print}      total = add_wrap(total, x[i * {width} + j]);\n    }}\n  }}\n"
+                )
+            }
             _ => {
                 let (cmp, bound) = (self.cmp(), self.bound());
                 let wide = *self.rng.pick(&["u8", "u16"]);
@@ -218,7 +263,7 @@ fn discharged_guards_never_change_what_a_program_does() {
     let scratch = std::env::temp_dir().join(format!("cairn-differential-guards-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).expect("scratch");
-    let (mut compared, mut trapped, mut refused, mut discharged) = (0u64, 0u64, 0u64, 0usize);
+    let (mut compared, mut trapped, mut refused, mut discharged, mut hoisted) = (0u64, 0u64, 0u64, 0usize, 0usize);
     let mut failures = Vec::new();
     for seed in 0..count {
         let text = program(seed);
@@ -234,6 +279,9 @@ fn discharged_guards_never_change_what_a_program_does() {
         let lowered = cairn_mir::program_mir(workspace.db());
         assert!(lowered.errors.is_empty(), "seed {seed}: {:?}", lowered.errors);
         discharged += lowered.functions.iter().flat_map(|f| f.guards()).filter(|g| !g.facts.is_empty()).count();
+        let mut rewritten = lowered.functions.clone();
+        cairn_mir::rewrite_for_build(&mut rewritten);
+        hoisted += rewritten.iter().flat_map(|f| f.guards()).filter(|g| g.hoisted).count();
         let expected = run(&lowered.functions, "cairn.main", 10_000_000);
         let file: PathBuf = scratch.join(format!("g{seed}.cairn"));
         std::fs::write(&file, &text).expect("write");
@@ -265,10 +313,13 @@ fn discharged_guards_never_change_what_a_program_does() {
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    eprintln!("{compared} programs compared, {trapped} trapped, {refused} refused, {discharged} guards discharged");
+    eprintln!(
+        "{compared} programs compared, {trapped} trapped, {refused} refused, {discharged} guards discharged, {hoisted} hoisted"
+    );
     assert!(failures.is_empty(), "{} programs failed:\n{}", failures.len(), failures.join("\n"));
     assert!(compared * 10 >= count * 9, "only {compared} of {count} programs were compared");
     assert!(trapped * 5 >= compared, "only {trapped} programs trapped: the edges are not exercised");
     assert!(compared - trapped >= compared / 4, "only {} programs ran to the end", compared - trapped);
     assert!(discharged as u64 >= compared, "only {discharged} guards discharged: the analysis is not exercised");
+    assert!(hoisted as u64 * 4 >= compared, "only {hoisted} guards hoisted: loop versioning is not exercised");
 }

@@ -161,7 +161,9 @@ impl Display for Guard {
         if let Some(at) = self.at {
             write!(f, " @e{}", at.0)?;
         }
-        if self.elided {
+        if self.hoisted {
+            write!(f, " hoisted")?;
+        } else if self.elided {
             write!(f, " elided")?;
         }
         for (i, fact) in self.facts.iter().enumerate() {

@@ -20,6 +20,7 @@ pub mod mono;
 pub mod range;
 mod speculate;
 pub mod verify;
+mod version;
 mod visit;
 
 use std::sync::Arc;
@@ -386,6 +387,9 @@ pub struct Guard {
     pub at: Option<ExprId>,
     /// Proved unable to fail: codegen leaves it out unless every guard is kept.
     pub elided: bool,
+    /// Left out of a loop's copy because a check before the loop showed it holds for every
+    /// value of the loop's counter (`version`, a build's rewrite; always with `elided`).
+    pub hoisted: bool,
     /// For a guard the range analysis discharged, the facts that prove it (`range::audit`
     /// re-checks them; the evaluator checks each when it reaches the guard). Empty for a guard
     /// still in force and for one the lowering elided by construction.
@@ -605,9 +609,11 @@ pub(crate) fn clear_unreachable(blocks: &mut [Block]) {
 
 /// The program-level rewrites a build makes when guards may be left out (never under
 /// `--keep-guards`, which compiles the program as lowered): adjacent regions of one fusion chain
-/// joined (`fuse`), and small `if`/`else`s whose arms hold checked arithmetic speculated
-/// (`speculate`). Every command that compiles as a build does calls this, and only this.
+/// joined (`fuse`), small `if`/`else`s whose arms hold checked arithmetic speculated
+/// (`speculate`), and innermost counted loops versioned on a check of their counter-affine guards
+/// before them (`version`). Every command that compiles as a build does calls this, and only this.
 pub fn rewrite_for_build(functions: &mut Vec<Arc<Function>>) {
     fuse::fuse_regions(functions);
     speculate::speculate_program(functions);
+    version::version_program(functions);
 }

@@ -180,6 +180,7 @@ impl Lower<'_> {
                 check: Check::Callable(copy(code)),
                 at: None,
                 elided: false,
+                hoisted: false,
                 facts: Vec::new(),
             });
             (vec![load, guard], Some(Inst::CallIndirect { dst: None, callee: copy(code), args }), locals)
