@@ -18,7 +18,7 @@ int main(int argc, char **argv) {
     a[i] = (double)(i % 7);
     b[i] = (double)(i % 5);
   }
-  size_t reps = 300;
+  size_t reps = 1500;
   for (size_t r = 0; r < reps; r++) multiply_add(n, a, b, c);
   double total = 0.0;
   for (size_t i = 0; i < nn; i++) total += c[i];

@@ -63,7 +63,7 @@ impl Gen {
 
     fn function(&mut self, k: usize) {
         let name = format!("g{k}");
-        let shape = self.rng.below(13);
+        let shape = self.rng.below(15);
         let _ = std::fmt::Write::write_fmt(
             &mut self.out,
             format_args!("fn {name}(n:usize, x:ro<u64>[n], k:usize) -> u64 {{\n  let mut total:u64 = 0;\n"),
@@ -210,6 +210,26 @@ impl Gen {
                     "  for i in 0..{rows} {{\n    for j in 0..{cols} {{\n{print}      total = add_wrap(total, x[i * {width} + j]);\n    }}\n  }}\n"
                 )
             }
+            14 => {
+                // A checked count stepped in a counted loop (bounded by the counter when it starts
+                // low and steps by at most 1; near the top it overflows).
+                let start =
+                    *self.rng.pick(&["0", "u64(k)", "18446744073709551610", "18446744073709551605 + u64(k % 4)"]);
+                let lo = *self.rng.pick(&["0", "2", "k % 4"]);
+                let test = *self.rng.pick(&["x[i] > 3", "i % 2 == 0", "x[i] != 7"]);
+                let step = *self.rng.pick(&["1", "1", "2"]);
+                format!(
+                    "  let mut count:u64 = {start};\n  for i in {lo}..n {{\n    if {test} {{\n      count += {step};\n    }}\n  }}\n  total = count;\n"
+                )
+            }
+            13 => {
+                // A local written once in the loop, then through a borrow by a call, then read
+                // as an index: never followed back to the counter (its address is taken).
+                let index = *self.rng.pick(&["i", "i / 2"]);
+                format!(
+                    "  for i in 0..n {{\n    let mut t:usize = {index};\n    nudge(t, k % 3);\n    total = add_wrap(total, x[t]);\n  }}\n"
+                )
+            }
             _ => {
                 let (cmp, bound) = (self.cmp(), self.bound());
                 let wide = *self.rng.pick(&["u8", "u16"]);
@@ -227,7 +247,11 @@ impl Gen {
 }
 
 fn program(seed: u64) -> String {
-    let mut g = Gen { rng: Rng::new(seed), out: String::new(), calls: Vec::new() };
+    let mut g = Gen {
+        rng: Rng::new(seed),
+        out: "fn nudge(c:rw<usize>, by:usize) {\n  c += by;\n}\n\n".into(),
+        calls: Vec::new(),
+    };
     for k in 0..2 + g.rng.below(3) as usize {
         g.function(k);
     }

@@ -143,22 +143,6 @@ fn next_plan(function: &Function, seen: &mut HashSet<usize>) -> Option<Plan> {
     None
 }
 
-/// Per local: whether its address is taken anywhere in the function (then a call, a lane or a
-/// borrow may write it, and it is never followed).
-fn taken(function: &Function) -> Vec<bool> {
-    let mut taken = vec![false; function.locals.len()];
-    for inst in function.blocks.iter().flat_map(|b| &b.insts) {
-        if let Inst::Assign(
-            _,
-            Rvalue::Ref(p) | Rvalue::View(p, _) | Rvalue::AtomicRmw(_, p, _) | Rvalue::AtomicCas(p, ..),
-        ) = inst
-        {
-            taken[p.local.0 as usize] = true;
-        }
-    }
-    taken
-}
-
 /// The local an instruction writes, if any (a write to part of a local counts as a write to it).
 fn written(inst: &Inst) -> Option<Local> {
     match inst {
@@ -187,7 +171,7 @@ fn plan(function: &Function, h: usize, body: &[bool]) -> Option<Plan> {
     if ty.signed() {
         return None;
     }
-    let taken = taken(function);
+    let taken = crate::visit::address_taken(function);
     // Writes in the loop, per local: where.
     let mut writes: HashMap<Local, Vec<(usize, usize)>> = HashMap::new();
     for &b in &blocks {
@@ -231,7 +215,7 @@ fn plan(function: &Function, h: usize, body: &[bool]) -> Option<Plan> {
     }
     let entry = entry?;
 
-    let follow = Follow { function, counter, latch, at, writes: &writes, fixed: &fixed };
+    let follow = Follow { function, counter, latch, at, writes: &writes, taken: &taken, fixed: &fixed };
     let mut decided = HashSet::new();
     let mut needs: Vec<Need> = Vec::new();
     for &b in &blocks {
@@ -263,6 +247,8 @@ struct Follow<'a, F: Fn(Local) -> bool> {
     latch: usize,
     at: usize,
     writes: &'a HashMap<Local, Vec<(usize, usize)>>,
+    /// Per local: its address is taken (a call or closure may write it unseen).
+    taken: &'a [bool],
     fixed: &'a F,
 }
 
@@ -313,7 +299,11 @@ impl<F: Fn(Local) -> bool> Follow<'_, F> {
         if (self.fixed)(local) {
             return Some(Node::Fixed(Rvalue::Use(operand.clone())));
         }
-        // Its one write in the loop, earlier in this block.
+        // Its one write in the loop, earlier in this block (and no other: a local whose address
+        // is taken may be written through a borrow by a call between the two).
+        if self.taken[local.0 as usize] {
+            return None;
+        }
         let [(db, di)] = self.writes.get(&local)?[..] else { return None };
         if db != b || di >= i || depth == 0 {
             return None;

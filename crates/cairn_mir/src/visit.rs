@@ -1,6 +1,7 @@
 //! Every place an instruction or terminator names, for passes that rewrite or audit the uses of
 //! one local (fusion's chain-local arrays): each place is handed over mutably with the role it
-//! plays, so a pass can tell a length read from an element access from any other use.
+//! plays, so a pass can tell a length read from an element access from any other use. Also the
+//! one list of the rvalues that take a local's address (`address_taken`).
 
 use crate::{Check, Inst, Operand, Place, Proj, Rvalue, Terminator};
 
@@ -154,4 +155,21 @@ fn place(p: &mut Place, role: Role, f: &mut dyn FnMut(&mut Place, Role)) {
             operand(index, f);
         }
     }
+}
+
+/// Per local of `function`: whether its address is taken anywhere (borrowed, viewed, updated
+/// atomically), so a call, a closure, a lane or a borrow may write it where no instruction names
+/// it. The range analysis and loop versioning never follow such a local.
+pub(crate) fn address_taken(function: &crate::Function) -> Vec<bool> {
+    let mut taken = vec![false; function.locals.len()];
+    for inst in function.blocks.iter().flat_map(|b| &b.insts) {
+        if let Inst::Assign(
+            _,
+            Rvalue::Ref(p) | Rvalue::View(p, _) | Rvalue::AtomicRmw(_, p, _) | Rvalue::AtomicCas(p, ..),
+        ) = inst
+        {
+            taken[p.local.0 as usize] = true;
+        }
+    }
+    taken
 }

@@ -36,6 +36,28 @@ fn under_positive(n:usize, x:ro<u64>[n], i:usize) -> u64 {
   return 0;
 }
 
+fn count_zeros(n:usize, c:ro<u8>[n]) -> u64 {
+  let mut count:u64 = 0;
+  for k in 2..n {
+    if c[k] == 0 {
+      count += 1;
+    }
+  }
+  return count;
+}
+
+fn count_pairs(n:usize, c:ro<u8>[n]) -> u64 {
+  let mut count:u64 = 0;
+  for k in 0..n {
+    for j in 0..n {
+      if c[j] == c[k] {
+        count += 1;
+      }
+    }
+  }
+  return count;
+}
+
 fn counters(v:u64) -> u64 {
   stack counts:u64[256] = zeroed;
   counts[usize(v & 255)] = 1;
@@ -171,6 +193,13 @@ fn the_examples_of_the_language_are_discharged() {
     let marks = function(&functions, "marks");
     assert_eq!(tally(marks, GuardKind::Bounds), (1, 0));
     assert_eq!(tally(marks, GuardKind::Overflow), (2, 2));
+    // A count stepped by at most 1 per iteration of `for k in 2..n`: `count <= k - 2` (seeded
+    // at the loop's header from `count = 0`, `k = 2`, kept as both step), and `k < n`, a view's
+    // length; so `count + 1` cannot overflow.
+    let zeros = function(&functions, "count_zeros");
+    assert_eq!(tally(zeros, GuardKind::Overflow), (1, 0));
+    // Counted in an inner loop: up to n per outer step, not bounded by either counter.
+    assert_eq!(tally(function(&functions, "count_pairs"), GuardKind::Overflow), (0, 1));
     // `acc + k * 3` with `k < 20` and `acc` unbounded: the product is proved, the sum is not.
     assert_eq!(tally(function(&functions, "bounded_loop"), GuardKind::Overflow), (2, 1));
 }

@@ -116,6 +116,10 @@ struct Analysis<'f> {
     steps: Vec<i128>,
     /// Per block: for a loop's header, which tracked locals (by index) the loop writes.
     loops: Vec<Option<Vec<bool>>>,
+    /// Per block: for a loop's header, the pairs `(x, y)` whose difference bound its joins seed
+    /// from intervals (`State::join_seeded`): `x` an integer the loop writes, `y` an integer
+    /// the header's test reads.
+    seeds: Vec<Vec<(Local, Local)>>,
 }
 
 /// What fixes a view parameter's length.
@@ -129,18 +133,13 @@ impl<'f> Analysis<'f> {
     fn new(function: &'f Function) -> Analysis<'f> {
         // Locals whose address is taken (borrowed, viewed, updated atomically): anything may
         // write them, so they are never followed.
-        let mut taken = vec![false; function.locals.len()];
+        let taken = crate::visit::address_taken(function);
         let mut writes = vec![0u32; function.locals.len()];
         for inst in function.blocks.iter().flat_map(|b| &b.insts) {
             match inst {
-                Inst::Assign(place, rvalue) => {
+                Inst::Assign(place, _) => {
                     if place.proj.is_empty() {
                         writes[place.local.0 as usize] += 1;
-                    }
-                    if let Rvalue::Ref(p) | Rvalue::View(p, _) | Rvalue::AtomicRmw(_, p, _) | Rvalue::AtomicCas(p, ..) =
-                        rvalue
-                    {
-                        taken[p.local.0 as usize] = true;
                     }
                 }
                 Inst::Call { dst: Some(place), .. } | Inst::CallIndirect { dst: Some(place), .. }
@@ -226,7 +225,35 @@ impl<'f> Analysis<'f> {
         }
         steps.sort_unstable();
         steps.dedup();
-        let loops = loops(function)
+        let written = loops(function);
+        let seeds = written
+            .iter()
+            .enumerate()
+            .map(|(h, mask)| {
+                let Some(mask) = mask else { return Vec::new() };
+                let int = |l: Local| tops[l.0 as usize].is_some() && matches!(function.local(l).ty, MTy::Int(_));
+                // The locals the header's tests read (`cond = lt k, n`).
+                let tested: Vec<Local> = function.blocks[h]
+                    .insts
+                    .iter()
+                    .filter_map(|inst| match inst {
+                        Inst::Assign(_, Rvalue::Binary(op, a, b)) if is_comparison(*op) => Some([a, b]),
+                        _ => None,
+                    })
+                    .flatten()
+                    .filter_map(|o| match o {
+                        Operand::Copy(p) if p.proj.is_empty() && int(p.local) => Some(p.local),
+                        _ => None,
+                    })
+                    .collect();
+                let mut pairs = Vec::new();
+                for x in (0..mask.len()).filter(|&i| mask[i]).map(|i| Local(i as u32)).filter(|&x| int(x)) {
+                    pairs.extend(tested.iter().filter(|&&y| y != x).map(|&y| (x, y)));
+                }
+                pairs
+            })
+            .collect();
+        let loops = written
             .into_iter()
             .map(|mask| {
                 mask.map(|m| m.iter().enumerate().filter(|(i, _)| dense[*i] != u32::MAX).map(|(_, w)| *w).collect())
@@ -236,7 +263,7 @@ impl<'f> Analysis<'f> {
             .into_iter()
             .filter(|(_, l)| !matches!(l, Length::Param(p) if tops[p.0 as usize].is_none()))
             .collect();
-        Analysis { function, tops, dense, dense_tops, lengths, steps, loops }
+        Analysis { function, tops, dense, dense_tops, lengths, steps, loops, seeds }
     }
 
     /// Where a tracked local's interval lives in a state.
@@ -297,7 +324,7 @@ impl<'f> Analysis<'f> {
             }
             for (s, out) in self.block_out(b, &entries[b]) {
                 let s = s.0 as usize;
-                let joined = entries[s].join(&out);
+                let joined = self.join_at(s, &entries[s], &out);
                 if joined == entries[s] {
                     continue;
                 }
@@ -329,12 +356,17 @@ impl<'f> Analysis<'f> {
             for edges in &outs {
                 for (s, out) in edges {
                     let s = s.0 as usize;
-                    next[s] = next[s].join(out);
+                    next[s] = self.join_at(s, &next[s], out);
                 }
             }
             entries = next;
         }
         Some(entries)
+    }
+
+    /// The join of two states entering block `s` (seeded at a loop's header).
+    fn join_at(&self, s: usize, a: &State, b: &State) -> State {
+        if self.seeds[s].is_empty() { a.join(b) } else { a.join_seeded(b, &self.seeds[s], |l| self.slot(l)) }
     }
 
     /// The state leaving block `b` along each edge, from its entry state.

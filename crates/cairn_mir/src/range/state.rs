@@ -116,6 +116,34 @@ impl State {
         State { reach: true, vals, rel, conds }
     }
 
+    /// The join at a loop's header: as [`State::join`], and for each `(x, y)` of `seeds` whose
+    /// bound neither side states, the bound both sides imply by their intervals (`x <= x.hi`,
+    /// `y >= y.lo`, so `x <= y + (x.hi - y.lo)`), the looser of the two. Entering a counting
+    /// loop, `count = 0` and `k = 2` imply `count <= k - 2`, which the loop's body then keeps
+    /// (each step of `count` by at most 1 is matched by a step of `k`) though no instruction
+    /// ever related the two. `slot` maps a local to its place in `vals`.
+    pub fn join_seeded(&self, other: &State, seeds: &[(Local, Local)], slot: impl Fn(Local) -> usize) -> State {
+        let mut out = self.join(other);
+        if !out.reach {
+            return out;
+        }
+        let implied = |state: &State, x: Local, y: Local| -> Option<i128> {
+            if !state.reach {
+                return Some(i128::MIN);
+            }
+            state.bound(x, y).or_else(|| Some(state.vals[slot(x)]?.hi - state.vals[slot(y)]?.lo))
+        };
+        for &(x, y) in seeds {
+            if out.bound(x, y).is_some() {
+                continue;
+            }
+            if let (Some(a), Some(b)) = (implied(self, x, y), implied(other, x, y)) {
+                out.relate(x, y, a.max(b));
+            }
+        }
+        out
+    }
+
     /// Widening of `self` (the state before) by `next` (a join that grew it): an interval end that
     /// moved goes to the next of the function's constants past it (`steps`, sorted), else to its
     /// type's end (`tops`); a bound that loosened is dropped. Stepping through the constants

@@ -122,9 +122,21 @@ impl Analysis<'_> {
     }
 
     /// The bounds of `x = y + d` (exact, `d` an interval) against the bounds `y` has: `x <= y +
-    /// d.hi`, `y <= x - d.lo`, and through each bound of `y`, the same of `x`.
+    /// d.hi`, `y <= x - d.lo`, and through each bound of `y`, the same of `x` (for `x = x + d`,
+    /// the bounds `x` had, moved by `d`).
     fn offset(&self, state: &State, x: Local, y: Local, d: Iv, bounds: &mut Vec<(Local, Local, i128)>) {
         if x == y {
+            // `x = x + d` (a counter stepped): what bounded the old value bounds the new one,
+            // moved by `d` — `l <= x + k` becomes `l <= x' + k - d.lo`, `x <= r + k` becomes
+            // `x' <= r + k + d.hi`.
+            for &(l, r, k) in &state.rel {
+                if r == x {
+                    bounds.push((l, x, k - d.lo));
+                }
+                if l == x {
+                    bounds.push((x, r, k + d.hi));
+                }
+            }
             return;
         }
         bounds.push((x, y, d.hi));
