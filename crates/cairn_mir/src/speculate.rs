@@ -8,10 +8,14 @@
 //! What makes running the arm not taken harmless: each arm writes fresh temporaries (renamed, so
 //! neither sees the other's writes), and every variable operand of a guard in force in an arm is
 //! replaced by `c ? v : neutral` (for the `then` arm; `c ? neutral : v` for the `else` arm) —
-//! neutral is 0, and 1 for a divisor — in the guard and in the operation right after it, so on
-//! the path not taken the guard checks `0 + 0`, `0 * 0`, `0 / 1`, a shift by 0 or a conversion of
-//! 0, which cannot fail, and on the path taken it checks exactly what it checked before. The same
-//! cases trap, with the same guard, in the same order.
+//! neutral is 0, and 1 for a divisor — in the guard, so on the path not taken the guard checks
+//! `0 + 0`, `0 * 0`, `0 / 1`, a shift by 0 or a conversion of 0, which cannot fail, and on the
+//! path taken it checks exactly what it checked before. The same cases trap, with the same guard,
+//! in the same order. A division, shift or conversion right after its guard takes the neutral
+//! operands too (dividing by zero is undefined in LLVM); the `+`, `-` or `*` after an overflow
+//! guard keeps the arm's own operands (wrapping arithmetic cannot fault, and its value leaves the
+//! arm only through the select of the path taken), so the guard's selects stay off the chain of
+//! values that the loop carries.
 //!
 //! Only arms that are cheap and cannot fault when run speculatively qualify: straight-line blocks
 //! jumping to one join, of at most a few instructions, writing whole scalar locals from constants,
@@ -219,7 +223,13 @@ fn rename(
                 if !guard.elided {
                     let mut off_path = OffPath { cond, then, locals, out, anchor, replaced: Vec::new() };
                     off_path.neutralize(&mut guard.check);
-                    neutral = off_path.replaced;
+                    // The operation after an overflow guard is wrapping arithmetic, harmless on
+                    // any operands, so it keeps the arm's own: the selects the guard needs stay
+                    // off the chain of values (`3 * x + 1` is a multiply and an add of `x`, not of
+                    // `c ? x : 0`). A division, shift or conversion takes the neutral operands.
+                    if !matches!(guard.check, Check::NoOverflow(..)) {
+                        neutral = off_path.replaced;
+                    }
                 }
                 out.push((Inst::Guard(guard), anchor));
             }
