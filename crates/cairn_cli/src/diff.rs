@@ -28,43 +28,11 @@ use cairn_smt::{Observed, Options, Query, WValue};
 use serde::Serialize;
 
 use crate::check::load_workspace;
+pub use crate::cli::DiffFlags;
 use crate::output::{FormatChoice, Output, to_map};
 
 /// The schema of the diff's records.
 const SCHEMA: &str = "cairn.diff/1";
-
-/// `cairn diff` flags.
-#[derive(Debug, clap::Args)]
-pub struct DiffFlags {
-    /// The old side: a path, or a git revision of the repository here.
-    pub old: String,
-    /// The new side: a path, or a git revision of the repository here.
-    pub new: String,
-    /// The project inside the repository, for revision sides.
-    #[arg(long = "in", value_name = "PATH", default_value = ".")]
-    pub within: PathBuf,
-    /// Z3's limit per query, in milliseconds.
-    #[arg(long, default_value_t = 3000)]
-    pub timeout_ms: u32,
-    /// The solver budget of the whole diff, in seconds (functions past it are unknown).
-    #[arg(long, default_value_t = 60)]
-    pub budget_s: u64,
-    /// How many witnesses are replayed natively (each compiles and runs both versions).
-    #[arg(long, default_value_t = 8)]
-    pub replays: usize,
-    /// Exit 1 unless every function is identical-code (identical) or also smt-equivalent (equivalent).
-    #[arg(long, value_parser = ["identical", "equivalent"])]
-    pub require: Option<String>,
-    /// Also write a pull-request section in Markdown to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-    /// Leave out the predicted cost ratios.
-    #[arg(long)]
-    pub no_predict: bool,
-    /// Write every SMT-LIB query to DIR.
-    #[arg(long, value_name = "DIR")]
-    pub obligations: Option<PathBuf>,
-}
 
 /// One side, resolved to a directory or file to load.
 struct SideSpec {

@@ -10,6 +10,7 @@ use std::path::Path;
 use cairn_agent::edit::{EditHost, OpenRequest};
 
 use crate::check::sources_of;
+pub use crate::cli::SessionKind;
 use crate::output::Output;
 
 pub struct InspectFlags {
@@ -18,14 +19,6 @@ pub struct InspectFlags {
     pub expand: Vec<String>,
     pub explain: bool,
     pub session: SessionKind,
-}
-
-/// Which host's packet `cairn inspect` shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SessionKind {
-    Edit,
-    Plan,
-    Implementation,
 }
 
 pub fn run(path: &Path, flags: &InspectFlags, out: Output) -> u8 {

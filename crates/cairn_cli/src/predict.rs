@@ -12,52 +12,9 @@ use cairn_agent::predict::card::{self, Card};
 use cairn_agent::predict::{Profile, calibrate, default_sizes, predict_on, work_of};
 use serde::Serialize;
 
+pub use crate::cli::PredictFlags;
 use crate::output::{Output, to_map};
 use crate::validate::NativeRunner;
-
-/// `cairn predict` options.
-#[derive(Debug, clap::Args)]
-pub struct PredictFlags {
-    /// A .cairn file, a project directory (its cairn.toml), or a manifest.
-    #[arg(default_value = ".")]
-    pub path: PathBuf,
-    /// A function to predict (repeatable; qualified with its module when it has one).
-    #[arg(long, value_name = "F")]
-    pub symbol: Vec<String>,
-    /// Sizes to price, `NAME=SIZE[,NAME=SIZE]` (repeatable). Default: each extent at 1e3, 1e5, 1e7.
-    #[arg(long = "at", value_name = "NAME=SIZE")]
-    pub at: Vec<String>,
-    /// The machine profile (a calibration's `profile`); default: $CAIRN_PROFILE, else uncalibrated defaults.
-    #[arg(long, value_name = "P.json")]
-    pub profile: Option<PathBuf>,
-    /// Fit a profile to this host (times calibration kernels) instead of predicting.
-    #[arg(long)]
-    pub calibrate: bool,
-    /// With --calibrate: where to write the profile.
-    #[arg(long, value_name = "P.json")]
-    pub out: Option<PathBuf>,
-    /// An earlier version of the program (a file, project directory or manifest): each function's
-    /// predicted time now over its time there, at the same sizes.
-    #[arg(long, value_name = "BEFORE", conflicts_with = "calibrate")]
-    pub against: Option<PathBuf>,
-    /// The device card device work is priced on (a key, or its prefix before a hyphen: `h100`),
-    /// or `all` for every card. Default: rtx-5070-ti.
-    #[arg(long, value_name = "CARD")]
-    pub card: Option<String>,
-    /// The CPU profile the host side is judged for (default: the manifest's `arch`, else
-    /// `baseline`); recorded with the prediction.
-    #[arg(long, value_name = "A")]
-    pub arch: Option<String>,
-    /// The device target device work is compiled for (default: the manifest's; with a card,
-    /// the card must run it).
-    #[arg(long, value_name = "SM")]
-    pub device_target: Option<String>,
-    /// Also compile the device code for the target and read each kernel's registers (PTX's
-    /// virtual registers; the machine's, with spills, when NVIDIA's `ptxas` is on PATH). Nothing
-    /// runs.
-    #[arg(long)]
-    pub inspect: bool,
-}
 
 #[derive(Serialize)]
 struct PredictRecord {

@@ -29,37 +29,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+pub use crate::cli::PromoteFlags;
 use crate::output::{Output, to_map};
-
-/// `cairn promote` options.
-#[derive(Debug, clap::Args)]
-pub struct PromoteFlags {
-    /// A .cairn file, a project directory (its cairn.toml), or a manifest.
-    #[arg(default_value = ".")]
-    pub path: PathBuf,
-    /// The reference function whose implementation is promoted (or rolled back).
-    #[arg(long, value_name = "F")]
-    pub symbol: String,
-    /// The implementation (or instance `g[8]`) to promote.
-    #[arg(long = "use", value_name = "G", required_unless_present = "rollback")]
-    pub implementation: Option<String>,
-    /// Evaluate instead of promoting: validate, then time the reference against the selection.
-    #[arg(long, conflicts_with_all = ["rollback", "issue_token"])]
-    pub evaluate: bool,
-    /// With --evaluate: how much faster the implementation must be at every size, in percent,
-    /// declared before the runs.
-    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
-    pub threshold: f64,
-    /// With --evaluate: a size to time at, `NAME=SIZE` (repeatable; default n=1e6).
-    #[arg(long = "at", value_name = "NAME=SIZE")]
-    pub at: Vec<String>,
-    /// Print an approval token for the current corroboration (asks for the typed confirmation).
-    #[arg(long, conflicts_with = "rollback")]
-    pub issue_token: bool,
-    /// Remove the function's selection and record the withdrawal (every earlier record stays).
-    #[arg(long)]
-    pub rollback: bool,
-}
 
 /// What `cairn promote` answers.
 #[derive(Serialize, Default)]

@@ -10,87 +10,9 @@ use std::time::Instant;
 
 use cairn_agent::tune::{Request, chosen_sources, compare, tune};
 
+pub use crate::cli::{ObjectiveFlag, TuneFlags};
 use crate::output::{Output, to_map};
 use crate::validate::NativeRunner;
-
-/// `cairn tune` options.
-#[derive(Debug, clap::Args)]
-pub struct TuneFlags {
-    /// A .cairn file, a project directory (its cairn.toml), or a manifest.
-    #[arg(default_value = ".")]
-    pub path: PathBuf,
-    /// The function whose plans are searched (qualified with its module when it has one).
-    #[arg(long, value_name = "F")]
-    pub symbol: String,
-    /// A size to time at, `NAME=SIZE` (every extent takes SIZE; `n=1e6`); repeatable. Default: 1e6.
-    #[arg(long = "at", value_name = "NAME=SIZE")]
-    pub at: Vec<String>,
-    /// Time the first K candidates and the current plan on this host, halving each round.
-    #[arg(long, value_name = "K", default_value_t = 0)]
-    pub measure: usize,
-    /// Write the chosen plan after the function's declaration (the program must still check).
-    #[arg(long)]
-    pub write: bool,
-    /// The whole search's wall time, in seconds.
-    #[arg(long, value_name = "S", default_value_t = 300)]
-    pub budget_seconds: u64,
-    /// At most this many timed runs (each block a timing program runs is one; kept measurements
-    /// are free). Default: what --measure asks.
-    #[arg(long, value_name = "N")]
-    pub budget_runs: Option<u64>,
-    /// The pricing profile (a calibration's, `cairn predict --calibrate`); default:
-    /// $CAIRN_PROFILE, else the uncalibrated defaults.
-    #[arg(long, value_name = "P.json")]
-    pub profile: Option<PathBuf>,
-    /// The candidate history to read and record into (default: `.cairn/history` in the project).
-    #[arg(long, value_name = "DIR")]
-    pub history: Option<PathBuf>,
-    /// Neither read nor record a candidate history.
-    #[arg(long, conflicts_with = "history")]
-    pub no_history: bool,
-    /// Compare plan B against plan A instead of searching (give it exactly twice): `none`, items
-    /// (`grain 1; lanes 8`), or `use g` / `use g[8]`.
-    #[arg(long = "compare", value_name = "PLAN")]
-    pub compare: Vec<String>,
-    /// With --compare: keep the files behind each line (each side's program, what its emitted
-    /// code read, every timing sample) in `.cairn/artifacts/` and name them on the lines.
-    #[arg(long, requires = "compare")]
-    pub artifacts: bool,
-    /// Extra weighted sizes, a JSON file: `[{"at":"n=1e6","weight":3},{"at":"n=1e8"}]`.
-    #[arg(long, value_name = "SHAPES.json")]
-    pub shapes: Option<PathBuf>,
-    /// How times at several sizes fold into one ranking value.
-    #[arg(long, value_enum, default_value = "geomean")]
-    pub objective: ObjectiveFlag,
-    /// Print only the candidates that changed since a saved answer (an earlier `--format json`).
-    #[arg(long, value_name = "TUNE.json", conflicts_with = "compare")]
-    pub since: Option<PathBuf>,
-    /// Let an implementation whose only current validation is `finite-tested-emulated` (its
-    /// device code ran on host threads) be a candidate.
-    #[arg(long)]
-    pub accept_emulated: bool,
-    /// With --compare: also run each side's call once under a profiler, apart from timing
-    /// (`[profiler observation]` lines, `profile` records). `cachegrind` is valgrind's: executed
-    /// instructions and simulated cache misses.
-    #[arg(long, value_enum, requires = "compare")]
-    pub profiler: Option<ProfilerFlag>,
-    /// The device card device work is priced on (`cairn predict --card`); default rtx-5070-ti.
-    #[arg(long, value_name = "CARD")]
-    pub card: Option<String>,
-}
-
-/// `--profiler`.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum ProfilerFlag {
-    Cachegrind,
-}
-
-/// `--objective`.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum ObjectiveFlag {
-    Geomean,
-    Mean,
-}
 
 /// One entry of `--shapes`.
 #[derive(serde::Deserialize)]

@@ -5,7 +5,6 @@
 //!
 //! Exit: 0 passed; 1 failed or rejected; 2 unknown.
 
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -13,38 +12,10 @@ use cairn_agent::validate::{Outcome, Reading, Regressions, Runner, parse_policy,
 use cairn_hir::SourceText;
 
 use crate::build::{BuildFlags, Purpose, build_program};
+pub use crate::cli::ValidateFlags;
 use crate::output::{Output, to_map};
 use crate::process::{OUTPUT_CAP, wait_captured_watching};
 use crate::sandbox::{Limits, Workspace};
-
-/// `cairn validate` options.
-#[derive(Debug, clap::Args)]
-pub struct ValidateFlags {
-    /// A .cairn file, a project directory (its cairn.toml), or a manifest.
-    #[arg(default_value = ".")]
-    pub path: PathBuf,
-    /// The implementation, or one instance of a tuned one (`g[16]`).
-    #[arg(long, value_name = "G")]
-    pub symbol: String,
-    /// The validation policy (strict JSON, at most 200,000 bytes): `tolerance`, `domain`,
-    /// `budget`, `seed`, `probes`, `seconds`.
-    #[arg(long, value_name = "POLICY.json")]
-    pub policy: Option<PathBuf>,
-    /// Where failing cases are kept (default: `regressions/<reference>.json` in the project).
-    #[arg(long, value_name = "FILE")]
-    pub regressions: Option<PathBuf>,
-    /// Also record the result in the candidate history in DIR (`.cairn/history` is the project's).
-    #[arg(long, value_name = "DIR")]
-    pub history: Option<PathBuf>,
-    /// Run device code on host threads, judged against the device target: the evidence is then
-    /// `finite-tested-emulated`. Without it, a program doing device work validates `unknown`
-    /// (this toolchain does not launch device code on a GPU yet).
-    #[arg(long)]
-    pub emulate: bool,
-    /// The device target device work is judged against (default: the manifest's).
-    #[arg(long, value_name = "SM")]
-    pub device_target: Option<String>,
-}
 
 pub fn run(flags: &ValidateFlags, out: Output) -> u8 {
     let validation = validate_program(flags);

@@ -11,7 +11,7 @@
 //! function is equivalent, else 2.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cairn_agent::diff::Native;
 use cairn_agent::equiv::{self, Assumption, Lowered, OutcomeRecord, Receipt};
@@ -22,38 +22,12 @@ use cairn_smt::{Options, Verdict};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+pub use crate::cli::VerifyFlags;
 use crate::diff::{replay_witness, say, write_obligations};
 use crate::output::{FormatChoice, Named, Output, to_map};
 
 /// The schema of the verify record.
 const SCHEMA: &str = "cairn.verify/1";
-
-/// `cairn verify` flags.
-#[derive(Debug, clap::Args)]
-pub struct VerifyFlags {
-    /// The reference program (a .cairn file of at most 64,000 bytes).
-    pub reference: PathBuf,
-    /// The candidate program (a .cairn file of at most 64,000 bytes).
-    pub candidate: PathBuf,
-    /// The function to verify (`name` or `module.name`).
-    #[arg(long)]
-    pub symbol: Option<String>,
-    /// Verify every function of the reference.
-    #[arg(long)]
-    pub all: bool,
-    /// Z3's limit per query, in milliseconds.
-    #[arg(long, default_value_t = 3000)]
-    pub timeout_ms: u32,
-    /// A precondition, `SYMBOL=EXPR` over the function's parameters (one per function).
-    #[arg(long)]
-    pub assume: Vec<String>,
-    /// Accept a reference that traps on an allowed input (a trap is then an outcome to match).
-    #[arg(long)]
-    pub allow_reference_traps: bool,
-    /// Write every SMT-LIB query to DIR.
-    #[arg(long, value_name = "DIR")]
-    pub obligations: Option<PathBuf>,
-}
 
 const LIMIT: u64 = 64_000;
 
