@@ -63,7 +63,7 @@ impl Gen {
 
     fn function(&mut self, k: usize) {
         let name = format!("g{k}");
-        let shape = self.rng.below(15);
+        let shape = self.rng.below(16);
         let _ = std::fmt::Write::write_fmt(
             &mut self.out,
             format_args!("fn {name}(n:usize, x:ro<u64>[n], k:usize) -> u64 {{\n  let mut total:u64 = 0;\n"),
@@ -220,6 +220,22 @@ impl Gen {
                 let step = *self.rng.pick(&["1", "1", "2"]);
                 format!(
                     "  let mut count:u64 = {start};\n  for i in {lo}..n {{\n    if {test} {{\n      count += {step};\n    }}\n  }}\n  total = count;\n"
+                )
+            }
+            15 => {
+                // A recurrence over an array: each step stores `y[i]` from what the step before
+                // stored at `y[i - 1]` (carried in a local by the build), now and then printing
+                // it; from 0 the first `i - 1` fails, and the products overflow after a few steps.
+                let lo = *self.rng.pick(&["1", "1", "1", "2", "2", "0", "k % 3"]);
+                let step = *self.rng.pick(&[
+                    "y[i] + y[i - 1]",
+                    "y[i - 1] * 3 + 1",
+                    "y[i - 1] + x[i]",
+                    "y[i - 1] * 1000 + y[i]",
+                ]);
+                let print = if self.rng.chance(1, 3) { "    println(\"y \", y[i - 1]);\n" } else { "" };
+                format!(
+                    "  stack y:u64[{N}] = zeroed;\n  for i in 0..n {{\n    y[i] = x[i];\n  }}\n  for i in {lo}..n {{\n{print}    y[i] = {step};\n  }}\n  total = y[n - 1];\n"
                 )
             }
             13 => {

@@ -11,7 +11,9 @@
 //! Invariant: MIR holds no text positions; a guard names the expression it guards (`ExprId`),
 //! turned into a file, line and column only when code is emitted. `verify` checks the structure.
 
+mod carry;
 pub mod cfg;
+mod counted;
 mod display;
 pub mod eval;
 pub mod fuse;
@@ -610,10 +612,13 @@ pub(crate) fn clear_unreachable(blocks: &mut [Block]) {
 /// The program-level rewrites a build makes when guards may be left out (never under
 /// `--keep-guards`, which compiles the program as lowered): adjacent regions of one fusion chain
 /// joined (`fuse`), small `if`/`else`s whose arms hold checked arithmetic speculated
-/// (`speculate`), and innermost counted loops versioned on a check of their counter-affine guards
-/// before them (`version`). Every command that compiles as a build does calls this, and only this.
+/// (`speculate`), a value a counted loop stores at `v[i]` and reads back at `v[i - 1]` carried in a
+/// local (`carry`), and innermost counted loops versioned on a check of their counter-affine
+/// guards before them (`version`). Every command that compiles as a build does calls this, and
+/// only this.
 pub fn rewrite_for_build(functions: &mut Vec<Arc<Function>>) {
     fuse::fuse_regions(functions);
     speculate::speculate_program(functions);
+    carry::carry_program(functions);
     version::version_program(functions);
 }

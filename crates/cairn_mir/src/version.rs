@@ -38,7 +38,6 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::cfg::Loops;
 use crate::{
     BinOp, Block, BlockId, Check, Const, Function, Inst, IntTy, Local, LocalDecl, MTy, Operand, Place, Rvalue,
     Terminator,
@@ -125,96 +124,25 @@ struct Plan {
 
 /// The next innermost loop not yet looked at that can be versioned, if any.
 fn next_plan(function: &Function, seen: &mut HashSet<usize>) -> Option<Plan> {
-    let loops = Loops::of(function);
-    let headers: Vec<usize> = (0..function.blocks.len()).filter(|h| loops.bodies[*h].is_some()).collect();
-    for &h in &headers {
-        if !seen.insert(h) {
-            continue;
-        }
-        let body = loops.bodies[h].as_ref().expect("a header");
-        // Innermost: no other loop's header inside.
-        if headers.iter().any(|&other| other != h && body[other]) {
-            continue;
-        }
-        if let Some(plan) = plan(function, h, body) {
+    for (h, body) in crate::counted::innermost(function) {
+        if seen.insert(h)
+            && let Some(plan) = plan(function, h, &body)
+        {
             return Some(plan);
         }
     }
     None
 }
 
-/// The local an instruction writes, if any (a write to part of a local counts as a write to it).
-fn written(inst: &Inst) -> Option<Local> {
-    match inst {
-        Inst::Assign(place, _) | Inst::Drop(place) | Inst::Format { dst: place, .. } => Some(place.local),
-        Inst::Call { dst: Some(place), .. } | Inst::CallIndirect { dst: Some(place), .. } => Some(place.local),
-        _ => None,
-    }
-}
-
 fn plan(function: &Function, h: usize, body: &[bool]) -> Option<Plan> {
-    let blocks: Vec<usize> = (0..function.blocks.len()).filter(|b| body[*b]).collect();
-    if blocks.iter().map(|b| function.blocks[*b].insts.len()).sum::<usize>() > LOOP_SIZE {
-        return None;
-    }
-    // The header: `cond = lt iv, bound; branch cond, into, out`.
-    let header = &function.blocks[h];
-    let [Inst::Assign(test, Rvalue::Binary(BinOp::Lt, Operand::Copy(iv), bound))] = &header.insts[..] else {
-        return None;
-    };
-    let Terminator::Branch(Operand::Copy(cond), into, out) = &header.term else { return None };
-    if !test.proj.is_empty() || cond != test || !iv.proj.is_empty() || !body[into.0 as usize] || body[out.0 as usize] {
-        return None;
-    }
-    let counter = iv.local;
-    let MTy::Int(ty) = function.local(counter).ty else { return None };
-    if ty.signed() {
-        return None;
-    }
-    let taken = crate::visit::address_taken(function);
-    // Writes in the loop, per local: where.
-    let mut writes: HashMap<Local, Vec<(usize, usize)>> = HashMap::new();
-    for &b in &blocks {
-        for (i, inst) in function.blocks[b].insts.iter().enumerate() {
-            if let Some(local) = written(inst) {
-                writes.entry(local).or_default().push((b, i));
-            }
-        }
-    }
-    // The counter: written once in the loop, by `iv = add iv, 1` ending the latch.
-    let [(latch, at)] = writes.get(&counter)?[..] else { return None };
-    let latch_block = &function.blocks[latch];
-    let one = Operand::Const(Const::Int(1, ty));
-    if taken[counter.0 as usize]
-        || at + 1 != latch_block.insts.len()
-        || latch_block.term != Terminator::Goto(BlockId(h as u32))
-        || latch_block.insts[at]
-            != Inst::Assign(Place::local(counter), Rvalue::Binary(BinOp::Add, Operand::Copy(iv.clone()), one))
+    let shape = crate::counted::counted(function, h, body)?;
+    if shape.blocks.iter().map(|b| function.blocks[*b].insts.len()).sum::<usize>() > LOOP_SIZE
+        || function.blocks[shape.entry].term != Terminator::Goto(BlockId(h as u32))
     {
         return None;
     }
+    let crate::counted::Counted { blocks, entry, counter, ty, bound, latch, at, writes, taken, .. } = shape;
     let fixed = |local: Local| !taken[local.0 as usize] && !writes.contains_key(&local);
-    match bound {
-        Operand::Const(Const::Int(..)) => {}
-        Operand::Copy(place) if place.proj.is_empty() && fixed(place.local) => {}
-        _ => return None,
-    }
-    // Predecessors: the latch from inside, one block ending in `goto header` from outside.
-    let mut entry = None;
-    for (p, block) in function.blocks.iter().enumerate() {
-        if !block.term.successors().contains(&BlockId(h as u32)) {
-            continue;
-        }
-        if body[p] {
-            if p != latch {
-                return None;
-            }
-        } else if entry.replace(p).is_some() || block.term != Terminator::Goto(BlockId(h as u32)) {
-            return None;
-        }
-    }
-    let entry = entry?;
-
     let follow = Follow { function, counter, latch, at, writes: &writes, taken: &taken, fixed: &fixed };
     let mut decided = HashSet::new();
     let mut needs: Vec<Need> = Vec::new();
@@ -236,7 +164,7 @@ fn plan(function: &Function, h: usize, body: &[bool]) -> Option<Plan> {
     if decided.is_empty() {
         return None;
     }
-    Some(Plan { header: h, blocks, entry, counter, ty, bound: bound.clone(), decided, needs })
+    Some(Plan { header: h, blocks, entry, counter, ty, bound, decided, needs })
 }
 
 /// Following a guard's operands back to the counter and fixed values.
