@@ -9,9 +9,9 @@
 //! the time of `cairn run examples/hello.cairn` (build included) as a user sees it.
 //!
 //! Times are whole processes (start-up included, under a millisecond). The first kernels bake
-//! their sizes in as constants; the later ones (`matmul_n`, `histogram`, `prefix_part`, `search`)
-//! read a size or a pattern from their first argument, given alike to both sides, so nothing about
-//! their extents is known when they are compiled.
+//! their sizes in as constants; the later ones (`matmul_n`, `stencil_n`, `histogram`,
+//! `prefix_part`, `search`) read a size or a pattern from their first argument, given alike to
+//! both sides, so nothing about their extents is known when they are compiled.
 //!
 //! `cargo build --release -p cairn_cli && cargo run --release -p cairn_bench --bin kernels --
 //! [--runs R] [--only a,b] [--cc CC] [--clang CLANG] [--json]` (defaults: 7 runs, every kernel,
@@ -42,6 +42,7 @@ const KERNELS: &[Kernel] = &[
     Kernel { name: "buf_fill", args: &[], what: "a heap Buf of 2^20 u64 made, filled and released (calloc twin)" },
     Kernel { name: "stencil", args: &[], what: "5-point f64 stencil, 512x512, sizes as parameters (guards in force)" },
     Kernel { name: "matmul_n", args: &["96"], what: "n x n f64 matrix multiply-accumulate, n = 96 an argument" },
+    Kernel { name: "stencil_n", args: &["512"], what: "5-point f64 stencil over a w x w grid, w = 512 an argument" },
     Kernel { name: "histogram", args: &["1000"], what: "2^22 keys into `bins` bins (an argument), checked counts" },
     Kernel {
         name: "prefix_part",

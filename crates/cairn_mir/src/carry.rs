@@ -124,7 +124,7 @@ fn plan(function: &Function, h: usize, body: &[bool]) -> Option<Plan> {
     }
     // The local holding `i - 1`: written once, in the body, as `sub i, 1`.
     let one = Operand::Const(Const::Int(1, shape.ty));
-    let previous = insts.iter().enumerate().find_map(|(i, inst)| match inst {
+    let (defined, previous) = insts.iter().enumerate().find_map(|(i, inst)| match inst {
         Inst::Assign(place, Rvalue::Binary(BinOp::Sub, Operand::Copy(c), k))
             if place.proj.is_empty()
                 && *c == Place::local(shape.counter)
@@ -133,16 +133,21 @@ fn plan(function: &Function, h: usize, body: &[bool]) -> Option<Plan> {
                 && shape.writes.get(&place.local).map(Vec::as_slice) == Some(&[(b, i)][..])
                 && i < store =>
         {
-            Some(place.local)
+            Some((i, place.local))
         }
         _ => None,
     })?;
-    // It is read as `v[i - 1]` somewhere after it is computed.
+    // It is read as `v[i - 1]`, and only after it is computed and no later than the store (where
+    // `carry` holds what the iteration before stored).
     let read = element(view, previous);
     let mut reads = 0usize;
-    for inst in insts {
-        let mut inst = inst.clone();
-        inst_places(&mut inst, &mut |place, role| reads += usize::from(role == Role::Use && *place == read));
+    for (j, inst) in insts.iter().enumerate() {
+        let mut here = 0usize;
+        inst_places(&mut inst.clone(), &mut |place, role| here += usize::from(role == Role::Use && *place == read));
+        if here > 0 && !(defined < j && j <= store) {
+            return None;
+        }
+        reads += here;
     }
     if reads == 0 {
         return None;

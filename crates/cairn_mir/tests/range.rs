@@ -58,6 +58,19 @@ fn count_pairs(n:usize, c:ro<u8>[n]) -> u64 {
   return count;
 }
 
+fn count_by_two(n:usize, c:ro<u8>[n]) -> u64 {
+  let mut count:u64 = 0;
+  for k in 0..n {
+    if c[k] == 0 {
+      count += 2;
+    }
+  }
+  if n > 1 {
+    return u64(c[n - 2]);
+  }
+  return count;
+}
+
 fn counters(v:u64) -> u64 {
   stack counts:u64[256] = zeroed;
   counts[usize(v & 255)] = 1;
@@ -198,6 +211,11 @@ fn the_examples_of_the_language_are_discharged() {
     // length; so `count + 1` cannot overflow.
     let zeros = function(&functions, "count_zeros");
     assert_eq!(tally(zeros, GuardKind::Overflow), (1, 0));
+    // Stepped by 2: no bound by the counter holds, the seeded one widens away — and the rest of
+    // the function is still analysed (`c[n - 2]` under `n > 1`: the subtraction and the index).
+    let by_two = function(&functions, "count_by_two");
+    assert_eq!(tally(by_two, GuardKind::Overflow), (1, 1));
+    assert_eq!(tally(by_two, GuardKind::Bounds), (1, 0));
     // Counted in an inner loop: up to n per outer step, not bounded by either counter.
     assert_eq!(tally(function(&functions, "count_pairs"), GuardKind::Overflow), (0, 1));
     // `acc + k * 3` with `k < 20` and `acc` unbounded: the product is proved, the sum is not.

@@ -330,7 +330,7 @@ impl<'f> Analysis<'f> {
                 }
                 updates[s] += 1;
                 widened |= updates[s] > WIDEN_AFTER;
-                entries[s] = if updates[s] > WIDEN_ALL_AFTER {
+                let next = if updates[s] > WIDEN_ALL_AFTER {
                     entries[s].widen(&joined, &self.dense_tops, &self.steps, None)
                 } else if let Some(writes) = &self.loops[s]
                     && updates[s] > WIDEN_AFTER
@@ -339,6 +339,12 @@ impl<'f> Analysis<'f> {
                 } else {
                     joined
                 };
+                // A widening that gives back the state it started from changes nothing (a header
+                // whose join seeds again a bound the widening drops): nothing to propagate.
+                if next == entries[s] {
+                    continue;
+                }
+                entries[s] = next;
                 if !queued[s] {
                     queued[s] = true;
                     work.push(s);
