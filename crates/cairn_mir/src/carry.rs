@@ -224,21 +224,9 @@ fn apply(function: &mut Function, plan: &Plan) {
         term_anchor: anchor,
     });
     // The entry's edge into the header now enters the test.
-    let retarget = |t: &mut BlockId| {
+    function.blocks[shape.entry].term.retarget(|t| {
         if *t == header {
             *t = test_id;
         }
-    };
-    match &mut function.blocks[shape.entry].term {
-        Terminator::Goto(t) => retarget(t),
-        Terminator::Branch(_, t, e) => {
-            retarget(t);
-            retarget(e);
-        }
-        Terminator::Switch(_, cases, default) => {
-            cases.iter_mut().for_each(|(_, t)| retarget(t));
-            retarget(default);
-        }
-        Terminator::Return(_) | Terminator::Unreachable => {}
-    }
+    });
 }

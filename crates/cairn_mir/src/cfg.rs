@@ -18,6 +18,24 @@ impl Terminator {
     }
 }
 
+impl Terminator {
+    /// Hands each jump target to `f`, which may change it (a rewrite moving or copying blocks).
+    pub(crate) fn retarget(&mut self, mut f: impl FnMut(&mut BlockId)) {
+        match self {
+            Terminator::Goto(t) => f(t),
+            Terminator::Branch(_, t, e) => {
+                f(t);
+                f(e);
+            }
+            Terminator::Switch(_, cases, default) => {
+                cases.iter_mut().for_each(|(_, t)| f(t));
+                f(default);
+            }
+            Terminator::Return(_) | Terminator::Unreachable => {}
+        }
+    }
+}
+
 fn successors(function: &Function) -> Vec<Vec<usize>> {
     function.blocks.iter().map(|b| b.term.successors().iter().map(|s| s.0 as usize).collect()).collect()
 }

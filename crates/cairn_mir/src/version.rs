@@ -281,18 +281,7 @@ fn apply(function: &mut Function, plan: &Plan) -> usize {
                 guard.hoisted = true;
             }
         }
-        match &mut block.term {
-            Terminator::Goto(t) => remap(t),
-            Terminator::Branch(_, t, e) => {
-                remap(t);
-                remap(e);
-            }
-            Terminator::Switch(_, cases, default) => {
-                cases.iter_mut().for_each(|(_, t)| remap(t));
-                remap(default);
-            }
-            Terminator::Return(_) | Terminator::Unreachable => {}
-        }
+        block.term.retarget(remap);
         function.blocks.push(block);
     }
     let fast = map[&plan.header];

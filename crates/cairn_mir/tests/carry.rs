@@ -3,26 +3,11 @@
 //! and that the rewritten program computes, prints and traps as the lowered one does — under the
 //! evaluator, which runs the rewritten reads from the local.
 
-use std::sync::Arc;
-
 mod common;
 
 use cairn_mir::eval::{Ending, run};
 use cairn_mir::{Function, GuardKind, Inst, Operand, Place, Proj, Rvalue};
-use common::lowered;
-
-fn rewritten(functions: &[Arc<Function>]) -> Vec<Arc<Function>> {
-    let mut functions = functions.to_vec();
-    cairn_mir::rewrite_for_build(&mut functions);
-    for function in &functions {
-        cairn_mir::verify::verify(function).expect("the rewritten MIR verifies");
-    }
-    functions
-}
-
-fn named<'a>(functions: &'a [Arc<Function>], name: &str) -> &'a Function {
-    functions.iter().find(|f| &*f.name == name).unwrap_or_else(|| panic!("no function {name}"))
-}
+use common::{lowered, named, rewritten};
 
 /// How many reads of `v[t]` (`v` the local numbered `view`, `t` a local computed as `x - 1`) the
 /// function's arithmetic and guards hold: the reads of what the iteration before stored.

@@ -3,29 +3,14 @@
 //! the same output, the same trap of the same guard — on inputs that overflow in either arm,
 //! under the evaluator.
 
-use std::sync::Arc;
-
 mod common;
 
 use cairn_mir::eval::{Ending, run};
 use cairn_mir::{Function, GuardKind, Terminator};
-use common::lowered;
-
-fn rewritten(functions: &[Arc<Function>]) -> Vec<Arc<Function>> {
-    let mut functions = functions.to_vec();
-    cairn_mir::rewrite_for_build(&mut functions);
-    for function in &functions {
-        cairn_mir::verify::verify(function).expect("the rewritten MIR verifies");
-    }
-    functions
-}
+use common::{lowered, named, rewritten};
 
 fn branches(f: &Function) -> usize {
     f.blocks.iter().filter(|b| matches!(b.term, Terminator::Branch(..))).count()
-}
-
-fn named<'a>(functions: &'a [Arc<Function>], name: &str) -> &'a Function {
-    functions.iter().find(|f| &*f.name == name).unwrap_or_else(|| panic!("no function {name}"))
 }
 
 const PROGRAM: &str = "

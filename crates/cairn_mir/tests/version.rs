@@ -4,26 +4,11 @@
 //! does natively is compared with the evaluator by `crates/cairn_cli/tests/differential_guards.rs`
 //! (the evaluator checks every guard, elided or not, so it cannot tell the copies apart).
 
-use std::sync::Arc;
-
 mod common;
 
 use cairn_mir::eval::{Ending, run};
 use cairn_mir::{Check, Function, GuardKind, Inst, Terminator};
-use common::lowered;
-
-fn rewritten(functions: &[Arc<Function>]) -> Vec<Arc<Function>> {
-    let mut functions = functions.to_vec();
-    cairn_mir::rewrite_for_build(&mut functions);
-    for function in &functions {
-        cairn_mir::verify::verify(function).expect("the rewritten MIR verifies");
-    }
-    functions
-}
-
-fn named<'a>(functions: &'a [Arc<Function>], name: &str) -> &'a Function {
-    functions.iter().find(|f| &*f.name == name).unwrap_or_else(|| panic!("no function {name}"))
-}
+use common::{lowered, named, rewritten};
 
 /// The kinds of the guards the copy leaves out, sorted.
 fn hoisted(f: &Function) -> Vec<&'static str> {

@@ -18,3 +18,20 @@ pub fn lowered(text: &str) -> Vec<Arc<Function>> {
     }
     program.functions
 }
+
+/// The functions after a build's rewrites (`rewrite_for_build`), each verified.
+#[allow(dead_code)] // not every test crate that shares this module rewrites
+pub fn rewritten(functions: &[Arc<Function>]) -> Vec<Arc<Function>> {
+    let mut functions = functions.to_vec();
+    cairn_mir::rewrite_for_build(&mut functions);
+    for function in &functions {
+        cairn_mir::verify::verify(function).expect("the rewritten MIR verifies");
+    }
+    functions
+}
+
+/// The function named `name` (`module.name` outside the root module).
+#[allow(dead_code)]
+pub fn named<'a>(functions: &'a [Arc<Function>], name: &str) -> &'a Function {
+    functions.iter().find(|f| &*f.name == name).unwrap_or_else(|| panic!("no function {name}"))
+}
