@@ -1,6 +1,6 @@
-//! Loop versioning (issue 22): guards in an innermost `for` loop that depend on the loop's counter
-//! only through sums and products are checked once, before the loop, for every value the counter
-//! will take. When each such check passes, a copy of the loop without those guards runs; when any
+//! Loop versioning (issue 22): guards in a `for` loop (and in the counted loops nested in it) that
+//! depend on the counters only through sums and products are checked once, before the loop, for
+//! every value the counters will take (nested loops: `Range`, taken outermost first). When each such check passes, a copy of the loop without those guards runs; when any
 //! fails, the loop as lowered runs, and traps where, when and with the message it always did.
 //!
 //! `for j in 0..n { c[i * n + j] += a * b[k * n + j]; }` keeps four guards per iteration (two
@@ -49,7 +49,7 @@ const LOOP_SIZE: usize = 400;
 /// How far back an operand is followed through the assignments before it.
 const DEPTH: usize = 12;
 
-/// Versions every qualifying innermost loop of every host function (module comment). A build
+/// Versions every qualifying loop of every host function, outermost first (module comment). A build
 /// does this only when guards may be left out; `--keep-guards` and the evaluator see the loops
 /// as lowered.
 pub(crate) fn version_program(functions: &mut [Arc<Function>]) {
@@ -69,8 +69,8 @@ pub(crate) fn version_program(functions: &mut [Arc<Function>]) {
 /// A value an index computation is made of.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Node {
-    /// The loop's counter.
-    Counter,
+    /// A counter: the loop's own, or that of a counted loop nested in it (`Range`).
+    Counter(Local),
     /// A value the loop does not change, as read before it (`Use` of a constant or a fixed
     /// local, or `Len` of a fixed view).
     Fixed(Rvalue),
@@ -82,7 +82,7 @@ enum Node {
 impl Node {
     fn counts(&self) -> bool {
         match self {
-            Node::Counter => true,
+            Node::Counter(_) => true,
             Node::Fixed(_) => false,
             Node::Op(_, _, a, b) => a.counts() || b.counts(),
         }
@@ -115,18 +115,38 @@ struct Plan {
     /// The one block outside the loop that enters it.
     entry: usize,
     counter: Local,
-    ty: IntTy,
     bound: Operand,
+    /// The counters the needs range over: the loop's own first, then its nested loops'.
+    ranges: Vec<Range>,
     /// The guards the copy leaves out, by block and instruction.
     decided: HashSet<(usize, usize)>,
     needs: Vec<Need>,
 }
 
-/// The next innermost loop not yet looked at that can be versioned, if any.
+/// A counter the check ranges over: the versioned loop's own, or that of a counted loop nested in
+/// it whose first value and bound the outer loop does not change (`for j in 0..n` inside it). In
+/// the blocks of its loop, before its increment, it holds a value in `first..bound`.
+struct Range {
+    counter: Local,
+    /// Per block of the function: inside its loop.
+    inside: Vec<bool>,
+    latch: usize,
+    at: usize,
+    /// Its first value and its bound, as the block before the versioned loop reads them.
+    first: Operand,
+    bound: Operand,
+}
+
+/// The next loop not yet looked at that can be versioned, if any: outer loops first, so a nest
+/// is checked once before its outermost loop it can be.
 fn next_plan(function: &Function, seen: &mut HashSet<usize>) -> Option<Plan> {
-    for (h, body) in crate::counted::innermost(function) {
+    let loops = crate::cfg::Loops::of(function);
+    let mut headers: Vec<(usize, &Vec<bool>)> =
+        loops.bodies.iter().enumerate().filter_map(|(h, body)| Some((h, body.as_ref()?))).collect();
+    headers.sort_by_key(|(h, body)| (std::cmp::Reverse(body.iter().filter(|x| **x).count()), *h));
+    for &(h, body) in &headers {
         if seen.insert(h)
-            && let Some(plan) = plan(function, h, &body)
+            && let Some(plan) = plan(function, h, body, &loops)
         {
             return Some(plan);
         }
@@ -134,16 +154,34 @@ fn next_plan(function: &Function, seen: &mut HashSet<usize>) -> Option<Plan> {
     None
 }
 
-fn plan(function: &Function, h: usize, body: &[bool]) -> Option<Plan> {
+fn plan(function: &Function, h: usize, body: &[bool], loops: &crate::cfg::Loops) -> Option<Plan> {
     let shape = crate::counted::counted(function, h, body)?;
     if shape.blocks.iter().map(|b| function.blocks[*b].insts.len()).sum::<usize>() > LOOP_SIZE
         || function.blocks[shape.entry].term != Terminator::Goto(BlockId(h as u32))
     {
         return None;
     }
-    let crate::counted::Counted { blocks, entry, counter, ty, bound, latch, at, writes, taken, .. } = shape;
+    let crate::counted::Counted { blocks, entry, counter, bound, latch, at, writes, taken, .. } = shape;
     let fixed = |local: Local| !taken[local.0 as usize] && !writes.contains_key(&local);
-    let follow = Follow { function, counter, latch, at, writes: &writes, taken: &taken, fixed: &fixed };
+    let mut ranges = vec![Range {
+        counter,
+        inside: body.to_vec(),
+        latch,
+        at,
+        first: Operand::Copy(Place::local(counter)),
+        bound: bound.clone(),
+    }];
+    // The counted loops nested in this one whose first value and bound it does not change.
+    for (h2, body2) in loops.bodies.iter().enumerate() {
+        let Some(body2) = body2 else { continue };
+        if h2 == h || !body[h2] {
+            continue;
+        }
+        if let Some(range) = nested(function, h2, body2, &writes, &fixed) {
+            ranges.push(range);
+        }
+    }
+    let follow = Follow { function, ranges: &ranges, writes: &writes, taken: &taken, fixed: &fixed };
     let mut decided = HashSet::new();
     let mut needs: Vec<Need> = Vec::new();
     for &b in &blocks {
@@ -164,16 +202,69 @@ fn plan(function: &Function, h: usize, body: &[bool]) -> Option<Plan> {
     if decided.is_empty() {
         return None;
     }
-    Some(Plan { header: h, blocks, entry, counter, ty, bound, decided, needs })
+    Some(Plan { header: h, blocks, entry, counter, bound, ranges, decided, needs })
+}
+
+/// The range of a counted loop (headed by `h`) nested in the loop being versioned, when its
+/// counter is written there only by its increment and by one assignment, in the block entering
+/// it, of a constant or a value the outer loop does not change, and its bound is such a value
+/// too (directly, or assigned once in that block). `writes` are the outer loop's writes.
+fn nested(
+    function: &Function,
+    h: usize,
+    body: &[bool],
+    writes: &HashMap<Local, Vec<(usize, usize)>>,
+    fixed: &impl Fn(Local) -> bool,
+) -> Option<Range> {
+    let inner = crate::counted::counted(function, h, body)?;
+    let entry = &function.blocks[inner.entry];
+    // A value assigned once in the outer loop, in the entering block, from a constant or a fixed
+    // local; or a fixed local or constant itself.
+    let value_entering = |operand: &Operand| -> Option<Operand> {
+        match operand {
+            Operand::Const(Const::Int(..)) => Some(operand.clone()),
+            Operand::Copy(place) if place.proj.is_empty() && fixed(place.local) => Some(operand.clone()),
+            Operand::Copy(place) if place.proj.is_empty() => {
+                let [(b, i)] = writes.get(&place.local)?[..] else { return None };
+                if b != inner.entry {
+                    return None;
+                }
+                match &entry.insts[i] {
+                    Inst::Assign(target, Rvalue::Use(value)) if target.proj.is_empty() => match value {
+                        Operand::Const(Const::Int(..)) => Some(value.clone()),
+                        Operand::Copy(p) if p.proj.is_empty() && fixed(p.local) => Some(value.clone()),
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    };
+    // The counter: its increment and one assignment in the entering block.
+    let counter_writes = writes.get(&inner.counter)?;
+    let init = counter_writes.iter().find(|(b, _)| *b == inner.entry)?;
+    if counter_writes.len() != 2 || !counter_writes.contains(&(inner.latch, inner.at)) {
+        return None;
+    }
+    let Inst::Assign(target, Rvalue::Use(first)) = &entry.insts[init.1] else { return None };
+    if !target.proj.is_empty() {
+        return None;
+    }
+    let first = match first {
+        Operand::Const(Const::Int(..)) => first.clone(),
+        Operand::Copy(p) if p.proj.is_empty() && fixed(p.local) => first.clone(),
+        _ => return None,
+    };
+    let bound = value_entering(&inner.bound)?;
+    Some(Range { counter: inner.counter, inside: body.to_vec(), latch: inner.latch, at: inner.at, first, bound })
 }
 
 /// Following a guard's operands back to the counter and fixed values.
 struct Follow<'a, F: Fn(Local) -> bool> {
     function: &'a Function,
-    counter: Local,
-    /// The latch and the position of the counter's increment in it.
-    latch: usize,
-    at: usize,
+    /// The counters the check ranges over.
+    ranges: &'a [Range],
     writes: &'a HashMap<Local, Vec<(usize, usize)>>,
     /// Per local: its address is taken (a call or closure may write it unseen).
     taken: &'a [bool],
@@ -220,9 +311,9 @@ impl<F: Fn(Local) -> bool> Follow<'_, F> {
             _ => return None,
         };
         let local = place.local;
-        if local == self.counter {
-            // The counter holds this iteration's value until the latch's increment.
-            return (b != self.latch || i <= self.at).then_some(Node::Counter);
+        if let Some(range) = self.ranges.iter().find(|r| r.counter == local) {
+            // A counter holds a value of its range inside its loop, until its latch's increment.
+            return (range.inside[b] && (b != range.latch || i <= range.at)).then_some(Node::Counter(local));
         }
         if (self.fixed)(local) {
             return Some(Node::Fixed(Rvalue::Use(operand.clone())));
@@ -286,7 +377,7 @@ fn apply(function: &mut Function, plan: &Plan) -> usize {
     }
     let fast = map[&plan.header];
     let anchor = function.blocks[plan.header].term_anchor;
-    let mut check = CheckBlock { locals: &mut function.locals, insts: Vec::new(), ty: plan.ty };
+    let mut check = CheckBlock { locals: &mut function.locals, insts: Vec::new() };
     let go = check.condition(plan);
     let check_block = Block {
         anchors: vec![anchor; check.insts.len()],
@@ -299,7 +390,10 @@ fn apply(function: &mut Function, plan: &Plan) -> usize {
     fast
 }
 
-/// The end of the counter's range an expression is evaluated at.
+/// Each counter's first and last value, as the check block holds them.
+type Ends = HashMap<Local, (Operand, Operand)>;
+
+/// The end of the counters' ranges an expression is evaluated at.
 #[derive(Clone, Copy)]
 enum End {
     First,
@@ -310,8 +404,6 @@ enum End {
 struct CheckBlock<'a> {
     locals: &'a mut Vec<LocalDecl>,
     insts: Vec<Inst>,
-    /// The counter's type.
-    ty: IntTy,
 }
 
 impl CheckBlock<'_> {
@@ -336,17 +428,22 @@ impl CheckBlock<'_> {
 
     /// `go`: the loop runs no iteration, or every need holds over its range.
     fn condition(&mut self, plan: &Plan) -> Operand {
-        let counter_ty = MTy::Int(self.ty);
+        // Each counter's first and last value (`bound - 1`, wrapping when the loop would not run:
+        // a nested loop that never runs then fails the check, which is only conservative).
+        let mut ends: Ends = HashMap::new();
+        for range in &plan.ranges {
+            let MTy::Int(ty) = self.locals[range.counter.0 as usize].ty else { continue };
+            let last = self.binary(MTy::Int(ty), BinOp::Sub, range.bound.clone(), Operand::Const(Const::Int(1, ty)));
+            ends.insert(range.counter, (range.first.clone(), last));
+        }
         let first = Operand::Copy(Place::local(plan.counter));
-        let last =
-            self.binary(counter_ty.clone(), BinOp::Sub, plan.bound.clone(), Operand::Const(Const::Int(1, self.ty)));
-        let mut go = self.test(BinOp::Ge, first.clone(), plan.bound.clone());
+        let mut go = self.test(BinOp::Ge, first, plan.bound.clone());
         let mut all: Option<Operand> = None;
         for need in &plan.needs {
             let holds = match need {
                 Need::Exact(Node::Op(op, ty, a, b)) => {
                     let end = if *op == BinOp::Sub { End::First } else { End::Last };
-                    let (x, y) = (self.value(a, end, &first, &last), self.value(b, end, &first, &last));
+                    let (x, y) = (self.value(a, end, &ends), self.value(b, end, &ends));
                     let int = MTy::Int(*ty);
                     let max = Operand::Const(Const::Int((1i128 << ty.bits()) - 1, *ty));
                     match op {
@@ -366,8 +463,7 @@ impl CheckBlock<'_> {
                 }
                 Need::Exact(_) => continue,
                 Need::Below(index, len) => {
-                    let (i, n) =
-                        (self.value(index, End::Last, &first, &last), self.value(len, End::Last, &first, &last));
+                    let (i, n) = (self.value(index, End::Last, &ends), self.value(len, End::Last, &ends));
                     self.test(BinOp::Lt, i, n)
                 }
             };
@@ -383,16 +479,19 @@ impl CheckBlock<'_> {
     }
 
     /// The node's value with the counter at `end`, computed as the loop computes it (wrapping).
-    fn value(&mut self, node: &Node, end: End, first: &Operand, last: &Operand) -> Operand {
+    fn value(&mut self, node: &Node, end: End, ends: &Ends) -> Operand {
         match node {
-            Node::Counter => match end {
-                End::First => first.clone(),
-                End::Last => last.clone(),
-            },
+            Node::Counter(counter) => {
+                let (first, last) = &ends[counter];
+                match end {
+                    End::First => first.clone(),
+                    End::Last => last.clone(),
+                }
+            }
             Node::Fixed(Rvalue::Use(operand)) => operand.clone(),
             Node::Fixed(value) => self.compute(MTy::usize(), value.clone()),
             Node::Op(op, ty, a, b) => {
-                let (x, y) = (self.value(a, end, first, last), self.value(b, end, first, last));
+                let (x, y) = (self.value(a, end, ends), self.value(b, end, ends));
                 self.binary(MTy::Int(*ty), *op, x, y)
             }
         }

@@ -26,6 +26,16 @@ fn row(n:usize, x:ro<u64>[n], r:usize, w:usize, cols:usize) -> u64 {
   return t;
 }
 
+fn grid(n:usize, x:ro<u64>[n], rows:usize, cols:usize, w:usize) -> u64 {
+  let mut t:u64 = 0;
+  for r in 0..rows {
+    for c in 0..cols {
+      t = add_wrap(t, x[r * w + c]);
+    }
+  }
+  return t;
+}
+
 fn shifted(n:usize, x:ro<u64>[n], lo:usize, hi:usize, d:usize) -> u64 {
   let mut t:u64 = 0;
   for i in lo..hi {
@@ -62,6 +72,7 @@ fn main() -> i32 {
   }
   println(gather(12, x, at));
   println(row(12, x, 1, 4, 4));
+  println(grid(12, x, 3, 4, 4));
   println(shifted(12, x, 2, 12, 2));
   println(row(12, x, 2, 4, 5));
   return 0;
@@ -96,6 +107,16 @@ fn counted_loops_get_a_check_and_a_copy_without_their_affine_guards() {
         let check = a.blocks.last().expect("the check block");
         assert!(check.insts.iter().all(|i| !matches!(i, Inst::Guard(_))), "{name}: the check holds no guard");
     }
+    // A nest: the check stands before the outer loop (for every `r` and `c` at once), right
+    // where the entry went to the outer loop's header.
+    let (b, a) = (named(&before, "grid"), named(&after, "grid"));
+    // Its three sites are left out twice: in the outer loop's copy, and in the copy of the inner
+    // loop that the outer loop as lowered gets (versioned on its own, when the outer check fails).
+    assert_eq!(hoisted(a), ["bounds", "bounds", "overflow", "overflow", "overflow", "overflow"], "{a}");
+    let Terminator::Goto(first) = a.blocks[0].term else { panic!("the entry jumps: {a}") };
+    let check = &a.blocks[first.0 as usize];
+    assert!(first.0 as usize >= b.blocks.len(), "the entry goes to a new block first: {a}");
+    assert!(matches!(check.term, Terminator::Branch(..)) && check.insts.iter().all(|i| !matches!(i, Inst::Guard(_))));
     // A second rewrite of a rewritten program versions nothing again.
     let twice = rewritten(&after);
     assert_eq!(named(&twice, "row").blocks.len(), named(&after, "row").blocks.len());
