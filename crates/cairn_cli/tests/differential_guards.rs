@@ -194,21 +194,55 @@ impl Gen {
                 format!("  for i in {lo}..{hi} {{\n{print}    total = add_wrap(total, x[{index}]);\n  }}\n")
             }
             12 => {
-                // Rows of a grid whose width is known only at run time (the inner loop versioned).
-                let (rows, cols, width) = if self.rng.chance(3, 4) {
-                    *self.rng.pick(&[
-                        ("3", "4", "4"),
-                        ("k / 4", "3", "3"),
-                        ("2", "n / 2", "n / 2"),
-                        ("n / 4", "k / 4", "4"),
-                    ])
-                } else {
-                    *self.rng.pick(&[("k", "3", "3"), ("3", "k", "4"), ("2", "n", "k / 2")])
-                };
+                // Loop nests whose sizes are known only at run time (versioned outermost first:
+                // the inner loops lend their counters as ranges), printing now and then.
                 let print = if self.rng.chance(1, 3) { "      println(\"at \", i, \" \", j);\n" } else { "" };
-                format!(
-                    "  for i in 0..{rows} {{\n    for j in 0..{cols} {{\n{print}      total = add_wrap(total, x[i * {width} + j]);\n    }}\n  }}\n"
-                )
+                match self.rng.below(6) {
+                    0 | 1 => {
+                        let (rows, cols, width) = if self.rng.chance(3, 4) {
+                            *self.rng.pick(&[
+                                ("3", "4", "4"),
+                                ("k / 4", "3", "3"),
+                                ("2", "n / 2", "n / 2"),
+                                ("n / 4", "k / 4", "4"),
+                            ])
+                        } else {
+                            *self.rng.pick(&[("k", "3", "3"), ("3", "k", "4"), ("2", "n", "k / 2")])
+                        };
+                        format!(
+                            "  for i in 0..{rows} {{\n    for j in 0..{cols} {{\n{print}      total = add_wrap(total, x[i * {width} + j]);\n    }}\n  }}\n"
+                        )
+                    }
+                    2 | 3 => {
+                        // The inner loop from a run-time start, reading one before it (from 0, the
+                        // first `j - 1` at `i = 0` fails).
+                        let (start, cols) = *self.rng.pick(&[
+                            ("1", "4"),
+                            ("k % 3", "4"),
+                            ("1", "k % 5"),
+                            ("2", "5"),
+                            ("0", "4"),
+                            ("k % 2", "3"),
+                        ]);
+                        format!(
+                            "  let s:usize = {start};\n  for i in 0..3 {{\n    for j in s..{cols} {{\n{print}      total = add_wrap(total, x[i * 4 + j - 1]);\n    }}\n  }}\n"
+                        )
+                    }
+                    4 => {
+                        // Three levels, a guard at the outer level too, the innermost maybe empty.
+                        let cols = *self.rng.pick(&["3", "k / 4", "0", "4"]);
+                        format!(
+                            "  for i in 0..2 {{\n    total = add_wrap(total, x[i * 5]);\n    for j in 0..2 {{\n      for l in 0..{cols} {{\n{print}        total = add_wrap(total, x[i * 6 + j * 3 + l]);\n      }}\n    }}\n  }}\n"
+                        )
+                    }
+                    _ => {
+                        // A triangular nest: the inner bound moves with the outer counter.
+                        let rows = *self.rng.pick(&["4", "k / 3", "5"]);
+                        format!(
+                            "  for i in 0..{rows} {{\n    for j in 0..i {{\n{print}      total = add_wrap(total, x[i * 3 + j]);\n    }}\n  }}\n"
+                        )
+                    }
+                }
             }
             14 => {
                 // A checked count stepped in a counted loop (bounded by the counter when it starts

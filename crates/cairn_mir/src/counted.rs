@@ -1,4 +1,4 @@
-//! Counted loops: an innermost loop as the lowering makes a `for i in lo..hi` — a header that only
+//! Counted loops: a loop as the lowering makes a `for i in lo..hi` — a header that only
 //! tests `i < hi` and branches into the body or out, one latch ending with `i = i + 1` and jumping
 //! back, `i` an unsigned integer whose address is never taken and that nothing else in the loop
 //! writes, `hi` a constant or a local the loop does not write — with where every local is written

@@ -613,8 +613,8 @@ pub(crate) fn clear_unreachable(blocks: &mut [Block]) {
 /// `--keep-guards`, which compiles the program as lowered): adjacent regions of one fusion chain
 /// joined (`fuse`), small `if`/`else`s whose arms hold checked arithmetic speculated
 /// (`speculate`), a value a counted loop stores at `v[i]` and reads back at `v[i - 1]` carried in a
-/// local (`carry`), and innermost counted loops versioned on a check of their counter-affine
-/// guards before them (`version`). Every command that compiles as a build does calls this, and
+/// local (`carry`), and counted loops (nests outermost first) versioned on a check of their
+/// counter-affine guards before them (`version`). Every command that compiles as a build does calls this, and
 /// only this.
 pub fn rewrite_for_build(functions: &mut Vec<Arc<Function>>) {
     fuse::fuse_regions(functions);

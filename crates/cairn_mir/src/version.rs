@@ -28,10 +28,18 @@
 //! the copy leaves out are marked `elided` and `hoisted` (the receipt counts them as
 //! `hoisted_check_sites`); any other guard stays in both copies.
 //!
-//! Soundness: in the copy, a left-out guard's condition holds for every value of the counter the
+//! Nests: loops are taken outermost first. A counted loop nested in the one being versioned whose
+//! counter is written there only by its increment and by one assignment, in the block entering it,
+//! of a constant or a fixed value, and whose bound is fixed the same way, lends its counter as a
+//! second range (`Range`): inside that loop, before its increment, the counter holds a value of
+//! `first..bound`. Every expression grows with each counter, so all counters at their last values
+//! bound it from above, all at their first values from below. A nested counter is read as one only
+//! inside its own loop; a guard outside it that reads it is not decided.
+//!
+//! Soundness: in the copy, a left-out guard's condition holds for every value of the counters the
 //! loop reaches, because the values it reads are those computed before it in its block from the
-//! counter (in `lo..bound`, as the header tested) and from values fixed before the loop, and the
-//! check showed the condition for the whole range. Off the copy nothing changed. The native
+//! counters (each in its range, as its header tested) and from values fixed before the loop, and
+//! the check showed the condition for the whole ranges. Off the copy nothing changed. The native
 //! differential (`crates/cairn_cli/tests/differential_guards.rs`) runs random programs with such
 //! loops, traps included, against the evaluator, which runs the MIR as lowered.
 
