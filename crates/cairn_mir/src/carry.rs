@@ -61,9 +61,10 @@ struct Plan {
 }
 
 fn next_plan(function: &Function, seen: &mut HashSet<usize>) -> Option<Plan> {
+    let taken = crate::visit::address_taken(function);
     for (h, body) in innermost(function) {
         if seen.insert(h)
-            && let Some(plan) = plan(function, h, &body)
+            && let Some(plan) = plan(function, h, &body, &taken)
         {
             return Some(plan);
         }
@@ -76,8 +77,8 @@ fn element(view: Local, index: Local) -> Place {
     Place { local: view, proj: vec![Proj::Index(Operand::Copy(Place::local(index)))] }
 }
 
-fn plan(function: &Function, h: usize, body: &[bool]) -> Option<Plan> {
-    let shape = counted(function, h, body)?;
+fn plan(function: &Function, h: usize, body: &[bool], taken: &[bool]) -> Option<Plan> {
+    let shape = counted(function, h, body, taken)?;
     let b = shape.into;
     if shape.ty != IntTy::Usize
         || shape.blocks.len() != 3
@@ -111,7 +112,7 @@ fn plan(function: &Function, h: usize, body: &[bool]) -> Option<Plan> {
     let store = store?;
     let Inst::Assign(target, _) = &insts[store] else { return None };
     let view = target.local;
-    if *target != element(view, shape.counter) || shape.taken[view.0 as usize] {
+    if *target != element(view, shape.counter) || taken[view.0 as usize] {
         return None;
     }
     // `v` itself is written only by the store (as its element).
@@ -129,7 +130,7 @@ fn plan(function: &Function, h: usize, body: &[bool]) -> Option<Plan> {
             if place.proj.is_empty()
                 && *c == Place::local(shape.counter)
                 && *k == one
-                && !shape.taken[place.local.0 as usize]
+                && !taken[place.local.0 as usize]
                 && shape.writes.get(&place.local).map(Vec::as_slice) == Some(&[(b, i)][..])
                 && i < store =>
         {

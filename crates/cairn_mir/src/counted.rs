@@ -27,8 +27,6 @@ pub(crate) struct Counted {
     pub bound: Operand,
     /// Per local written in the loop: where (block, instruction).
     pub writes: HashMap<Local, Vec<(usize, usize)>>,
-    /// Per local of the function: its address is taken.
-    pub taken: Vec<bool>,
 }
 
 /// The innermost loops of `function`, by header, with their blocks.
@@ -45,17 +43,9 @@ pub(crate) fn innermost(function: &Function) -> Vec<(usize, Vec<bool>)> {
     out
 }
 
-/// The local an instruction writes, if any (a write to part of a local counts as a write to it).
-pub(crate) fn written(inst: &Inst) -> Option<Local> {
-    match inst {
-        Inst::Assign(place, _) | Inst::Drop(place) | Inst::Format { dst: place, .. } => Some(place.local),
-        Inst::Call { dst: Some(place), .. } | Inst::CallIndirect { dst: Some(place), .. } => Some(place.local),
-        _ => None,
-    }
-}
-
-/// The counted loop headed by `h` (whose blocks are `body`), when it has the shape.
-pub(crate) fn counted(function: &Function, h: usize, body: &[bool]) -> Option<Counted> {
+/// The counted loop headed by `h` (whose blocks are `body`), when it has the shape. `taken` is
+/// the function's `visit::address_taken`, computed once by the caller for all its loops.
+pub(crate) fn counted(function: &Function, h: usize, body: &[bool], taken: &[bool]) -> Option<Counted> {
     let blocks: Vec<usize> = (0..function.blocks.len()).filter(|b| body[*b]).collect();
     // The header: `cond = lt iv, bound; branch cond, into, out`.
     let header = &function.blocks[h];
@@ -71,11 +61,10 @@ pub(crate) fn counted(function: &Function, h: usize, body: &[bool]) -> Option<Co
     if ty.signed() {
         return None;
     }
-    let taken = crate::visit::address_taken(function);
     let mut writes: HashMap<Local, Vec<(usize, usize)>> = HashMap::new();
     for &b in &blocks {
         for (i, inst) in function.blocks[b].insts.iter().enumerate() {
-            if let Some(local) = written(inst) {
+            if let Some(local) = crate::visit::written(inst) {
                 writes.entry(local).or_default().push((b, i));
             }
         }
@@ -123,6 +112,5 @@ pub(crate) fn counted(function: &Function, h: usize, body: &[bool]) -> Option<Co
         ty,
         bound: bound.clone(),
         writes,
-        taken,
     })
 }

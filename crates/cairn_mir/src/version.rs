@@ -152,9 +152,10 @@ fn next_plan(function: &Function, seen: &mut HashSet<usize>) -> Option<Plan> {
     let mut headers: Vec<(usize, &Vec<bool>)> =
         loops.bodies.iter().enumerate().filter_map(|(h, body)| Some((h, body.as_ref()?))).collect();
     headers.sort_by_key(|(h, body)| (std::cmp::Reverse(body.iter().filter(|x| **x).count()), *h));
+    let taken = crate::visit::address_taken(function);
     for &(h, body) in &headers {
         if seen.insert(h)
-            && let Some(plan) = plan(function, h, body, &loops)
+            && let Some(plan) = plan(function, h, body, &loops, &taken)
         {
             return Some(plan);
         }
@@ -162,14 +163,14 @@ fn next_plan(function: &Function, seen: &mut HashSet<usize>) -> Option<Plan> {
     None
 }
 
-fn plan(function: &Function, h: usize, body: &[bool], loops: &crate::cfg::Loops) -> Option<Plan> {
-    let shape = crate::counted::counted(function, h, body)?;
+fn plan(function: &Function, h: usize, body: &[bool], loops: &crate::cfg::Loops, taken: &[bool]) -> Option<Plan> {
+    let shape = crate::counted::counted(function, h, body, taken)?;
     if shape.blocks.iter().map(|b| function.blocks[*b].insts.len()).sum::<usize>() > LOOP_SIZE
         || function.blocks[shape.entry].term != Terminator::Goto(BlockId(h as u32))
     {
         return None;
     }
-    let crate::counted::Counted { blocks, entry, counter, bound, latch, at, writes, taken, .. } = shape;
+    let crate::counted::Counted { blocks, entry, counter, bound, latch, at, writes, .. } = shape;
     let fixed = |local: Local| !taken[local.0 as usize] && !writes.contains_key(&local);
     let mut ranges = vec![Range {
         counter,
@@ -185,11 +186,11 @@ fn plan(function: &Function, h: usize, body: &[bool], loops: &crate::cfg::Loops)
         if h2 == h || !body[h2] {
             continue;
         }
-        if let Some(range) = nested(function, h2, body2, &writes, &fixed) {
+        if let Some(range) = nested(function, h2, body2, taken, &writes, &fixed) {
             ranges.push(range);
         }
     }
-    let follow = Follow { function, ranges: &ranges, writes: &writes, taken: &taken, fixed: &fixed };
+    let follow = Follow { function, ranges: &ranges, writes: &writes, taken, fixed: &fixed };
     let mut decided = HashSet::new();
     let mut needs: Vec<Need> = Vec::new();
     for &b in &blocks {
@@ -221,10 +222,11 @@ fn nested(
     function: &Function,
     h: usize,
     body: &[bool],
+    taken: &[bool],
     writes: &HashMap<Local, Vec<(usize, usize)>>,
     fixed: &impl Fn(Local) -> bool,
 ) -> Option<Range> {
-    let inner = crate::counted::counted(function, h, body)?;
+    let inner = crate::counted::counted(function, h, body, taken)?;
     let entry = &function.blocks[inner.entry];
     // A value assigned once in the outer loop, in the entering block, from a constant or a fixed
     // local; or a fixed local or constant itself.

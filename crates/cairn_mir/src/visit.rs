@@ -1,9 +1,10 @@
 //! Every place an instruction or terminator names, for passes that rewrite or audit the uses of
 //! one local (fusion's chain-local arrays): each place is handed over mutably with the role it
 //! plays, so a pass can tell a length read from an element access from any other use. Also the
-//! one list of the rvalues that take a local's address (`address_taken`).
+//! one list of the rvalues that take a local's address (`address_taken`) and of the instructions
+//! that write a local (`written`).
 
-use crate::{Check, Inst, Operand, Place, Proj, Rvalue, Terminator};
+use crate::{Check, Inst, Local, Operand, Place, Proj, Rvalue, Terminator};
 
 /// How an instruction uses a place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,4 +173,13 @@ pub(crate) fn address_taken(function: &crate::Function) -> Vec<bool> {
         }
     }
     taken
+}
+
+/// The local an instruction writes, if any (a write to part of a local counts as a write to it).
+pub(crate) fn written(inst: &Inst) -> Option<Local> {
+    match inst {
+        Inst::Assign(place, _) | Inst::Drop(place) | Inst::Format { dst: place, .. } => Some(place.local),
+        Inst::Call { dst: Some(place), .. } | Inst::CallIndirect { dst: Some(place), .. } => Some(place.local),
+        _ => None,
+    }
 }

@@ -698,14 +698,8 @@ fn loops(function: &Function) -> Vec<Option<Vec<bool>>> {
             let body = body?;
             let mut writes = vec![false; function.locals.len()];
             for (block, _) in function.blocks.iter().zip(&body).filter(|(_, inside)| **inside) {
-                for inst in &block.insts {
-                    if let Inst::Assign(place, _)
-                    | Inst::Call { dst: Some(place), .. }
-                    | Inst::CallIndirect { dst: Some(place), .. }
-                    | Inst::Drop(place) = inst
-                    {
-                        writes[place.local.0 as usize] = true;
-                    }
+                for local in block.insts.iter().filter_map(crate::visit::written) {
+                    writes[local.0 as usize] = true;
                 }
             }
             Some(writes)
