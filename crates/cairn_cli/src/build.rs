@@ -263,7 +263,7 @@ pub struct CompiledProgram {
     pub tests: Vec<(String, String, u32)>,
     /// The guards a build's rewrite left out of a loop's copy on a check before the loop
     /// (`Guard::hoisted`): the function's name, the guard's kind and the expression it guards.
-    pub hoisted: Vec<(Arc<str>, &'static str, Option<cairn_hir::body::ExprId>)>,
+    pub hoisted: Vec<GuardSite>,
 }
 
 /// MIR and LLVM for an accepted program.
@@ -325,10 +325,7 @@ pub fn compile(workspace: &Workspace, purpose: Purpose, flags: &BuildFlags) -> R
             cairn_mir::verify::verify(function).map_err(|fault| format!("internal error (E-INTERNAL): {fault}"))?;
         }
     }
-    let hoisted = functions
-        .iter()
-        .flat_map(|f| f.guards().filter(|g| g.hoisted).map(|g| (f.name.clone(), g.kind.name(), g.at)))
-        .collect();
+    let hoisted = functions.iter().flat_map(|f| f.guards().filter(|g| g.hoisted).map(|g| guard_site(f, g))).collect();
     let site = |function: &Function, at: Option<Anchor>| -> Site { site_of(workspace, &items, function, at) };
     let compiled = cairn_codegen::compile(
         &functions,
@@ -505,46 +502,34 @@ struct Guards {
 }
 
 /// The checker's receipt of every function of the program.
-fn frontend(
-    workspace: &Workspace,
-    functions: &[Arc<Function>],
-    hoisted: &[(Arc<str>, &'static str, Option<cairn_hir::body::ExprId>)],
-) -> Frontend {
+fn frontend(workspace: &Workspace, functions: &[Arc<Function>], hoisted: &[GuardSite]) -> Frontend {
     let facts = workspace.function_facts();
+    let named: Vec<(&cairn_hir::FunctionFacts, String)> = facts
+        .iter()
+        .filter(|f| !f.library)
+        .map(|fact| {
+            let name =
+                if fact.module.is_empty() { fact.name.to_string() } else { format!("{}.{}", fact.module, fact.name) };
+            (fact, if fact.kind == ItemKind::Test { format!("test${name}") } else { name })
+        })
+        .collect();
+    let names: std::collections::HashSet<&str> = named.iter().map(|(_, name)| name.as_str()).collect();
+    let elided = functions.iter().flat_map(|f| f.guards().filter(|g| g.elided).map(|g| guard_site(f, g)));
+    let mut discharged = sites_by_function(elided, &names);
+    let mut hoisted = sites_by_function(hoisted.iter().cloned(), &names);
     let mut out = BTreeMap::new();
-    for fact in facts.iter().filter(|f| !f.library) {
-        let name =
-            if fact.module.is_empty() { fact.name.to_string() } else { format!("{}.{}", fact.module, fact.name) };
-        let name = if fact.kind == ItemKind::Test { format!("test${name}") } else { name };
-        let mut discharged: BTreeMap<&'static str, u32> = BTreeMap::new();
-        // The function's own guards and those of what its body made: its closures and its
-        // regions' lane functions (`name$…`).
-        // A guard lowered twice (a lane body versioned on whether its block fits) counts once:
-        // guards are told apart by the expression they guard.
-        let inner = format!("{name}$");
-        let mut seen: std::collections::HashSet<(&'static str, cairn_hir::body::ExprId)> =
-            std::collections::HashSet::new();
-        for function in functions.iter().filter(|f| *f.name == *name || f.name.starts_with(&inner)) {
-            for guard in function.guards().filter(|g| g.elided) {
-                if let Some(at) = guard.at
-                    && !seen.insert((guard.kind.name(), at))
-                {
-                    continue;
-                }
-                *discharged.entry(guard.kind.name()).or_default() += 1;
-            }
-        }
+    for (fact, name) in &named {
         let entry = FunctionReceipt {
             test: fact.kind == ItemKind::Test,
             effects: fact.row.iter().flatten().map(|e| e.to_string()).collect(),
             syntactic_check_sites: fact.sites.iter().map(|(kind, count)| ((*kind).to_string(), *count)).collect(),
-            discharged_check_sites: discharged,
-            hoisted_check_sites: hoisted_sites(hoisted, &name),
+            discharged_check_sites: discharged.remove(name.as_str()).unwrap_or_default(),
+            hoisted_check_sites: hoisted.remove(name.as_str()).unwrap_or_default(),
             unsafe_blocks: fact.unsafe_blocks,
             implements: fact.implements.as_ref().map(|(reference, _)| reference.to_string()),
             identity: fact.implements.as_ref().map(|(_, identities)| identities.iter().cloned().collect()),
         };
-        out.insert(name, entry);
+        out.insert(name.clone(), entry);
     }
     let instances = functions.iter().filter(|f| f.symbol.contains('[')).map(|f| f.name.to_string()).collect();
     Frontend {
@@ -555,18 +540,38 @@ fn frontend(
     }
 }
 
-/// The hoisted guard sites of the function `name` and of what its body made (`name$…`), by kind;
-/// a site counts once however many loop copies left it out.
-fn hoisted_sites(
-    hoisted: &[(Arc<str>, &'static str, Option<cairn_hir::body::ExprId>)],
-    name: &str,
-) -> BTreeMap<&'static str, u32> {
-    let inner = format!("{name}$");
+/// A guard as the receipt counts it: the function that holds it, its kind, the expression it
+/// guards.
+pub type GuardSite = (Arc<str>, &'static str, Option<cairn_hir::body::ExprId>);
+
+fn guard_site(function: &Function, guard: &cairn_mir::Guard) -> GuardSite {
+    (function.name.clone(), guard.kind.name(), guard.at)
+}
+
+/// The sites among `guards`, by kind, under the receipt's function each belongs to: the one of its
+/// name, or the one whose body made it (its closures and its regions' lane functions,
+/// `name$…`; the longest such name). A site held twice (a lane body versioned on whether its
+/// block fits, a loop's copies) counts once: sites are told apart by the expression they guard.
+fn sites_by_function<'n>(
+    guards: impl Iterator<Item = GuardSite>,
+    names: &std::collections::HashSet<&'n str>,
+) -> HashMap<&'n str, BTreeMap<&'static str, u32>> {
     let mut seen = std::collections::HashSet::new();
-    let mut out: BTreeMap<&'static str, u32> = BTreeMap::new();
-    for (function, kind, at) in hoisted {
-        if (**function == *name || function.starts_with(&inner)) && (at.is_none() || seen.insert((*kind, *at))) {
-            *out.entry(kind).or_default() += 1;
+    let mut out: HashMap<&'n str, BTreeMap<&'static str, u32>> = HashMap::new();
+    for (function, kind, at) in guards {
+        let mut owner: &str = &function;
+        let owner = loop {
+            if let Some(name) = names.get(owner) {
+                break Some(*name);
+            }
+            match owner.rfind('$') {
+                Some(cut) => owner = &owner[..cut],
+                None => break None,
+            }
+        };
+        let Some(owner) = owner else { continue };
+        if at.is_none() || seen.insert((owner, kind, at)) {
+            *out.entry(owner).or_default().entry(kind).or_default() += 1;
         }
     }
     out

@@ -231,6 +231,51 @@ fn the_receipt_counts_each_function_s_unsafe_blocks() {
 }
 
 #[test]
+fn the_receipt_counts_discharged_and_hoisted_sites_once_each() {
+    // `row` and `noisy_row` index `x[r * w + j]` in a loop versioned on a check before it: the
+    // product, the sum and the index are hoisted (each site once, though the copy and the loop as
+    // lowered both hold it), the view's entry check is discharged.
+    let scratch = Scratch::new("hoisted");
+    let (status, record, _) = cairn(&[
+        "build",
+        &repo("tests/run/997-versioned-loop-trap.cairn"),
+        "--format",
+        "json",
+        "--out",
+        &scratch.out(),
+    ]);
+    assert_eq!(status, 0, "{record}");
+    let receipt: Value =
+        serde_json::from_str(&std::fs::read_to_string(record["receipt"].as_str().expect("a receipt")).expect("read"))
+            .expect("json");
+    let functions = &receipt["frontend"]["functions"];
+    for name in ["row", "noisy_row"] {
+        assert_eq!(
+            functions[name]["hoisted_check_sites"],
+            serde_json::json!({"bounds": 1, "overflow": 2}),
+            "{functions}"
+        );
+        assert_eq!(functions[name]["discharged_check_sites"], serde_json::json!({"view_entry": 1}), "{functions}");
+    }
+    assert_eq!(functions["main"]["discharged_check_sites"], serde_json::json!({"bounds": 1, "conversion": 1}));
+    assert!(functions["main"].get("hoisted_check_sites").is_none(), "none hoisted says nothing: {functions}");
+    // A nest: its three sites are left out of two copies (the outer loop's, and the inner loop's
+    // own copy in the loop as lowered), and still count once each.
+    let nest = Scratch::new("hoisted-nest");
+    let path = nest.write(
+        "main.cairn",
+        "fn grid(n:usize, x:ro<u64>[n], rows:usize, w:usize) -> u64 {\n  let mut t:u64 = 0;\n  for r in 0..rows {\n    for c in 0..w {\n      t = add_wrap(t, x[r * w + c]);\n    }\n  }\n  return t;\n}\n\nfn main() -> i32 {\n  stack x:u64[12] = zeroed;\n  println(grid(12, x, 3, 4));\n  return 0;\n}\n",
+    );
+    let (status, record, _) = cairn(&["build", &path, "--format", "json", "--out", &nest.out()]);
+    assert_eq!(status, 0, "{record}");
+    let receipt: Value =
+        serde_json::from_str(&std::fs::read_to_string(record["receipt"].as_str().expect("a receipt")).expect("read"))
+            .expect("json");
+    let grid = &receipt["frontend"]["functions"]["grid"];
+    assert_eq!(grid["hoisted_check_sites"], serde_json::json!({"bounds": 1, "overflow": 2}), "{grid}");
+}
+
+#[test]
 fn a_freestanding_target_or_foreign_sources_are_refused_by_a_build_not_built_for_the_host() {
     let program = "fn main() -> i32 {\n  println(1);\n  return 0;\n}\n";
     let manifest = |tail: &str| {
