@@ -32,6 +32,9 @@ pub(crate) struct FnGen<'m, 'ctx, 'a> {
     /// An overflow guard just left out as proved (`elided`): the operation right after it
     /// cannot wrap, and is emitted with `nuw`/`nsw` so LLVM may rely on that too.
     pub(crate) proved: Option<(BinOp, Operand, Operand)>,
+    /// The path condition of the guard being emitted (`Guard::only_if`) and the value on which
+    /// it may fail: its trap branch tests it only once the check failed.
+    pub(crate) path: Option<(IntValue<'ctx>, bool)>,
     /// The function's debug scope, when debug information is emitted.
     pub(crate) scope: Option<DIScope<'ctx>>,
 }
@@ -62,7 +65,7 @@ impl ModuleGen<'_, '_> {
         let blocks: Vec<BasicBlock> =
             (0..mir.blocks.len()).map(|i| self.ctx.append_basic_block(function, &format!("bb{i}"))).collect();
         self.builder.build_unconditional_branch(blocks[0])?;
-        let mut fx = FnGen { cx: self, mir, function, slots, blocks, overflow: None, proved: None, scope };
+        let mut fx = FnGen { cx: self, mir, function, slots, blocks, overflow: None, proved: None, path: None, scope };
         for (i, block) in mir.blocks.iter().enumerate() {
             fx.cx.builder.position_at_end(fx.blocks[i]);
             fx.overflow = None;

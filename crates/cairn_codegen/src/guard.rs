@@ -34,6 +34,10 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
             return Ok(());
         }
         self.cx.guards_emitted += 1;
+        self.path = match &guard.only_if {
+            Some((c, v)) => Some((self.operand(c)?.into_int_value(), *v)),
+            None => None,
+        };
         let message = self.site_text(guard);
         let text = self.cx.bytes(message.as_bytes());
         let trap = self.cx.rt("cairn_rt_trap");
@@ -59,9 +63,16 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 let max = if ty.bits() == 64 { u64::MAX } else { (1u64 << ty.bits()) - 1 };
                 let limit = x.get_type().const_int(max / (c as u64), false);
                 let failed = self.cx.builder.build_int_compare(IntPredicate::UGT, x, limit, "too_big")?;
+                // Off a speculated guard's path the check may fail: its multiply wraps there
+                // (a `nuw` one would be poison, and the next check would branch on it).
+                let off_path = self.path.is_some();
                 self.trap_if(failed, plain)?;
                 let c = x.get_type().const_int(c as u64, false);
-                let value = self.cx.builder.build_int_nuw_mul(x, c, "mul")?;
+                let value = if off_path {
+                    self.cx.builder.build_int_mul(x, c, "mul")?
+                } else {
+                    self.cx.builder.build_int_nuw_mul(x, c, "mul")?
+                };
                 self.overflow = Some((BinOp::Mul, a.clone(), b.clone(), value));
                 Ok(())
             }
@@ -235,11 +246,35 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
         }
     }
 
-    /// Branches to a trap block when `failed` holds; continues in a fresh block.
+    /// Branches to a trap block when `failed` holds (and the guard's path condition, if it has
+    /// one, `FnGen::path`); continues in a fresh block.
+    ///
+    /// A path condition is tested second, in a block of its own, and the branch on the check
+    /// is weighted as almost never taken: a speculated arm's path is data-dependent, so folded
+    /// into the check (`failed & odd`) it costs the loop a materialized condition every
+    /// iteration, where the check alone is a compare and a branch that predicts perfectly. The
+    /// weights keep LLVM's branch folding from merging the two tests back into one.
     fn trap_if(&mut self, failed: IntValue<'ctx>, call: impl FnOnce(&mut Self) -> G<()>) -> G<()> {
         let trap = self.cx.ctx.append_basic_block(self.function, "trap");
         let cont = self.cx.ctx.append_basic_block(self.function, "ok");
-        self.cx.builder.build_conditional_branch(failed, trap, cont)?;
+        if let Some((condition, on)) = self.path.take() {
+            let maybe = self.cx.ctx.append_basic_block(self.function, "maybe");
+            let branch = self.cx.builder.build_conditional_branch(failed, maybe, cont)?;
+            let i32t = self.cx.ctx.i32_type();
+            let weights = self.cx.ctx.metadata_node(&[
+                self.cx.ctx.metadata_string("branch_weights").into(),
+                i32t.const_int(1, false).into(),
+                i32t.const_int(1 << 20, false).into(),
+            ]);
+            branch
+                .set_metadata(weights, self.cx.ctx.get_kind_id("prof"))
+                .map_err(|_| crate::module::GenError::Refused("branch weights on a branch"))?;
+            self.cx.builder.position_at_end(maybe);
+            let (taken, other) = if on { (trap, cont) } else { (cont, trap) };
+            self.cx.builder.build_conditional_branch(condition, taken, other)?;
+        } else {
+            self.cx.builder.build_conditional_branch(failed, trap, cont)?;
+        }
         self.cx.builder.position_at_end(trap);
         self.trap(call)?;
         self.cx.builder.build_unreachable()?;

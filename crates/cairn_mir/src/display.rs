@@ -169,6 +169,11 @@ impl Display for Guard {
         for (i, fact) in self.facts.iter().enumerate() {
             write!(f, "{}{fact}", if i == 0 { " by " } else { ", " })?;
         }
+        match &self.only_if {
+            Some((c, true)) => write!(f, " if {c}")?,
+            Some((c, false)) => write!(f, " unless {c}")?,
+            None => {}
+        }
         Ok(())
     }
 }

@@ -396,6 +396,11 @@ pub struct Guard {
     /// re-checks them; the evaluator checks each when it reaches the guard). Empty for a guard
     /// still in force and for one the lowering elided by construction.
     pub facts: Vec<range::Fact>,
+    /// `Some((c, v))`: the guard can fail only where `c` is `v`. A speculated arm's overflow
+    /// guard (`speculate`) runs on both paths of its `if`, over the arm's own values, which off
+    /// its path are wrapping arithmetic of no use; it traps on its own path alone. `None`
+    /// everywhere else: the guard holds wherever its code runs.
+    pub only_if: Option<(Operand, bool)>,
 }
 
 /// Where a print goes.

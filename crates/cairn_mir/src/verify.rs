@@ -3,11 +3,11 @@
 //! Every block ends in a terminator whose targets exist; every place names a local of the
 //! function, and its projections fit the local's type (a field of a record, an element of a view
 //! or array, a deref of a pointer, a payload of a sum); every operand of a guard, call and print is
-//! well-formed; a function that returns a value never returns without one; every guard the range
+//! well-formed (a guard's path condition a bool); a function that returns a value never returns without one; every guard the range
 //! analysis discharged passes the audit of its facts (`range::audit`). Failing it is a
 //! compiler bug (`E-INTERNAL`), never a user's error.
 
-use crate::{Check, Function, Inst, MTy, Operand, Place, Proj, Rvalue, Terminator};
+use crate::{Check, Const, Function, Inst, MTy, Operand, Place, Proj, Rvalue, Terminator};
 
 /// The first fault found in `function`, if any.
 pub fn verify(function: &Function) -> Result<(), String> {
@@ -40,6 +40,19 @@ pub fn verify(function: &Function) -> Result<(), String> {
                 Inst::Guard(guard) => {
                     for operand in check_operands(&guard.check) {
                         check_operand(function, operand)?;
+                    }
+                    if let Some((c, _)) = &guard.only_if {
+                        check_operand(function, c)?;
+                        let boolean = match c {
+                            Operand::Copy(place) => matches!(function.place_ty(place), Some(MTy::Bool)),
+                            Operand::Const(constant) => matches!(constant, Const::Bool(_)),
+                        };
+                        if !boolean {
+                            return Err(format!(
+                                "{}: bb{index}: the guard `{guard}` has a path condition that is not a bool",
+                                function.name
+                            ));
+                        }
                     }
                     // The audit of a discharged guard (language §15): its facts, read alone,
                     // must imply its condition.

@@ -54,10 +54,13 @@ pub(crate) fn inst_places(inst: &mut Inst, f: &mut dyn FnMut(&mut Place, Role)) 
     }
 }
 
-/// Calls `f` on every place a guard reads: its check's, then its facts' (`range::facts::Fact`), so a
+/// Calls `f` on every place a guard reads: its check's, its path condition's, then its facts' (`range::facts::Fact`), so a
 /// pass that renames a local renames it in a discharged guard's proof too.
 pub(crate) fn guard_places(guard: &mut crate::Guard, f: &mut dyn FnMut(&mut Place, Role)) {
     check(&mut guard.check, f);
+    if let Some((c, _)) = &mut guard.only_if {
+        operand(c, f);
+    }
     for fact in &mut guard.facts {
         match fact {
             crate::range::facts::Fact::Within(o, ..) => operand(o, f),

@@ -93,6 +93,16 @@ fn small_checked_arms_become_selects_and_others_stay() {
         };
         assert_eq!(kinds(named(&before, name)), kinds(named(&after, name)), "{name}: the same guards");
     }
+    // An overflow guard of an arm keeps the arm's operands and fails only on the arm's path:
+    // `step`'s are in its `else` arm, `down`'s in its `then` arm.
+    for (name, on) in [("step", false), ("down", true)] {
+        let overflow: Vec<_> =
+            named(&after, name).guards().filter(|g| g.kind == GuardKind::Overflow && !g.elided).collect();
+        assert!(!overflow.is_empty(), "{name} has overflow guards in force");
+        for guard in overflow {
+            assert!(matches!(guard.only_if, Some((_, v)) if v == on), "{name}: `{guard}` fails only on its arm's path");
+        }
+    }
     // A print and an element read may not run off their path; nor may a guard the range
     // analysis discharged on the strength of the branch's condition (`x < 1000` proves `t * 3`).
     assert_eq!(branches(named(&after, "loud")), 1);

@@ -395,7 +395,14 @@ impl<'f> Exec<'f> {
                 Ok(vec![state])
             }
             Inst::Guard(guard) => {
-                let holds = self.check(frame, &mut state, &guard.check)?;
+                let mut holds = self.check(frame, &mut state, &guard.check)?;
+                // A speculated arm's guard holds off its path (`Guard::only_if`).
+                if let Some((c, v)) = &guard.only_if {
+                    let c = self.operand(frame, &mut state, c)?;
+                    let SV::Bool(c) = c else { return unsupported("a path condition that is not a bool") };
+                    let on_path = if *v { c } else { c.not() };
+                    holds = Bool::or(&[&holds, &on_path.not()]);
+                }
                 match holds.simplify().as_bool() {
                     Some(true) => {}
                     _ => {

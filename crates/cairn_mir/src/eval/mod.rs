@@ -271,7 +271,12 @@ impl<'f> Machine<'f> {
                         ));
                     }
                 }
-                if self.holds(frame, &guard.check)? {
+                // A speculated arm's guard off its path checks values of no use: it holds there.
+                let off_path = match &guard.only_if {
+                    Some((c, v)) => self.operand(frame, c)? != Value::Bool(*v),
+                    None => false,
+                };
+                if off_path || self.holds(frame, &guard.check)? {
                     Ok(())
                 } else {
                     if let Check::Assert(_, why) | Check::AssertEq(_, _, _, why) = &guard.check {

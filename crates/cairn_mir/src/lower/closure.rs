@@ -182,6 +182,7 @@ impl Lower<'_> {
                 elided: false,
                 hoisted: false,
                 facts: Vec::new(),
+                only_if: None,
             });
             (vec![load, guard], Some(Inst::CallIndirect { dst: None, callee: copy(code), args }), locals)
         });

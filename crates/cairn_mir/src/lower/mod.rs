@@ -604,7 +604,7 @@ impl Lower<'_> {
     }
 
     fn guard(&mut self, kind: GuardKind, check: Check, at: Option<ExprId>, elided: bool) {
-        self.emit(Inst::Guard(Guard { kind, check, at, elided, hoisted: false, facts: Vec::new() }));
+        self.emit(Inst::Guard(Guard { kind, check, at, elided, hoisted: false, facts: Vec::new(), only_if: None }));
     }
 
     /// Computes an rvalue into a fresh temporary.
