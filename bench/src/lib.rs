@@ -11,6 +11,13 @@ use std::time::{Duration, Instant};
 /// Runs each subject `runs` times, interleaved (a, b, a, b, …), after one warm-up run each, and
 /// returns the median duration of each.
 pub fn interleaved(runs: usize, subjects: &mut [&mut dyn FnMut()]) -> Vec<Duration> {
+    interleaved_samples(runs, subjects).into_iter().map(median).collect()
+}
+
+/// Like [`interleaved`], but every sample of each subject, in the order taken (for a report
+/// that gives the best run beside the median: on a machine whose neighbours come and go, the
+/// fastest of many runs of a deterministic program is the least disturbed one).
+pub fn interleaved_samples(runs: usize, subjects: &mut [&mut dyn FnMut()]) -> Vec<Vec<Duration>> {
     for subject in subjects.iter_mut() {
         subject();
     }
@@ -22,7 +29,7 @@ pub fn interleaved(runs: usize, subjects: &mut [&mut dyn FnMut()]) -> Vec<Durati
             samples[i].push(start.elapsed());
         }
     }
-    samples.into_iter().map(median).collect()
+    samples
 }
 
 /// The median of some durations.
