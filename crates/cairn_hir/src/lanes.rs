@@ -137,7 +137,7 @@ pub(crate) fn lane_refusal(
             ))
         };
         match body.expr(arg) {
-            Expr::Closure { .. } => {
+            Expr::Closure(_) => {
                 // A closure may read what it captures, never write it — by assignment or by
                 // lending it to be written (`shrink(b)`, `take(b)`, `format(v, …)`), as the
                 // checker recorded.

@@ -179,8 +179,8 @@ impl Audit<'_> {
         let mut inside = Vec::new();
         self.descendants(e, &mut inside);
         for node in inside {
-            if let Expr::Closure { body, .. } = self.body.expr(node) {
-                let body = body.clone();
+            if let Expr::Closure(closure) = self.body.expr(node) {
+                let body = closure.body.clone();
                 self.block(&body);
                 if self.found.is_some() {
                     return;
@@ -324,7 +324,7 @@ impl Audit<'_> {
         let mut assigned: Vec<Arc<str>> = Vec::new();
         for &arg in args.iter() {
             let arg = self.body.unparen(arg);
-            if matches!(self.body.expr(arg), Expr::Closure { .. }) {
+            if matches!(self.body.expr(arg), Expr::Closure(_)) {
                 for &captured in self.check.closure_writes_of(arg) {
                     assigned.push(match captured {
                         crate::scopes::LocalRef::Param(i) => {

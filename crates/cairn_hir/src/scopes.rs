@@ -392,7 +392,8 @@ impl Walk<'_> {
                 self.expr(*rhs, scope);
             }
             // A closure's parameters are visible in its body, which sees the enclosing scope.
-            Expr::Closure { params, body: block, .. } => {
+            Expr::Closure(closure) => {
+                let (params, block) = (&closure.params, &closure.body);
                 let mut inner = scope;
                 for (binder, _) in params.iter() {
                     self.binder_kinds[binder.0 as usize] = BinderKind::ClosureParam;

@@ -91,7 +91,7 @@ fn tag(expr: &Expr) -> &'static str {
         Expr::Unary { .. } => "unary",
         Expr::Binary { .. } => "binary",
         Expr::Try(_) => "try",
-        Expr::Closure { .. } => "closure",
+        Expr::Closure(_) => "closure",
         Expr::Spawn { .. } => "spawn",
         Expr::TypeArg(_) => "type",
         Expr::Unsupported(_) => "other",
@@ -265,7 +265,7 @@ impl Walk<'_> {
                 self.expr(*rhs, expected);
             }
             Expr::Try(inner) => self.expr(*inner, None),
-            Expr::Closure { body, .. } => self.block(body),
+            Expr::Closure(closure) => self.block(&closure.body),
             Expr::Spawn { work: crate::body::SpawnWork::Call(call), .. } => self.expr(*call, None),
             Expr::Spawn { work: crate::body::SpawnWork::Region(region), .. } => self.stmt(*region),
             Expr::Missing | Expr::Literal(_) | Expr::Name(_) | Expr::TypeArg(_) | Expr::Unsupported(_) => {}

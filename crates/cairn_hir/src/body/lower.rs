@@ -328,7 +328,9 @@ impl Lower {
                 None => Expr::Missing,
             },
             ast::Expr::Paren(it) => Expr::Paren(self.expr_opt(it.expr(), &syntax)),
-            ast::Expr::TypeArg(it) => Expr::TypeArg(it.ty().map(|t| lower_type(&t)).unwrap_or(TypeRef::Missing)),
+            ast::Expr::TypeArg(it) => {
+                Expr::TypeArg(Arc::new(it.ty().map(|t| lower_type(&t)).unwrap_or(TypeRef::Missing)))
+            }
             ast::Expr::Call(it) => {
                 let callee = self.expr_opt(it.callee(), &syntax);
                 let args: Vec<ExprId> = it.args().map(|a| self.expr(&a)).collect();
@@ -383,7 +385,7 @@ impl Lower {
                     .unwrap_or_default();
                 let ret = it.ret_type().and_then(|r| r.ty()).map(|t| lower_type(&t));
                 let body = self.block_opt(it.body());
-                Expr::Closure { params: Arc::from(params), ret, body }
+                Expr::Closure(Arc::new(ClosureExpr { params: Arc::from(params), ret, body }))
             }
             ast::Expr::Spawn(it) => {
                 let work = match (it.region(), it.call()) {

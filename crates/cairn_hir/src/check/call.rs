@@ -598,7 +598,7 @@ impl Cx<'_> {
                 }
                 Ty::Borrow(_, inner)
                     if matches!(&**inner, Ty::Fn(_))
-                        && matches!(self.body.expr(self.body.unparen(arg)), Expr::Closure { .. }) =>
+                        && matches!(self.body.expr(self.body.unparen(arg)), Expr::Closure(_)) =>
                 {
                     // A closure written in place: it borrows what it captures for the call.
                     let Ty::Fn(fun) = &**inner else { unreachable!("matched above") };

@@ -20,9 +20,10 @@ impl Cx<'_> {
     /// Checks the closure `e` against the function type `want`; returns one name expression of
     /// each outer binding it captures, and whether the closure assigns it.
     pub(crate) fn closure(&mut self, e: ExprId, want: &FnTy) -> R<Vec<(ExprId, bool)>> {
-        let Expr::Closure { params, ret, body } = self.body.expr(e).clone() else {
+        let Expr::Closure(closure) = self.body.expr(e).clone() else {
             return Err(Diag::new("E-CLOSURE", "Expected a closure here.", Anchor::Expr(e)));
         };
+        let (params, ret, body) = (&closure.params, &closure.ret, &closure.body);
         self.host_only(Anchor::Expr(e), "a closure")?;
         let shown = Ty::Fn(std::sync::Arc::new(want.clone()));
         if params.len() != want.params.len() {
@@ -154,7 +155,8 @@ pub(crate) fn uses_of(
     name: ExprId,
     field_of: &std::collections::HashMap<ExprId, ExprId>,
 ) -> Vec<ExprId> {
-    let Expr::Closure { body: block, .. } = body.expr(closure) else { return vec![name] };
+    let Expr::Closure(parts) = body.expr(closure) else { return vec![name] };
+    let block = &parts.body;
     let Expr::Name(text) = body.expr(name) else { return vec![name] };
     let (mut binders, mut names, mut assigned) = (Vec::new(), Vec::new(), Vec::new());
     contents(body, block, &mut binders, &mut names, &mut assigned);
@@ -314,9 +316,9 @@ pub(crate) fn expr(
             expr(body, *lhs, binders, names, assigned);
             expr(body, *rhs, binders, names, assigned);
         }
-        Expr::Closure { params, body: b, .. } => {
-            binders.extend(params.iter().map(|(b, _)| *b));
-            contents(body, b, binders, names, assigned);
+        Expr::Closure(closure) => {
+            binders.extend(closure.params.iter().map(|(b, _)| *b));
+            contents(body, &closure.body, binders, names, assigned);
         }
         Expr::Spawn { work, after } => {
             names.extend(after.iter().copied());

@@ -68,7 +68,7 @@ impl Cx<'_> {
             )),
             Expr::Call { callee, args } => self.call(e, *callee, args, expected),
             Expr::Try(operand) => self.try_expr(e, *operand),
-            Expr::Closure { .. } => Err(Diag::new(
+            Expr::Closure(_) => Err(Diag::new(
                 "E-CLOSURE",
                 "A closure exists only as an argument to a `ro<fn(...)>` parameter: pass it to one, or declare a function.",
                 Anchor::Expr(e),
@@ -708,7 +708,7 @@ impl Cx<'_> {
 
     pub(crate) fn expr_as_type(&self, e: ExprId) -> Option<crate::body::TypeRef> {
         match self.body.expr(self.body.unparen(e)) {
-            Expr::TypeArg(written) => Some(written.clone()),
+            Expr::TypeArg(written) => Some((**written).clone()),
             Expr::Index { base, indices } => {
                 let path = self.dotted_path(*base)?;
                 let args: Option<Vec<crate::body::TypeArg>> = indices

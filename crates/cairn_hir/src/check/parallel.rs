@@ -514,7 +514,7 @@ impl<'a, 'db> RaceWalk<'a, 'db> {
                 self.expr(*lo)?;
                 self.expr(*hi)
             }
-            Expr::Closure { body: b, .. } => self.block(b),
+            Expr::Closure(closure) => self.block(&closure.body),
             Expr::Call { callee, args } => {
                 let mut given: Vec<ExprId> = Vec::new();
                 if let Expr::Field { base, .. } = body.expr(body.unparen(*callee))

@@ -501,7 +501,8 @@ fn expr_touches(cx: &Cx<'_>, e: ExprId, write: bool, out: &mut Vec<(LocalRef, Ex
                 }
             }
         }
-        Expr::Closure { body: b, .. } => {
+        Expr::Closure(closure) => {
+            let b = &closure.body;
             for &s in b.iter() {
                 stmt_touches(cx, s, out);
             }

@@ -38,8 +38,8 @@ impl Lower<'_> {
     pub(super) fn callable_argument(&mut self, arg: ExprId, fun: &cairn_hir::types::FnTy, ty: &MTy) -> R<Operand> {
         let arg = self.body.unparen(arg);
         match self.body.expr(arg).clone() {
-            Expr::Closure { params, body, .. } => {
-                let (code, env) = self.closure(arg, &params, &body, fun)?;
+            Expr::Closure(closure) => {
+                let (code, env) = self.closure(arg, &closure.params, &closure.body, fun)?;
                 Ok(self.value(ty.clone(), Rvalue::Record(ty.clone(), vec![code, env])))
             }
             Expr::Name(_)

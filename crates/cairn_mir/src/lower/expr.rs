@@ -104,7 +104,7 @@ impl Lower<'_> {
     fn expr_value(&mut self, e: ExprId) -> R<Operand> {
         let body = self.body.clone();
         match body.expr(e) {
-            Expr::Missing | Expr::Unsupported(_) | Expr::TypeArg(_) | Expr::Closure { .. } => {
+            Expr::Missing | Expr::Unsupported(_) | Expr::TypeArg(_) | Expr::Closure(_) => {
                 fail("an expression the lowering does not know (a closure is lowered only where it is lent)")
             }
             Expr::Spawn { work, .. } => self.spawn(*work),

@@ -52,7 +52,8 @@ impl Walk<'_, '_> {
                 self.value(*lhs)?;
                 self.value(*rhs)
             }
-            Expr::Closure { body: block, .. } => {
+            Expr::Closure(closure) => {
+                let block = &closure.body;
                 self.depth += 1;
                 let loops = std::mem::take(&mut self.loops);
                 let result = self.block(block);
