@@ -41,4 +41,6 @@ mod value;
 
 pub use crate::builtins::{close_callables, is_builtin};
 pub use query::{check_fn, instance_check};
-pub use result::{ArrayAccess, CallEdge, CallTarget, FnArgument, FnCheck, GuardKind, Mapped, Region, Resolution};
+pub use result::{
+    ArrayAccess, CallEdge, CallTarget, FnArgument, FnCheck, GuardKind, Mapped, Region, Resolution, TypeTable,
+};

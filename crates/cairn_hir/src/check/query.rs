@@ -14,7 +14,7 @@ use crate::signature::{Signature, fn_signature};
 use crate::types::Ty;
 
 use super::cx::Cx;
-use super::result::{FnCheck, Resolution};
+use super::result::{FnCheck, Resolution, TypeTable};
 
 /// The check of a function's body. A template (a function with generic parameters) is checked
 /// per instance ([`instance_check`]); its own check is empty.
@@ -81,7 +81,7 @@ fn run_check<'db>(
         calls: Arc::from(cx.calls),
         sites: Arc::from(cx.sites),
         call_targets: Arc::from(cx.call_targets),
-        expr_types: Arc::from(cx.types),
+        expr_types: TypeTable::from(cx.types),
         resolutions: Arc::from(cx.resolutions),
         binder_types: Arc::from(cx.binder_types),
         arguments: Arc::from(cx.arguments),
@@ -151,7 +151,7 @@ fn recovered<'db>(
     let _ = cx.run();
     settle(&mut cx);
     check.resolutions = Arc::from(std::mem::take(&mut cx.resolutions));
-    check.expr_types = Arc::from(std::mem::take(&mut cx.types));
+    check.expr_types = TypeTable::from(std::mem::take(&mut cx.types));
     check.binder_types = Arc::from(std::mem::take(&mut cx.binder_types));
     check.call_targets = Arc::from(std::mem::take(&mut cx.call_targets));
     check.arm_variants = Arc::from(std::mem::take(&mut cx.arm_variants));
