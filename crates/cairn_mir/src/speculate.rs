@@ -166,6 +166,9 @@ fn qualifies(arm: &[Inst], locals: &[LocalDecl]) -> bool {
         // A guard the lowering elided holds wherever its code runs (a loop binder's `+ 1`, a
         // division by a constant); one the range analysis discharged may rest on the branch's
         // condition, so its arm stays a branch.
+        // A guard already bound to a path (an arm speculated before) would lose that path to
+        // this branch's condition: such an arm stays a branch.
+        Inst::Guard(guard) if guard.only_if.is_some() => false,
         Inst::Guard(guard) if guard.elided => guard.facts.is_empty(),
         Inst::Guard(guard) => neutralizable(&guard.check),
         _ => false,
@@ -227,6 +230,11 @@ fn rename(
                     // The operation after an overflow guard is wrapping arithmetic, harmless on
                     // any operands: the guard and it keep the arm's own, and the guard traps only
                     // on the arm's path (`3 * x + 1` checks and computes `x`, not `c ? x : 0`).
+                    // Codegen branches on the check off the path too, which is defined because
+                    // nothing an arm reads is undefined or poison there: every local is
+                    // initialized before use, and `qualifies` admits no operation that makes
+                    // poison (the wrapping ops carry no `nuw`/`nsw`, codegen's multiply after a
+                    // path-bound guard included).
                     guard.only_if = Some((cond.clone(), then));
                 } else if !guard.elided {
                     // A division, shift or conversion would fault on the operands of the path
