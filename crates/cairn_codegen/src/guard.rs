@@ -45,7 +45,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
             cg.cx.builder.build_call(trap, &[text.into()], "")?;
             Ok(())
         };
-        match &guard.check {
+        let emitted = match &guard.check {
             Check::NoOverflow(BinOp::Mul, ty, a, b)
                 if !ty.signed()
                     && (matches!(b, Operand::Const(Const::Int(c, _)) if *c > 1)
@@ -228,7 +228,11 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                     Ok(())
                 })
             }
-        }
+        };
+        // A path condition belongs to this guard's trap branch alone, even for a check that
+        // traps without one (`unreachable`): none may reach the next guard's.
+        self.path = None;
+        emitted
     }
 
     /// The message a failing guard writes: `<kind> guard failed at FILE:LINE:COLUMN`.

@@ -76,8 +76,7 @@ fn order_audit<'db>(
         || check.call_targets.iter().any(|(_, t)| matches!(t, CallTarget::Builtin(b) if b.on_places()))
         || (body.exprs.iter().any(|e| matches!(e, Expr::Try(_))) && {
             // Each distinct type judged once.
-            let distinct: std::collections::HashSet<&crate::types::Ty> = check.expr_types.iter().collect();
-            distinct.into_iter().any(|t| crate::generics::kind_of(db, t) != crate::types::Kind::Copy)
+            check.expr_types.distinct().iter().any(|t| crate::generics::kind_of(db, t) != crate::types::Kind::Copy)
         });
     if let Some(diag) = crate::lanes::lane_refusal(db, row_of, item, check) {
         return Some(diag);

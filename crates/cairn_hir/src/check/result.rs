@@ -323,6 +323,11 @@ impl TypeTable {
         self.index.iter().map(|&k| &self.distinct[k as usize])
     }
 
+    /// Each type some expression has, once.
+    pub fn distinct(&self) -> &[Ty] {
+        &self.distinct
+    }
+
     pub fn len(&self) -> usize {
         self.index.len()
     }
