@@ -1,5 +1,6 @@
 //! The command line's shape: every command, its arguments and their help, as clap reads them.
-//! Both binaries parse it (`front.rs`, the `cairn` a user runs, and `main.rs`, `cairn-full`), so
+//! Every binary parses it (`front.rs`, the `cairn` a user runs; `serve.rs`, `cairn-serve`; and
+//! `main.rs`, `cairn-full`), so
 //! `cairn --help`, a usage error and `cairn completions` are the same whichever answers; the
 //! commands' work lives in their own modules.
 
@@ -349,6 +350,11 @@ pub(crate) enum Command {
     /// The MCP server: the hosts as nine tools over standard input and output (one JSON-RPC
     /// message per line). Exits 0 when the input ends.
     Mcp,
+    /// Builds and runs one validation harness for a server (internal): a request as JSON on
+    /// standard input, the answer as JSON on standard output (`runner_wire.rs`). The servers run
+    /// in `cairn-serve`, which links no LLVM, and ask `cairn-full` this way for each build.
+    #[command(name = "harness-runner", hide = true)]
+    HarnessRunner,
     /// Print a shell completion script (bash or zsh) made from these very argument definitions.
     Completions {
         /// The shell to write the script for.

@@ -1,6 +1,6 @@
 //! The commands that need no back end (neither LLVM nor Z3), answered by the same code in both
-//! binaries: `cairn` (`front.rs`) answers them itself and hands every other command to
-//! `cairn-full` (`main.rs`), which answers these here too.
+//! binaries: `cairn` (`front.rs`) answers them itself and hands the servers to `cairn-serve` and
+//! every other command to `cairn-full` (`main.rs`), which answers these here too.
 
 use crate::cli::{Cli, Command};
 use crate::{check, completions, doc, expand, find, fmt, graph, new, output, rules, undo};

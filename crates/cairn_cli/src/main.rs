@@ -22,6 +22,8 @@ mod fmt;
 mod graph;
 mod inspect;
 mod inspect_device;
+#[allow(dead_code)] // each binary uses its own part
+mod lean;
 mod light;
 mod new;
 mod output;
@@ -30,7 +32,11 @@ mod process;
 mod promote;
 mod rules;
 mod run;
+// The server's side of the wire (`remote.rs`) is `cairn-serve`'s.
+#[allow(dead_code)]
+mod runner_wire;
 mod sandbox;
+mod servers;
 mod state;
 mod test;
 mod tune;
@@ -38,7 +44,6 @@ mod undo;
 mod validate;
 mod verify;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -65,6 +70,11 @@ fn main() -> ExitCode {
 }
 
 fn command(cli: Cli) -> u8 {
+    // The MCP server here builds its harnesses in process (`cairn-serve` asks a child of this
+    // binary, `harness-runner`, instead).
+    if let Command::Mcp = cli.command {
+        return servers::mcp(Box::new(validate::NativeRunner::new(None, validate::NativeRunner::parallel())));
+    }
     let command = match light::answer(cli.command) {
         Ok(status) => return status,
         Err(command) => command,
@@ -122,18 +132,10 @@ fn command(cli: Cli) -> u8 {
             let flags = inspect::InspectFlags { symbol, scope, expand, explain, session };
             inspect::run(&path, &flags, output::Output::choose(format))
         }
-        Command::Mcp => {
-            without_huge_pages();
-            let start = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-            let runner = Box::new(validate::NativeRunner::new(None, validate::NativeRunner::parallel()));
-            let status = cairn_mcp::serve_stdio(&start, Some(runner));
-            u8::try_from(status).unwrap_or(2)
-        }
         Command::Doctor { format } => doctor::run(output::Output::choose(format)),
-        Command::Lsp => {
-            without_huge_pages();
-            u8::try_from(cairn_lsp::serve_stdio()).unwrap_or(2)
-        }
+        Command::Lsp => servers::lsp(),
+        Command::HarnessRunner => validate::serve_harness(),
+        Command::Mcp => unreachable!("answered above"),
         Command::Check { .. }
         | Command::Fmt { .. }
         | Command::Find { .. }
@@ -144,24 +146,5 @@ fn command(cli: Cli) -> u8 {
         | Command::Undo { .. }
         | Command::New { .. }
         | Command::Completions { .. } => unreachable!("`light::answer` answers it"),
-    }
-}
-
-/// The long-lived servers (`cairn mcp`, `cairn lsp`) give up transparent huge pages for the rest
-/// of the process: the allocator asks for them, and a 2 MiB page counts whole in the resident
-/// size however little of it is used. Measured both ways over `cairn mcp` (bench/README.md,
-/// issue 22): after 200 written edits of a 22k-line program 132–155 MiB resident without them
-/// against 172–184 MiB with, p50 latencies the same within the machine's noise (three runs each,
-/// alternated). A short command
-/// (`check`, `run`) keeps them: there they save page faults. `CAIRN_SERVER_HUGE_PAGES=1` keeps
-/// them in the servers too (to measure both ways).
-fn without_huge_pages() {
-    if std::env::var_os("CAIRN_SERVER_HUGE_PAGES").is_some_and(|v| v == "1") {
-        return;
-    }
-    // SAFETY: PR_SET_THP_DISABLE takes integer arguments only and changes nothing but the
-    // process's own huge-page flag.
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
 }

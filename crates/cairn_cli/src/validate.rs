@@ -15,6 +15,7 @@ use crate::build::{BuildFlags, Purpose, build_program};
 pub use crate::cli::ValidateFlags;
 use crate::output::{Output, to_map};
 use crate::process::{OUTPUT_CAP, wait_captured_watching};
+use crate::runner_wire::{Answer, Done, Ended, File, Op, Request, Tally};
 use crate::sandbox::{Limits, Workspace};
 
 pub fn run(flags: &ValidateFlags, out: Output) -> u8 {
@@ -156,21 +157,6 @@ pub struct NativeRunner {
     device: crate::device::DeviceFlags,
     /// What the builds since the last [`Runner::emulation`] emulated.
     emulated: std::sync::Mutex<Option<crate::device::Emulation>>,
-}
-
-/// The confined runs of a runner, summed.
-#[derive(Default, serde::Serialize)]
-struct Tally {
-    runs: u64,
-    sandboxed: u64,
-    /// Runs that changed their workspace (discarded with it), and a few of the paths.
-    changed_runs: u64,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    changed: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    confinement: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    limits: Option<crate::sandbox::Limits>,
 }
 
 impl NativeRunner {
@@ -336,8 +322,7 @@ impl Runner for NativeRunner {
 
     fn confinement(&self) -> Option<serde_json::Value> {
         // Taken: each validation accounts for its own runs.
-        let tally = std::mem::take(&mut *self.tally.lock().ok()?);
-        (tally.runs > 0).then(|| serde_json::to_value(&tally).unwrap_or_default())
+        std::mem::take(&mut *self.tally.lock().ok()?).record()
     }
 
     fn emulating(&self, target: &str) -> Result<Box<dyn Runner + '_>, String> {
@@ -417,13 +402,11 @@ impl NativeRunner {
             tally.sandboxed += u64::from(sandboxed);
             if !changes.is_empty() {
                 tally.changed_runs += 1;
-                for path in changes.added.iter().chain(&changes.modified).chain(&changes.removed).take(8) {
-                    if tally.changed.len() < 8 && !tally.changed.contains(path) {
-                        tally.changed.push(path.clone());
-                    }
+                for path in changes.added.iter().chain(&changes.modified).chain(&changes.removed) {
+                    tally.note_changed(path);
                 }
             }
-            tally.limits = Some(limits);
+            tally.limits = serde_json::to_value(limits).ok();
             tally.confinement = Some(crate::sandbox::report(sandboxed, limits, Default::default(), None).confinement);
         }
         Ok(Confined { captured, elapsed, limits, read })
@@ -509,4 +492,46 @@ fn finish_block(captured: crate::process::Captured, seconds: u64, elapsed: Durat
     let mut outcome = Outcome::new(status.success(), stdout, &String::from_utf8_lossy(&captured.stderr));
     outcome.elapsed_ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
     Ok(outcome)
+}
+
+/// `cairn-full harness-runner` (`runner_wire.rs`): answers one request of a server's runner with
+/// a [`NativeRunner`] of this process — the request read whole from standard input, the answer
+/// written to standard output. Exit 0 when it answered (the answer says whether the build did),
+/// 2 when the request could not be read.
+pub fn serve_harness() -> u8 {
+    use std::io::{Read, Write};
+    // The server's huge-page flag came with the `exec`; builds and timed runs are not a server.
+    crate::lean::with_huge_pages();
+    let mut text = String::new();
+    let request = match std::io::stdin().read_to_string(&mut text).map_err(|e| e.to_string()).and_then(|_| {
+        serde_json::from_str::<Request>(&text).map_err(|e| format!("the request is not a harness request: {e}"))
+    }) {
+        Ok(request) => request,
+        Err(why) => {
+            eprintln!("error: {why}");
+            return 2;
+        }
+    };
+    let mut runner = NativeRunner::new(None, NativeRunner::parallel());
+    if let Some(target) = request.emulate {
+        runner = runner.emulating(crate::device::DeviceFlags { target: Some(target), emulate: true });
+    }
+    let files = File::texts(request.files);
+    let done = match request.op {
+        Op::Run => runner
+            .run(&files, &request.blocks, request.seconds)
+            .map(|ended| Done::Run(ended.into_iter().map(|r| r.map(Ended::of)).collect())),
+        Op::Profile => runner.profile(&files, &request.blocks, request.seconds).map(Done::Profile),
+        Op::Explain => runner.explain(&files, &request.blocks).map(Done::Explain),
+    };
+    let tally = std::mem::take(&mut *runner.tally.lock().unwrap_or_else(|e| e.into_inner()));
+    let answer = Answer { done, tally: Some(tally), emulation: runner.emulation() };
+    let written = serde_json::to_writer(std::io::stdout().lock(), &answer).map_err(std::io::Error::other);
+    match written.and_then(|()| std::io::stdout().flush()) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: could not write the harness answer: {e}");
+            2
+        }
+    }
 }

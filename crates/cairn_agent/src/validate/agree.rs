@@ -33,7 +33,8 @@ impl Outcome {
         Outcome { ended: "trapped", stdout, trap, elapsed_ns: 0 }
     }
 
-    fn trapped(&self) -> bool {
+    /// Whether the run trapped (any ending but `returned`).
+    pub fn trapped(&self) -> bool {
         self.ended != "returned"
     }
 }
