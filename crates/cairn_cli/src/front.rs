@@ -52,7 +52,12 @@ fn main() -> ExitCode {
     // is a defect of the toolchain (exit 2), never a verdict on the program.
     match cairn_hir::stack::run("cairn", move || light::answer(cli.command).map_err(|other| Elsewhere::of(&other))) {
         Ok(Ok(status)) => ExitCode::from(status),
-        Ok(Err(Elsewhere::Serve)) => handover::hand_over("cairn-serve", "the servers", lean::for_a_server),
+        Ok(Err(Elsewhere::Serve)) => {
+            // `cairn-full` serves too, building harnesses in process: the fallback of a copy
+            // without `cairn-serve`.
+            let serve = if handover::beside("cairn-serve").is_some() { "cairn-serve" } else { "cairn-full" };
+            handover::hand_over(serve, "the servers", lean::for_a_server)
+        }
         Ok(Err(Elsewhere::Full)) => handover::hand_over("cairn-full", "the LLVM and Z3 back ends", |_| ()),
         Err(_) => {
             eprintln!(

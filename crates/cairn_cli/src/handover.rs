@@ -11,10 +11,9 @@ use std::process::ExitCode;
 /// build it.
 pub(crate) fn hand_over(binary: &str, what: &str, prepare: impl FnOnce(&mut std::process::Command)) -> ExitCode {
     use std::os::unix::process::CommandExt;
-    let path = std::env::current_exe().ok().map(|exe| exe.with_file_name(binary));
-    let Some(path) = path.filter(|path| path.is_file()) else {
+    let Some(path) = beside(binary) else {
         eprintln!(
-            "error: this command needs `{binary}` ({what}), built beside `cairn`, and it is not there: build the toolchain with `cargo build -p cairn_cli`"
+            "error: this command needs `{binary}` ({what}), built beside this one, and it is not there: build the toolchain with `cargo build -p cairn_cli`"
         );
         return ExitCode::from(2);
     };
@@ -26,4 +25,9 @@ pub(crate) fn hand_over(binary: &str, what: &str, prepare: impl FnOnce(&mut std:
     let error = command.exec();
     eprintln!("error: could not run {}: {error}", path.display());
     ExitCode::from(2)
+}
+
+/// `binary` beside this executable, when it is there.
+pub(crate) fn beside(binary: &str) -> Option<std::path::PathBuf> {
+    std::env::current_exe().ok().map(|exe| exe.with_file_name(binary)).filter(|path| path.is_file())
 }

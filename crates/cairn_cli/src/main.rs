@@ -73,6 +73,7 @@ fn command(cli: Cli) -> u8 {
     // The MCP server here builds its harnesses in process (`cairn-serve` asks a child of this
     // binary, `harness-runner`, instead).
     if let Command::Mcp = cli.command {
+        lean::unless_handed_over();
         return servers::mcp(Box::new(validate::NativeRunner::new(None, validate::NativeRunner::parallel())));
     }
     let command = match light::answer(cli.command) {
@@ -133,7 +134,10 @@ fn command(cli: Cli) -> u8 {
             inspect::run(&path, &flags, output::Output::choose(format))
         }
         Command::Doctor { format } => doctor::run(output::Output::choose(format)),
-        Command::Lsp => servers::lsp(),
+        Command::Lsp => {
+            lean::unless_handed_over();
+            servers::lsp()
+        }
         Command::HarnessRunner => validate::serve_harness(),
         Command::Mcp => unreachable!("answered above"),
         Command::Check { .. }

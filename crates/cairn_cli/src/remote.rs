@@ -35,8 +35,14 @@ impl RemoteRunner {
     /// Asks a child for `op` and keeps what its runs amounted to.
     fn ask(&self, op: Op, files: &[SourceText], blocks: &[String], seconds: u64) -> Result<Done, String> {
         let full = full()?;
-        let request =
-            Request { op, files: File::of(files), blocks: blocks.to_vec(), seconds, emulate: self.emulate.clone() };
+        let request = Request {
+            op,
+            files: File::of(files),
+            blocks: blocks.to_vec(),
+            seconds,
+            emulate: self.emulate.clone(),
+            compiler: cairn_agent::compiler::implementation_hash(),
+        };
         let body = serde_json::to_vec(&request).map_err(|e| format!("internal error (E-INTERNAL): {e}"))?;
         let mut command = Command::new(&full);
         crate::lean::for_a_harness(&mut command);
@@ -80,7 +86,7 @@ impl RemoteRunner {
 
 /// `cairn-full` beside this executable, or why it cannot be used.
 fn full() -> Result<PathBuf, String> {
-    std::env::current_exe().ok().map(|exe| exe.with_file_name(FULL)).filter(|path| path.is_file()).ok_or_else(|| {
+    crate::handover::beside(FULL).ok_or_else(|| {
         format!(
             "this server builds harnesses with `{FULL}` (the LLVM back end), built beside it, and it is not there: build it with `cargo build -p cairn_cli`"
         )

@@ -42,6 +42,7 @@ fn main() -> ExitCode {
     }
     // As in `cairn-full`: the servers run on a thread with the analysis stack, and a panic is a
     // defect of the toolchain (exit 2).
+    lean::unless_handed_over();
     let answered = cairn_hir::stack::run("cairn", move || match command {
         Command::Mcp => servers::mcp(Box::new(remote::RemoteRunner::default())),
         _ => servers::lsp(),

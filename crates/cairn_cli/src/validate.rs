@@ -205,7 +205,7 @@ impl NativeRunner {
         }
         // Dropped, not forgotten: an MCP server runs many validations.
         drop(workspace);
-        let scratch = std::env::temp_dir().join(format!("cairn-validate-{}", std::process::id()));
+        let scratch = scratch_root();
         std::fs::create_dir_all(&scratch).map_err(|e| format!("Cannot make {}: {e}.", scratch.display()))?;
         let flags = BuildFlags {
             keep_guards: false,
@@ -500,10 +500,16 @@ fn finish_block(captured: crate::process::Captured, seconds: u64, elapsed: Durat
 /// 2 when the request could not be read.
 pub fn serve_harness() -> u8 {
     use std::io::{Read, Write};
-    // The server's huge-page flag came with the `exec`; builds and timed runs are not a server.
-    crate::lean::with_huge_pages();
+    // What `cairn` set for the server came with the `exec`; builds and timed runs are not a
+    // server.
+    crate::lean::restore_in_harness();
+    // Descriptor 1 is the wire: a record a build prints on failure goes to standard error.
+    let Ok((mut wire_in, wire_out)) = cairn_vfs::stdio::reserve_protocol_descriptors() else {
+        eprintln!("error: could not take the standard descriptors for the harness answer");
+        return 2;
+    };
     let mut text = String::new();
-    let request = match std::io::stdin().read_to_string(&mut text).map_err(|e| e.to_string()).and_then(|_| {
+    let request = match wire_in.read_to_string(&mut text).map_err(|e| e.to_string()).and_then(|_| {
         serde_json::from_str::<Request>(&text).map_err(|e| format!("the request is not a harness request: {e}"))
     }) {
         Ok(request) => request,
@@ -516,6 +522,20 @@ pub fn serve_harness() -> u8 {
     if let Some(target) = request.emulate {
         runner = runner.emulating(crate::device::DeviceFlags { target: Some(target), emulate: true });
     }
+    let compiler = cairn_agent::compiler::implementation_hash();
+    if request.compiler != compiler {
+        let answer = Answer {
+            done: Err(format!(
+                "the harness runner is another build of cairn than the server that asked ({} against {}): restart the server after a rebuild",
+                &compiler[..12],
+                &request.compiler[..request.compiler.len().min(12)]
+            )),
+            tally: None,
+            emulation: None,
+        };
+        let written = serde_json::to_writer(wire_out, &answer).is_ok();
+        return if written { 0 } else { 2 };
+    }
     let files = File::texts(request.files);
     let done = match request.op {
         Op::Run => runner
@@ -526,12 +546,21 @@ pub fn serve_harness() -> u8 {
     };
     let tally = std::mem::take(&mut *runner.tally.lock().unwrap_or_else(|e| e.into_inner()));
     let answer = Answer { done, tally: Some(tally), emulation: runner.emulation() };
-    let written = serde_json::to_writer(std::io::stdout().lock(), &answer).map_err(std::io::Error::other);
-    match written.and_then(|()| std::io::stdout().flush()) {
+    let _ = std::fs::remove_dir(scratch_root());
+    let mut wire_out = std::io::BufWriter::new(wire_out);
+    let written = serde_json::to_writer(&mut wire_out, &answer).map_err(std::io::Error::other);
+    match written.and_then(|()| wire_out.flush()) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("error: could not write the harness answer: {e}");
             2
         }
     }
+}
+
+/// The directory this process builds its harnesses in (each build in a directory of its own
+/// inside, removed after its runs; `serve_harness` removes this one too, being one process per
+/// request).
+fn scratch_root() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("cairn-validate-{}", std::process::id()))
 }

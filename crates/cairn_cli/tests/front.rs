@@ -44,31 +44,68 @@ fn the_front_links_neither_llvm_nor_z3() {
 
 #[test]
 fn the_servers_run_in_cairn_serve_with_lean_memory() {
-    use std::io::Write;
+    use std::io::{BufRead, Write};
     // `cairn mcp` is `cairn-serve` after the hand-over: its executable, huge pages off and the
-    // allocator's arenas committed on demand (lean.rs), both set before the `exec`.
+    // allocator's arenas committed on demand (lean.rs), both set by `cairn` before the `exec`
+    // (`cairn-serve` handed over does not set the flag again), and the wire's descriptors
+    // close-on-exec, so nothing the server starts inherits them.
     let mut child = Command::new(front())
         .arg("mcp")
+        .env_remove("CAIRN_SERVER_HUGE_PAGES")
+        .env_remove("MIMALLOC_ARENA_EAGER_COMMIT")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("run cairn mcp");
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    // The two pipes of the wire, as the kernel names them.
+    let wire = {
+        use std::os::fd::AsRawFd;
+        let name = |fd: i32| std::fs::read_link(format!("/proc/self/fd/{fd}")).expect("a pipe of ours");
+        [name(stdin.as_raw_fd()), name(stdout.as_raw_fd())]
+    };
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"front-test","version":"0"}}}"#;
+    writeln!(stdin, "{initialize}").expect("send initialize");
+    let mut reply = String::new();
+    std::io::BufReader::new(stdout).read_line(&mut reply).expect("the reply");
+    assert!(reply.contains("\"id\":1"), "{reply}");
+    // The server has answered, so it is past the `exec` and serving.
     let pid = child.id();
     let exe = std::fs::read_link(format!("/proc/{pid}/exe")).expect("the server's executable");
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the server's status");
     let environ = std::fs::read(format!("/proc/{pid}/environ")).expect("the server's environment");
-    drop(child.stdin.take().map(|mut stdin| stdin.flush()));
+    // Every descriptor of the server on the wire's pipes: (descriptor, close-on-exec).
+    let mut on_the_wire = Vec::new();
+    for entry in std::fs::read_dir(format!("/proc/{pid}/fdinfo")).expect("the server's descriptors").flatten() {
+        let fd: u32 = entry.file_name().to_string_lossy().parse().unwrap_or(0);
+        let target = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).unwrap_or_default();
+        if !wire.contains(&target) {
+            continue;
+        }
+        let info = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let flags =
+            info.lines().find_map(|l| l.strip_prefix("flags:")).and_then(|f| u32::from_str_radix(f.trim(), 8).ok());
+        on_the_wire.push((fd, flags.is_some_and(|f| f & 0o2000000 != 0)));
+    }
+    drop(stdin);
     let ended = child.wait().expect("the server ends with its input");
     assert_eq!(ended.code(), Some(0));
     assert_eq!(exe.file_name().and_then(|n| n.to_str()), Some("cairn-serve"), "{exe:?}");
-    if std::env::var_os("CAIRN_SERVER_HUGE_PAGES").is_none() {
-        assert!(status.lines().any(|l| l.starts_with("THP_enabled:") && l.ends_with('0')), "{status}");
+    // Descriptors 0 and 1 were moved off the wire (to the null device and standard error); the
+    // server's own two are close-on-exec.
+    assert_eq!(on_the_wire.len(), 2, "{on_the_wire:?}");
+    assert!(
+        on_the_wire.iter().all(|&(fd, cloexec)| fd > 2 && cloexec),
+        "a child of the server would inherit the wire: {on_the_wire:?}"
+    );
+    let thp = status.lines().find(|l| l.starts_with("THP_enabled:"));
+    if let Some(thp) = thp {
+        assert!(thp.ends_with('0'), "{status}");
     }
-    if std::env::var_os("MIMALLOC_ARENA_EAGER_COMMIT").is_none() {
-        let environ = String::from_utf8_lossy(&environ);
-        assert!(environ.split('\0').any(|v| v == "MIMALLOC_ARENA_EAGER_COMMIT=0"), "{environ}");
-    }
+    let environ = String::from_utf8_lossy(&environ);
+    assert!(environ.split('\0').any(|v| v == "MIMALLOC_ARENA_EAGER_COMMIT=0"), "{environ}");
+    assert!(environ.split('\0').any(|v| v == "CAIRN_SERVER_LEAN=huge-pages,allocator"), "{environ}");
 }
 
 #[test]
@@ -109,31 +146,75 @@ fn without_cairn_full_the_front_still_checks_and_says_what_is_missing() {
 }
 
 #[test]
-fn the_harness_runner_answers_a_servers_request() {
+fn without_cairn_serve_the_front_hands_the_servers_to_cairn_full() {
+    use std::io::{BufRead, Write};
+    let dir = std::env::temp_dir().join(format!("cairn-front-serve-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch");
+    std::fs::copy(front(), dir.join("cairn")).expect("copy the front");
+    if std::fs::hard_link(full(), dir.join("cairn-full")).is_err() {
+        std::fs::copy(full(), dir.join("cairn-full")).expect("copy cairn-full");
+    }
+    let mut child = Command::new(dir.join("cairn"))
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run cairn mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"front-test","version":"0"}}}"#;
+    writeln!(stdin, "{initialize}").expect("send initialize");
+    let mut reply = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut reply).expect("the reply");
+    let exe = std::fs::read_link(format!("/proc/{}/exe", child.id())).expect("the server's executable");
+    drop(stdin);
+    let ended = child.wait().expect("the server ends with its input");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(reply.contains("\"id\":1"), "{reply}");
+    assert_eq!(ended.code(), Some(0));
+    assert_eq!(exe.file_name().and_then(|n| n.to_str()), Some("cairn-full"), "{exe:?}");
+}
+
+/// Sends `request` to a `cairn-full harness-runner` (with `path` as its PATH when given): its exit
+/// status, its answer and what it said on standard error.
+fn harness(request: &serde_json::Value, path: Option<&str>) -> (Option<i32>, serde_json::Value, String) {
     use std::io::Write;
+    let mut command = Command::new(full());
+    command.arg("harness-runner");
+    if let Some(path) = path {
+        command.env("PATH", path);
+    }
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run cairn-full harness-runner");
+    child.stdin.take().expect("stdin").write_all(request.to_string().as_bytes()).expect("send the request");
+    let output = child.wait_with_output().expect("the answer");
+    let answer = serde_json::from_slice(&output.stdout).unwrap_or(serde_json::Value::Null);
+    (output.status.code(), answer, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn the_harness_runner_answers_a_servers_request() {
     // What `cairn-serve` asks of a `cairn-full` child for each validation harness (runner_wire.rs):
     // the blocks' outcomes in the order asked, a trap with its message, and the confined runs
     // accounted for, so the server's record says how they ran.
     let program = "fn twice(x:u32) -> u32 = x * 2;\n\
                    test doubles { println(twice(21)); }\n\
                    test overflows { println(twice(4000000000)); }\n";
-    let request = serde_json::json!({
+    let compiler = cairn_agent::compiler::implementation_hash();
+    let mut request = serde_json::json!({
         "op": "run",
         "files": [{"name": "h.cairn", "text": program}],
         "blocks": ["overflows", "doubles", "missing"],
         "seconds": 30,
         "emulate": null,
+        "compiler": compiler,
     });
-    let mut child = Command::new(full())
-        .arg("harness-runner")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("run cairn-full harness-runner");
-    child.stdin.take().expect("stdin").write_all(request.to_string().as_bytes()).expect("send the request");
-    let output = child.wait_with_output().expect("the answer");
-    assert_eq!(output.status.code(), Some(0));
-    let answer: serde_json::Value = serde_json::from_slice(&output.stdout).expect("a JSON answer");
+    let (status, answer, said) = harness(&request, None);
+    assert_eq!(status, Some(0), "{said}");
     let runs = answer["done"]["Ok"]["run"].as_array().expect("the runs' outcomes");
     assert_eq!(runs.len(), 3, "{answer}");
     assert_eq!(runs[0]["Ok"]["trapped"], true, "{answer}");
@@ -144,16 +225,20 @@ fn the_harness_runner_answers_a_servers_request() {
     assert_eq!(answer["tally"]["runs"], 2, "{answer}");
     assert!(answer["tally"]["limits"].is_object(), "{answer}");
 
+    // A build that fails (no linker on the path) is still one answer on standard output: the
+    // build's own record goes to standard error.
+    let (status, answer, said) = harness(&request, Some(""));
+    assert_eq!(status, Some(0), "{said}");
+    assert!(answer["done"]["Err"].as_str().is_some_and(|e| e.contains("did not build")), "{answer} / {said}");
+
+    // A child of another build refuses.
+    request["compiler"] = serde_json::Value::from("0123456789abcdef");
+    let (status, answer, _) = harness(&request, None);
+    assert_eq!(status, Some(0));
+    assert!(answer["done"]["Err"].as_str().is_some_and(|e| e.contains("another build")), "{answer}");
+
     // A request it cannot read is exit 2, said on standard error.
-    let mut child = Command::new(full())
-        .arg("harness-runner")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run cairn-full harness-runner");
-    child.stdin.take().expect("stdin").write_all(b"{\"op\": \"sing\"}").expect("send");
-    let output = child.wait_with_output().expect("the answer");
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("not a harness request"));
+    let (status, _, said) = harness(&serde_json::json!({"op": "sing"}), None);
+    assert_eq!(status, Some(2));
+    assert!(said.contains("not a harness request"), "{said}");
 }
