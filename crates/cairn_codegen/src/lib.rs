@@ -19,6 +19,7 @@ mod function;
 mod guard;
 mod layout;
 mod module;
+mod options;
 mod owner;
 mod print;
 mod remarks;

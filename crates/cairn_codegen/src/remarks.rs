@@ -5,7 +5,7 @@
 //! its diagnostic handler, and a compile that does not collect drops them (its handler ignores
 //! everything but errors, which the pipeline reports itself).
 
-use std::ffi::{CStr, CString, c_char, c_void};
+use std::ffi::{CStr, c_void};
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -13,7 +13,6 @@ use inkwell::context::Context;
 use inkwell::llvm_sys::LLVMDiagnosticSeverity;
 use inkwell::llvm_sys::core::{LLVMContextSetDiagnosticHandler, LLVMGetDiagInfoDescription, LLVMGetDiagInfoSeverity};
 use inkwell::llvm_sys::prelude::LLVMDiagnosticInfoRef;
-use inkwell::llvm_sys::support::LLVMParseCommandLineOptions;
 
 /// Remarks gathered from one context, in the order LLVM gave them.
 #[derive(Default)]
@@ -35,19 +34,11 @@ fn enable() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         ENABLED.store(true, Ordering::SeqCst);
-        let args: Vec<CString> = [
-            "cairn",
+        crate::options::parse(&[
             "-pass-remarks=loop-vectorize",
             "-pass-remarks-missed=loop-vectorize",
             "-pass-remarks-analysis=loop-vectorize",
-        ]
-        .iter()
-        .map(|a| CString::new(*a).expect("no NUL"))
-        .collect();
-        let pointers: Vec<*const c_char> = args.iter().map(|a| a.as_ptr()).collect();
-        let overview = CString::new("cairn").expect("no NUL");
-        // SAFETY: the pointers outlive the call; LLVM copies what it keeps.
-        unsafe { LLVMParseCommandLineOptions(pointers.len() as i32, pointers.as_ptr(), overview.as_ptr()) };
+        ]);
     });
 }
 

@@ -97,6 +97,7 @@ impl Target {
 
     /// Initialises LLVM's back end for the target and creates its machine.
     pub(crate) fn machine(&self) -> Result<TargetMachine, String> {
+        crate::options::code_generation();
         let (cpu, features, reloc) = match self {
             Target::Host { cpu } => {
                 LlvmTarget::initialize_x86(&InitializationConfig::default());
