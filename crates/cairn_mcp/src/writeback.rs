@@ -39,7 +39,10 @@ impl Disk {
             .files
             .iter()
             .zip(&pinned.files)
-            .map(|(file, text)| (file.relative.clone(), cairn_vfs::sessions::sha256(&file.bytes_of(&text.text))))
+            .map(|(file, text)| {
+                let digest = digests::of(&self.root.join(&file.relative), file.bytes_of(&text.text));
+                (file.relative.clone(), digest)
+            })
             .collect();
         (files, self.manifest.as_ref().map(|(_, bytes)| cairn_vfs::sessions::sha256(bytes)))
     }
@@ -153,12 +156,82 @@ pub(crate) fn write_back(
         after: bytes,
         before_sha256: pinned_digest.map(str::to_string),
     };
-    match Journal::new(&disk.root).write_recorded(&[change], intent) {
-        Ok(recorded) => Ok(recorded),
+    match Journal::new(&disk.root).write_recorded(std::slice::from_ref(&change), intent) {
+        Ok(recorded) => {
+            if let Recorded::Written { after_sha256, .. } = &recorded
+                && let Some(digest) = after_sha256.first()
+            {
+                digests::remember(disk.root.join(&file.relative), change.after, digest.clone());
+            }
+            Ok(recorded)
+        }
         Err(WriteError::Changed(_)) => Err(WriteFailure::Changed(vec![file.name.clone()])),
         Err(WriteError::Conflict(_)) => Err(WriteFailure::Conflict(vec![file.name.clone()])),
         Err(other) => {
             Err(WriteFailure::Environment(format!("Writing {} failed: {other}; nothing was written.", file.name)))
+        }
+    }
+}
+
+/// The SHA-256 of the files this server last hashed or wrote, with their bytes: a session
+/// pins each file by its digest, and an agent's loop opens the file it has just written, whose
+/// 2.3 MB took 1.5 ms to hash at 86k lines (issue 22). A file's digest is taken from here only
+/// when its bytes now are exactly the remembered ones (compared, which costs a tenth of hashing),
+/// so a file changed by anyone else is hashed again. Bounded: 8 files, 16 MiB of bytes; the
+/// server answers one request at a time, so one lock guards it.
+mod digests {
+    use std::collections::VecDeque;
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    const FILES: usize = 8;
+    const BYTES: usize = 16 << 20;
+
+    /// Remembered files, the newest last: path, bytes, digest.
+    static MEMO: Mutex<VecDeque<(PathBuf, Vec<u8>, String)>> = Mutex::new(VecDeque::new());
+
+    /// The SHA-256 of `bytes`, the content of the file at `path`.
+    pub(super) fn of(path: &Path, bytes: Vec<u8>) -> String {
+        if let Ok(memo) = MEMO.lock()
+            && let Some((_, _, digest)) = memo.iter().find(|(p, b, _)| p == path && *b == bytes)
+        {
+            return digest.clone();
+        }
+        let digest = cairn_vfs::sessions::sha256(&bytes);
+        remember(path.to_path_buf(), bytes, digest.clone());
+        digest
+    }
+
+    /// Remembers that the file at `path` holds `bytes`, whose SHA-256 is `digest`.
+    pub(super) fn remember(path: PathBuf, bytes: Vec<u8>, digest: String) {
+        let Ok(mut memo) = MEMO.lock() else { return };
+        memo.retain(|(p, _, _)| *p != path);
+        if bytes.len() > BYTES {
+            return;
+        }
+        memo.push_back((path, bytes, digest));
+        while memo.len() > FILES || memo.iter().map(|(_, b, _)| b.len()).sum::<usize>() > BYTES {
+            memo.pop_front();
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn a_digest_is_reused_only_for_the_same_bytes_at_the_same_path() {
+            let path = PathBuf::from("/nonexistent/memo-test/a.cairn");
+            let text = b"fn main() -> i32 = 0;\n".to_vec();
+            let real = cairn_vfs::sessions::sha256(&text);
+            remember(path.clone(), text.clone(), "remembered".into());
+            // The same bytes: the remembered digest (a planted one shows it was not recomputed).
+            assert_eq!(of(&path, text.clone()), "remembered");
+            // Other bytes at that path, or the same bytes elsewhere: hashed.
+            let mut changed = text.clone();
+            changed[0] = b'F';
+            assert_eq!(of(&path, changed.clone()), cairn_vfs::sessions::sha256(&changed));
+            assert_eq!(of(Path::new("/nonexistent/memo-test/b.cairn"), text.clone()), real);
         }
     }
 }

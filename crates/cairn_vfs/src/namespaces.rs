@@ -30,7 +30,9 @@ fn module_line(line: &str) -> Option<&str> {
 /// without their line ending).
 fn lines_with<'a>(text: &'a str, word: &'a str) -> impl Iterator<Item = &'a str> {
     let mut after = 0usize;
-    text.match_indices(word).filter_map(move |(at, _)| {
+    // memchr's vectorised search: the standard library's two-way search took 1.4 ms of every
+    // 86k-line open (issue 22).
+    memchr::memmem::find_iter(text.as_bytes(), word.as_bytes()).filter_map(move |at| {
         if at < after {
             return None;
         }

@@ -131,9 +131,10 @@ pub enum Outcome {
 /// What [`Journal::write_recorded`] did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Recorded {
-    /// Wrote the change: the journal entry, and the sequence number of the ledger's record
-    /// that completed it (what a checkpoint says it has seen).
-    Written { entry: u64, ledger: u64 },
+    /// Wrote the change: the journal entry, the sequence number of the ledger's record that
+    /// completed it (what a checkpoint says it has seen), and the SHA-256 of each file's new
+    /// content, in the order of the changes (so a caller need not hash what it wrote again).
+    Written { entry: u64, ledger: u64, after_sha256: Vec<String> },
     /// The key's write was complete already: the answer its intent recorded.
     Earlier(serde_json::Value),
 }
@@ -476,7 +477,8 @@ impl Journal {
                 let completed = ledger::complete(&open, &mut ledger, &intent.key, seq)?;
                 crate::fault::point("after-completion");
                 ledger::compact(&open, &mut ledger);
-                Ok(Recorded::Written { entry: seq, ledger: completed })
+                let after_sha256 = digests.iter().map(|(_, after)| after.clone()).collect();
+                Ok(Recorded::Written { entry: seq, ledger: completed, after_sha256 })
             }
             Err(error) => {
                 // Nothing of the change stands (the journal reversed it, or never began); say
