@@ -59,6 +59,6 @@ pub use scope::{Lookup, ProgramScope, Resolver, scope};
 pub use signature::{Ceiling, Param, Signature, deciding_view, fn_signature, instance_signature, receiver_index};
 pub use traits::{impl_trait, member_family, member_named, table_members, table_methods};
 pub use workspace::{
-    CheckKind, CheckOutcome, DeclarationKind, DeclarationView, FileState, FunctionFacts, RegionView, SourceText,
-    StateView, Workspace, member_name, precompute,
+    CheckKind, CheckOutcome, DeclarationKind, DeclarationView, FileState, FunctionFacts, OwnFunction, RegionView,
+    SourceText, StateView, Workspace, member_name, precompute,
 };

@@ -28,7 +28,7 @@ use super::{EditHost, OpenRequest, Sources};
 use crate::canonical::digest;
 use crate::compiler::implementation_hash;
 use crate::program::{
-    all_types, callers_of, first_comment_line, not_shown, row_of, source_of, traits_used, type_declaration,
+    NotShown, all_types, callers_of, first_comment_line, row_of, source_of, traits_used, type_declaration,
     types_mentioned,
 };
 
@@ -61,7 +61,7 @@ pub(super) struct Packet {
     #[serde(skip_serializing_if = "Option::is_none")]
     callers: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    not_shown: Option<std::collections::BTreeMap<String, Vec<String>>>,
+    not_shown: Option<NotShown>,
     /// The target's parallel regions (language §24), by stable id; absent when it has none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     regions: Vec<RegionEntry>,
@@ -165,7 +165,7 @@ impl EditHost {
             rules_not_shown,
             dependencies: shown.dependencies,
             callers: session.focused.then(|| callers.to_vec()),
-            not_shown: session.focused.then(|| not_shown(workspace, &session.visible)),
+            not_shown: session.focused.then(|| NotShown::of(workspace, &session.visible)),
             regions: workspace
                 .regions_of(target)
                 .into_iter()
