@@ -16,6 +16,8 @@
 //! answers; `cairn-full` answers every command itself too.
 
 // The shared modules also hold what only `cairn-full` uses (its copy uses all of it).
+#[allow(dead_code)] // each binary uses its own part
+mod build_id;
 #[allow(dead_code)]
 mod check;
 mod cli;

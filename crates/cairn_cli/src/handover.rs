@@ -21,6 +21,7 @@ pub(crate) fn hand_over(binary: &str, what: &str, prepare: impl FnOnce(&mut std:
     let name = args.next().unwrap_or_else(|| "cairn".into());
     let mut command = std::process::Command::new(&path);
     command.arg0(name).args(args);
+    crate::build_id::mark(&mut command);
     prepare(&mut command);
     let error = command.exec();
     eprintln!("error: could not run {}: {error}", path.display());

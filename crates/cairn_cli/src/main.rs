@@ -7,6 +7,8 @@
 //! follow tools.md §1.3: 0 done and positive, 1 a refusal, 2 the environment could not answer.
 
 mod build;
+#[allow(dead_code)] // each binary uses its own part
+mod build_id;
 mod check;
 mod cli;
 mod completions;
@@ -54,6 +56,10 @@ use crate::cli::{Cli, Command};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    if let Err(message) = build_id::check_handed() {
+        eprintln!("{message}");
+        return ExitCode::from(2);
+    }
     let cli = Cli::parse();
     // Every command runs on a thread with the analysis stack (cairn_hir::stack), so no input
     // within the language's limits overflows it. A panic is a defect of the toolchain: it is

@@ -46,6 +46,7 @@ impl RemoteRunner {
         let body = serde_json::to_vec(&request).map_err(|e| format!("internal error (E-INTERNAL): {e}"))?;
         let mut command = Command::new(&full);
         crate::lean::for_a_harness(&mut command);
+        crate::build_id::mark(&mut command);
         let mut child = command
             .arg("harness-runner")
             .stdin(Stdio::piped())

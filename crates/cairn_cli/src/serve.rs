@@ -7,6 +7,7 @@
 //! named choices in process. Any other command is handed to `cairn-full`.
 
 // The shared modules also hold what only the other binaries use.
+mod build_id;
 #[allow(dead_code)]
 mod cli;
 #[allow(dead_code)]
@@ -35,6 +36,10 @@ use crate::cli::{Cli, Command};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    if let Err(message) = build_id::check_handed() {
+        eprintln!("{message}");
+        return ExitCode::from(2);
+    }
     let cli = Cli::parse();
     let command = cli.command;
     if !matches!(command, Command::Mcp | Command::Lsp) {

@@ -242,3 +242,32 @@ fn the_harness_runner_answers_a_servers_request() {
     assert_eq!(status, Some(2));
     assert!(said.contains("not a harness request"), "{said}");
 }
+
+#[test]
+fn a_binary_of_another_build_refuses_the_hand_over_and_programs_never_see_the_mark() {
+    // `cairn` names its build to the binary it hands over to (build_id.rs); another build's mark
+    // is an exit 2 that says so, before anything else happens.
+    for binary in [full(), serve()] {
+        let refused =
+            Command::new(&binary).args(["mcp"]).env("CAIRN_HANDED_BY", "0.0.0-0000000000000000").output().expect("run");
+        assert_eq!(refused.status.code(), Some(2), "{binary:?}");
+        let said = String::from_utf8_lossy(&refused.stderr);
+        assert!(said.contains("different builds") && said.contains("0.0.0-0000000000000000"), "{said}");
+    }
+    // Through the hand-over the mark is this build's, and it is taken out of the environment
+    // before the program runs.
+    let dir = std::env::temp_dir().join(format!("cairn-front-mark-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let program = dir.join("mark.cairn");
+    std::fs::write(
+        &program,
+        "import std.core (Option, Result);\nimport std.env;\n\nfn main() -> i32 {\n  match env.var(\"CAIRN_HANDED_BY\") {\n    Result.Ok(found) => {\n      match found {\n        Option.Some(v) => { println(\"marked\"); }\n        Option.None => { println(\"unmarked\"); }\n      }\n    }\n    Result.Err(e) => { println(\"error\"); }\n  }\n  return 0;\n}\n",
+    )
+    .expect("write the program");
+    let ran = Command::new(front()).args(["run", "--format", "human"]).arg(&program).output().expect("run cairn run");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = String::from_utf8_lossy(&ran.stdout);
+    assert_eq!(ran.status.code(), Some(0), "{}", String::from_utf8_lossy(&ran.stderr));
+    assert!(out.contains("unmarked"), "{out}");
+}
