@@ -11,42 +11,51 @@
 //!
 //! **A build identity** (`CAIRN_BUILD_ID`): a digest of every source the binaries are made from
 //! (the crates but their tests, `std/`, `cards/`, `Cargo.lock`), the same in all three binaries of
-//! one build and different in a build of other sources. `cairn` hands a command over only to a binary of its own
-//! build (`build_id.rs`). Deterministic: the same sources give the same identity.
+//! one build and different in a build of other sources. `cairn` hands a command over only to a
+//! binary of its own build (`build_id.rs`). Deterministic: the same sources give the same
+//! identity (SHA-256).
 
-use std::hash::{DefaultHasher, Hasher};
 use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
 
 fn main() {
     println!("cargo:rustc-link-arg-bins=-no-pie");
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut hasher = DefaultHasher::new();
-    hasher.write(env!("CARGO_PKG_VERSION").as_bytes());
+    let mut hasher = Sha256::new();
+    hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
     for path in sources(&workspace) {
         println!("cargo:rerun-if-changed={}", path.display());
         let mut files = Vec::new();
         collect(&path, &mut files);
         files.sort();
         for file in files {
-            let relative = file.strip_prefix(&workspace).unwrap_or(&file);
-            hasher.write(relative.to_string_lossy().as_bytes());
-            hasher.write_u8(0);
-            hasher.write(&std::fs::read(&file).unwrap_or_default());
-            hasher.write_u8(0);
+            let relative = file.strip_prefix(&workspace).unwrap_or(&file).to_string_lossy().into_owned();
+            let bytes = std::fs::read(&file).unwrap_or_default();
+            // Each part after its length: no two sets of files hash alike by where a name ends.
+            hasher.update((relative.len() as u64).to_le_bytes());
+            hasher.update(relative.as_bytes());
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(&bytes);
         }
     }
-    println!("cargo:rustc-env=CAIRN_BUILD_ID={}-{:016x}", env!("CARGO_PKG_VERSION"), hasher.finish());
+    let digest = hasher.finalize();
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    println!("cargo:rustc-env=CAIRN_BUILD_ID={}-{hex}", env!("CARGO_PKG_VERSION"));
 }
 
-/// What the binaries are made from: each crate but its tests, examples and test data (an edit of
-/// a test neither changes the identity nor relinks the binaries), the library, the cards and the
-/// lock file. Sorted.
+/// What the binaries are made from: each crate they link (not the test generator) but its tests,
+/// examples and test data (an edit of a test neither changes the identity nor relinks the
+/// binaries), the library, the cards and the lock file. Sorted.
 fn sources(workspace: &Path) -> Vec<PathBuf> {
     const NOT_BUILT: [&str; 4] = ["tests", "test_data", "examples", "benches"];
     let mut out: Vec<PathBuf> = ["std", "cards", "Cargo.lock"].iter().map(|r| workspace.join(r)).collect();
     for krate in std::fs::read_dir(workspace.join("crates")).into_iter().flatten().flatten() {
+        if krate.file_name() == "cairn_testgen" || !wanted(&krate) {
+            continue;
+        }
         for entry in std::fs::read_dir(krate.path()).into_iter().flatten().flatten() {
-            if !NOT_BUILT.iter().any(|n| entry.file_name() == *n) {
+            if wanted(&entry) && !NOT_BUILT.iter().any(|n| entry.file_name() == *n) {
                 out.push(entry.path());
             }
         }
@@ -55,16 +64,24 @@ fn sources(workspace: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Every file under `path` (or `path` itself), hidden entries and build output left out.
+/// Whether an entry is a source: not hidden, not an editor's backup, not build output, and not
+/// a symbolic link (never followed, so no link makes a loop).
+fn wanted(entry: &std::fs::DirEntry) -> bool {
+    let name = entry.file_name().to_string_lossy().into_owned();
+    let junk = name.starts_with('.') || name.ends_with('~') || name.ends_with(".orig") || name == "target";
+    !junk && entry.file_type().is_ok_and(|t| !t.is_symlink())
+}
+
+/// Every source file under `path` (or `path` itself).
 fn collect(path: &Path, out: &mut Vec<PathBuf>) {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    if name.starts_with('.') || name == "target" {
-        return;
-    }
     match std::fs::read_dir(path) {
         Ok(entries) => {
-            for entry in entries.flatten() {
-                collect(&entry.path(), out);
+            for entry in entries.flatten().filter(wanted) {
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    collect(&entry.path(), out);
+                } else {
+                    out.push(entry.path());
+                }
             }
         }
         Err(_) if path.is_file() => out.push(path.to_path_buf()),

@@ -29,6 +29,6 @@ pub(crate) fn check_handed() -> Result<(), String> {
         return Ok(());
     }
     Err(format!(
-        "error: this binary is build {BUILD}, but the `cairn` that started it is build {handed}: the toolchain's binaries come from different builds. Build them together with `cargo build -p cairn_cli` (or copy all three from one build)."
+        "error: this binary is build {BUILD}, but the binary that started it is build {handed}: the toolchain's binaries come from different builds. Build them together with `cargo build -p cairn_cli` (or copy all three from one build)."
     ))
 }

@@ -271,3 +271,29 @@ fn a_binary_of_another_build_refuses_the_hand_over_and_programs_never_see_the_ma
     assert_eq!(ran.status.code(), Some(0), "{}", String::from_utf8_lossy(&ran.stderr));
     assert!(out.contains("unmarked"), "{out}");
 }
+
+#[test]
+fn the_hand_over_names_this_build_and_the_other_binaries_accept_it() {
+    use std::os::unix::fs::PermissionsExt;
+    // A stand-in `cairn-full` that prints the mark it was handed shows that `cairn` sends one.
+    let dir = std::env::temp_dir().join(format!("cairn-front-names-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch");
+    std::fs::copy(front(), dir.join("cairn")).expect("copy the front");
+    let stand_in = dir.join("cairn-full");
+    std::fs::write(&stand_in, "#!/bin/sh\nprintf '%s' \"$CAIRN_HANDED_BY\"\n").expect("write the stand-in");
+    std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).expect("make it runnable");
+    let handed = Command::new(dir.join("cairn")).args(["build", "anything.cairn"]).output().expect("run cairn build");
+    let _ = std::fs::remove_dir_all(&dir);
+    let mark = String::from_utf8_lossy(&handed.stdout).into_owned();
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        mark.len() == version.len() + 17 && mark.starts_with(&format!("{version}-")),
+        "the mark handed over: {mark:?}"
+    );
+    // The real binaries of this build take it.
+    for binary in [full(), serve()] {
+        let accepted = Command::new(&binary).arg("--version").env("CAIRN_HANDED_BY", &mark).output().expect("run");
+        assert_eq!(accepted.status.code(), Some(0), "{binary:?}: {}", String::from_utf8_lossy(&accepted.stderr));
+    }
+}
