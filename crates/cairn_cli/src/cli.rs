@@ -11,6 +11,15 @@ use clap::{Args, Parser, Subcommand};
 use crate::output::FormatChoice;
 use crate::{completions, device, new};
 
+/// What every binary answers when the toolchain itself failed (a panic while answering): a
+/// defect of the toolchain, never a verdict on the program; exit 2.
+pub(crate) fn toolchain_failed() -> std::process::ExitCode {
+    eprintln!(
+        "error[E-INTERNAL]: the cairn toolchain failed while answering this command (a defect of the toolchain, not of the program)"
+    );
+    std::process::ExitCode::from(2)
+}
+
 /// CAIRN: a systems language for CPUs and GPUs whose compiler answers agents.
 #[derive(Debug, Parser)]
 #[command(name = "cairn", bin_name = "cairn", version, about, propagate_version = true)]

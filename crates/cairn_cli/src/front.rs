@@ -61,12 +61,7 @@ fn main() -> ExitCode {
             handover::hand_over(serve, "the servers", lean::for_a_server)
         }
         Ok(Err(Elsewhere::Full)) => handover::hand_over("cairn-full", "the LLVM and Z3 back ends", |_| ()),
-        Err(_) => {
-            eprintln!(
-                "error[E-INTERNAL]: the cairn toolchain failed while answering this command (a defect of the toolchain, not of the program)"
-            );
-            ExitCode::from(2)
-        }
+        Err(_) => cli::toolchain_failed(),
     }
 }
 

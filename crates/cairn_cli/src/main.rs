@@ -66,12 +66,7 @@ fn main() -> ExitCode {
     // reported as such (exit 2), never as a verdict on the program.
     match cairn_hir::stack::run("cairn", move || command(cli)) {
         Ok(status) => ExitCode::from(status),
-        Err(_) => {
-            eprintln!(
-                "error[E-INTERNAL]: the cairn toolchain failed while answering this command (a defect of the toolchain, not of the program)"
-            );
-            ExitCode::from(2)
-        }
+        Err(_) => cli::toolchain_failed(),
     }
 }
 

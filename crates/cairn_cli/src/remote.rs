@@ -35,14 +35,8 @@ impl RemoteRunner {
     /// Asks a child for `op` and keeps what its runs amounted to.
     fn ask(&self, op: Op, files: &[SourceText], blocks: &[String], seconds: u64) -> Result<Done, String> {
         let full = full()?;
-        let request = Request {
-            op,
-            files: File::of(files),
-            blocks: blocks.to_vec(),
-            seconds,
-            emulate: self.emulate.clone(),
-            compiler: cairn_agent::compiler::implementation_hash(),
-        };
+        let request =
+            Request { op, files: File::of(files), blocks: blocks.to_vec(), seconds, emulate: self.emulate.clone() };
         let body = serde_json::to_vec(&request).map_err(|e| format!("internal error (E-INTERNAL): {e}"))?;
         let mut command = Command::new(&full);
         crate::lean::for_a_harness(&mut command);
@@ -61,12 +55,17 @@ impl RemoteRunner {
         let _ = writer.join();
         let answer = serde_json::from_slice::<Answer>(&output.stdout).map_err(|e| {
             let said = String::from_utf8_lossy(&output.stderr);
-            format!(
-                "internal error (E-INTERNAL): the harness runner ({}) gave no answer ({}; {e}): {}",
-                full.display(),
-                output.status,
-                said.trim()
-            )
+            match said.trim() {
+                // It said why (a `cairn-full` of another build, `build_id.rs`).
+                said if !said.is_empty() => {
+                    format!("the harness runner ({}) did not answer ({}): {said}", full.display(), output.status)
+                }
+                _ => format!(
+                    "internal error (E-INTERNAL): the harness runner ({}) gave no answer ({}; {e})",
+                    full.display(),
+                    output.status
+                ),
+            }
         })?;
         if let Some(tally) = answer.tally
             && let Ok(mut kept) = self.tally.lock()

@@ -22,10 +22,6 @@ pub(crate) struct Request {
     pub seconds: u64,
     /// The device target device work is emulated against (`Runner::emulating`), if any.
     pub emulate: Option<String>,
-    /// The server's implementation hash (`cairn_agent::compiler`): a child of another build
-    /// (`cairn-full` rebuilt under a running server) refuses rather than build with a compiler
-    /// the record would not name.
-    pub compiler: String,
 }
 
 /// The runner's three operations (`cairn_agent::validate::Runner`).

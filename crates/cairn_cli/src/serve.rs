@@ -54,11 +54,6 @@ fn main() -> ExitCode {
     });
     match answered {
         Ok(status) => ExitCode::from(status),
-        Err(_) => {
-            eprintln!(
-                "error[E-INTERNAL]: the cairn toolchain failed while answering this command (a defect of the toolchain, not of the program)"
-            );
-            ExitCode::from(2)
-        }
+        Err(_) => cli::toolchain_failed(),
     }
 }

@@ -522,20 +522,6 @@ pub fn serve_harness() -> u8 {
     if let Some(target) = request.emulate {
         runner = runner.emulating(crate::device::DeviceFlags { target: Some(target), emulate: true });
     }
-    let compiler = cairn_agent::compiler::implementation_hash();
-    if request.compiler != compiler {
-        let answer = Answer {
-            done: Err(format!(
-                "the harness runner is another build of cairn than the server that asked ({} against {}): restart the server after a rebuild",
-                &compiler[..12],
-                &request.compiler[..request.compiler.len().min(12)]
-            )),
-            tally: None,
-            emulation: None,
-        };
-        let written = serde_json::to_writer(wire_out, &answer).is_ok();
-        return if written { 0 } else { 2 };
-    }
     let files = File::texts(request.files);
     let done = match request.op {
         Op::Run => runner

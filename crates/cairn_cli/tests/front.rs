@@ -175,15 +175,12 @@ fn without_cairn_serve_the_front_hands_the_servers_to_cairn_full() {
     assert_eq!(exe.file_name().and_then(|n| n.to_str()), Some("cairn-full"), "{exe:?}");
 }
 
-/// Sends `request` to a `cairn-full harness-runner` (with `path` as its PATH when given): its exit
+/// Sends `request` to a `cairn-full harness-runner` with `env` in its environment: its exit
 /// status, its answer and what it said on standard error.
-fn harness(request: &serde_json::Value, path: Option<&str>) -> (Option<i32>, serde_json::Value, String) {
+fn harness(request: &serde_json::Value, env: &[(&str, &str)]) -> (Option<i32>, serde_json::Value, String) {
     use std::io::Write;
     let mut command = Command::new(full());
-    command.arg("harness-runner");
-    if let Some(path) = path {
-        command.env("PATH", path);
-    }
+    command.arg("harness-runner").envs(env.iter().copied());
     let mut child = command
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -204,16 +201,14 @@ fn the_harness_runner_answers_a_servers_request() {
     let program = "fn twice(x:u32) -> u32 = x * 2;\n\
                    test doubles { println(twice(21)); }\n\
                    test overflows { println(twice(4000000000)); }\n";
-    let compiler = cairn_agent::compiler::implementation_hash();
-    let mut request = serde_json::json!({
+    let request = serde_json::json!({
         "op": "run",
         "files": [{"name": "h.cairn", "text": program}],
         "blocks": ["overflows", "doubles", "missing"],
         "seconds": 30,
         "emulate": null,
-        "compiler": compiler,
     });
-    let (status, answer, said) = harness(&request, None);
+    let (status, answer, said) = harness(&request, &[]);
     assert_eq!(status, Some(0), "{said}");
     let runs = answer["done"]["Ok"]["run"].as_array().expect("the runs' outcomes");
     assert_eq!(runs.len(), 3, "{answer}");
@@ -227,18 +222,17 @@ fn the_harness_runner_answers_a_servers_request() {
 
     // A build that fails (no linker on the path) is still one answer on standard output: the
     // build's own record goes to standard error.
-    let (status, answer, said) = harness(&request, Some(""));
+    let (status, answer, said) = harness(&request, &[("PATH", "")]);
     assert_eq!(status, Some(0), "{said}");
     assert!(answer["done"]["Err"].as_str().is_some_and(|e| e.contains("did not build")), "{answer} / {said}");
 
-    // A child of another build refuses.
-    request["compiler"] = serde_json::Value::from("0123456789abcdef");
-    let (status, answer, _) = harness(&request, None);
-    assert_eq!(status, Some(0));
-    assert!(answer["done"]["Err"].as_str().is_some_and(|e| e.contains("another build")), "{answer}");
+    // A child of another build than the server that asks (its mark, build_id.rs) refuses.
+    let (status, answer, said) = harness(&request, &[("CAIRN_HANDED_BY", "0.0.0-0123456789abcdef")]);
+    assert_eq!(status, Some(2));
+    assert!(answer.is_null() && said.contains("different builds"), "{answer} / {said}");
 
     // A request it cannot read is exit 2, said on standard error.
-    let (status, _, said) = harness(&serde_json::json!({"op": "sing"}), None);
+    let (status, _, said) = harness(&serde_json::json!({"op": "sing"}), &[]);
     assert_eq!(status, Some(2));
     assert!(said.contains("not a harness request"), "{said}");
 }
