@@ -146,7 +146,29 @@ pub fn build_program(
             }
             Stopped(1)
         })?;
-    let compiled = compile(&workspace, purpose, flags).map_err(|message| {
+    if let Some(target) = &device.gpu {
+        // A target LLVM cannot compile, and a device collector (it folds on the host side of
+        // the emulation only: no kernel yet), are refused before anything is built.
+        let mir = cairn_mir::program_mir(workspace.db());
+        let refused = match crate::emit::device_arch(target) {
+            Err((code, message)) => Some(cairn_diagnostics::Diagnostic::new(code, message)),
+            Ok(_) => mir.functions.iter().find(|f| f.folds_device).map(|function| cairn_diagnostics::Diagnostic::new(
+                "E-UNSUPPORTED",
+                format!(
+                    "{} has a device reduce, scan or compact, and this toolchain builds those for host threads only (they have no kernels yet): pass --emulate to run the program on host threads.",
+                    function.name
+                ),
+            )),
+        };
+        if let Some(diagnostic) = refused {
+            if let Some(refusal) = cairn_diagnostics::Refusal::from_diagnostics(vec![diagnostic]) {
+                let lines = |file: Option<&str>, line: u32| workspace.line_text(file, line);
+                out.refusal(&refusal_record(&refusal), &lines);
+            }
+            return Err(Stopped(1));
+        }
+    }
+    let compiled = compile_for(&workspace, purpose, flags, device.gpu.as_deref()).map_err(|message| {
         out.environment(&message);
         Stopped(2)
     })?;
@@ -174,7 +196,8 @@ pub fn build_program(
             libraries.push(library.to_string());
         }
     }
-    let linked = cairn_codegen::link(&compiled.compiled.object, &artifact, &directory, &libraries);
+    let linked =
+        cairn_codegen::link_with(&compiled.compiled.object, &artifact, &directory, &libraries, device.gpu.is_some());
     let mut command = "cairn-rs llvm-19 x86-64 -O2 + cc".to_string();
     if flags.keep_guards {
         command.push_str(" --keep-guards");
@@ -184,6 +207,9 @@ pub fn build_program(
     }
     if let Some(emulation) = &device.emulation {
         command.push_str(&format!(" --emulate --device-target {}", emulation.judged_against));
+    }
+    if let Some(target) = &device.gpu {
+        command.push_str(&format!(" + nvptx --device-target {target}"));
     }
     let built = BuildHead {
         schema: SCHEMA,
@@ -267,7 +293,15 @@ pub struct CompiledProgram {
 }
 
 /// MIR and LLVM for an accepted program.
-pub fn compile(workspace: &Workspace, purpose: Purpose, flags: &BuildFlags) -> Result<CompiledProgram, String> {
+///
+/// For a GPU when `gpu` names the device target: the device regions' PTX is made from the same
+/// functions and the host module launches it (`cairn_codegen::compile_with`).
+pub fn compile_for(
+    workspace: &Workspace,
+    purpose: Purpose,
+    flags: &BuildFlags,
+    gpu: Option<&str>,
+) -> Result<CompiledProgram, String> {
     let db = workspace.db();
     let mir = cairn_mir::program_mir(db);
     if let Some((name, error)) = mir.errors.first() {
@@ -327,7 +361,18 @@ pub fn compile(workspace: &Workspace, purpose: Purpose, flags: &BuildFlags) -> R
     }
     let hoisted = functions.iter().flat_map(|f| f.guards().filter(|g| g.hoisted).map(|g| guard_site(f, g))).collect();
     let site = |function: &Function, at: Option<Anchor>| -> Site { site_of(workspace, &items, function, at) };
-    let compiled = cairn_codegen::compile(
+    let ptx = match gpu {
+        Some(target) => {
+            Some(crate::emit::device_ptx(&functions, Some(target), &site).map_err(|error| match error {
+                crate::emit::PtxError::Refused(code, message) => format!("{code}: {message}"),
+                crate::emit::PtxError::Internal(message) => {
+                    format!("internal error (E-INTERNAL): the device code generator failed: {message}")
+                }
+            })?)
+        }
+        None => None,
+    };
+    let compiled = cairn_codegen::compile_with(
         &functions,
         &entry,
         &site,
@@ -338,6 +383,7 @@ pub fn compile(workspace: &Workspace, purpose: Purpose, flags: &BuildFlags) -> R
             keep_functions: false,
             remarks: false,
         },
+        ptx.as_ref(),
     )
     .map_err(|message| format!("internal error (E-INTERNAL): the code generator failed: {message}"))?;
     Ok(CompiledProgram { compiled, functions: mir.functions, tests, hoisted })

@@ -36,7 +36,9 @@ pub(crate) struct DeviceArgs {
     #[arg(long = "device-target", value_name = "SM")]
     pub(crate) device_target: Option<String>,
     /// Build device work for host threads, judged against the device target (for correctness,
-    /// never timing). Device code for a GPU is not built yet, so device work needs this.
+    /// never timing). Without it device work is built for a GPU: PTX launched through the CUDA
+    /// driver, loaded when the program runs (not yet run on a real GPU; device collectors need
+    /// this flag)
     #[arg(long)]
     pub(crate) emulate: bool,
 }
@@ -649,7 +651,7 @@ pub struct ValidateFlags {
     pub history: Option<PathBuf>,
     /// Run device code on host threads, judged against the device target: the evidence is then
     /// `finite-tested-emulated`. Without it, a program doing device work validates `unknown`
-    /// (this toolchain does not launch device code on a GPU yet).
+    /// (validation cases do not run on a GPU yet).
     #[arg(long)]
     pub emulate: bool,
     /// The device target device work is judged against (default: the manifest's).

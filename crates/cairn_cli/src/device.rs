@@ -6,11 +6,13 @@
 //! `--device-target`, else the manifest's `[build] device_target`, else the one kind of GPU the
 //! driver reports (this toolchain does not query a driver yet, so with neither named it is
 //! `E-TARGET`) — and a target that lacks a feature the program needs is `E-TARGET-FEATURE`.
-//! A build then needs `--emulate`: device work runs on host threads (device memory is host
-//! memory of exactly the requested size, a region runs on the lane pool, collectors fold in
-//! index order). Building device work for a GPU — PTX through LLVM's NVPTX back end and launches
-//! through the CUDA driver — is not built yet, and a build without `--emulate` says so
-//! (`E-UNSUPPORTED`). A program without device work ignores both flags.
+//! A build with `--emulate` runs device work on host threads (device memory is host memory of
+//! exactly the requested size, a region runs on the lane pool, collectors fold in index order);
+//! a build without it is for a GPU: the device regions' PTX (LLVM's NVPTX back end) is embedded
+//! in the program, which launches it through the CUDA driver loaded at run time
+//! (`cairn_codegen`'s `gpu.rs` and `runtime/device.c`). Device collectors have no kernels yet,
+//! so a GPU build of a program with one is `E-UNSUPPORTED` (`build.rs`). A program without
+//! device work ignores both flags.
 
 use cairn_diagnostics::Diagnostic;
 use cairn_hir::Workspace;
@@ -46,6 +48,8 @@ pub use cairn_agent::validate::Emulation;
 pub struct DeviceVerdict {
     pub target: Option<DeviceTarget>,
     pub emulation: Option<Emulation>,
+    /// A build of device work for a GPU (no `--emulate`): the device target its PTX is for.
+    pub gpu: Option<String>,
 }
 
 /// Every device feature (language §41).
@@ -178,15 +182,10 @@ pub fn judge(
     }
     let target = DeviceTarget { name: name.clone(), resolved, features_provided: provided, features_needed: needed };
     if !building {
-        return Ok(DeviceVerdict { target: Some(target), emulation: None });
+        return Ok(DeviceVerdict { target: Some(target), emulation: None, gpu: None });
     }
     if !flags.emulate {
-        return Err(Diagnostic::new(
-            "E-UNSUPPORTED",
-            format!(
-                "{function} does device work ({effect}), and this toolchain does not build device code for a GPU yet (PTX and driver launches are later work): pass --emulate to run it on host threads, judged against {name}."
-            ),
-        ));
+        return Ok(DeviceVerdict { target: Some(target), emulation: None, gpu: Some(name) });
     }
-    Ok(DeviceVerdict { target: Some(target), emulation: Some(Emulation::of(&name)) })
+    Ok(DeviceVerdict { target: Some(target), emulation: Some(Emulation::of(&name)), gpu: None })
 }

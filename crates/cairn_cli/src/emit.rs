@@ -49,12 +49,18 @@ pub(crate) fn device_ptx(
             "PTX is made for a device target: pass --device-target (sm_90, for example) or set `device_target` under [build] in the manifest.".to_string(),
         ));
     };
-    cairn_vfs::check_device_target(name).map_err(|message| PtxError::Refused("E-TARGET", message))?;
+    let arch = device_arch(name).map_err(|(code, message)| PtxError::Refused(code, message))?;
+    cairn_codegen::compile_ptx(functions, arch, site).map_err(PtxError::Internal)
+}
+
+/// The architecture LLVM compiles for the device target `name`: `E-TARGET` for a bad spelling,
+/// `E-TARGET-TOOLKIT` for a target LLVM 19's NVPTX back end lacks.
+pub(crate) fn device_arch(name: &str) -> Result<cairn_codegen::DeviceArch, (&'static str, String)> {
+    cairn_vfs::check_device_target(name).map_err(|message| ("E-TARGET", message))?;
     let digits: String = name["sm_".len()..].chars().take_while(char::is_ascii_digit).collect();
     let specific = name.ends_with('a');
-    let arch = cairn_codegen::DeviceArch::new(digits.parse().unwrap_or(0), specific)
-        .map_err(|message| PtxError::Refused("E-TARGET-TOOLKIT", format!("{message}: name one of those.")))?;
-    cairn_codegen::compile_ptx(functions, arch, site).map_err(PtxError::Internal)
+    cairn_codegen::DeviceArch::new(digits.parse().unwrap_or(0), specific)
+        .map_err(|message| ("E-TARGET-TOOLKIT", format!("{message}: name one of those.")))
 }
 
 pub fn run(path: &Path, flags: &EmitFlags, out: Output) -> u8 {

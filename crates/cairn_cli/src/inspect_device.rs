@@ -68,7 +68,7 @@ pub fn inspect(workspace: &Workspace, target: Option<&str>) -> Result<Inspection
         .iter()
         .map(|(entry, lane)| Kernel {
             entry: entry.clone(),
-            lane: lane.to_string(),
+            lane: lane.trim_start_matches("cairn.").to_string(),
             virtual_registers: virtual_registers(&ptx.text, entry),
             ..Kernel::default()
         })

@@ -195,9 +195,14 @@ impl NativeRunner {
             ));
         }
         // Device work builds only emulated here: without `--emulate` the reason is the build's
-        // own refusal (E-TARGET, E-UNSUPPORTED, …), and the validation decides nothing.
+        // own refusal (E-TARGET, …) or this one, and the validation decides nothing.
         let verdict = crate::device::judge(&workspace, program.build.device_target.as_deref(), &self.device, true)
             .map_err(|d| format!("The program does device work and could not be built: {}: {}", d.code, d.message))?;
+        if let Some(target) = &verdict.gpu {
+            return Err(format!(
+                "The program does device work and could not be built: E-UNSUPPORTED: validation and timing run device work on host threads only (a case's run on a GPU is not built): pass --emulate to run it as an emulation of {target}."
+            ));
+        }
         if let Some(emulation) = verdict.emulation
             && let Ok(mut emulated) = self.emulated.lock()
         {

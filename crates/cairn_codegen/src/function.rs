@@ -37,6 +37,8 @@ pub(crate) struct FnGen<'m, 'ctx, 'a> {
     pub(crate) path: Option<(IntValue<'ctx>, bool)>,
     /// The function's debug scope, when debug information is emitted.
     pub(crate) scope: Option<DIScope<'ctx>>,
+    /// The message of the guard being emitted (a device trap's number names it).
+    pub(crate) message: String,
 }
 
 impl ModuleGen<'_, '_> {
@@ -65,7 +67,18 @@ impl ModuleGen<'_, '_> {
         let blocks: Vec<BasicBlock> =
             (0..mir.blocks.len()).map(|i| self.ctx.append_basic_block(function, &format!("bb{i}"))).collect();
         self.builder.build_unconditional_branch(blocks[0])?;
-        let mut fx = FnGen { cx: self, mir, function, slots, blocks, overflow: None, proved: None, path: None, scope };
+        let mut fx = FnGen {
+            cx: self,
+            mir,
+            function,
+            slots,
+            blocks,
+            overflow: None,
+            proved: None,
+            path: None,
+            scope,
+            message: String::new(),
+        };
         for (i, block) in mir.blocks.iter().enumerate() {
             fx.cx.builder.position_at_end(fx.blocks[i]);
             fx.overflow = None;
@@ -167,6 +180,12 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 let intrinsic = inkwell::intrinsics::Intrinsic::find("llvm.assume").expect("the assume intrinsic");
                 let declaration = intrinsic.get_declaration(&self.cx.module, &[]).expect("the intrinsic's declaration");
                 self.cx.builder.build_call(declaration, &[fact.into()], "")?;
+                Ok(())
+            }
+            Inst::Transfer { dst, src, device } => self.transfer(dst, src, *device),
+            Inst::Parallel { lane, env, count, schedule, .. }
+                if self.gpu_launch(lane, env, count, schedule)?.is_some() =>
+            {
                 Ok(())
             }
             Inst::Parallel { lane, env, count, work, schedule } => {

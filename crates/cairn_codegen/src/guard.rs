@@ -1,6 +1,7 @@
 //! Guards: each non-elided guard (every guard under `keep_guards`) computes its check and
 //! branches to a cold trap block that calls a `noreturn` runtime function with the guard's
-//! message (or, where the target has no runtime, `llvm.trap`), so a failing guard traps before
+//! message (on the device, which has no runtime: the trap flag the host reads after the launch,
+//! `target::Trap::Flag`), so a failing guard traps before
 //! the operation it protects. Also the messages
 //! (`<kind> guard failed at FILE:LINE:COLUMN`, `assertion failed at FILE:LINE`) and the range
 //! checks of conversions (`fits_failed`).
@@ -10,6 +11,7 @@
 //! and the guard counters of the receipt.
 
 use cairn_mir::{Anchor, BinOp, Check, Const, FloatTy, Guard, GuardKind, MTy, Operand};
+use inkwell::AtomicOrdering;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue, ValueKind};
 use inkwell::{FloatPredicate, IntPredicate};
@@ -40,6 +42,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
         };
         let message = self.site_text(guard);
         let text = self.cx.bytes(message.as_bytes());
+        self.message.clone_from(&message);
         let trap = self.cx.rt("cairn_rt_trap");
         let plain = |cg: &mut Self| -> G<()> {
             cg.cx.builder.build_call(trap, &[text.into()], "")?;
@@ -287,14 +290,35 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
     }
 
     /// Stops the program where the builder stands: with the runtime call `report` builds where
-    /// the target has the runtime, else with `llvm.trap`.
+    /// the target has the runtime, else (a device) by raising the trap flag with the number of
+    /// the guard being emitted (`FnGen::message`) and ending the thread.
     fn trap(&mut self, report: impl FnOnce(&mut Self) -> G<()>) -> G<()> {
         match self.cx.info.trap {
             Trap::Runtime => report(self),
-            Trap::Intrinsic => {
-                let intrinsic = Intrinsic::find("llvm.trap").expect("the trap intrinsic");
-                let declaration = intrinsic.get_declaration(&self.cx.module, &[]).expect("the intrinsic's declaration");
-                self.cx.builder.build_call(declaration, &[], "")?;
+            Trap::Flag => {
+                let messages = &mut self.cx.device_messages;
+                let number = match messages.iter().position(|m| *m == self.message) {
+                    Some(at) => at + 1,
+                    None => {
+                        messages.push(self.message.clone());
+                        messages.len()
+                    }
+                };
+                let flag = self.cx.device_trap_flag();
+                let i32t = self.cx.ctx.i32_type();
+                self.cx.builder.build_cmpxchg(
+                    flag,
+                    i32t.const_zero(),
+                    i32t.const_int(number as u64, false),
+                    AtomicOrdering::Monotonic,
+                    AtomicOrdering::Monotonic,
+                )?;
+                // `exit` ends this thread; the other lanes run on, and the host stops the
+                // program once the launch is over.
+                let exit_ty = self.cx.ctx.void_type().fn_type(&[], false);
+                let exit =
+                    self.cx.ctx.create_inline_asm(exit_ty, "exit;".into(), String::new(), true, false, None, false);
+                self.cx.builder.build_indirect_call(exit_ty, exit, &[], "")?;
                 Ok(())
             }
         }

@@ -16,6 +16,7 @@ mod debug;
 mod device;
 mod entry;
 mod function;
+mod gpu;
 mod guard;
 mod layout;
 mod module;
@@ -36,7 +37,8 @@ use crate::module::ModuleGen;
 use crate::target::Target;
 
 pub use device::{DeviceArch, Ptx, compile_ptx};
-pub use runtime::{RUNTIME_C, cache_dir, link};
+pub use gpu::DEFAULT_BLOCK;
+pub use runtime::{DEVICE_C, RUNTIME_C, cache_dir, link, link_with};
 
 /// The version of the LLVM this toolchain links (`major.minor.patch`).
 pub fn llvm_version() -> String {
@@ -110,6 +112,20 @@ pub fn compile(
     site: SiteText<'_>,
     options: Options,
 ) -> Result<Compiled, String> {
+    compile_with(functions, entry, site, options, None)
+}
+
+/// [`compile`], for a GPU when `gpu` holds the program's device module (`compile_ptx` of the
+/// same functions): device regions launch its kernels, device buffers and transfers go through
+/// the driver, and the module carries the tables the device runtime reads (`gpu.rs`); link it
+/// with `link_with(…, true)`. Without it, device work builds for host threads (`--emulate`).
+pub fn compile_with(
+    functions: &[Arc<Function>],
+    entry: &Entry,
+    site: SiteText<'_>,
+    options: Options,
+    gpu: Option<&Ptx>,
+) -> Result<Compiled, String> {
     let target = Target::HOST;
     let machine = target.machine()?;
     let context = Context::create();
@@ -120,7 +136,7 @@ pub fn compile(
     if watching {
         remarks::install(&context, &mut collected, options.remarks);
     }
-    let compiled = compile_in(&context, &machine, &target, functions, entry, site, options);
+    let compiled = compile_in(&context, &machine, &target, functions, entry, site, options, gpu);
     if watching {
         remarks::uninstall(&context);
     }
@@ -139,10 +155,15 @@ fn compile_in(
     entry: &Entry,
     site: SiteText<'_>,
     options: Options,
+    gpu: Option<&Ptx>,
 ) -> Result<Compiled, String> {
     let module = context.create_module("cairn");
     target.prepare(&module, machine);
     let mut cg = ModuleGen::new(context, module, target.info(), site, options);
+    if let Some(ptx) = gpu {
+        cg.gpu = Some(gpu::Gpu::of(ptx));
+        cg.gpu_tables(ptx);
+    }
     if options.debug {
         cg.start_debug_info();
     }

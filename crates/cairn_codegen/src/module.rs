@@ -77,6 +77,10 @@ pub(crate) struct ModuleGen<'ctx, 'a> {
     pub(crate) guards_elided: usize,
     /// The debug-information builder, when debug information is emitted.
     pub(crate) debug: Option<Debug<'ctx>>,
+    /// A host module built for a GPU: its device module's kernels (`gpu.rs`).
+    pub(crate) gpu: Option<crate::gpu::Gpu>,
+    /// A device module: the message of each device guard, by its trap number - 1 (`guard.rs`).
+    pub(crate) device_messages: Vec<String>,
 }
 
 impl<'ctx, 'a> ModuleGen<'ctx, 'a> {
@@ -103,6 +107,8 @@ impl<'ctx, 'a> ModuleGen<'ctx, 'a> {
             guards_emitted: 0,
             guards_elided: 0,
             debug: None,
+            gpu: None,
+            device_messages: Vec::new(),
         };
         cg.declare_runtime();
         cg

@@ -137,7 +137,10 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 Ok(view.as_basic_value_enum())
             }
             Rvalue::Ref(place) => Ok(self.place(place)?.0.into()),
-            Rvalue::Alloc(elem, count) => self.alloc(elem, count),
+            Rvalue::Alloc(elem, count, memory) if *memory != cairn_mir::Memory::Host && self.cx.gpu.is_some() => {
+                self.gpu_alloc(elem, count, *memory)
+            }
+            Rvalue::Alloc(elem, count, _) => self.alloc(elem, count),
             Rvalue::Select(c, a, b) => {
                 let c = self.operand(c)?.into_int_value();
                 let a = self.operand(a)?;

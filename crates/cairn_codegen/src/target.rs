@@ -50,8 +50,11 @@ pub(crate) struct TargetInfo {
 pub(crate) enum Trap {
     /// A call of a `noreturn` runtime function that writes the guard's message and aborts.
     Runtime,
-    /// `llvm.trap`: there is no runtime to write a message with.
-    Intrinsic,
+    /// A device guard (no runtime to write with): the guard's trap number is stored in the
+    /// module's `cairn_device_trap` unless a lane stored one first, and the thread ends (PTX
+    /// `exit`); the host reads the flag after the launch and reports that guard's message
+    /// (`ModuleGen::device_messages`, `runtime/device.c`).
+    Flag,
 }
 
 /// How a print is lowered.
@@ -79,7 +82,7 @@ impl Target {
             // Views are generic pointers: a lane's own `stack` array and global memory share
             // one view type, and PTX's generic addressing reaches both.
             Target::Nvptx { .. } => TargetInfo {
-                trap: Trap::Intrinsic,
+                trap: Trap::Flag,
                 print: Print::Refused,
                 view_space: AddressSpace::default(),
                 index_bits: 64,

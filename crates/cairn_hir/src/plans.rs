@@ -56,6 +56,10 @@ pub struct Schedule {
     pub lanes: u32,
     /// At most this many adjacent regions run as one traversal (`0`: none).
     pub fuse: u32,
+    /// Device regions: the threads of a block (`0`: the default, 256).
+    pub block: u32,
+    /// Device regions: the consecutive indices each thread runs (`0`: one).
+    pub per_lane: u32,
 }
 
 #[salsa::tracked(returns(ref))]
@@ -261,6 +265,8 @@ fn schedules(db: &dyn Db, program: Program) -> std::collections::HashMap<Item, S
             grain: value("grain"),
             lanes: value("lanes") as u32,
             fuse: value("fuse") as u32,
+            block: value("block") as u32,
+            per_lane: value("per_lane") as u32,
         });
     }
     out

@@ -106,7 +106,8 @@ fn plan(function: &Function, h: usize, body: &[bool], taken: &[bool]) -> Option<
             | Inst::CallIndirect { .. }
             | Inst::Format { .. }
             | Inst::Drop(_)
-            | Inst::Parallel { .. } => return None,
+            | Inst::Parallel { .. }
+            | Inst::Transfer { .. } => return None,
         }
     }
     let store = store?;

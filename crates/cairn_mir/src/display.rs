@@ -4,8 +4,8 @@
 use std::fmt::{self, Display, Formatter};
 
 use crate::{
-    BinOp, Block, Check, Const, Function, Guard, Inst, MTy, Operand, Place, PrintArg, Proj, Rvalue, Stream, Terminator,
-    UnOp,
+    BinOp, Block, Check, Const, Function, Guard, Inst, MTy, Memory, Operand, Place, PrintArg, Proj, Rvalue, Stream,
+    Terminator, UnOp,
 };
 
 impl Display for MTy {
@@ -123,7 +123,9 @@ impl Display for Rvalue {
             Rvalue::View(p, Some((lo, hi))) => write!(f, "view {p}[{lo}..{hi}]"),
             Rvalue::Ref(p) => write!(f, "ref {p}"),
             Rvalue::Zeroed => write!(f, "zeroed"),
-            Rvalue::Alloc(t, n) => write!(f, "alloc {t}[{n}]"),
+            Rvalue::Alloc(t, n, Memory::Host) => write!(f, "alloc {t}[{n}]"),
+            Rvalue::Alloc(t, n, Memory::Device) => write!(f, "alloc {t}[{n}]@device"),
+            Rvalue::Alloc(t, n, Memory::Unified) => write!(f, "alloc {t}[{n}]@unified"),
             Rvalue::Select(c, a, b) => write!(f, "select {c}, {a}, {b}"),
             Rvalue::AtomicRmw(op, p, v) => write!(f, "atomic {op:?} {p}, {v}"),
             Rvalue::AtomicCas(p, e, d) => write!(f, "atomic cas {p}, {e}, {d}"),
@@ -190,6 +192,9 @@ impl Display for Inst {
                 "parallel {lane}({env}) over {count} (work {work}, grain {}, lanes {})",
                 schedule.grain, schedule.lanes
             ),
+            Inst::Transfer { dst, src, device } => {
+                write!(f, "transfer {dst} <- {src}{}", if *device { " (device)" } else { "" })
+            }
             Inst::Call { dst: Some(d), callee, args } => write!(f, "{d} = call {callee}({})", list(args)),
             Inst::Call { dst: None, callee, args } => write!(f, "call {callee}({})", list(args)),
             Inst::CallIndirect { dst: Some(d), callee, args } => {

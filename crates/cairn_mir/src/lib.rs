@@ -323,9 +323,12 @@ pub enum Rvalue {
     Ref(Place),
     /// Zero-filled storage of the place's type.
     Zeroed,
-    /// A new owner of this many zeroed elements on the heap (`Buf[T](n)`); running out of
-    /// memory is a clean abort with a message, never undefined behaviour.
-    Alloc(MTy, Operand),
+    /// A new owner of this many zeroed elements (`Buf[T](n)`, `buffer`), in the memory named:
+    /// the host heap, or for a `buffer …@device`/`@unified` the device's (language §36) when
+    /// the build is for a GPU (emulation keeps every kind on the host heap). A failed
+    /// allocation yields a null owner, which the `Allocated` guard after it turns into a clean
+    /// abort with a message, never undefined behaviour.
+    Alloc(MTy, Operand, Memory),
     /// `cond ? a : b`.
     Select(Operand, Operand, Operand),
     /// An atomic update of one element (language §34), relaxed: the element becomes `old op v`
@@ -334,6 +337,18 @@ pub enum Rvalue {
     /// `atomic_cas`: the element becomes `desired` where it equals `expected`; the value is the
     /// old one.
     AtomicCas(Place, Operand, Operand),
+}
+
+/// Where an allocation's elements live (language §36).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Memory {
+    /// The host heap (`Buf[T](n)`, and `buffer`s `@host` or `@pinned`).
+    #[default]
+    Host,
+    /// Device memory, which host code never indexes (`buffer …@device`).
+    Device,
+    /// Memory both sides reach (`buffer …@unified`).
+    Unified,
 }
 
 /// The operation of an atomic element update (signedness from the element's type).
@@ -467,6 +482,15 @@ pub enum Inst {
         work: Operand,
         schedule: Schedule,
     },
+    /// `transfer(dst, src)` (language §36): copies `len(dst)` elements of `src` into `dst` (two
+    /// views of one element type; a guard before it made their lengths agree). `device` is true
+    /// when either side is device memory, so a GPU build copies through the driver; emulation
+    /// copies host memory either way.
+    Transfer {
+        dst: Operand,
+        src: Operand,
+        device: bool,
+    },
 }
 
 /// How a region's indices are split (language §24, §26); never what they compute.
@@ -480,6 +504,10 @@ pub struct Schedule {
     /// The fusion chain of the plan's `fuse` the region belongs to: adjacent regions of one
     /// chain may run as one traversal (`fuse::fuse_regions`, never with every guard kept).
     pub chain: Option<u32>,
+    /// A device region built for a GPU: a plan's `block` (threads per block, `0`: 256) and
+    /// `per_lane` (consecutive indices per thread, `0`: one). Emulation ignores both.
+    pub block: u32,
+    pub per_lane: u32,
 }
 
 /// How a block ends.
@@ -534,6 +562,10 @@ pub struct Function {
     /// compiled into the PTX module as a kernel's body (`cairn_codegen::compile_ptx`), and for
     /// the host under `--emulate`.
     pub device: bool,
+    /// True when the function folds a device collector (`reduce`, `scan`, `compact` over
+    /// device memory) in index order on the calling thread: how emulation runs one (language
+    /// §41). No kernel does it yet, so a build for a GPU refuses such a function.
+    pub folds_device: bool,
 }
 
 /// What a view parameter's length equals.

@@ -32,6 +32,10 @@ pub fn verify(function: &Function) -> Result<(), String> {
                 }
                 Inst::Drop(place) => check_place(function, place)?,
                 Inst::Assume(fact) => check_operand(function, fact)?,
+                Inst::Transfer { dst, src, .. } => {
+                    check_operand(function, dst)?;
+                    check_operand(function, src)?;
+                }
                 Inst::Parallel { env, count, work, .. } => {
                     check_operand(function, env)?;
                     check_operand(function, count)?;
@@ -159,7 +163,7 @@ fn check_rvalue(function: &Function, value: &Rvalue) -> Result<(), String> {
             Ok(())
         }
         Rvalue::Zeroed => Ok(()),
-        Rvalue::Alloc(_, count) => check_operand(function, count),
+        Rvalue::Alloc(_, count, _) => check_operand(function, count),
         Rvalue::Select(c, a, b) => {
             check_operand(function, c)?;
             check_operand(function, a)?;

@@ -46,6 +46,10 @@ pub(crate) fn inst_places(inst: &mut Inst, f: &mut dyn FnMut(&mut Place, Role)) 
         }
         Inst::Drop(p) => place(p, Role::Use, f),
         Inst::Assume(o) => operand(o, f),
+        Inst::Transfer { dst, src, .. } => {
+            operand(dst, f);
+            operand(src, f);
+        }
         Inst::Parallel { env, count, work, .. } => {
             operand(env, f);
             operand(count, f);
@@ -82,7 +86,7 @@ pub(crate) fn terminator_places(term: &mut Terminator, f: &mut dyn FnMut(&mut Pl
 
 fn rvalue(value: &mut Rvalue, f: &mut dyn FnMut(&mut Place, Role)) {
     match value {
-        Rvalue::Use(o) | Rvalue::Unary(_, o) | Rvalue::Cast(_, o) | Rvalue::Alloc(_, o) => operand(o, f),
+        Rvalue::Use(o) | Rvalue::Unary(_, o) | Rvalue::Cast(_, o) | Rvalue::Alloc(_, o, _) => operand(o, f),
         Rvalue::Binary(_, a, b) => {
             operand(a, f);
             operand(b, f);

@@ -200,6 +200,7 @@ pub fn entry(target: &Function, inputs: &[WValue]) -> Result<Function, String> {
         blocks: b.blocks,
         extents: Vec::new(),
         device: false,
+        folds_device: false,
     })
 }
 

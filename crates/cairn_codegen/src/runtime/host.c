@@ -256,7 +256,12 @@ void *cairn_rt_alloc(uint64_t count, uint64_t size) {
     return calloc((size_t)count, (size_t)size);
 }
 
+/* Defined by the device half of the runtime (device.c), linked only into programs built for a
+ * GPU: it gives a device block back to the driver and answers 1, or answers 0 for host memory. */
+extern int cairn_device_release(void *block) __attribute__((weak));
+
 void cairn_rt_free(void *block) {
+    if (cairn_device_release != NULL && cairn_device_release(block)) return;
     free(block);
 }
 

@@ -1,5 +1,5 @@
-//! The C runtime (`host.c`, embedded): the declarations of its functions in every module, and
-//! linking a program with it.
+//! The C runtime (`host.c`, embedded; `device.c` too for a program built for a GPU): the
+//! declarations of its functions in every module, and linking a program with it.
 //!
 //! The runtime is compiled once per runtime text into a per-user cache
 //! (`$XDG_CACHE_HOME/cairn` or `~/.cache/cairn`, else the build directory) and linked with the
@@ -22,22 +22,36 @@ use crate::module::ModuleGen;
 /// The runtime's source.
 pub const RUNTIME_C: &str = include_str!("host.c");
 
+/// The device half of the runtime (`device.c`): loading the CUDA driver, device memory,
+/// transfers and launches. Linked only into programs built for a GPU.
+pub const DEVICE_C: &str = include_str!("device.c");
+
 /// Links `object` with the runtime into the executable `output`, using `work` for the object
 /// file, and with the system `libraries` a project's foreign functions name (rows of the
 /// manifest's closed table, checked where the manifest is read). Errors carry the linker's
 /// message.
 pub fn link(object: &[u8], output: &Path, work: &Path, libraries: &[String]) -> Result<(), String> {
+    link_with(object, output, work, libraries, false)
+}
+
+/// [`link`], with the device half of the runtime too when `gpu` (a program built for a GPU,
+/// whose host module holds the tables `device.c` reads).
+pub fn link_with(object: &[u8], output: &Path, work: &Path, libraries: &[String], gpu: bool) -> Result<(), String> {
     let program = work.join("program.o");
     std::fs::write(&program, object).map_err(|e| format!("cannot write {}: {e}", program.display()))?;
-    let runtime = runtime_object(work)?;
+    let mut objects = vec![runtime_object(work, "cairn-runtime", RUNTIME_C)?];
+    if gpu {
+        objects.push(runtime_object(work, "cairn-device-runtime", DEVICE_C)?);
+    }
     let result = Command::new("cc")
         .arg("-o")
         .arg(output)
         .arg(&program)
-        .arg(&runtime)
+        .args(&objects)
         .args(libraries.iter().map(|l| format!("-l{l}")))
         .arg("-lm")
         .arg("-pthread")
+        .args(if gpu { &["-ldl"][..] } else { &[][..] })
         .output()
         .map_err(|e| format!("cannot run the system linker `cc`: {e}"))?;
     if !result.status.success() {
@@ -84,6 +98,11 @@ impl<'ctx> ModuleGen<'ctx, '_> {
         }
         self.runtime_fn("cairn_rt_free", &[ptr]);
         self.runtime_fn("cairn_rt_parallel", &[ptr, ptr, i64t, i64t, i64t, i32t]);
+        // The device half (`device.c`), called only by programs built for a GPU.
+        let gpu_alloc = self.ptr().fn_type(&[i64t, i64t, i32t], false);
+        self.module.add_function("cairn_rt_gpu_alloc", gpu_alloc, Some(Linkage::External));
+        self.runtime_fn("cairn_rt_gpu_copy", &[ptr, ptr, i64t]);
+        self.runtime_fn("cairn_rt_gpu_launch", &[i32t, ptr, i64t, i64t, i32t, i32t]);
         let index = self.ctx.i64_type().fn_type(&[i32t, ptr, i64t], false);
         self.module.add_function("cairn_rt_test_index", index, Some(Linkage::External));
     }
@@ -108,10 +127,11 @@ impl<'ctx> ModuleGen<'ctx, '_> {
     }
 }
 
-/// The compiled runtime, from the cache when it is there.
-fn runtime_object(work: &Path) -> Result<PathBuf, String> {
-    let hash = fnv1a(RUNTIME_C.as_bytes());
-    let name = format!("cairn-runtime-{hash:016x}.o");
+/// A compiled part of the runtime (`stem` names it, `source` is its C text), from the cache
+/// when it is there.
+fn runtime_object(work: &Path, stem: &str, source_text: &str) -> Result<PathBuf, String> {
+    let hash = fnv1a(source_text.as_bytes());
+    let name = format!("{stem}-{hash:016x}.o");
     for dir in cache_dirs(work) {
         let path = dir.join(&name);
         if path.is_file() {
@@ -120,8 +140,8 @@ fn runtime_object(work: &Path) -> Result<PathBuf, String> {
         if std::fs::create_dir_all(&dir).is_err() {
             continue;
         }
-        let source = dir.join(format!("cairn-runtime-{hash:016x}-{}.c", std::process::id()));
-        if std::fs::write(&source, RUNTIME_C).is_err() {
+        let source = dir.join(format!("{stem}-{hash:016x}-{}.c", std::process::id()));
+        if std::fs::write(&source, source_text).is_err() {
             continue;
         }
         let partial = dir.join(format!("{name}.{}.tmp", std::process::id()));

@@ -307,6 +307,26 @@ impl<'f> Machine<'f> {
                 _ => Err(Stop::Unsupported("an assumed fact does not hold (a compiler bug)".into())),
             },
             // The lanes run one after another: a result never depends on how they are split.
+            Inst::Transfer { dst, src, .. } => {
+                // Device memory is host memory here, as under emulation (language §41).
+                let elements = match self.operand(frame, src)? {
+                    view @ Value::View { .. } => self.view_elements(&view)?,
+                    other => return unsupported(format!("a transfer from {other:?}")),
+                };
+                let Value::View { cell, path, start, len } = self.operand(frame, dst)? else {
+                    return unsupported("a transfer into something other than a view");
+                };
+                if elements.len() != len {
+                    return unsupported("a transfer between views of different lengths past their guard");
+                }
+                match self.at_mut(cell, &path)? {
+                    Value::Array(items) if start + len <= items.len() => {
+                        items[start..start + len].clone_from_slice(&elements);
+                        Ok(())
+                    }
+                    other => unsupported(format!("a transfer into {other:?}")),
+                }
+            }
             Inst::Parallel { lane, env, count, .. } => {
                 let args = [env.clone(), Operand::Const(Const::Int(0, IntTy::Usize)), count.clone()];
                 self.call_into(frame, lane, &args, None, depth)
@@ -595,7 +615,7 @@ impl<'f> Machine<'f> {
                 Ok(Value::Ptr { cell, path })
             }
             Rvalue::Zeroed => Ok(zero(ty)),
-            Rvalue::Alloc(elem, count) => {
+            Rvalue::Alloc(elem, count, _) => {
                 let n = match self.operand(frame, count)? {
                     Value::Int(n, _) => n,
                     other => return unsupported(format!("a count {other:?}")),

@@ -39,7 +39,8 @@ pub fn fuse_regions(functions: &mut Vec<Arc<Function>>) {
         let mut fused = (**function).clone();
         let mut counter = 0u32;
         for block in 0..fused.blocks.len() {
-            while let Some((start, members, between)) = find_run(&fused.blocks[block]) {
+            let device = |lane: &str| by_symbol.get(lane).is_some_and(|f| f.device);
+            while let Some((start, members, between)) = find_run(&fused.blocks[block], &device) {
                 let lane: Arc<str> = Arc::from(format!("{}$fused{counter}", fused.symbol));
                 counter += 1;
                 let run = Run { block, start, members: &members, between: &between };
@@ -68,19 +69,24 @@ struct Run<'a> {
 }
 
 /// The first run of two or more regions of one chain in a block: the position of the first,
-/// the positions of every member, and the positions of the instructions between them.
-fn find_run(block: &Block) -> Option<(usize, Vec<usize>, Vec<usize>)> {
+/// the positions of every member, and the positions of the instructions between them. Device
+/// regions (`device` of their lane) never fuse: the fused lane's environment points at its
+/// members' on the caller's stack, which a GPU cannot read.
+fn find_run(block: &Block, device: &dyn Fn(&str) -> bool) -> Option<(usize, Vec<usize>, Vec<usize>)> {
     for (start, inst) in block.insts.iter().enumerate() {
         // The members count over one extent spelled the same way (the checker's rule); each
         // holds its own copy of the count.
-        let Inst::Parallel { schedule, .. } = inst else { continue };
+        let Inst::Parallel { schedule, lane, .. } = inst else { continue };
         let Some(chain) = schedule.chain else { continue };
+        if device(lane) {
+            continue;
+        }
         let mut members = vec![start];
         let mut between = Vec::new();
         let mut pending = Vec::new();
         for (at, next) in block.insts.iter().enumerate().skip(start + 1) {
             match next {
-                Inst::Parallel { schedule: s, .. } if s.chain == Some(chain) => {
+                Inst::Parallel { schedule: s, lane, .. } if s.chain == Some(chain) && !device(lane) => {
                     members.push(at);
                     between.append(&mut pending);
                 }
@@ -268,6 +274,7 @@ fn fused_lane(
         blocks,
         extents: Vec::new(),
         device: false,
+        folds_device: false,
     }
 }
 

@@ -155,7 +155,7 @@ fn owner_of(function: &Function, view: Local, fields: Vec<(usize, u32)>) -> Opti
     for (b, k, role, proj) in mentions(function, *owner) {
         let inst = k.map(|k| &function.blocks[b].insts[k]);
         match (inst, role) {
-            (Some(Inst::Assign(_, Rvalue::Alloc(_, n))), Role::Def) if proj.is_empty() && at.is_none() => {
+            (Some(Inst::Assign(_, Rvalue::Alloc(_, n, _))), Role::Def) if proj.is_empty() && at.is_none() => {
                 at = Some((b, k?));
                 len = Some(n.clone());
             }

@@ -497,6 +497,7 @@ impl Lower<'_> {
                 }],
                 extents: Vec::new(),
                 device: false,
+                folds_device: false,
             });
         }
         Operand::Const(Const::Fn(adapter))

@@ -138,6 +138,7 @@ impl Lower<'_> {
             blocks,
             extents: Vec::new(),
             device: false,
+            folds_device: inner.folds_device,
         };
         self.extra.extend(inner.extra);
         self.extra.push(function);
@@ -230,5 +231,6 @@ fn adapter_function(
         blocks: vec![Block { insts, anchors, term: Terminator::Return(result.map(copy)), term_anchor: None }],
         extents: Vec::new(),
         device: false,
+        folds_device: false,
     }
 }

@@ -81,6 +81,7 @@ pub(super) fn when_function<'db>(
         blocks,
         extents: Vec::new(),
         device: false,
+        folds_device: false,
     })
 }
 

@@ -50,7 +50,7 @@ mod stmt;
 
 use crate::{
     Anchor, BinOp, Block, BlockId, Check, Const, FnKind, Function, Guard, GuardKind, Inst, Local, LocalDecl,
-    LowerError, MTy, Operand, Place, PrintArg, Program, Proj, Rvalue, Stream, Terminator, UnOp, ViewExtent,
+    LowerError, MTy, Memory, Operand, Place, PrintArg, Program, Proj, Rvalue, Stream, Terminator, UnOp, ViewExtent,
 };
 
 type R<T> = Result<T, LowerError>;
@@ -314,6 +314,7 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function,
             blocks: Vec::new(),
             extents: Vec::new(),
             device: false,
+            folds_device: false,
         };
         return Ok((function, Vec::new()));
     }
@@ -419,6 +420,7 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function,
         blocks,
         extents,
         device: false,
+        folds_device: lower.folds_device,
     };
     let mut extra = lower.extra;
     if fn_body(db, item).when.is_some() {
@@ -470,6 +472,7 @@ impl<'db> Lower<'db> {
             ret_ty,
             symbol,
             extra: Vec::new(),
+            folds_device: false,
             schedule: cairn_hir::plans::Schedule::default(),
             chains: Arc::from(Vec::new()),
             block_views: Vec::new(),
@@ -516,6 +519,8 @@ struct Lower<'db> {
     /// rule placed in the block (their bounds guards are proved).
     block_views: Vec<Local>,
     block_indices: Vec<ExprId>,
+    /// A device collector was folded in index order here (`Function::folds_device`).
+    folds_device: bool,
 }
 
 /// What a loop binder stays below.

@@ -132,7 +132,7 @@ impl Lower<'_> {
         let ty = self.mty_of(e);
         let MTy::Buf(elem) = &ty else { return fail(format!("Buf(…) of type {ty}")) };
         let count = self.expr(args[0])?;
-        let buf = self.value(ty.clone(), Rvalue::Alloc((**elem).clone(), count));
+        let buf = self.value(ty.clone(), Rvalue::Alloc((**elem).clone(), count, Memory::Host));
         self.guard(GuardKind::Allocation, Check::Allocated(buf.clone()), Some(e), false);
         Ok(buf)
     }
@@ -180,7 +180,12 @@ impl Lower<'_> {
         let elem = mty(self.db, &view.elem);
         let count = self.expr(capacity)?;
         let storage = self.new_local(None, MTy::Buf(Arc::new(elem.clone())));
-        self.assign(Place::local(storage), Rvalue::Alloc(elem.clone(), count));
+        let memory = match view.place {
+            cairn_hir::types::Place::Device => Memory::Device,
+            cairn_hir::types::Place::Unified => Memory::Unified,
+            cairn_hir::types::Place::Host | cairn_hir::types::Place::Pinned => Memory::Host,
+        };
+        self.assign(Place::local(storage), Rvalue::Alloc(elem.clone(), count, memory));
         self.guard(GuardKind::Allocation, Check::Allocated(copy(storage)), Some(capacity), false);
         self.own(storage);
         let name = self.body.binder(binder).clone();
@@ -253,7 +258,7 @@ impl Lower<'_> {
         let value = self.expr(args[0])?;
         let block_ty = MTy::Buf(Arc::new(value_ty.clone()));
         let block = self.temp(block_ty);
-        self.assign(Place::local(block), Rvalue::Alloc(value_ty.clone(), lit_usize(1)));
+        self.assign(Place::local(block), Rvalue::Alloc(value_ty.clone(), lit_usize(1), Memory::Host));
         self.guard(GuardKind::Allocation, Check::Allocated(copy(block)), Some(e), false);
         let slot = Place::local(block).project(Proj::Index(lit_usize(0)));
         self.assign(slot.clone(), Rvalue::Use(value));
@@ -297,6 +302,7 @@ impl Lower<'_> {
             }],
             extents: Vec::new(),
             device: false,
+            folds_device: false,
         });
         symbol
     }

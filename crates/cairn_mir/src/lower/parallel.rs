@@ -45,7 +45,7 @@ impl<'db> Lower<'db> {
         // The views whose extent is the count: every lane index is in bounds of them (the pool
         // runs indices below the count only), so their `[i]` guards are proved.
         let sized = self.views_of_extent(count);
-        let (env, mut inner, shared) = self.lane_env(&symbol, &outer)?;
+        let (env, mut inner, shared) = self.lane_env(&symbol, &outer, region.device)?;
         let mut proved = Vec::new();
         let mut blocks: Vec<(Local, u64)> = Vec::new();
         for ((local_ref, outer_local), shared) in captures.iter().zip(&shared) {
@@ -205,7 +205,13 @@ impl<'db> Lower<'db> {
     /// fusion chain region `id` belongs to.
     fn schedule(&self, id: StmtId) -> Schedule {
         let chain = self.chains.iter().position(|c| c.contains(&id)).map(|c| c as u32);
-        Schedule { grain: self.schedule.grain, lanes: self.schedule.lanes, chain }
+        Schedule {
+            grain: self.schedule.grain,
+            lanes: self.schedule.lanes,
+            chain,
+            block: self.schedule.block,
+            per_lane: self.schedule.per_lane,
+        }
     }
 
     /// The MIR locals of the outer bindings a region names.
@@ -224,24 +230,29 @@ impl<'db> Lower<'db> {
     /// The environment of a lane function sharing `outer`: the record on this function's stack
     /// and a pointer to it; and the lane function's lowering, begun, with its parameters
     /// (`env`, `lo`, `hi`: locals 0, 1, 2) and one local per shared value loaded from the
-    /// environment (returned in the order of `outer`).
-    fn lane_env(&mut self, symbol: &Arc<str>, outer: &[Local]) -> R<(Operand, Lower<'db>, Vec<Local>)> {
+    /// environment (returned in the order of `outer`). A device region's environment holds
+    /// every value by copy (`device`): a GPU build copies the record into device memory, where a
+    /// pointer to the caller's stack would mean nothing, and device lanes write only through
+    /// device views, which travel as copies anyway.
+    fn lane_env(&mut self, symbol: &Arc<str>, outer: &[Local], device: bool) -> R<(Operand, Lower<'db>, Vec<Local>)> {
         let mut shared: Vec<Shared> = Vec::new();
         let mut values: Vec<Operand> = Vec::new();
         for &local in outer {
             let ty = self.local_ty(local).clone();
             // Lanes never assign an outer name (the lane rules): scalars, handles and code
             // pointers travel as copies; storage the lanes write by element, by pointer.
-            if matches!(
-                ty,
-                MTy::View(_)
-                    | MTy::Ptr(_)
-                    | MTy::Fn { .. }
-                    | MTy::Bool
-                    | MTy::Int(_)
-                    | MTy::Float(_)
-                    | MTy::Enum { .. }
-            ) || closure::is_callable(&ty)
+            if device
+                || matches!(
+                    ty,
+                    MTy::View(_)
+                        | MTy::Ptr(_)
+                        | MTy::Fn { .. }
+                        | MTy::Bool
+                        | MTy::Int(_)
+                        | MTy::Float(_)
+                        | MTy::Enum { .. }
+                )
+                || closure::is_callable(&ty)
             {
                 values.push(copy(local));
                 shared.push(Shared { ty });
@@ -286,6 +297,7 @@ impl<'db> Lower<'db> {
             blocks,
             extents: Vec::new(),
             device,
+            folds_device: inner.folds_device,
         };
         // A body lowered twice (a versioned lane) makes its closures twice, alike.
         for made in inner.extra {
@@ -321,6 +333,8 @@ impl<'db> Lower<'db> {
         let region =
             self.check.region(id).ok_or_else(|| LowerError("a collector the check did not record".into()))?.clone();
         let op = c.op.unwrap_or(ReduceOp::Add);
+        // A device collector folds in index order here, as emulation runs it (language §41).
+        self.folds_device |= region.device;
         // The element a storing `reduce` writes: `k` evaluated once, before the lanes.
         let stored = match (c.kind, c.target) {
             (CollectKind::Reduce, Some(target)) => Some(self.place(target)?),
@@ -513,7 +527,7 @@ impl<'db> Lower<'db> {
         outer.extend([n_local, nb]);
         outer.extend(extra.iter().copied());
         let sized = self.views_of_extent(c.count);
-        let (env, mut inner, shared) = self.lane_env(&symbol, &outer)?;
+        let (env, mut inner, shared) = self.lane_env(&symbol, &outer, region.device)?;
         let mut proved = Vec::new();
         for ((local_ref, outer_local), local) in captures.iter().zip(&shared) {
             inner.bindings.insert(*local_ref, *local);
@@ -546,7 +560,7 @@ impl<'db> Lower<'db> {
             env,
             count,
             work: n.clone(),
-            schedule: Schedule { grain: 1, lanes: 0, chain: None },
+            schedule: Schedule { grain: 1, ..Schedule::default() },
         });
         Ok(())
     }

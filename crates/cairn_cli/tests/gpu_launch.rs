@@ -1,0 +1,256 @@
+//! A build of device work for a GPU (language §36–§38, issue 21): the program embeds its
+//! kernels' PTX and drives the CUDA driver, loaded at run time. These machines have no GPU, so
+//! the program runs here against a stand-in driver (`tests/fake_cuda/libcuda.c`, built into a
+//! scratch directory and found through `LD_LIBRARY_PATH`) that implements the driver calls over
+//! host memory, runs no kernel, and logs what it was asked: which kernels the module holds, the
+//! allocations (zeroed, and all given back), the transfers, and each launch's grid, block, count
+//! and environment (device views in it as device pointers). A device guard's failure is played
+//! by raising the module's trap flag, and the program must then stop with that guard's message:
+//! the same message an emulated run of the program stops with. What the kernels compute on a
+//! device is left to the device runner of a machine with a GPU.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("cairn-gpu-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch");
+        Scratch(dir)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `cairn ARGS --format json`: the exit status and the record.
+fn cairn(args: &[&str]) -> (i32, Value) {
+    let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(args)
+        .args(["--format", "json"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run cairn");
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    (
+        output.status.code().unwrap_or(-1),
+        serde_json::from_str(stdout.lines().next().unwrap_or("")).unwrap_or(Value::Null),
+    )
+}
+
+/// The stand-in driver, compiled into `dir/libcuda.so.1`.
+fn fake_driver(dir: &Path) {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_cuda/libcuda.c");
+    let status = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(dir.join("libcuda.so.1"))
+        .arg(&source)
+        .status()
+        .expect("run cc");
+    assert!(status.success(), "the stand-in driver did not compile");
+}
+
+/// Runs `program` with the stand-in driver in `driver` (none: no driver at all) and the extra
+/// environment `env`: exit status, stdout, stderr.
+fn run(program: &str, driver: Option<&Path>, env: &[(&str, String)]) -> (i32, String, String) {
+    let mut command = Command::new(program);
+    command.env_remove("LD_LIBRARY_PATH").env_remove("FAKE_CUDA_TRAP").env_remove("FAKE_CUDA_FAIL");
+    if let Some(dir) = driver {
+        command.env("LD_LIBRARY_PATH", dir);
+    }
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("run the program");
+    // A trap ends the program with SIGABRT: the shell's 128 + 6.
+    let status = output.status.code().or_else(|| output.status.signal().map(|s| 128 + s)).unwrap_or(-1);
+    (status, String::from_utf8_lossy(&output.stdout).to_string(), String::from_utf8_lossy(&output.stderr).to_string())
+}
+
+/// A saxpy with a plan (128 threads a block, 4 indices a thread), and a shift over a unified
+/// buffer whose last lane reads past the end: on a device its bounds guard fails.
+const PROGRAM: &str = "fn saxpy(n:usize, out:rw<f32>[n]@device, x:ro<f32>[n]@device, y:ro<f32>[n]@device, a:f32) {
+  parallel i in n { out[i] = a * x[i] + y[i]; }
+}
+plan saxpy { block 128; per_lane 4; }
+fn shift(n:usize, out:rw<u32>[n]@device, xs:ro<u32>[n]@device, k:usize) {
+  parallel i in n { out[i] = xs[i + k] + 1; }
+}
+fn main() -> i32 {
+  let n:usize = 1000;
+  buffer x:f32[n] = zeroed;
+  buffer y:f32[n] = zeroed;
+  buffer out:f32[n] = zeroed;
+  for i in 0..n { x[i] = f32(i); y[i] = 1.0; }
+  buffer dx:f32[n]@device = zeroed;
+  buffer dy:f32[n]@device = zeroed;
+  buffer dout:f32[n]@device = zeroed;
+  transfer(dx, x);
+  transfer(dy, y);
+  saxpy(n, dout, dx, dy, 2.0);
+  transfer(out, dout);
+  println(\"saxpy \", out[999], \" \", out[0]);
+  buffer u:u32[64]@unified = zeroed;
+  for i in 0..64 { u[i] = u32(i); }
+  buffer dv:u32[64]@device = zeroed;
+  shift(64, dv, u, 1);
+  return 0;
+}
+";
+
+/// Builds `source` as `name` in `scratch` (for a GPU unless `emulate`): the artifact's path.
+fn build(scratch: &Scratch, name: &str, source: &str, emulate: bool) -> String {
+    let file = scratch.path(name);
+    std::fs::write(&file, source).expect("write the program");
+    let out = scratch.path(if emulate { "emulated" } else { "gpu" });
+    let (file, out) = (file.to_string_lossy().to_string(), out.to_string_lossy().to_string());
+    let mut args = vec!["build", file.as_str(), "--device-target", "sm_90", "--out", out.as_str()];
+    if emulate {
+        args.push("--emulate");
+    }
+    let (status, record) = cairn(&args);
+    assert_eq!(status, 0, "{record}");
+    let command = record["command"].as_str().unwrap_or_default();
+    assert_eq!(command.ends_with("+ nvptx --device-target sm_90"), !emulate, "{record}");
+    record["artifact"].as_str().expect("an artifact").to_string()
+}
+
+fn lines_starting<'a>(log: &'a str, prefix: &str) -> Vec<&'a str> {
+    log.lines().filter(|l| l.starts_with(prefix)).collect()
+}
+
+#[test]
+fn a_gpu_build_drives_the_driver() {
+    let scratch = Scratch::new("drive");
+    fake_driver(&scratch.0);
+    let program = build(&scratch, "prog.cairn", PROGRAM, false);
+    let log = scratch.path("driver.log");
+    let (status, stdout, stderr) =
+        run(&program, Some(&scratch.0), &[("FAKE_CUDA_LOG", log.to_string_lossy().to_string())]);
+    // The stand-in runs no kernel: `dout` comes back as the zeroes it was made with.
+    assert_eq!((status, stdout.as_str(), stderr.as_str()), (0, "saxpy 0 0\n", ""));
+    let log = std::fs::read_to_string(&log).expect("the driver's log");
+    let first: Vec<&str> = log.lines().take(2).collect();
+    assert_eq!(first[0], "init", "{log}");
+    // One module: both regions' kernels, and the trap flag the host reads after each launch.
+    let module: Vec<&str> = first[1].split(' ').collect();
+    assert_eq!(module.len(), 4, "{log}");
+    assert!(module[1].starts_with("saxpy_lane") && module[2].starts_with("shift_lane"), "{log}");
+    assert_eq!(module[3], "flag=yes", "{log}");
+    // Five buffers, each zeroed by the runtime (the stand-in fills new memory with 0xAB), the
+    // unified one as managed memory; one more block holds the launches' environments.
+    assert_eq!(lines_starting(&log, "alloc 4000").len(), 3, "{log}");
+    assert_eq!(lines_starting(&log, "alloc-managed 256").len(), 1, "{log}");
+    assert_eq!(lines_starting(&log, "alloc ").len(), 5, "{log}");
+    assert_eq!(lines_starting(&log, "set 0 ").len(), 5, "{log}");
+    // Every buffer goes back to the driver when its block ends; the environment block stays.
+    assert_eq!(lines_starting(&log, "free ").len(), 5, "{log}");
+    assert!(lines_starting(&log, "free-unknown").is_empty(), "{log}");
+    assert_eq!(log.lines().last(), Some("live 1"), "{log}");
+    assert_eq!(lines_starting(&log, "copy h2d 4000").len(), 2, "{log}");
+    assert_eq!(lines_starting(&log, "copy d2h 4000").len(), 1, "{log}");
+    // The plan shapes saxpy's launch: 1000 indices, 4 a thread, 128 threads a block: 2 blocks.
+    // Its environment holds the three device views (pointer and length) and `a`.
+    let launches = lines_starting(&log, "launch ");
+    assert_eq!(launches.len(), 2, "{log}");
+    let saxpy: Vec<&str> = launches[0].split(' ').collect();
+    assert!(saxpy[1].starts_with("saxpy_lane"), "{log}");
+    assert_eq!(&saxpy[2..9], ["grid", "2", "block", "128", "count", "1000", "env"], "{log}");
+    assert_eq!(saxpy[9..].iter().filter(|w| **w == "D").count(), 3, "{log}");
+    assert_eq!(saxpy[9..].iter().filter(|w| **w == "1000").count(), 3, "{log}");
+    let shift: Vec<&str> = launches[1].split(' ').collect();
+    assert_eq!(&shift[2..9], ["grid", "1", "block", "256", "count", "64", "env"], "{log}");
+    let mut words: Vec<&str> = shift[9..].to_vec();
+    words.sort();
+    assert_eq!(words, ["1", "64", "64", "D", "D"], "the two views and k: {log}");
+}
+
+#[test]
+fn a_failed_device_guard_stops_the_program_with_its_message() {
+    let scratch = Scratch::new("guard");
+    fake_driver(&scratch.0);
+    // Emulated, the shift's last lane fails its bounds guard.
+    let emulated = build(&scratch, "prog.cairn", PROGRAM, true);
+    let (status, stdout, expected) = run(&emulated, None, &[]);
+    assert_eq!((status, stdout.as_str()), (134, "saxpy 1999 1\n"), "{expected}");
+    assert!(expected.starts_with("bounds guard failed at prog.cairn:6:"), "{expected}");
+    // Built for a GPU, each device guard has a trap number; raising the flag with one stops the
+    // program after the launch with that guard's message. The emulated run's is among them.
+    let program = build(&scratch, "prog.cairn", PROGRAM, false);
+    let mut messages = Vec::new();
+    for number in 1..=12 {
+        let env = [("FAKE_CUDA_TRAP", number.to_string()), ("FAKE_CUDA_TRAP_KERNEL", "shift".to_string())];
+        let (status, stdout, stderr) = run(&program, Some(&scratch.0), &env);
+        assert_eq!((status, stdout.as_str()), (134, "saxpy 0 0\n"), "{stderr}");
+        if stderr.starts_with("device error: a device guard failed") {
+            break;
+        }
+        assert!(stderr.contains(" guard failed at prog.cairn:6:"), "trap {number}: {stderr}");
+        messages.push(stderr);
+    }
+    assert!(!messages.is_empty() && messages.len() < 12, "{messages:?}");
+    assert!(messages.contains(&expected), "{expected} among {messages:?}");
+    // Without the flag raised, the same launch returns and the program ends normally.
+    let (status, _, stderr) = run(&program, Some(&scratch.0), &[]);
+    assert_eq!(status, 0, "{stderr}");
+}
+
+#[test]
+fn a_missing_or_failing_driver_stops_the_program_with_a_message() {
+    let scratch = Scratch::new("driverless");
+    fake_driver(&scratch.0);
+    let program = build(&scratch, "prog.cairn", PROGRAM, false);
+    // No driver: the first device operation (the first device buffer) traps, saying what to do.
+    // (A machine with NVIDIA's driver installed would find it: that case is then left out.)
+    let system_driver = ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/lib/libcuda.so.1"]
+        .iter()
+        .any(|p| Path::new(p).exists());
+    if !system_driver {
+        let (status, stdout, stderr) = run(&program, None, &[]);
+        assert_eq!((status, stdout.as_str()), (134, ""), "{stderr}");
+        assert!(stderr.contains("libcuda.so.1") && stderr.contains("--emulate"), "{stderr}");
+    }
+    // A failed launch is a trap naming the call and the driver's words for the error.
+    let (status, _, stderr) = run(&program, Some(&scratch.0), &[("FAKE_CUDA_FAIL", "cuLaunchKernel".to_string())]);
+    assert_eq!(status, 134, "{stderr}");
+    assert!(stderr.starts_with("device error: cuLaunchKernel failed (719: unspecified launch failure"), "{stderr}");
+    // A device with no room: the buffer's own allocation guard, with its place.
+    let (status, _, stderr) = run(&program, Some(&scratch.0), &[("FAKE_CUDA_FAIL", "cuMemAlloc".to_string())]);
+    assert_eq!(status, 134, "{stderr}");
+    assert!(stderr.starts_with("allocation guard failed at prog.cairn:14:"), "{stderr}");
+}
+
+#[test]
+fn device_collectors_build_only_emulated() {
+    let scratch = Scratch::new("collectors");
+    let source = "fn main() -> i32 {
+  buffer d:u64[100]@device = zeroed;
+  parallel i in 100 { d[i] = u64(i); }
+  let total = reduce add_wrap for i in 100 yield d[i];
+  println(total);
+  return 0;
+}
+";
+    let file = scratch.path("sum.cairn");
+    std::fs::write(&file, source).expect("write");
+    let file = file.to_string_lossy().to_string();
+    let out = scratch.path("out").to_string_lossy().to_string();
+    let (status, record) = cairn(&["build", &file, "--device-target", "sm_90", "--out", &out]);
+    assert_eq!((status, record["code"].as_str()), (1, Some("E-UNSUPPORTED")), "{record}");
+    assert!(record["message"].as_str().is_some_and(|m| m.contains("--emulate")), "{record}");
+    let (status, record) = cairn(&["run", &file, "--device-target", "sm_90", "--emulate", "--out", &out]);
+    assert_eq!((status, record["stdout"].as_str()), (0, Some("4950\n")), "{record}");
+}

@@ -1,0 +1,168 @@
+//! The host side of a program built for a GPU (language §36–§38): device allocations, transfers
+//! and region launches as calls of the device runtime (`runtime/device.c`), and the tables that
+//! runtime reads from the host module — the PTX text, the kernels' names by index and the device
+//! guards' messages by trap number.
+//!
+//! The same MIR builds for host threads under `--emulate` (`ModuleGen::gpu` is `None`): device
+//! memory is then host memory, a transfer a `memcpy` and a device region a pooled region. Built
+//! for a GPU, a `buffer …@device` is `cairn_rt_gpu_alloc`, released by the same drop as any
+//! owner (the runtime knows its device blocks), a transfer touching driver memory is
+//! `cairn_rt_gpu_copy`, and a region whose lanes are device lanes is `cairn_rt_gpu_launch` of its
+//! kernel with a copy of its environment (device regions keep only copies in it).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cairn_mir::{MTy, Memory, Operand};
+use inkwell::AddressSpace;
+use inkwell::module::Linkage;
+use inkwell::values::{BasicValueEnum, PointerValue};
+
+use crate::device::Ptx;
+use inkwell::types::BasicType;
+
+use crate::function::FnGen;
+use crate::module::{G, ModuleGen};
+
+/// The threads of a block when a function's plan names no `block` (language §26).
+pub const DEFAULT_BLOCK: u32 = 256;
+
+/// What a host module built for a GPU knows of its device module.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Gpu {
+    /// Each device lane function's kernel, by the index the runtime's table gives it.
+    pub(crate) kernels: HashMap<Arc<str>, u32>,
+}
+
+impl Gpu {
+    pub(crate) fn of(ptx: &Ptx) -> Gpu {
+        let kernels = ptx.kernels.iter().enumerate().map(|(k, (_, lane))| (lane.clone(), k as u32)).collect();
+        Gpu { kernels }
+    }
+}
+
+impl<'ctx> ModuleGen<'ctx, '_> {
+    /// Defines the tables `device.c` reads: `cairn_gpu_ptx`, `cairn_gpu_kernels` with
+    /// `cairn_gpu_kernel_count`, and `cairn_gpu_messages` with `cairn_gpu_message_count`.
+    pub(crate) fn gpu_tables(&mut self, ptx: &Ptx) {
+        let text = self.ctx.const_string(ptx.text.as_bytes(), true);
+        let global = self.module.add_global(text.get_type(), None, "cairn_gpu_ptx");
+        global.set_initializer(&text);
+        global.set_constant(true);
+        global.set_linkage(Linkage::External);
+        let names: Vec<PointerValue> = ptx.kernels.iter().map(|(name, _)| self.bytes(name.as_bytes())).collect();
+        self.pointer_table("cairn_gpu_kernels", "cairn_gpu_kernel_count", &names);
+        let messages: Vec<PointerValue> = ptx.messages.iter().map(|m| self.bytes(m.as_bytes())).collect();
+        self.pointer_table("cairn_gpu_messages", "cairn_gpu_message_count", &messages);
+    }
+
+    /// An external constant array of pointers and an external constant `i32` holding its length.
+    fn pointer_table(&mut self, name: &str, count: &str, entries: &[PointerValue<'ctx>]) {
+        let ptr = self.ctx.ptr_type(AddressSpace::default());
+        // A table of no entries still has one (null) slot, so the symbol exists.
+        let mut values: Vec<PointerValue<'ctx>> = entries.to_vec();
+        if values.is_empty() {
+            values.push(ptr.const_null());
+        }
+        let array = ptr.const_array(&values);
+        let global = self.module.add_global(array.get_type(), None, name);
+        global.set_initializer(&array);
+        global.set_constant(true);
+        global.set_linkage(Linkage::External);
+        let i32t = self.ctx.i32_type();
+        let length = self.module.add_global(i32t, None, count);
+        length.set_initializer(&i32t.const_int(entries.len() as u64, false));
+        length.set_constant(true);
+        length.set_linkage(Linkage::External);
+    }
+}
+
+impl<'ctx> FnGen<'_, 'ctx, '_> {
+    /// `count` zeroed elements in device (or unified) memory from the driver: a view-shaped
+    /// owner as `alloc` makes, whose pointer is null when the device had no room.
+    pub(crate) fn gpu_alloc(&mut self, elem: &MTy, count: &Operand, memory: Memory) -> G<BasicValueEnum<'ctx>> {
+        let count = self.operand(count)?.into_int_value();
+        let i64t = self.cx.ctx.i64_type();
+        let size = self.cx.basic(elem).size_of().expect("a sized element");
+        let size = self.cx.builder.build_int_cast(size, i64t, "size")?;
+        let managed = self.cx.ctx.i32_type().const_int(u64::from(memory == Memory::Unified), false);
+        let call = self.cx.builder.build_call(
+            self.cx.rt("cairn_rt_gpu_alloc"),
+            &[count.into(), size.into(), managed.into()],
+            "device_buf",
+        )?;
+        let data = call.try_as_basic_value().basic().expect("a pointer").into_pointer_value();
+        let view = self.cx.view_type().get_undef();
+        let view = self.cx.builder.build_insert_value(view, data, 0, "device_buf")?;
+        let view = self.cx.builder.build_insert_value(view, count, 1, "device_buf")?;
+        Ok(view.into_struct_value().into())
+    }
+
+    /// `transfer(dst, src)`: `len(dst)` elements, through the driver when a GPU build touches
+    /// driver memory (`device`), else a `memcpy`.
+    pub(crate) fn transfer(&mut self, dst: &Operand, src: &Operand, device: bool) -> G<()> {
+        let elem = match self.operand_ty(dst) {
+            MTy::View(elem) => (*elem).clone(),
+            other => unreachable!("the verifier rejects a transfer into {other:?}"),
+        };
+        let to = self.operand(dst)?.into_struct_value();
+        let from = self.operand(src)?.into_struct_value();
+        let b = &self.cx.builder;
+        let to_ptr = b.build_extract_value(to, 0, "to")?.into_pointer_value();
+        let count = b.build_extract_value(to, 1, "count")?.into_int_value();
+        let from_ptr = b.build_extract_value(from, 0, "from")?.into_pointer_value();
+        let i64t = self.cx.ctx.i64_type();
+        let size = self.cx.basic(&elem).size_of().expect("a sized element");
+        let size = self.cx.builder.build_int_cast(size, i64t, "size")?;
+        let count = self.cx.builder.build_int_cast(count, i64t, "count")?;
+        let bytes = self.cx.builder.build_int_nuw_mul(count, size, "bytes")?;
+        if device && self.cx.gpu.is_some() {
+            let copy = self.cx.rt("cairn_rt_gpu_copy");
+            self.cx.builder.build_call(copy, &[to_ptr.into(), from_ptr.into(), bytes.into()], "")?;
+        } else {
+            // The checker keeps the sides apart (`E-ALIAS`), so they never overlap.
+            self.cx.builder.build_memcpy(to_ptr, 1, from_ptr, 1, bytes)?;
+        }
+        Ok(())
+    }
+
+    /// A device region built for a GPU: its kernel launched over `count` indices with a copy of
+    /// the environment record `env` points to, in blocks of the plan's `block` threads (else
+    /// `DEFAULT_BLOCK`), each thread running `per_lane` consecutive indices (the kernel was
+    /// made for that number, `device::kernel`). `None` when this is not a GPU build or `lane`
+    /// has no kernel (the caller then runs the region on the lane pool).
+    pub(crate) fn gpu_launch(
+        &mut self,
+        lane: &Arc<str>,
+        env: &Operand,
+        count: &Operand,
+        schedule: &cairn_mir::Schedule,
+    ) -> G<Option<()>> {
+        let Some(kernel) = self.cx.gpu.as_ref().and_then(|gpu| gpu.kernels.get(lane).copied()) else {
+            return Ok(None);
+        };
+        let record = match self.operand_ty(env) {
+            MTy::Ptr(record) => (*record).clone(),
+            other => unreachable!("the verifier rejects an environment of type {other:?}"),
+        };
+        let i64t = self.cx.ctx.i64_type();
+        let i32t = self.cx.ctx.i32_type();
+        let env_bytes = self.cx.basic(&record).size_of().expect("a sized environment");
+        let env_bytes = self.cx.builder.build_int_cast(env_bytes, i64t, "env_bytes")?;
+        let env = self.operand(env)?;
+        let count = self.operand(count)?.into_int_value();
+        let count = self.cx.builder.build_int_cast(count, i64t, "count")?;
+        let launch = self.cx.rt("cairn_rt_gpu_launch");
+        let block = if schedule.block == 0 { DEFAULT_BLOCK } else { schedule.block };
+        let args = [
+            i32t.const_int(u64::from(kernel), false).into(),
+            env.into(),
+            env_bytes.into(),
+            count.into(),
+            i32t.const_int(u64::from(block), false).into(),
+            i32t.const_int(u64::from(schedule.per_lane.max(1)), false).into(),
+        ];
+        self.cx.builder.build_call(launch, &args, "")?;
+        Ok(Some(()))
+    }
+}
