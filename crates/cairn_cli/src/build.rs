@@ -363,10 +363,12 @@ pub fn compile_for(
     let site = |function: &Function, at: Option<Anchor>| -> Site { site_of(workspace, &items, function, at) };
     let ptx = match gpu {
         Some(target) => {
-            Some(crate::emit::device_ptx(&functions, Some(target), &site).map_err(|error| match error {
-                crate::emit::PtxError::Refused(code, message) => format!("{code}: {message}"),
-                crate::emit::PtxError::Internal(message) => {
-                    format!("internal error (E-INTERNAL): the device code generator failed: {message}")
+            Some(crate::emit::device_ptx(&functions, Some(target), &site, flags.keep_guards).map_err(|error| {
+                match error {
+                    crate::emit::PtxError::Refused(code, message) => format!("{code}: {message}"),
+                    crate::emit::PtxError::Internal(message) => {
+                        format!("internal error (E-INTERNAL): the device code generator failed: {message}")
+                    }
                 }
             })?)
         }

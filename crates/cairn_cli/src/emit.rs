@@ -42,6 +42,7 @@ pub(crate) fn device_ptx(
     functions: &[std::sync::Arc<Function>],
     target: Option<&str>,
     site: cairn_codegen::SiteText<'_>,
+    keep_guards: bool,
 ) -> Result<cairn_codegen::Ptx, PtxError> {
     let Some(name) = target else {
         return Err(PtxError::Refused(
@@ -50,7 +51,7 @@ pub(crate) fn device_ptx(
         ));
     };
     let arch = device_arch(name).map_err(|(code, message)| PtxError::Refused(code, message))?;
-    cairn_codegen::compile_ptx(functions, arch, site).map_err(PtxError::Internal)
+    cairn_codegen::compile_ptx(functions, arch, site, keep_guards).map_err(PtxError::Internal)
 }
 
 /// The architecture LLVM compiles for the device target `name`: `E-TARGET` for a bad spelling,
@@ -100,7 +101,7 @@ pub fn run(path: &Path, flags: &EmitFlags, out: Output) -> u8 {
             1
         };
         let target = flags.device_target.clone().or_else(|| program.build.device_target.clone());
-        return match device_ptx(&functions, target.as_deref(), &site) {
+        return match device_ptx(&functions, target.as_deref(), &site, keep_guards) {
             Ok(ptx) => {
                 out.text(&ptx.text);
                 0

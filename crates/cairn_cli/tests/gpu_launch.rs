@@ -128,6 +128,18 @@ fn build(scratch: &Scratch, name: &str, source: &str, emulate: bool) -> String {
     record["artifact"].as_str().expect("an artifact").to_string()
 }
 
+/// `cairn emit --ptx` of `file` for sm_90.
+fn ptx(file: &Path) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("emit")
+        .arg(file)
+        .args(["--ptx", "--device-target", "sm_90"])
+        .output()
+        .expect("run cairn");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).to_string()
+}
+
 fn lines_starting<'a>(log: &'a str, prefix: &str) -> Vec<&'a str> {
     log.lines().filter(|l| l.starts_with(prefix)).collect()
 }
@@ -151,19 +163,22 @@ fn a_gpu_build_drives_the_driver() {
     assert!(module[1].starts_with("saxpy_lane") && module[2].starts_with("shift_lane"), "{log}");
     assert_eq!(module[3], "flag=yes", "{log}");
     // Five buffers, each zeroed by the runtime (the stand-in fills new memory with 0xAB), the
-    // unified one as managed memory; one more block holds the launches' environments.
+    // unified one as managed memory; the trap flag is a word of mapped host memory.
     assert_eq!(lines_starting(&log, "alloc 4000").len(), 3, "{log}");
     assert_eq!(lines_starting(&log, "alloc-managed 256").len(), 1, "{log}");
-    assert_eq!(lines_starting(&log, "alloc ").len(), 5, "{log}");
+    assert_eq!(lines_starting(&log, "alloc ").len(), 4, "{log}");
     assert_eq!(lines_starting(&log, "set 0 ").len(), 5, "{log}");
-    // Every buffer goes back to the driver when its block ends; the environment block stays.
+    assert_eq!(lines_starting(&log, "host-alloc 4").len(), 1, "{log}");
+    // Every buffer goes back to the driver when its block ends.
     assert_eq!(lines_starting(&log, "free ").len(), 5, "{log}");
     assert!(lines_starting(&log, "free-unknown").is_empty(), "{log}");
-    assert_eq!(log.lines().last(), Some("live 1"), "{log}");
+    assert_eq!(log.lines().last(), Some("live 0"), "{log}");
     assert_eq!(lines_starting(&log, "copy h2d 4000").len(), 2, "{log}");
+    assert_eq!(lines_starting(&log, "copy h2d").len(), 2, "the two transfers, nothing per launch: {log}");
     assert_eq!(lines_starting(&log, "copy d2h 4000").len(), 1, "{log}");
     // The plan shapes saxpy's launch: 1000 indices, 4 a thread, 128 threads a block: 2 blocks.
-    // Its environment holds the three device views (pointer and length) and `a`.
+    // Its environment, the kernel's first parameter, holds the three device views (pointer and
+    // length) and `a`: 56 bytes, no copy to device memory before the launch.
     let launches = lines_starting(&log, "launch ");
     assert_eq!(launches.len(), 2, "{log}");
     let saxpy: Vec<&str> = launches[0].split(' ').collect();
@@ -176,6 +191,40 @@ fn a_gpu_build_drives_the_driver() {
     let mut words: Vec<&str> = shift[9..].to_vec();
     words.sort();
     assert_eq!(words, ["1", "64", "64", "D", "D"], "the two views and k: {log}");
+    // Each kernel is bounded by the block it is launched with.
+    let text = ptx(&scratch.path("prog.cairn"));
+    assert_eq!(text.matches(".maxntid 128, 1, 1").count(), 1, "saxpy's plan: {text}");
+    assert_eq!(text.matches(".maxntid 256, 1, 1").count(), 1, "shift's default: {text}");
+}
+
+#[test]
+fn a_borrow_a_device_region_reads_travels_as_its_value() {
+    let scratch = Scratch::new("borrow");
+    fake_driver(&scratch.0);
+    let source = "fn fill(n:usize, out:rw<f32>[n]@device, a:ro<f32>) {
+  parallel i in n { out[i] = a + f32(i); }
+}
+fn main() -> i32 {
+  let v:f32 = 2.5;
+  buffer d:f32[8]@device = zeroed;
+  fill(8, d, v);
+  stack h:f32[8] = zeroed;
+  transfer(h, d);
+  println(h[7]);
+  return 0;
+}
+";
+    let emulated = build(&scratch, "borrow.cairn", source, true);
+    assert_eq!(run(&emulated, None, &[]).1, "9.5\n");
+    let program = build(&scratch, "borrow.cairn", source, false);
+    let log = scratch.path("driver.log");
+    let (status, _, stderr) = run(&program, Some(&scratch.0), &[("FAKE_CUDA_LOG", log.to_string_lossy().to_string())]);
+    assert_eq!(status, 0, "{stderr}");
+    let log = std::fs::read_to_string(&log).expect("the driver's log");
+    // The view (device pointer, length) and 2.5's bits, not the address of `v` on the host's stack.
+    let launch = lines_starting(&log, "launch ");
+    assert_eq!(launch.len(), 1, "{log}");
+    assert!(launch[0].ends_with(&format!(" env D 8 {}", 2.5f32.to_bits())), "{log}");
 }
 
 #[test]
@@ -203,6 +252,16 @@ fn a_failed_device_guard_stops_the_program_with_its_message() {
     }
     assert!(!messages.is_empty() && messages.len() < 12, "{messages:?}");
     assert!(messages.contains(&expected), "{expected} among {messages:?}");
+    // The numbers the PTX's guards store are exactly those the message table answers for.
+    let text = ptx(&scratch.path("prog.cairn"));
+    let mut numbers: Vec<usize> = text
+        .lines()
+        .filter(|l| l.contains("atom.cas.b32") || l.contains("atom.global.cas.b32"))
+        .filter_map(|l| l.trim().trim_end_matches(';').rsplit(", ").next().and_then(|k| k.parse().ok()))
+        .collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    assert_eq!(numbers, (1..=messages.len()).collect::<Vec<_>>(), "{text}");
     // Without the flag raised, the same launch returns and the program ends normally.
     let (status, _, stderr) = run(&program, Some(&scratch.0), &[]);
     assert_eq!(status, 0, "{stderr}");

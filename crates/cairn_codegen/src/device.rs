@@ -68,17 +68,34 @@ pub struct Ptx {
     pub messages: Vec<String>,
 }
 
-/// The global a failing device guard stores its trap number into (`target::Trap::Flag`).
+/// The device module's global holding where a failing device guard stores its trap number
+/// (`target::Trap::Flag`): the runtime points it at a word of host memory mapped for the device,
+/// which the host reads after each launch without a copy.
 pub const TRAP_FLAG: &str = "cairn_device_trap";
 
+/// The size in bytes of a kernel's environment parameter for an environment record of `bytes`
+/// bytes: the record, passed by value (the driver copies it with the launch), and never fewer
+/// than 8 bytes, so a region with nothing to share still has a parameter. `runtime/device.c`
+/// pads a smaller record to the same size.
+pub fn env_param_bytes(bytes: u64) -> u64 {
+    bytes.max(8)
+}
+
 /// Compiles the device lane functions of `functions`, and what they call, to PTX for `arch`.
-pub fn compile_ptx(functions: &[Arc<Function>], arch: DeviceArch, site: SiteText<'_>) -> Result<Ptx, String> {
+///
+/// With `keep_guards`, every guard is emitted, those proved unable to fail included (`--keep-guards`).
+pub fn compile_ptx(
+    functions: &[Arc<Function>],
+    arch: DeviceArch,
+    site: SiteText<'_>,
+    keep_guards: bool,
+) -> Result<Ptx, String> {
     let target = Target::Nvptx { sm: arch.capability, ptx: 80, specific: arch.specific };
     let machine = target.machine()?;
     let context = Context::create();
     let module = context.create_module("cairn_device");
     target.prepare(&module, &machine);
-    let options = Options { keep_guards: false, optimize: true, debug: false, keep_functions: false, remarks: false };
+    let options = Options { keep_guards, optimize: true, debug: false, keep_functions: false, remarks: false };
     let mut cg = ModuleGen::new(&context, module, target.info(), site, options);
     cg.device_trap_flag();
     let chosen = device_closure(functions);
@@ -88,12 +105,14 @@ pub fn compile_ptx(functions: &[Arc<Function>], arch: DeviceArch, site: SiteText
     for function in &chosen {
         cg.define(function).map_err(|e| format!("{}: {e}", function.name))?;
     }
-    // Each region's `per_lane`, by its lane function (a plan's, else one index per thread).
-    let mut per_lane: HashMap<&str, u32> = HashMap::new();
+    // Each region's `per_lane` and `block`, by its lane function (a plan's, else one index a
+    // thread and `DEFAULT_BLOCK` threads a block).
+    let mut shapes: HashMap<&str, (u32, u32)> = HashMap::new();
     for function in functions {
         for inst in function.blocks.iter().flat_map(|b| &b.insts) {
             if let Inst::Parallel { lane, schedule, .. } = inst {
-                per_lane.insert(lane, schedule.per_lane.max(1));
+                let block = if schedule.block == 0 { crate::gpu::DEFAULT_BLOCK } else { schedule.block };
+                shapes.insert(lane, (schedule.per_lane.max(1), block));
             }
         }
     }
@@ -104,8 +123,26 @@ pub fn compile_ptx(functions: &[Arc<Function>], arch: DeviceArch, site: SiteText
         while !names.insert(name.clone()) {
             name.push('_');
         }
-        let k = per_lane.get(&*lane.symbol).copied().unwrap_or(1);
-        cg.kernel(&name, &lane.symbol, k).map_err(|e| format!("the kernel of {}: {e}", lane.name))?;
+        let (k, block) = shapes.get(&*lane.symbol).copied().unwrap_or((1, crate::gpu::DEFAULT_BLOCK));
+        let env_bytes = match lane.locals.first().map(|l| &l.ty) {
+            Some(cairn_mir::MTy::Ptr(record)) => {
+                let record = cg.basic(record);
+                machine.get_target_data().get_abi_size(&record)
+            }
+            _ => return Err(format!("the lane function {} takes no environment", lane.name)),
+        };
+        let kernel = cg
+            .kernel(&name, &lane.symbol, k, env_param_bytes(env_bytes))
+            .map_err(|e| format!("the kernel of {}: {e}", lane.name))?;
+        // The block the host launches it with, at most: the JIT may then spend registers up to
+        // what that block leaves each thread, and no launch fails for want of them.
+        let i32t = cg.ctx.i32_type();
+        let bound = cg.ctx.metadata_node(&[
+            kernel.as_global_value().as_pointer_value().into(),
+            cg.ctx.metadata_string("maxntidx").into(),
+            i32t.const_int(u64::from(block), false).into(),
+        ]);
+        cg.module.add_global_metadata("nvvm.annotations", &bound).map_err(|e| e.to_string())?;
         kernels.push((name, lane.symbol.clone()));
     }
     cg.module.verify().map_err(|e| format!("LLVM rejected the device module: {}", e.to_string()))?;
@@ -146,29 +183,49 @@ fn kernel_name(name: &str) -> String {
 }
 
 impl<'ctx> ModuleGen<'ctx, '_> {
-    /// The device module's trap flag (`TRAP_FLAG`): a zeroed `u32` in global memory that the
-    /// host finds by name, made on first use.
+    /// The device module's `TRAP_FLAG`: a pointer in global memory that the host finds by name
+    /// and sets before the first launch, made on first use (the flag's address, not the flag).
     pub(crate) fn device_trap_flag(&mut self) -> inkwell::values::PointerValue<'ctx> {
         if let Some(flag) = self.module.get_global(TRAP_FLAG) {
             return flag.as_pointer_value();
         }
-        let i32t = self.ctx.i32_type();
-        let flag = self.module.add_global(i32t, Some(inkwell::AddressSpace::from(1u16)), TRAP_FLAG);
-        flag.set_initializer(&i32t.const_zero());
+        let ptr = self.ptr();
+        let flag = self.module.add_global(ptr, Some(inkwell::AddressSpace::from(1u16)), TRAP_FLAG);
+        flag.set_initializer(&ptr.const_null());
         flag.set_linkage(Linkage::External);
+        // Written by the host: no load of it may be folded to its initial null.
+        flag.set_externally_initialized(true);
         flag.as_pointer_value()
     }
 
     /// The `.entry` `name(env, n)` running the lane function `lane` over its thread's
     /// `per_lane` indices: `lo = (ctaid.x * ntid.x + tid.x) * per_lane`, `lane(env, lo, min(lo +
     /// per_lane, n))` when `lo < n`.
-    fn kernel(&mut self, name: &str, lane: &str, per_lane: u32) -> Result<(), inkwell::builder::BuilderError> {
+    ///
+    /// The environment is the kernel's first parameter by value (`byval`, `env_bytes` bytes, the
+    /// driver copies it with the launch: no copy to device memory before each one); the lane
+    /// function reads it through a pointer to the kernel's copy.
+    fn kernel(
+        &mut self,
+        name: &str,
+        lane: &str,
+        per_lane: u32,
+        env_bytes: u64,
+    ) -> Result<inkwell::values::FunctionValue<'ctx>, inkwell::builder::BuilderError> {
+        use inkwell::attributes::{Attribute, AttributeLoc};
+        use inkwell::types::AnyType;
         let i64t = self.ctx.i64_type();
         let i32t = self.ctx.i32_type();
         let ptr = self.ptr();
         let kernel_ty = self.ctx.void_type().fn_type(&[ptr.into(), i64t.into()], false);
         let kernel = self.module.add_function(name, kernel_ty, Some(Linkage::External));
         kernel.set_call_conventions(PTX_KERNEL);
+        let env_ty = self.ctx.i8_type().array_type(u32::try_from(env_bytes).unwrap_or(u32::MAX));
+        let byval =
+            self.ctx.create_type_attribute(Attribute::get_named_enum_kind_id("byval"), env_ty.as_any_type_enum());
+        kernel.add_attribute(AttributeLoc::Param(0), byval);
+        let align = self.ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("align"), 8);
+        kernel.add_attribute(AttributeLoc::Param(0), align);
         let entry = self.ctx.append_basic_block(kernel, "entry");
         let run = self.ctx.append_basic_block(kernel, "run");
         let done = self.ctx.append_basic_block(kernel, "done");
@@ -205,7 +262,7 @@ impl<'ctx> ModuleGen<'ctx, '_> {
         self.builder.build_unconditional_branch(done)?;
         self.builder.position_at_end(done);
         self.builder.build_return(None)?;
-        Ok(())
+        Ok(kernel)
     }
 }
 

@@ -304,7 +304,8 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                         messages.len()
                     }
                 };
-                let flag = self.cx.device_trap_flag();
+                let at = self.cx.device_trap_flag();
+                let flag = self.cx.builder.build_load(self.cx.ptr(), at, "trap_flag")?.into_pointer_value();
                 let i32t = self.cx.ctx.i32_type();
                 self.cx.builder.build_cmpxchg(
                     flag,

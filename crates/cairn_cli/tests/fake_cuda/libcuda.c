@@ -4,13 +4,16 @@
  * kernel, and writes one line per call of interest to the file $FAKE_CUDA_LOG:
  *
  *   init | module <entries…> flag=<yes|no> | function <name> | alloc <bytes> | alloc-managed <bytes>
- *   free <bytes> | free-unknown | set <value> <bytes> | copy <h2d|d2h|d2d|h2h> <bytes>
- *   env <bytes> | launch <kernel> grid <g> block <b> count <n> env <word…> | live <allocations>
+ *   host-alloc <bytes> | free <bytes> | free-unknown | set <value> <bytes>
+ *   copy <h2d|d2h|d2d|h2h> <bytes> | launch <kernel> grid <g> block <b> count <n> env <word…>
+ *   live <allocations>
  *
- * In a launch's environment a word that is the start of a block this driver gave out is written
- * `D`, any other word as its decimal value. $FAKE_CUDA_TRAP=K raises the module's trap flag to K
- * at a launch (of a kernel whose name holds $FAKE_CUDA_TRAP_KERNEL, when that is set);
- * $FAKE_CUDA_FAIL=NAME makes the call NAME answer error 719. */
+ * A launch's environment is its first parameter, by value, of the size the PTX declares for it;
+ * in it a word that is the start of a block this driver gave out is written `D`, any other word
+ * as its decimal value. $FAKE_CUDA_TRAP=K raises the trap flag to K at a launch (of a kernel whose
+ * name holds $FAKE_CUDA_TRAP_KERNEL, when that is set), through the address the program stored
+ * in the module's `cairn_device_trap`; $FAKE_CUDA_FAIL=NAME makes the call NAME answer error
+ * 719. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,7 +23,7 @@
 typedef unsigned long long cu_ptr;
 
 static char *module_text;
-static uint32_t trap_flag;
+static uint64_t trap_at; /* the module's global `cairn_device_trap`: where the flag is */
 static struct { void *at; size_t bytes; } blocks[1024];
 static size_t block_count;
 
@@ -82,26 +85,35 @@ int cuModuleLoadData(void **module, const void *image) {
             strcat(line, name);
         }
     }
-    say("%s flag=%s", line, strstr(module_text, ".global .align 4 .u32 cairn_device_trap") ? "yes" : "no");
+    say("%s flag=%s", line, strstr(module_text, ".global .align 8 .u64 cairn_device_trap") ? "yes" : "no");
     *module = module_text;
     return 0;
 }
+
+struct kernel { char name[256]; size_t env_bytes; };
 
 int cuModuleGetFunction(void **function, void *module, const char *name) {
     (void)module;
     char entry[300];
     snprintf(entry, sizeof entry, ".entry %s(", name);
     if (strstr(module_text, entry) == NULL) return 500;
+    struct kernel *k = calloc(1, sizeof *k);
+    snprintf(k->name, sizeof k->name, "%s", name);
+    /* `.param .align 8 .b8 NAME_param_0[N]`: the environment's size. */
+    char param[300];
+    snprintf(param, sizeof param, "%s_param_0[", name);
+    const char *at = strstr(module_text, param);
+    if (at != NULL) k->env_bytes = strtoull(at + strlen(param), NULL, 10);
     say("function %s", name);
-    *function = strdup(name);
+    *function = k;
     return 0;
 }
 
 int cuModuleGetGlobal_v2(cu_ptr *at, size_t *bytes, void *module, const char *name) {
     (void)module;
     if (strcmp(name, "cairn_device_trap") != 0) return 500;
-    *at = (cu_ptr)(uintptr_t)&trap_flag;
-    *bytes = sizeof trap_flag;
+    *at = (cu_ptr)(uintptr_t)&trap_at;
+    *bytes = sizeof trap_at;
     return 0;
 }
 
@@ -118,6 +130,20 @@ static int give(cu_ptr *at, size_t bytes, const char *what) {
 }
 
 int cuMemAlloc_v2(cu_ptr *at, size_t bytes) { return give(at, bytes, "cuMemAlloc"); }
+
+int cuMemHostAlloc(void **at, size_t bytes, unsigned flags) {
+    if (flags != 2) return 1; /* the runtime asks for memory mapped for the device */
+    *at = malloc(bytes);
+    memset(*at, 0xAB, bytes);
+    say("host-alloc %zu", bytes);
+    return 0;
+}
+
+int cuMemHostGetDevicePointer_v2(cu_ptr *device, void *host, unsigned flags) {
+    (void)flags;
+    *device = (cu_ptr)(uintptr_t)host;
+    return 0;
+}
 
 int cuMemAllocManaged(cu_ptr *at, size_t bytes, unsigned flags) {
     (void)flags;
@@ -152,18 +178,11 @@ int cuMemcpy(cu_ptr dst, cu_ptr src, size_t bytes) {
     return 0;
 }
 
-static size_t env_bytes;
-
 int cuMemcpyHtoD_v2(cu_ptr dst, const void *src, size_t bytes) {
-    if (find_block((void *)(uintptr_t)dst) < 0) return 1;
+    int flag = dst == (cu_ptr)(uintptr_t)&trap_at && bytes == sizeof trap_at;
+    if (!flag && find_block((void *)(uintptr_t)dst) < 0) return 1;
     memcpy((void *)(uintptr_t)dst, src, bytes);
-    env_bytes = bytes;
-    say("env %zu", bytes);
-    return 0;
-}
-
-int cuMemcpyDtoH_v2(void *dst, cu_ptr src, size_t bytes) {
-    memcpy(dst, (const void *)(uintptr_t)src, bytes);
+    if (!flag) say("copy h2d %zu", bytes);
     return 0;
 }
 
@@ -171,13 +190,14 @@ int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsign
                    unsigned shared, void *stream, void **params, void **extra) {
     (void)gy, (void)gz, (void)by, (void)bz, (void)shared, (void)stream, (void)extra;
     if (failing("cuLaunchKernel")) return 719;
-    const char *name = function;
-    const uint64_t *env = (const uint64_t *)(uintptr_t)*(cu_ptr *)params[0];
+    const struct kernel *k = function;
+    const char *name = k->name;
+    const uint64_t *env = params[0];
     uint64_t count = *(uint64_t *)params[1];
     char line[4096];
     int used = snprintf(line, sizeof line, "launch %s grid %u block %u count %llu env", name, gx, bx,
                         (unsigned long long)count);
-    for (size_t w = 0; w < env_bytes / 8 && used < (int)sizeof line - 40; w++) {
+    for (size_t w = 0; w < k->env_bytes / 8 && used < (int)sizeof line - 40; w++) {
         int device = 0;
         for (size_t k = 0; k < block_count; k++) device |= (uintptr_t)blocks[k].at == env[w];
         if (device) used += snprintf(line + used, sizeof line - used, " D");
@@ -186,7 +206,9 @@ int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsign
     say("%s", line);
     const char *trap = getenv("FAKE_CUDA_TRAP");
     const char *only = getenv("FAKE_CUDA_TRAP_KERNEL");
-    if (trap != NULL && (only == NULL || strstr(name, only) != NULL)) trap_flag = (uint32_t)atoi(trap);
+    if (trap != NULL && (only == NULL || strstr(name, only) != NULL) && trap_at != 0) {
+        *(uint32_t *)(uintptr_t)trap_at = (uint32_t)atoi(trap);
+    }
     return 0;
 }
 

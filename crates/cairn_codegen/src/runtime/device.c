@@ -5,9 +5,12 @@
  * The host module of such a program defines what this file reads: the PTX module's text
  * (`cairn_gpu_ptx`), its kernels' names by index (`cairn_gpu_kernels`) and the messages of its
  * device guards by trap number (`cairn_gpu_messages`). A device guard that fails stores its
- * number + 1 into the module's global `cairn_device_trap` (the first failing lane's number wins)
- * and ends its thread; after each launch the host reads the flag and, when it is set, stops the
- * program with that guard's message, as a host guard does.
+ * number into the trap flag (the first failing lane's number wins) and ends its thread; the flag
+ * is a word of host memory mapped for the device, whose device address the module's global
+ * `cairn_device_trap` holds, so after each launch the host reads it without a copy and, when it
+ * is set, stops the program with that guard's message, as a host guard does. A launch passes the
+ * region's environment record by value (the kernel's first parameter, never under 8 bytes), so
+ * a launch is one driver call and a synchronization.
  *
  * Every device operation is synchronous (language §38: a region over device views, and a
  * transfer, return once the stream ran them). Device memory is tracked in a small table so that
@@ -36,7 +39,7 @@ typedef void *cu_module;
 typedef void *cu_function;
 typedef unsigned long long cu_ptr;
 
-enum { CU_SUCCESS = 0, CU_OUT_OF_MEMORY = 2, CU_ATTACH_GLOBAL = 1 };
+enum { CU_SUCCESS = 0, CU_OUT_OF_MEMORY = 2, CU_ATTACH_GLOBAL = 1, CU_HOST_DEVICEMAP = 2 };
 
 static struct {
     cu_result (*init)(unsigned);
@@ -51,8 +54,9 @@ static struct {
     cu_result (*release)(cu_ptr);
     cu_result (*set8)(cu_ptr, unsigned char, size_t);
     cu_result (*copy)(cu_ptr, cu_ptr, size_t);
-    cu_result (*to_host)(void *, cu_ptr, size_t);
     cu_result (*to_device)(cu_ptr, const void *, size_t);
+    cu_result (*host_alloc)(void **, size_t, unsigned);
+    cu_result (*host_device_pointer)(cu_ptr *, void *, unsigned);
     cu_result (*launch)(cu_function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
                         void **, void **);
     cu_result (*synchronize)(void);
@@ -64,9 +68,7 @@ static pthread_once_t cairn_gpu_once = PTHREAD_ONCE_INIT;
 static cu_context cairn_gpu_context;
 static cu_module cairn_gpu_module;
 static cu_function *cairn_gpu_functions;
-static cu_ptr cairn_gpu_trap_flag;
-static cu_ptr cairn_gpu_env;
-static size_t cairn_gpu_env_room;
+static volatile uint32_t *cairn_gpu_trap_flag;
 
 /* The device allocations alive, for `cairn_device_release` (a few per program: a linear table). */
 static void **cairn_gpu_blocks;
@@ -114,8 +116,9 @@ static void cairn_gpu_start(void) {
     CAIRN_CU(release, "cuMemFree_v2");
     CAIRN_CU(set8, "cuMemsetD8_v2");
     CAIRN_CU(copy, "cuMemcpy");
-    CAIRN_CU(to_host, "cuMemcpyDtoH_v2");
     CAIRN_CU(to_device, "cuMemcpyHtoD_v2");
+    CAIRN_CU(host_alloc, "cuMemHostAlloc");
+    CAIRN_CU(host_device_pointer, "cuMemHostGetDevicePointer_v2");
     CAIRN_CU(launch, "cuLaunchKernel");
     CAIRN_CU(synchronize, "cuCtxSynchronize");
     CAIRN_CU(error_string, "cuGetErrorString");
@@ -129,9 +132,18 @@ static void cairn_gpu_start(void) {
     cairn_gpu_check("cuModuleLoadData", cu.module_load(&cairn_gpu_module, cairn_gpu_ptx));
     cairn_gpu_functions = calloc((size_t)(cairn_gpu_kernel_count > 0 ? cairn_gpu_kernel_count : 1), sizeof *cairn_gpu_functions);
     if (cairn_gpu_functions == NULL) cairn_rt_trap("allocation guard failed in the device runtime");
-    size_t flag_size = 0;
+    /* The trap flag: host memory the device writes through its mapped address. */
+    void *flag = NULL;
+    cairn_gpu_check("cuMemHostAlloc", cu.host_alloc(&flag, sizeof(uint32_t), CU_HOST_DEVICEMAP));
+    cairn_gpu_trap_flag = flag;
+    *cairn_gpu_trap_flag = 0;
+    cu_ptr flag_on_device = 0, slot = 0;
+    size_t slot_size = 0;
+    cairn_gpu_check("cuMemHostGetDevicePointer", cu.host_device_pointer(&flag_on_device, flag, 0));
     cairn_gpu_check("cuModuleGetGlobal(cairn_device_trap)",
-                    cu.module_global(&cairn_gpu_trap_flag, &flag_size, cairn_gpu_module, "cairn_device_trap"));
+                    cu.module_global(&slot, &slot_size, cairn_gpu_module, "cairn_device_trap"));
+    if (slot_size != sizeof flag_on_device) cairn_rt_trap("device error: the module's trap flag has the wrong size");
+    cairn_gpu_check("cuMemcpyHtoD", cu.to_device(slot, &flag_on_device, sizeof flag_on_device));
 }
 
 /* The calling thread bound to the program's context (driver calls act on the thread's current one). */
@@ -203,6 +215,9 @@ void cairn_rt_gpu_copy(void *dst, const void *src, uint64_t bytes) {
     pthread_mutex_lock(&cairn_gpu_lock);
     cairn_gpu_ready();
     cairn_gpu_check("cuMemcpy", cu.copy((cu_ptr)(uintptr_t)dst, (cu_ptr)(uintptr_t)src, (size_t)bytes));
+    /* A device-to-device copy, or one from pageable memory, may return before it is done:
+     * language §38 says a transfer returns once it ran. */
+    cairn_gpu_check("cuCtxSynchronize", cu.synchronize());
     pthread_mutex_unlock(&cairn_gpu_lock);
 }
 
@@ -226,24 +241,23 @@ void cairn_rt_gpu_launch(int32_t kernel, const void *env, uint64_t env_bytes, ui
         cairn_gpu_check("cuModuleGetFunction",
                         cu.module_function(&cairn_gpu_functions[kernel], cairn_gpu_module, cairn_gpu_kernels[kernel]));
     }
-    size_t need = env_bytes ? (size_t)env_bytes : 8;
-    if (need > cairn_gpu_env_room) {
-        if (cairn_gpu_env != 0) cairn_gpu_check("cuMemFree", cu.release(cairn_gpu_env));
-        cairn_gpu_env = 0;
-        size_t room = need < 256 ? 256 : need;
-        cairn_gpu_check("cuMemAlloc", cu.alloc(&cairn_gpu_env, room));
-        cairn_gpu_env_room = room;
-    }
-    if (env_bytes != 0) cairn_gpu_check("cuMemcpyHtoD", cu.to_device(cairn_gpu_env, env, (size_t)env_bytes));
-    cu_ptr env_arg = cairn_gpu_env;
-    uint64_t count_arg = count;
-    void *params[2] = {&env_arg, &count_arg};
-    cairn_gpu_check("cuLaunchKernel", cu.launch(cairn_gpu_functions[kernel], (unsigned)blocks, 1, 1, (unsigned)block,
-                                                1, 1, 0, NULL, params, NULL));
-    cairn_gpu_check("cuCtxSynchronize", cu.synchronize());
-    uint32_t fired = 0;
-    cairn_gpu_check("cuMemcpyDtoH", cu.to_host(&fired, cairn_gpu_trap_flag, sizeof fired));
+    cu_function function = cairn_gpu_functions[kernel];
+    /* Not held while the kernel runs: a host thread releasing host memory asks the table. */
     pthread_mutex_unlock(&cairn_gpu_lock);
+    /* The environment travels as the kernel's first parameter (at least 8 bytes: a smaller record
+     * is padded, as the kernel's parameter is, `device.rs`). */
+    uint64_t small[1] = {0};
+    const void *env_arg = env;
+    if (env_bytes < sizeof small) {
+        memcpy(small, env, (size_t)env_bytes);
+        env_arg = small;
+    }
+    uint64_t count_arg = count;
+    void *params[2] = {(void *)env_arg, &count_arg};
+    cairn_gpu_check("cuLaunchKernel", cu.launch(function, (unsigned)blocks, 1, 1, (unsigned)block, 1, 1, 0, NULL, params,
+                                                NULL));
+    cairn_gpu_check("cuCtxSynchronize", cu.synchronize());
+    uint32_t fired = *cairn_gpu_trap_flag;
     if (fired != 0) {
         if (fired > (uint32_t)cairn_gpu_message_count) cairn_rt_trap("device error: a device guard failed");
         cairn_rt_trap(cairn_gpu_messages[fired - 1]);

@@ -309,6 +309,9 @@ impl<'f> Machine<'f> {
             // The lanes run one after another: a result never depends on how they are split.
             Inst::Transfer { dst, src, .. } => {
                 // Device memory is host memory here, as under emulation (language §41).
+                if let Value::View { len: 0, .. } = self.operand(frame, dst)? {
+                    return Ok(());
+                }
                 let elements = match self.operand(frame, src)? {
                     view @ Value::View { .. } => self.view_elements(&view)?,
                     other => return unsupported(format!("a transfer from {other:?}")),

@@ -28,6 +28,10 @@ const SMALL_REGION: u64 = 16384;
 /// An outer value a lane function receives: copied when it is a handle, else by pointer.
 struct Shared {
     ty: MTy,
+    /// A device region's single borrow (`ro<T>`): the environment holds the value it points
+    /// at, and the lane a pointer to that copy (a pointer to the caller's stack means nothing on
+    /// a device).
+    pointee: bool,
 }
 
 impl<'db> Lower<'db> {
@@ -231,9 +235,10 @@ impl<'db> Lower<'db> {
     /// and a pointer to it; and the lane function's lowering, begun, with its parameters
     /// (`env`, `lo`, `hi`: locals 0, 1, 2) and one local per shared value loaded from the
     /// environment (returned in the order of `outer`). A device region's environment holds
-    /// every value by copy (`device`): a GPU build copies the record into device memory, where a
-    /// pointer to the caller's stack would mean nothing, and device lanes write only through
-    /// device views, which travel as copies anyway.
+    /// every value by copy (`device`): a GPU build passes the record to the kernel, where a
+    /// pointer to the caller's stack would mean nothing, so a single borrow travels as the value
+    /// it points at (lanes never write through one: the lane rules); device lanes write only
+    /// through device views, which travel as copies anyway.
     fn lane_env(&mut self, symbol: &Arc<str>, outer: &[Local], device: bool) -> R<(Operand, Lower<'db>, Vec<Local>)> {
         let mut shared: Vec<Shared> = Vec::new();
         let mut values: Vec<Operand> = Vec::new();
@@ -241,7 +246,10 @@ impl<'db> Lower<'db> {
             let ty = self.local_ty(local).clone();
             // Lanes never assign an outer name (the lane rules): scalars, handles and code
             // pointers travel as copies; storage the lanes write by element, by pointer.
-            if device
+            if let (true, MTy::Ptr(pointee)) = (device, &ty) {
+                values.push(Operand::Copy(Place::local(local).project(Proj::Deref)));
+                shared.push(Shared { ty: (**pointee).clone(), pointee: true });
+            } else if device
                 || matches!(
                     ty,
                     MTy::View(_)
@@ -255,11 +263,11 @@ impl<'db> Lower<'db> {
                 || closure::is_callable(&ty)
             {
                 values.push(copy(local));
-                shared.push(Shared { ty });
+                shared.push(Shared { ty, pointee: false });
             } else {
                 let pointer = MTy::Ptr(Arc::new(ty));
                 values.push(self.value(pointer.clone(), Rvalue::Ref(Place::local(local))));
-                shared.push(Shared { ty: pointer });
+                shared.push(Shared { ty: pointer, pointee: false });
             }
         }
         let fields: Vec<MTy> = shared.iter().map(|s| s.ty.clone()).collect();
@@ -273,9 +281,16 @@ impl<'db> Lower<'db> {
         inner.new_local(Some(Arc::from("hi")), MTy::usize());
         let mut locals = Vec::with_capacity(shared.len());
         for (k, s) in shared.iter().enumerate() {
-            let local = inner.new_local(None, s.ty.clone());
             let field = Place::local(env_local).project(Proj::Deref).project(Proj::Field(k as u32));
-            inner.assign(Place::local(local), Rvalue::Use(Operand::Copy(field)));
+            let local = if s.pointee {
+                let local = inner.new_local(None, MTy::Ptr(Arc::new(s.ty.clone())));
+                inner.assign(Place::local(local), Rvalue::Ref(field));
+                local
+            } else {
+                let local = inner.new_local(None, s.ty.clone());
+                inner.assign(Place::local(local), Rvalue::Use(Operand::Copy(field)));
+                local
+            };
             locals.push(local);
         }
         Ok((env_ptr, inner, locals))
