@@ -241,6 +241,10 @@ pub fn build_program(
             kept: flags.keep_guards,
         },
         compiler_version: cairn_agent::profile(),
+        device_code: compiled
+            .ptx
+            .as_ref()
+            .map(|ptx| DeviceCode::of(ptx, device.gpu.as_deref().unwrap_or(""), &directory)),
         artifact_sha256,
         elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
     };
@@ -285,6 +289,8 @@ pub fn run(path: &Path, flags: &BuildFlags, out: Output) -> u8 {
 /// The compiled program and what the receipt reports of it.
 pub struct CompiledProgram {
     pub compiled: Compiled,
+    /// A build for a GPU: the device module the host module launches.
+    pub ptx: Option<cairn_codegen::Ptx>,
     pub functions: Vec<Arc<Function>>,
     pub tests: Vec<(String, String, u32)>,
     /// The guards a build's rewrite left out of a loop's copy on a check before the loop
@@ -388,7 +394,7 @@ pub fn compile_for(
         ptx.as_ref(),
     )
     .map_err(|message| format!("internal error (E-INTERNAL): the code generator failed: {message}"))?;
-    Ok(CompiledProgram { compiled, functions: mir.functions, tests, hoisted })
+    Ok(CompiledProgram { compiled, ptx, functions: mir.functions, tests, hoisted })
 }
 
 /// Every function's item by its symbol, and whether it is the library's.
@@ -452,10 +458,58 @@ struct Receipt<'a> {
     project: Project<'a>,
     guards: Guards,
     compiler_version: String,
+    /// A build for a GPU: the device code the program carries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device_code: Option<DeviceCode>,
     /// Only for a linked artifact that could be read back.
     #[serde(skip_serializing_if = "Option::is_none")]
     artifact_sha256: Option<String>,
     elapsed_seconds: f64,
+}
+
+/// The receipt's account of a GPU build's device code: how it was made, where its PTX was
+/// written (`kernels.ptx` beside the artifact), each kernel with its region and launch shape, and
+/// how many device guards report through the trap flag.
+#[derive(Serialize)]
+struct DeviceCode {
+    code: String,
+    ptx: String,
+    kernels: Vec<KernelRecord>,
+    device_guards: usize,
+}
+
+#[derive(Serialize)]
+struct KernelRecord {
+    entry: String,
+    region: String,
+    block: u32,
+    per_lane: u32,
+    environment_bytes: u64,
+}
+
+impl DeviceCode {
+    fn of(ptx: &cairn_codegen::Ptx, target: &str, directory: &Path) -> DeviceCode {
+        let path = directory.join("kernels.ptx");
+        let _ = std::fs::write(&path, &ptx.text);
+        let kernels = ptx
+            .kernels
+            .iter()
+            .zip(&ptx.shapes)
+            .map(|((entry, lane), shape)| KernelRecord {
+                entry: entry.clone(),
+                region: lane.trim_start_matches("cairn.").to_string(),
+                block: shape.block,
+                per_lane: shape.per_lane,
+                environment_bytes: shape.env_bytes,
+            })
+            .collect();
+        DeviceCode {
+            code: format!("llvm-19 nvptx {target}, PTX ISA 8.0, launched through libcuda.so.1 (dlopen)"),
+            ptx: path.display().to_string(),
+            kernels,
+            device_guards: ptx.messages.len(),
+        }
+    }
 }
 
 /// The fields the printed record and the receipt open with.

@@ -191,6 +191,30 @@ fn a_gpu_build_drives_the_driver() {
     let mut words: Vec<&str> = shift[9..].to_vec();
     words.sort();
     assert_eq!(words, ["1", "64", "64", "D", "D"], "the two views and k: {log}");
+    // The receipt accounts for the device code: the PTX beside the artifact, each kernel with its
+    // region and launch shape.
+    let receipt = Path::new(&program).with_file_name("receipt.json");
+    let receipt: Value = serde_json::from_str(&std::fs::read_to_string(&receipt).expect("the receipt")).expect("json");
+    let device = &receipt["device_code"];
+    assert!(device["code"].as_str().is_some_and(|c| c.starts_with("llvm-19 nvptx sm_90")), "{device}");
+    assert!(Path::new(device["ptx"].as_str().unwrap_or_default()).is_file(), "{device}");
+    let shapes: Vec<(String, u64, u64, u64)> = device["kernels"]
+        .as_array()
+        .expect("kernels")
+        .iter()
+        .map(|k| {
+            let region = k["region"].as_str().unwrap_or_default();
+            let name = region.split('$').next().unwrap_or_default().to_string();
+            (
+                name,
+                k["block"].as_u64().unwrap_or(0),
+                k["per_lane"].as_u64().unwrap_or(0),
+                k["environment_bytes"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(shapes, [("saxpy".to_string(), 128, 4, 56), ("shift".to_string(), 256, 1, 40)], "{device}");
+    assert!(device["device_guards"].as_u64().is_some_and(|n| n >= 1), "{device}");
     // Each kernel is bounded by the block it is launched with.
     let text = ptx(&scratch.path("prog.cairn"));
     assert_eq!(text.matches(".maxntid 128, 1, 1").count(), 1, "saxpy's plan: {text}");

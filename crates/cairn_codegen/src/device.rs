@@ -64,9 +64,26 @@ pub struct Ptx {
     /// the host's launches number them.
     pub kernels: Vec<(String, Arc<str>)>,
     /// The message of each device guard, by its trap number - 1 (what a lane stores into the
-    /// module's `cairn_device_trap` when the guard fails).
+    /// trap flag when the guard fails).
     pub messages: Vec<String>,
+    /// How each kernel (in the order of `kernels`) is launched.
+    pub shapes: Vec<KernelShape>,
 }
+
+/// How a kernel is launched: its region's plan and the size of its environment parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelShape {
+    /// Consecutive indices each thread runs.
+    pub per_lane: u32,
+    /// Threads a block (also the kernel's `.maxntid`).
+    pub block: u32,
+    /// The environment parameter's size in bytes.
+    pub env_bytes: u64,
+}
+
+/// The most bytes a kernel's environment parameter may take: PTX ISA 8.0 allows 4,096 bytes of
+/// parameters, and the count takes 8.
+pub const MAX_ENV_BYTES: u64 = 4088;
 
 /// The device module's global holding where a failing device guard stores its trap number
 /// (`target::Trap::Flag`): the runtime points it at a word of host memory mapped for the device,
@@ -117,6 +134,7 @@ pub fn compile_ptx(
         }
     }
     let mut kernels = Vec::new();
+    let mut kernel_shapes = Vec::new();
     let mut names: HashSet<String> = HashSet::new();
     for lane in chosen.iter().filter(|f| f.device) {
         let mut name = kernel_name(&lane.name);
@@ -131,9 +149,16 @@ pub fn compile_ptx(
             }
             _ => return Err(format!("the lane function {} takes no environment", lane.name)),
         };
-        let kernel = cg
-            .kernel(&name, &lane.symbol, k, env_param_bytes(env_bytes))
-            .map_err(|e| format!("the kernel of {}: {e}", lane.name))?;
+        let env_bytes = env_param_bytes(env_bytes);
+        if env_bytes > MAX_ENV_BYTES {
+            return Err(format!(
+                "the device region of {} shares {env_bytes} bytes with its lanes, past the {MAX_ENV_BYTES} a kernel's parameters hold: put large values in a @device buffer and share its view",
+                lane.name
+            ));
+        }
+        let kernel =
+            cg.kernel(&name, &lane.symbol, k, env_bytes).map_err(|e| format!("the kernel of {}: {e}", lane.name))?;
+        kernel_shapes.push(KernelShape { per_lane: k, block, env_bytes });
         // The block the host launches it with, at most: the JIT may then spend registers up to
         // what that block leaves each thread, and no launch fails for want of them.
         let i32t = cg.ctx.i32_type();
@@ -149,7 +174,7 @@ pub fn compile_ptx(
     optimize(&cg.module, &machine)?;
     let bytes = target.emit(&cg.module, &machine)?;
     let text = String::from_utf8(bytes).map_err(|_| "LLVM's PTX is not text".to_string())?;
-    Ok(Ptx { text, kernels, messages: cg.device_messages })
+    Ok(Ptx { text, kernels, messages: cg.device_messages, shapes: kernel_shapes })
 }
 
 /// The device lane functions and every program function they reach by direct calls, in the

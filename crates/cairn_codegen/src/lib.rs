@@ -36,7 +36,7 @@ use inkwell::context::Context;
 use crate::module::ModuleGen;
 use crate::target::Target;
 
-pub use device::{DeviceArch, Ptx, compile_ptx};
+pub use device::{DeviceArch, KernelShape, Ptx, compile_ptx};
 pub use gpu::DEFAULT_BLOCK;
 pub use runtime::{DEVICE_C, RUNTIME_C, cache_dir, link, link_with};
 
