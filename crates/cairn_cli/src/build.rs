@@ -150,7 +150,7 @@ pub fn build_program(
         // A target LLVM cannot compile, and a device collector (it folds on the host side of
         // the emulation only: no kernel yet), are refused before anything is built.
         let mir = cairn_mir::program_mir(workspace.db());
-        let refused = match crate::emit::device_arch(target) {
+        let refused = match crate::device::device_arch(target) {
             Err((code, message)) => Some(cairn_diagnostics::Diagnostic::new(code, message)),
             Ok(_) => mir.functions.iter().find(|f| f.folds_device).map(|function| cairn_diagnostics::Diagnostic::new(
                 "E-UNSUPPORTED",
@@ -369,10 +369,10 @@ pub fn compile_for(
     let site = |function: &Function, at: Option<Anchor>| -> Site { site_of(workspace, &items, function, at) };
     let ptx = match gpu {
         Some(target) => {
-            Some(crate::emit::device_ptx(&functions, Some(target), &site, flags.keep_guards).map_err(|error| {
+            Some(crate::device::device_ptx(&functions, Some(target), &site, flags.keep_guards).map_err(|error| {
                 match error {
-                    crate::emit::PtxError::Refused(code, message) => format!("{code}: {message}"),
-                    crate::emit::PtxError::Internal(message) => {
+                    crate::device::PtxError::Refused(code, message) => format!("{code}: {message}"),
+                    crate::device::PtxError::Internal(message) => {
                         format!("internal error (E-INTERNAL): the device code generator failed: {message}")
                     }
                 }

@@ -28,42 +28,6 @@ pub struct EmitFlags {
     pub device_target: Option<String>,
 }
 
-/// Why a program's PTX was not made.
-pub(crate) enum PtxError {
-    /// The device target is missing, misspelt or not one LLVM compiles: a code and a message.
-    Refused(&'static str, String),
-    /// The device code generator failed.
-    Internal(String),
-}
-
-/// The PTX of `functions`' device lanes for device target `target` (`emit --ptx`, `predict
-/// --inspect`).
-pub(crate) fn device_ptx(
-    functions: &[std::sync::Arc<Function>],
-    target: Option<&str>,
-    site: cairn_codegen::SiteText<'_>,
-    keep_guards: bool,
-) -> Result<cairn_codegen::Ptx, PtxError> {
-    let Some(name) = target else {
-        return Err(PtxError::Refused(
-            "E-TARGET",
-            "PTX is made for a device target: pass --device-target (sm_90, for example) or set `device_target` under [build] in the manifest.".to_string(),
-        ));
-    };
-    let arch = device_arch(name).map_err(|(code, message)| PtxError::Refused(code, message))?;
-    cairn_codegen::compile_ptx(functions, arch, site, keep_guards).map_err(PtxError::Internal)
-}
-
-/// The architecture LLVM compiles for the device target `name`: `E-TARGET` for a bad spelling,
-/// `E-TARGET-TOOLKIT` for a target LLVM 19's NVPTX back end lacks.
-pub(crate) fn device_arch(name: &str) -> Result<cairn_codegen::DeviceArch, (&'static str, String)> {
-    cairn_vfs::check_device_target(name).map_err(|message| ("E-TARGET", message))?;
-    let digits: String = name["sm_".len()..].chars().take_while(char::is_ascii_digit).collect();
-    let specific = name.ends_with('a');
-    cairn_codegen::DeviceArch::new(digits.parse().unwrap_or(0), specific)
-        .map_err(|message| ("E-TARGET-TOOLKIT", format!("{message}: name one of those.")))
-}
-
 pub fn run(path: &Path, flags: &EmitFlags, out: Output) -> u8 {
     let EmitFlags { mir, unoptimized, keep_guards, debug, .. } = *flags;
     let Some(program) = crate::check::load_program(path, out) else { return 2 };
@@ -101,13 +65,13 @@ pub fn run(path: &Path, flags: &EmitFlags, out: Output) -> u8 {
             1
         };
         let target = flags.device_target.clone().or_else(|| program.build.device_target.clone());
-        return match device_ptx(&functions, target.as_deref(), &site, keep_guards) {
+        return match crate::device::device_ptx(&functions, target.as_deref(), &site, keep_guards) {
             Ok(ptx) => {
                 out.text(&ptx.text);
                 0
             }
-            Err(PtxError::Refused(code, message)) => refuse(code, message),
-            Err(PtxError::Internal(message)) => {
+            Err(crate::device::PtxError::Refused(code, message)) => refuse(code, message),
+            Err(crate::device::PtxError::Internal(message)) => {
                 out.environment(&format!("internal error (E-INTERNAL): the device code generator failed: {message}"));
                 2
             }

@@ -85,6 +85,9 @@ pub struct KernelShape {
 /// parameters, and the count takes 8.
 pub const MAX_ENV_BYTES: u64 = 4088;
 
+/// The threads of a block when a function's plan names no `block` (language §26).
+pub const DEFAULT_BLOCK: u32 = 256;
+
 /// The device module's global holding where a failing device guard stores its trap number
 /// (`target::Trap::Flag`): the runtime points it at a word of host memory mapped for the device,
 /// which the host reads after each launch without a copy.
@@ -128,7 +131,7 @@ pub fn compile_ptx(
     for function in functions {
         for inst in function.blocks.iter().flat_map(|b| &b.insts) {
             if let Inst::Parallel { lane, schedule, .. } = inst {
-                let block = if schedule.block == 0 { crate::gpu::DEFAULT_BLOCK } else { schedule.block };
+                let block = if schedule.block == 0 { DEFAULT_BLOCK } else { schedule.block };
                 shapes.insert(lane, (schedule.per_lane.max(1), block));
             }
         }
@@ -141,7 +144,7 @@ pub fn compile_ptx(
         while !names.insert(name.clone()) {
             name.push('_');
         }
-        let (k, block) = shapes.get(&*lane.symbol).copied().unwrap_or((1, crate::gpu::DEFAULT_BLOCK));
+        let (k, block) = shapes.get(&*lane.symbol).copied().unwrap_or((1, DEFAULT_BLOCK));
         let env_bytes = match lane.locals.first().map(|l| &l.ty) {
             Some(cairn_mir::MTy::Ptr(record)) => {
                 let record = cg.basic(record);

@@ -10,7 +10,6 @@
 //! `cairn_rt_gpu_copy`, and a region whose lanes are device lanes is `cairn_rt_gpu_launch` of its
 //! kernel with a copy of its environment (device regions keep only copies in it).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_mir::{MTy, Memory, Operand};
@@ -18,27 +17,16 @@ use inkwell::AddressSpace;
 use inkwell::module::Linkage;
 use inkwell::values::{BasicValueEnum, PointerValue};
 
-use crate::device::Ptx;
+use crate::device::{DEFAULT_BLOCK, Ptx};
 use inkwell::types::BasicType;
 
 use crate::function::FnGen;
-use crate::module::{G, ModuleGen};
+use crate::module::{G, Gpu, ModuleGen};
 
-/// The threads of a block when a function's plan names no `block` (language §26).
-pub const DEFAULT_BLOCK: u32 = 256;
-
-/// What a host module built for a GPU knows of its device module.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Gpu {
-    /// Each device lane function's kernel, by the index the runtime's table gives it.
-    pub(crate) kernels: HashMap<Arc<str>, u32>,
-}
-
-impl Gpu {
-    pub(crate) fn of(ptx: &Ptx) -> Gpu {
-        let kernels = ptx.kernels.iter().enumerate().map(|(k, (_, lane))| (lane.clone(), k as u32)).collect();
-        Gpu { kernels }
-    }
+/// What the host module learns of the device module `ptx`: each lane function's kernel number.
+pub(crate) fn host_side(ptx: &Ptx) -> Gpu {
+    let kernels = ptx.kernels.iter().enumerate().map(|(k, (_, lane))| (lane.clone(), k as u32)).collect();
+    Gpu { kernels }
 }
 
 impl<'ctx> ModuleGen<'ctx, '_> {

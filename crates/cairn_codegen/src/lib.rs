@@ -36,8 +36,7 @@ use inkwell::context::Context;
 use crate::module::ModuleGen;
 use crate::target::Target;
 
-pub use device::{DeviceArch, KernelShape, Ptx, compile_ptx};
-pub use gpu::DEFAULT_BLOCK;
+pub use device::{DEFAULT_BLOCK, DeviceArch, KernelShape, Ptx, compile_ptx};
 pub use runtime::{DEVICE_C, RUNTIME_C, cache_dir, link, link_with};
 
 /// The version of the LLVM this toolchain links (`major.minor.patch`).
@@ -161,7 +160,7 @@ fn compile_in(
     target.prepare(&module, machine);
     let mut cg = ModuleGen::new(context, module, target.info(), site, options);
     if let Some(ptx) = gpu {
-        cg.gpu = Some(gpu::Gpu::of(ptx));
+        cg.gpu = Some(gpu::host_side(ptx));
         cg.gpu_tables(ptx);
     }
     if options.debug {

@@ -32,6 +32,13 @@ pub(crate) struct Debug<'ctx> {
     pub(crate) files: std::collections::HashMap<String, inkwell::debug_info::DIFile<'ctx>>,
 }
 
+/// What a host module built for a GPU knows of its device module (`gpu::host_side`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Gpu {
+    /// Each device lane function's kernel, by the number the runtime's table gives it.
+    pub(crate) kernels: HashMap<Arc<str>, u32>,
+}
+
 /// Why generating a function failed.
 #[derive(Debug)]
 pub(crate) enum GenError {
@@ -78,7 +85,7 @@ pub(crate) struct ModuleGen<'ctx, 'a> {
     /// The debug-information builder, when debug information is emitted.
     pub(crate) debug: Option<Debug<'ctx>>,
     /// A host module built for a GPU: its device module's kernels (`gpu.rs`).
-    pub(crate) gpu: Option<crate::gpu::Gpu>,
+    pub(crate) gpu: Option<Gpu>,
     /// A device module: the message of each device guard, by its trap number - 1 (`guard.rs`).
     pub(crate) device_messages: Vec<String>,
 }
