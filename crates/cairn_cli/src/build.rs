@@ -150,7 +150,7 @@ pub fn build_program(
         // A target LLVM cannot compile, and a device collector (it folds on the host side of
         // the emulation only: no kernel yet), are refused before anything is built.
         let mir = cairn_mir::program_mir(workspace.db());
-        let refused = match crate::device::device_arch(target) {
+        let refused = match crate::ptx::device_arch(target) {
             Err((code, message)) => Some(cairn_diagnostics::Diagnostic::new(code, message)),
             Ok(_) => mir.functions.iter().find(|f| f.folds_device).map(|function| cairn_diagnostics::Diagnostic::new(
                 "E-UNSUPPORTED",
@@ -368,16 +368,14 @@ pub fn compile_for(
     let hoisted = functions.iter().flat_map(|f| f.guards().filter(|g| g.hoisted).map(|g| guard_site(f, g))).collect();
     let site = |function: &Function, at: Option<Anchor>| -> Site { site_of(workspace, &items, function, at) };
     let ptx = match gpu {
-        Some(target) => {
-            Some(crate::device::device_ptx(&functions, Some(target), &site, flags.keep_guards).map_err(|error| {
-                match error {
-                    crate::device::PtxError::Refused(code, message) => format!("{code}: {message}"),
-                    crate::device::PtxError::Internal(message) => {
-                        format!("internal error (E-INTERNAL): the device code generator failed: {message}")
-                    }
+        Some(target) => Some(crate::ptx::device_ptx(&functions, Some(target), &site, flags.keep_guards).map_err(
+            |error| match error {
+                crate::ptx::PtxError::Refused(code, message) => format!("{code}: {message}"),
+                crate::ptx::PtxError::Internal(message) => {
+                    format!("internal error (E-INTERNAL): the device code generator failed: {message}")
                 }
-            })?)
-        }
+            },
+        )?),
         None => None,
     };
     let compiled = cairn_codegen::compile_with(

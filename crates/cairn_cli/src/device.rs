@@ -12,9 +12,8 @@
 //! in the program, which launches it through the CUDA driver loaded at run time
 //! (`cairn_codegen`'s `gpu.rs` and `runtime/device.c`). Device collectors have no kernels yet,
 //! so a GPU build of a program with one is `E-UNSUPPORTED` (`build.rs`). A program without
-//! device work ignores both flags. The PTX of a program's device lanes for a target
-//! (`device_ptx`, with the target's `E-TARGET`/`E-TARGET-TOOLKIT` judgement) is made here for
-//! `emit --ptx`, `predict --inspect` and GPU builds alike.
+//! device work ignores both flags. This module links no back end (`cairn` and `cairn-serve`
+//! judge device work too); the PTX is made in `ptx.rs`.
 
 use cairn_diagnostics::Diagnostic;
 use cairn_hir::Workspace;
@@ -190,40 +189,4 @@ pub fn judge(
         return Ok(DeviceVerdict { target: Some(target), emulation: None, gpu: Some(name) });
     }
     Ok(DeviceVerdict { target: Some(target), emulation: Some(Emulation::of(&name)), gpu: None })
-}
-
-/// Why a program's PTX was not made.
-pub(crate) enum PtxError {
-    /// The device target is missing, misspelt or not one LLVM compiles: a code and a message.
-    Refused(&'static str, String),
-    /// The device code generator failed.
-    Internal(String),
-}
-
-/// The PTX of `functions`' device lanes for device target `target` (`emit --ptx`, `predict
-/// --inspect`).
-pub(crate) fn device_ptx(
-    functions: &[std::sync::Arc<cairn_mir::Function>],
-    target: Option<&str>,
-    site: cairn_codegen::SiteText<'_>,
-    keep_guards: bool,
-) -> Result<cairn_codegen::Ptx, PtxError> {
-    let Some(name) = target else {
-        return Err(PtxError::Refused(
-            "E-TARGET",
-            "PTX is made for a device target: pass --device-target (sm_90, for example) or set `device_target` under [build] in the manifest.".to_string(),
-        ));
-    };
-    let arch = device_arch(name).map_err(|(code, message)| PtxError::Refused(code, message))?;
-    cairn_codegen::compile_ptx(functions, arch, site, keep_guards).map_err(PtxError::Internal)
-}
-
-/// The architecture LLVM compiles for the device target `name`: `E-TARGET` for a bad spelling,
-/// `E-TARGET-TOOLKIT` for a target LLVM 19's NVPTX back end lacks.
-pub(crate) fn device_arch(name: &str) -> Result<cairn_codegen::DeviceArch, (&'static str, String)> {
-    cairn_vfs::check_device_target(name).map_err(|message| ("E-TARGET", message))?;
-    let digits: String = name["sm_".len()..].chars().take_while(char::is_ascii_digit).collect();
-    let specific = name.ends_with('a');
-    cairn_codegen::DeviceArch::new(digits.parse().unwrap_or(0), specific)
-        .map_err(|message| ("E-TARGET-TOOLKIT", format!("{message}: name one of those.")))
 }

@@ -65,13 +65,13 @@ pub fn run(path: &Path, flags: &EmitFlags, out: Output) -> u8 {
             1
         };
         let target = flags.device_target.clone().or_else(|| program.build.device_target.clone());
-        return match crate::device::device_ptx(&functions, target.as_deref(), &site, keep_guards) {
+        return match crate::ptx::device_ptx(&functions, target.as_deref(), &site, keep_guards) {
             Ok(ptx) => {
                 out.text(&ptx.text);
                 0
             }
-            Err(crate::device::PtxError::Refused(code, message)) => refuse(code, message),
-            Err(crate::device::PtxError::Internal(message)) => {
+            Err(crate::ptx::PtxError::Refused(code, message)) => refuse(code, message),
+            Err(crate::ptx::PtxError::Internal(message)) => {
                 out.environment(&format!("internal error (E-INTERNAL): the device code generator failed: {message}"));
                 2
             }

@@ -57,9 +57,9 @@ pub fn inspect(workspace: &Workspace, target: Option<&str>) -> Result<Inspection
     let site = |function: &cairn_mir::Function, at: Option<cairn_mir::Anchor>| -> cairn_codegen::Site {
         crate::build::site_of(workspace, &items, function, at)
     };
-    let ptx = crate::device::device_ptx(&functions, Some(target), &site, false).map_err(|error| match error {
-        crate::device::PtxError::Refused(code, message) => format!("{code}: {message}"),
-        crate::device::PtxError::Internal(message) => {
+    let ptx = crate::ptx::device_ptx(&functions, Some(target), &site, false).map_err(|error| match error {
+        crate::ptx::PtxError::Refused(code, message) => format!("{code}: {message}"),
+        crate::ptx::PtxError::Internal(message) => {
             format!("internal error (E-INTERNAL): the device code generator failed: {message}")
         }
     })?;

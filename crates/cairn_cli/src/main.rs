@@ -32,6 +32,7 @@ mod output;
 mod predict;
 mod process;
 mod promote;
+mod ptx;
 mod rules;
 mod run;
 // The server's side of the wire (`remote.rs`) is `cairn-serve`'s.
