@@ -241,10 +241,12 @@ pub fn build_program(
             kept: flags.keep_guards,
         },
         compiler_version: cairn_agent::profile(),
-        device_code: compiled
-            .ptx
-            .as_ref()
-            .map(|ptx| DeviceCode::of(ptx, device.gpu.as_deref().unwrap_or(""), &directory)),
+        device_code: compiled.ptx.as_ref().map(|ptx| {
+            // The PTX beside the program, for reading (`cairn emit --ptx` makes the same text).
+            let path = directory.join("kernels.ptx");
+            let _ = std::fs::write(&path, &ptx.text);
+            DeviceCode::of(ptx, device.gpu.as_deref().unwrap_or(""), &path)
+        }),
         artifact_sha256,
         elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
     };
@@ -486,9 +488,7 @@ struct KernelRecord {
 }
 
 impl DeviceCode {
-    fn of(ptx: &cairn_codegen::Ptx, target: &str, directory: &Path) -> DeviceCode {
-        let path = directory.join("kernels.ptx");
-        let _ = std::fs::write(&path, &ptx.text);
+    fn of(ptx: &cairn_codegen::Ptx, target: &str, written: &Path) -> DeviceCode {
         let kernels = ptx
             .kernels
             .iter()
@@ -503,7 +503,7 @@ impl DeviceCode {
             .collect();
         DeviceCode {
             code: format!("llvm-19 nvptx {target}, PTX ISA 8.0, launched through libcuda.so.1 (dlopen)"),
-            ptx: path.display().to_string(),
+            ptx: written.display().to_string(),
             kernels,
             device_guards: ptx.messages.len(),
         }

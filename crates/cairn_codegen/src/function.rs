@@ -183,12 +183,11 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 Ok(())
             }
             Inst::Transfer { dst, src, device } => self.transfer(dst, src, *device),
-            Inst::Parallel { lane, env, count, schedule, .. }
-                if self.gpu_launch(lane, env, count, schedule)?.is_some() =>
-            {
-                Ok(())
-            }
             Inst::Parallel { lane, env, count, work, schedule } => {
+                // A device region built for a GPU launches its kernel instead.
+                if self.gpu_launch(lane, env, count, schedule)? {
+                    return Ok(());
+                }
                 // The runtime splits `0..count` into claims and calls `lane(env, lo, hi)` for each.
                 let code = self.operand(&Operand::Const(cairn_mir::Const::Fn(lane.clone())))?;
                 let env = self.operand(env)?;

@@ -117,7 +117,7 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
     /// A device region built for a GPU: its kernel launched over `count` indices with a copy of
     /// the environment record `env` points to, in blocks of the plan's `block` threads (else
     /// `DEFAULT_BLOCK`), each thread running `per_lane` consecutive indices (the kernel was
-    /// made for that number, `device::kernel`). `None` when this is not a GPU build or `lane`
+    /// made for that number, `device::kernel`). False when this is not a GPU build or `lane`
     /// has no kernel (the caller then runs the region on the lane pool).
     pub(crate) fn gpu_launch(
         &mut self,
@@ -125,9 +125,9 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
         env: &Operand,
         count: &Operand,
         schedule: &cairn_mir::Schedule,
-    ) -> G<Option<()>> {
+    ) -> G<bool> {
         let Some(kernel) = self.cx.gpu.as_ref().and_then(|gpu| gpu.kernels.get(lane).copied()) else {
-            return Ok(None);
+            return Ok(false);
         };
         let record = match self.operand_ty(env) {
             MTy::Ptr(record) => (*record).clone(),
@@ -151,6 +151,6 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
             i32t.const_int(u64::from(schedule.per_lane.max(1)), false).into(),
         ];
         self.cx.builder.build_call(launch, &args, "")?;
-        Ok(Some(()))
+        Ok(true)
     }
 }
