@@ -102,8 +102,8 @@ run_all() {
             NF == 3 { key = side SUBSEP $1; if (!(key in best) || $3 < best[key]) { best[key] = $3; bytes[$1] = $2 } }
             END {
                 printf "%-10s %12s %12s %10s %14s\n", "kernel", "cairn GB/s", "CUDA GB/s", "cuda/cairn", "cairn/copy"
-                split("copy saxpy transpose stencil", order, " ")
-                for (k = 1; k <= 4; k++) {
+                split("copy saxpy transpose stencil sum", order, " ")
+                for (k = 1; k <= 5; k++) {
                     n = order[k]; c = best["cairn" SUBSEP n]; t = best["cuda" SUBSEP n]; copy = best["cairn" SUBSEP "copy"]
                     printf "%-10s %12.1f %12.1f %10.3f %14.3f\n", n, c ? bytes[n] / c : 0, t ? bytes[n] / t : 0, \
                         (c && t) ? t / c : 0, (c && copy) ? (bytes[n] / c) / (bytes["copy"] / copy) : 0

@@ -147,15 +147,15 @@ pub fn build_program(
             Stopped(1)
         })?;
     if let Some(target) = &device.gpu {
-        // A target LLVM cannot compile, and a device collector (it folds on the host side of
-        // the emulation only: no kernel yet), are refused before anything is built.
+        // A target LLVM cannot compile, and a device `scan` or `compact` (it folds on the host
+        // side of the emulation only: no kernel yet), are refused before anything is built.
         let mir = cairn_mir::program_mir(workspace.db());
         let refused = match crate::ptx::device_arch(target) {
             Err((code, message)) => Some(cairn_diagnostics::Diagnostic::new(code, message)),
             Ok(_) => mir.functions.iter().find(|f| f.folds_device).map(|function| cairn_diagnostics::Diagnostic::new(
                 "E-UNSUPPORTED",
                 format!(
-                    "{} has a device reduce, scan or compact, and this toolchain builds those for host threads only (they have no kernels yet): pass --emulate to run the program on host threads.",
+                    "{} has a device scan or compact, and this toolchain builds those for host threads only (they have no kernels yet; a device reduce has one): pass --emulate to run the program on host threads.",
                     function.name
                 ),
             )),

@@ -317,17 +317,18 @@ fn a_missing_or_failing_driver_stops_the_program_with_a_message() {
 }
 
 #[test]
-fn device_collectors_build_only_emulated() {
+fn a_device_scan_or_compact_builds_only_emulated() {
     let scratch = Scratch::new("collectors");
     let source = "fn main() -> i32 {
   buffer d:u64[100]@device = zeroed;
   parallel i in 100 { d[i] = u64(i); }
-  let total = reduce add_wrap for i in 100 yield d[i];
+  buffer p:u64[100]@device = zeroed;
+  let total = scan add_wrap p for i in 100 yield d[i];
   println(total);
   return 0;
 }
 ";
-    let file = scratch.path("sum.cairn");
+    let file = scratch.path("scan.cairn");
     std::fs::write(&file, source).expect("write");
     let file = file.to_string_lossy().to_string();
     let out = scratch.path("out").to_string_lossy().to_string();
@@ -336,4 +337,72 @@ fn device_collectors_build_only_emulated() {
     assert!(record["message"].as_str().is_some_and(|m| m.contains("--emulate")), "{record}");
     let (status, record) = cairn(&["run", &file, "--device-target", "sm_90", "--emulate", "--out", &out]);
     assert_eq!((status, record["stdout"].as_str()), (0, Some("4950\n")), "{record}");
+}
+
+/// A device `reduce` bound with `let`, one of a narrower type, and one stored into a device
+/// element: each launches its kernel with a cell that starts at the operator's identity (a cell
+/// of its own, given back after its total is copied home; for the element form, the element
+/// itself, and nothing copied home). The stand-in driver runs no kernel: `FAKE_CUDA_FOLD` plays
+/// one whose total is 77, which must reach each place the program reads.
+const REDUCE: &str = "fn main() -> i32 {
+  buffer d:u64[100]@device = zeroed;
+  parallel i in 100 { d[i] = u64(i); }
+  let total = reduce add_wrap parallel i in 100 yield d[i];
+  let low = reduce min parallel i in 100 yield u32(d[i]);
+  buffer o:u64[4]@device = zeroed;
+  reduce + o[2] parallel i in 100 yield d[i];
+  buffer h:u64[4] = zeroed;
+  transfer(h, o);
+  println(total, \" \", low, \" \", h[2], \" \", h[1]);
+  return 0;
+}
+";
+
+#[test]
+fn a_device_reduce_launches_its_kernel_with_a_cell() {
+    let scratch = Scratch::new("reduce");
+    fake_driver(&scratch.0);
+    let emulated = build(&scratch, "reduce.cairn", REDUCE, true);
+    let (status, stdout, stderr) = run(&emulated, None, &[]);
+    assert_eq!((status, stdout.as_str()), (0, "4950 0 4950 0\n"), "{stderr}");
+
+    let program = build(&scratch, "reduce.cairn", REDUCE, false);
+    let kernels = ptx(&scratch.path("reduce.cairn"));
+    for needed in ["_param_2", "shfl.sync.bfly.b32", "bar.sync", "atom.global.add.u64", "atom.global.min.u32"] {
+        assert!(kernels.contains(needed), "the reduce kernels lack {needed}:\n{kernels}");
+    }
+    let log = scratch.path("cuda.log");
+    let env = [("FAKE_CUDA_LOG", log.to_string_lossy().to_string()), ("FAKE_CUDA_FOLD", "77".to_string())];
+    let (status, stdout, stderr) = run(&program, Some(&scratch.0), &env);
+    assert_eq!((status, stdout.as_str()), (0, "77 77 77 0\n"), "{stderr}");
+    let log = std::fs::read_to_string(&log).expect("the driver's log");
+    let launches = lines_starting(&log, "launch ");
+    assert_eq!(launches.len(), 4, "{log}");
+    // 100 indices, 16 a thread by default, 256 threads a block: one block.
+    assert!(
+        launches[1].contains(" grid 1 block 256 count 100 ") && launches[1].ends_with(" cell D+0 holds 0"),
+        "{log}"
+    );
+    assert!(launches[2].ends_with(" cell D+0 holds 4294967295"), "the min's cell starts at u32's maximum: {log}");
+    assert!(launches[3].ends_with(" cell D+16 holds 0"), "the element form folds into o[2] itself: {log}");
+    // Cells of 8 and 4 bytes, each filled with the identity, copied home and given back.
+    let events: Vec<&str> =
+        log.lines().filter(|l| l.starts_with("alloc ") || l.starts_with("copy ") || l.starts_with("free ")).collect();
+    let folds: Vec<&str> = events.iter().copied().filter(|l| l.ends_with(" 8") || l.ends_with(" 4")).collect();
+    assert_eq!(
+        folds,
+        [
+            "alloc 8",
+            "copy h2d 8",
+            "copy d2h 8",
+            "free 8",
+            "alloc 4",
+            "copy h2d 4",
+            "copy d2h 4",
+            "free 4",
+            "copy h2d 8"
+        ],
+        "{log}"
+    );
+    assert!(log.contains("live 0"), "every block given back: {log}");
 }

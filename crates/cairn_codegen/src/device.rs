@@ -14,8 +14,9 @@
 //! global memory share one type, and PTX's generic addressing reaches both.
 //!
 //! The host side of a GPU build is `gpu.rs` (launches, device memory, transfers) and
-//! `runtime/device.c`. Not here yet: device collectors as kernels, and the plan items `unroll`,
-//! `vector` and `stage` shaping a kernel.
+//! `runtime/device.c`. A device `reduce`'s kernel is `device_fold.rs`'s. Not here yet: device
+//! `compact` and `scan` as kernels, and the plan items `unroll`, `vector` and `stage` shaping a
+//! kernel.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -24,12 +25,10 @@ use cairn_mir::{Function, Inst};
 use inkwell::context::Context;
 use inkwell::module::Linkage;
 
+use crate::device_fold::FoldSpec;
 use crate::module::ModuleGen;
-use crate::target::{Target, optimize};
+use crate::target::{PTX_KERNEL, Target, optimize};
 use crate::{Options, SiteText};
-
-/// LLVM's calling convention for a PTX kernel (`ptx_kernel`).
-const PTX_KERNEL: u32 = 71;
 
 /// A device target LLVM 19's NVPTX back end compiles: its capability and the PTX ISA version
 /// used for it.
@@ -88,6 +87,15 @@ pub const MAX_ENV_BYTES: u64 = 4088;
 /// The threads of a block when a function's plan names no `block` (language §26).
 pub const DEFAULT_BLOCK: u32 = 256;
 
+/// The indices a thread of a device `reduce`'s kernel folds when no plan names `per_lane`: a
+/// block of 256 threads then folds 4,096 indices and adds one atomic to the total's cell.
+pub const DEFAULT_FOLD_PER_LANE: u32 = 16;
+
+/// The indices a thread of a device `reduce`'s kernel folds under `schedule`.
+pub fn fold_per_lane(schedule: &cairn_mir::Schedule) -> u32 {
+    if schedule.per_lane == 0 { DEFAULT_FOLD_PER_LANE } else { schedule.per_lane }
+}
+
 /// The device module's global holding where a failing device guard stores its trap number
 /// (`target::Trap::Flag`): the runtime points it at a word of host memory mapped for the device,
 /// which the host reads after each launch without a copy.
@@ -118,7 +126,8 @@ pub fn compile_ptx(
     let options = Options { keep_guards, optimize: true, debug: false, keep_functions: false, remarks: false };
     let mut cg = ModuleGen::new(&context, module, target.info(), site, options);
     cg.device_trap_flag();
-    let chosen = device_closure(functions);
+    let folds = fold_specs(functions);
+    let chosen = device_closure(functions, &folds);
     for function in &chosen {
         cg.declare(function);
     }
@@ -130,9 +139,15 @@ pub fn compile_ptx(
     let mut shapes: HashMap<&str, (u32, u32)> = HashMap::new();
     for function in functions {
         for inst in function.blocks.iter().flat_map(|b| &b.insts) {
-            if let Inst::Parallel { lane, schedule, .. } = inst {
-                let block = if schedule.block == 0 { DEFAULT_BLOCK } else { schedule.block };
-                shapes.insert(lane, (schedule.per_lane.max(1), block));
+            let block = |s: &cairn_mir::Schedule| if s.block == 0 { DEFAULT_BLOCK } else { s.block };
+            match inst {
+                Inst::Parallel { lane, schedule, .. } => {
+                    shapes.insert(lane, (schedule.per_lane.max(1), block(schedule)));
+                }
+                Inst::DeviceReduce { lane, schedule, .. } => {
+                    shapes.insert(lane, (fold_per_lane(schedule), block(schedule)));
+                }
+                _ => {}
             }
         }
     }
@@ -159,8 +174,11 @@ pub fn compile_ptx(
                 lane.name
             ));
         }
-        let kernel =
-            cg.kernel(&name, &lane.symbol, k, env_bytes).map_err(|e| format!("the kernel of {}: {e}", lane.name))?;
+        let kernel = match folds.get(&*lane.symbol) {
+            Some(spec) => cg.fold_kernel(&name, &lane.symbol, spec, k, env_bytes),
+            None => cg.kernel(&name, &lane.symbol, k, env_bytes),
+        }
+        .map_err(|e| format!("the kernel of {}: {e}", lane.name))?;
         kernel_shapes.push(KernelShape { per_lane: k, block, env_bytes });
         // The block the host launches it with, at most: the JIT may then spend registers up to
         // what that block leaves each thread, and no launch fails for want of them.
@@ -180,12 +198,30 @@ pub fn compile_ptx(
     Ok(Ptx { text, kernels, messages: cg.device_messages, shapes: kernel_shapes })
 }
 
-/// The device lane functions and every program function they reach by direct calls, in the
-/// order of `functions`.
-fn device_closure(functions: &[Arc<Function>]) -> Vec<Arc<Function>> {
+/// Each device `reduce`'s lane function, with what its kernel needs.
+fn fold_specs(functions: &[Arc<Function>]) -> HashMap<Arc<str>, FoldSpec> {
+    let mut specs = HashMap::new();
+    for function in functions {
+        for inst in function.blocks.iter().flat_map(|b| &b.insts) {
+            if let Inst::DeviceReduce { lane, fold, op, checked, identity, .. } = inst {
+                let Some(ty) = functions.iter().find(|f| f.symbol == *lane).map(|f| f.ret.clone()) else { continue };
+                specs.insert(
+                    lane.clone(),
+                    FoldSpec { fold: fold.clone(), op: *op, checked: *checked, identity: identity.clone(), ty },
+                );
+            }
+        }
+    }
+    specs
+}
+
+/// The device lane functions, the `fold` of each device `reduce`, and every program function
+/// they reach by direct calls, in the order of `functions`.
+fn device_closure(functions: &[Arc<Function>], folds: &HashMap<Arc<str>, FoldSpec>) -> Vec<Arc<Function>> {
     let by_symbol: HashMap<&str, &Arc<Function>> = functions.iter().map(|f| (&*f.symbol, f)).collect();
     let mut reached: HashSet<&str> = HashSet::new();
     let mut work: Vec<&Arc<Function>> = functions.iter().filter(|f| f.device).collect();
+    work.extend(folds.values().filter_map(|spec| by_symbol.get(&*spec.fold).copied()));
     while let Some(function) = work.pop() {
         if !reached.insert(&function.symbol) {
             continue;
@@ -226,6 +262,19 @@ impl<'ctx> ModuleGen<'ctx, '_> {
         flag.as_pointer_value()
     }
 
+    /// The special register `register` of this thread (`tid.x`, `ntid.x`, `ctaid.x`).
+    pub(crate) fn sreg(
+        &mut self,
+        register: &str,
+    ) -> Result<inkwell::values::IntValue<'ctx>, inkwell::builder::BuilderError> {
+        let i32t = self.ctx.i32_type();
+        let ty = i32t.fn_type(&[], false);
+        let name = format!("llvm.nvvm.read.ptx.sreg.{register}");
+        let function = self.module.get_function(&name).unwrap_or_else(|| self.module.add_function(&name, ty, None));
+        let value = self.builder.build_call(function, &[], register)?;
+        Ok(value.try_as_basic_value().basic().map_or(i32t.const_zero(), |v| v.into_int_value()))
+    }
+
     /// The `.entry` `name(env, n)` running the lane function `lane` over its thread's
     /// `per_lane` indices: `lo = (ctaid.x * ntid.x + tid.x) * per_lane`, `lane(env, lo, min(lo +
     /// per_lane, n))` when `lo < n`.
@@ -243,7 +292,6 @@ impl<'ctx> ModuleGen<'ctx, '_> {
         use inkwell::attributes::{Attribute, AttributeLoc};
         use inkwell::types::AnyType;
         let i64t = self.ctx.i64_type();
-        let i32t = self.ctx.i32_type();
         let ptr = self.ptr();
         let kernel_ty = self.ctx.void_type().fn_type(&[ptr.into(), i64t.into()], false);
         let kernel = self.module.add_function(name, kernel_ty, Some(Linkage::External));
@@ -258,18 +306,9 @@ impl<'ctx> ModuleGen<'ctx, '_> {
         let run = self.ctx.append_basic_block(kernel, "run");
         let done = self.ctx.append_basic_block(kernel, "done");
         self.builder.position_at_end(entry);
-        let read = |this: &mut Self, register: &str| {
-            let ty = i32t.fn_type(&[], false);
-            let name = format!("llvm.nvvm.read.ptx.sreg.{register}");
-            let function = this.module.get_function(&name).unwrap_or_else(|| this.module.add_function(&name, ty, None));
-            this.builder.build_call(function, &[], register).map(|v| match v.try_as_basic_value() {
-                inkwell::values::ValueKind::Basic(value) => Some(value.into_int_value()),
-                _ => None,
-            })
-        };
-        let block = read(self, "ctaid.x")?.unwrap_or(i32t.const_zero());
-        let width = read(self, "ntid.x")?.unwrap_or(i32t.const_zero());
-        let thread = read(self, "tid.x")?.unwrap_or(i32t.const_zero());
+        let block = self.sreg("ctaid.x")?;
+        let width = self.sreg("ntid.x")?;
+        let thread = self.sreg("tid.x")?;
         let block = self.builder.build_int_z_extend(block, i64t, "block")?;
         let width = self.builder.build_int_z_extend(width, i64t, "width")?;
         let thread = self.builder.build_int_z_extend(thread, i64t, "thread")?;

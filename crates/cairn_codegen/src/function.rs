@@ -183,6 +183,15 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
                 Ok(())
             }
             Inst::Transfer { dst, src, device } => self.transfer(dst, src, *device),
+            Inst::DeviceReduce { lane, env, count, identity, dest, dest_device, schedule, .. } => {
+                // Built for a GPU, the lane function's kernel folds across threads.
+                if self.gpu_fold(lane, env, count, identity, dest, *dest_device, schedule)? {
+                    return Ok(());
+                }
+                // Emulated: the in-order fold (language §41), the lane function over every index.
+                let zero = Operand::Const(cairn_mir::Const::Int(0, cairn_mir::IntTy::Usize));
+                self.call(Some(dest), lane, &[env.clone(), zero, count.clone()])
+            }
             Inst::Parallel { lane, env, count, work, schedule } => {
                 // A device region built for a GPU launches its kernel instead.
                 if self.gpu_launch(lane, env, count, schedule)? {

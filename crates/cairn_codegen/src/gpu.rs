@@ -114,6 +114,58 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
         Ok(())
     }
 
+    /// A device `reduce` built for a GPU (`Inst::DeviceReduce`): the runtime starts a device
+    /// cell at `identity` (the element `dest` itself when `dest_device`, else a cell of its
+    /// own), launches the lane function's kernel over `count` indices with the cell, and, for a
+    /// host `dest`, copies the total back into it. False when this is not a GPU build.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn gpu_fold(
+        &mut self,
+        lane: &Arc<str>,
+        env: &Operand,
+        count: &Operand,
+        identity: &cairn_mir::Const,
+        dest: &cairn_mir::Place,
+        dest_device: bool,
+        schedule: &cairn_mir::Schedule,
+    ) -> G<bool> {
+        let Some(kernel) = self.cx.gpu.as_ref().and_then(|gpu| gpu.kernels.get(lane).copied()) else {
+            return Ok(false);
+        };
+        let record = match self.operand_ty(env) {
+            MTy::Ptr(record) => (*record).clone(),
+            other => unreachable!("the verifier rejects an environment of type {other:?}"),
+        };
+        let i64t = self.cx.ctx.i64_type();
+        let i32t = self.cx.ctx.i32_type();
+        let env_bytes = self.cx.basic(&record).size_of().expect("a sized environment");
+        let env_bytes = self.cx.builder.build_int_cast(env_bytes, i64t, "env_bytes")?;
+        let env = self.operand(env)?;
+        let count = self.operand(count)?.into_int_value();
+        let count = self.cx.builder.build_int_cast(count, i64t, "count")?;
+        let (dest, ty) = self.place(dest)?;
+        let start = self.operand(&Operand::Const(identity.clone()))?;
+        let start_slot = self.cx.builder.build_alloca(start.get_type(), "identity")?;
+        self.cx.builder.build_store(start_slot, start)?;
+        let size = self.cx.basic(&ty).size_of().expect("a sized total");
+        let size = self.cx.builder.build_int_cast(size, i64t, "size")?;
+        let block = if schedule.block == 0 { DEFAULT_BLOCK } else { schedule.block };
+        let args = [
+            i32t.const_int(u64::from(kernel), false).into(),
+            env.into(),
+            env_bytes.into(),
+            count.into(),
+            i32t.const_int(u64::from(block), false).into(),
+            i32t.const_int(u64::from(crate::device::fold_per_lane(schedule)), false).into(),
+            dest.into(),
+            i32t.const_int(u64::from(dest_device), false).into(),
+            start_slot.into(),
+            size.into(),
+        ];
+        self.cx.builder.build_call(self.cx.rt("cairn_rt_gpu_fold"), &args, "")?;
+        Ok(true)
+    }
+
     /// A device region built for a GPU: its kernel launched over `count` indices with a copy of
     /// the environment record `env` points to, in blocks of the plan's `block` threads (else
     /// `DEFAULT_BLOCK`), each thread running `per_lane` consecutive indices (the kernel was

@@ -85,7 +85,7 @@ impl<'ctx> ModuleGen<'ctx, '_> {
         self.ctx.struct_type(&[self.ctx.i32_type().into(), self.ctx.i64_type().array_type(words as u32).into()], false)
     }
 
-    fn int_of_width(&self, bits: u32) -> IntType<'ctx> {
+    pub(crate) fn int_of_width(&self, bits: u32) -> IntType<'ctx> {
         match bits {
             8 => self.ctx.i8_type(),
             16 => self.ctx.i16_type(),

@@ -14,6 +14,7 @@
 mod call;
 mod debug;
 mod device;
+mod device_fold;
 mod entry;
 mod function;
 mod gpu;

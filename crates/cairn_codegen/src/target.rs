@@ -20,6 +20,9 @@ use inkwell::targets::{
 };
 use inkwell::{AddressSpace, OptimizationLevel};
 
+/// LLVM's calling convention for a PTX kernel (`ptx_kernel`).
+pub(crate) const PTX_KERNEL: u32 = 71;
+
 /// A target of code generation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Target {

@@ -107,6 +107,7 @@ fn plan(function: &Function, h: usize, body: &[bool], taken: &[bool]) -> Option<
             | Inst::Format { .. }
             | Inst::Drop(_)
             | Inst::Parallel { .. }
+            | Inst::DeviceReduce { .. }
             | Inst::Transfer { .. } => return None,
         }
     }

@@ -192,6 +192,12 @@ impl Display for Inst {
                 "parallel {lane}({env}) over {count} (work {work}, grain {}, lanes {})",
                 schedule.grain, schedule.lanes
             ),
+            Inst::DeviceReduce { lane, fold, env, count, op, checked, dest, dest_device, .. } => write!(
+                f,
+                "{dest} = device reduce {op:?}{} {lane}({env}) over {count} (fold {fold}){}",
+                if *checked { " checked" } else { "" },
+                if *dest_device { " (device element)" } else { "" }
+            ),
             Inst::Transfer { dst, src, device } => {
                 write!(f, "transfer {dst} <- {src}{}", if *device { " (device)" } else { "" })
             }

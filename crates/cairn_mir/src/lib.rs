@@ -482,6 +482,28 @@ pub enum Inst {
         work: Operand,
         schedule: Schedule,
     },
+    /// A device `reduce` (language §25, §36). `lane(env, lo, hi)` returns the fold of the
+    /// yields of `lo..hi` in index order, from the operator's identity; `fold(a, b)` combines
+    /// two totals with the collector's own guard (a checked `+` traps when the sum overflows).
+    /// The total of `0..count` is written to `dest`, device memory when `dest_device` (the
+    /// element form's `out[k]`). Emulation and the evaluator call `lane` once over `0..count`:
+    /// the in-order fold language §41 fixes. A GPU build launches the lane function's kernel,
+    /// whose threads fold their indices, combine across each warp with `fold`, and then into
+    /// one device cell by `op` (`BinOp::Add` … `Max`; `checked` for a checked `+`): a tree of
+    /// unspecified association, exact for the integer operators.
+    DeviceReduce {
+        lane: Arc<str>,
+        fold: Arc<str>,
+        env: Operand,
+        count: Operand,
+        op: BinOp,
+        checked: bool,
+        /// `op`'s identity in the total's type: the total of no indices, and the cell's start.
+        identity: Const,
+        dest: Place,
+        dest_device: bool,
+        schedule: Schedule,
+    },
     /// `transfer(dst, src)` (language §36): copies `len(dst)` elements of `src` into `dst` (two
     /// views of one element type; a guard before it made their lengths agree). `device` is true
     /// when either side is device memory, so a GPU build copies through the driver; emulation

@@ -36,6 +36,11 @@ pub fn verify(function: &Function) -> Result<(), String> {
                     check_operand(function, dst)?;
                     check_operand(function, src)?;
                 }
+                Inst::DeviceReduce { env, count, dest, .. } => {
+                    check_operand(function, env)?;
+                    check_operand(function, count)?;
+                    check_place(function, dest)?;
+                }
                 Inst::Parallel { env, count, work, .. } => {
                     check_operand(function, env)?;
                     check_operand(function, count)?;

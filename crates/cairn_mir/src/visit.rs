@@ -50,6 +50,11 @@ pub(crate) fn inst_places(inst: &mut Inst, f: &mut dyn FnMut(&mut Place, Role)) 
             operand(dst, f);
             operand(src, f);
         }
+        Inst::DeviceReduce { env, count, dest, .. } => {
+            operand(env, f);
+            operand(count, f);
+            place(dest, Role::Def, f);
+        }
         Inst::Parallel { env, count, work, .. } => {
             operand(env, f);
             operand(count, f);

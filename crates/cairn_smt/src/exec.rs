@@ -384,6 +384,7 @@ impl<'f> Exec<'f> {
             }
             Inst::Drop(_) => unsupported("a heap owner (Buf) released"),
             Inst::Parallel { .. } => unsupported("a parallel region"),
+            Inst::DeviceReduce { .. } => unsupported("a device reduce"),
             Inst::Transfer { .. } => unsupported("a transfer (device memory)"),
             // A proved fact: the paths that reach it already satisfy it.
             Inst::Assume(_) => Ok(vec![state]),

@@ -6,14 +6,16 @@
  *   init | module <entries…> flag=<yes|no> | function <name> | alloc <bytes> | alloc-managed <bytes>
  *   host-alloc <bytes> | free <bytes> | free-unknown | set <value> <bytes>
  *   copy <h2d|d2h|d2d|h2h> <bytes> | launch <kernel> grid <g> block <b> count <n> env <word…>
- *   live <allocations>
+ *   [cell D+<offset> holds <value>] | live <allocations>
  *
  * A launch's environment is its first parameter, by value, of the size the PTX declares for it;
  * in it a word that is the start of a block this driver gave out is written `D`, any other word
  * as its decimal value. $FAKE_CUDA_TRAP=K raises the trap flag to K at a launch (of a kernel whose
  * name holds $FAKE_CUDA_TRAP_KERNEL, when that is set), through the address the program stored
  * in the module's `cairn_device_trap`; $FAKE_CUDA_FAIL=NAME makes the call NAME answer error
- * 719. */
+ * 719. A device reduce's kernel (one with a third parameter, the total's cell) logs where its
+ * cell is and what it holds at the launch; $FAKE_CUDA_FOLD=V stores V into it, as a kernel that
+ * computed the total V would. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -90,7 +92,7 @@ int cuModuleLoadData(void **module, const void *image) {
     return 0;
 }
 
-struct kernel { char name[256]; size_t env_bytes; };
+struct kernel { char name[256]; size_t env_bytes; int cell; };
 
 int cuModuleGetFunction(void **function, void *module, const char *name) {
     (void)module;
@@ -104,6 +106,9 @@ int cuModuleGetFunction(void **function, void *module, const char *name) {
     snprintf(param, sizeof param, "%s_param_0[", name);
     const char *at = strstr(module_text, param);
     if (at != NULL) k->env_bytes = strtoull(at + strlen(param), NULL, 10);
+    /* A device reduce's kernel takes a third parameter: the total's cell. */
+    snprintf(param, sizeof param, "%s_param_2", name);
+    k->cell = strstr(module_text, param) != NULL;
     say("function %s", name);
     *function = k;
     return 0;
@@ -202,6 +207,26 @@ int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsign
         for (size_t k = 0; k < block_count; k++) device |= (uintptr_t)blocks[k].at == env[w];
         if (device) used += snprintf(line + used, sizeof line - used, " D");
         else used += snprintf(line + used, sizeof line - used, " %llu", (unsigned long long)env[w]);
+    }
+    if (k->cell) {
+        /* The cell: where in which block, and what it holds at the launch (its start value). */
+        char *cell = (char *)(uintptr_t)*(cu_ptr *)params[2];
+        long b = find_block(cell);
+        if (b < 0) {
+            used += snprintf(line + used, sizeof line - used, " cell host");
+        } else {
+            size_t offset = (size_t)(cell - (char *)blocks[b].at), room = blocks[b].bytes - offset;
+            size_t size = room < 8 ? room : 8;
+            uint64_t held = 0;
+            memcpy(&held, cell, size);
+            used += snprintf(line + used, sizeof line - used, " cell D+%zu holds %llu", offset, (unsigned long long)held);
+            /* $FAKE_CUDA_FOLD=V plays the kernel's total: V is stored into the cell. */
+            const char *total = getenv("FAKE_CUDA_FOLD");
+            if (total != NULL) {
+                uint64_t v = strtoull(total, NULL, 10);
+                memcpy(cell, &v, size);
+            }
+        }
     }
     say("%s", line);
     const char *trap = getenv("FAKE_CUDA_TRAP");

@@ -221,13 +221,14 @@ void cairn_rt_gpu_copy(void *dst, const void *src, uint64_t bytes) {
     pthread_mutex_unlock(&cairn_gpu_lock);
 }
 
-/* A device region: kernel `kernel` over indices 0..count, each thread running `per_lane`
- * consecutive ones (the kernel was made for that number), in blocks of `block` threads, reading
- * the environment record `env` (`env_bytes` bytes, copied to device memory first: it holds only
- * copies, device views among them). Returns once the kernel ran; a device guard that failed
+/* Runs kernel `kernel` over indices 0..count, each thread running `per_lane` consecutive ones
+ * (the kernel was made for that number), in blocks of `block` threads, with the environment
+ * record `env` (`env_bytes` bytes: it holds only copies, device views among them) as its first
+ * parameter, the count as its second and, for a device `reduce`, the address of the total's
+ * cell (`cell`, else NULL) as its third. Returns once the kernel ran; a device guard that failed
  * stops the program here with its message. */
-void cairn_rt_gpu_launch(int32_t kernel, const void *env, uint64_t env_bytes, uint64_t count, int32_t block,
-                         int32_t per_lane) {
+static void cairn_gpu_run(int32_t kernel, const void *env, uint64_t env_bytes, uint64_t count, int32_t block,
+                          int32_t per_lane, const cu_ptr *cell) {
     if (count == 0) return;
     if (kernel < 0 || kernel >= cairn_gpu_kernel_count) cairn_rt_trap("device error: a launch of a kernel the module lacks");
     if (block < 32 || block > 1024) block = 256;
@@ -253,7 +254,7 @@ void cairn_rt_gpu_launch(int32_t kernel, const void *env, uint64_t env_bytes, ui
         env_arg = small;
     }
     uint64_t count_arg = count;
-    void *params[2] = {(void *)env_arg, &count_arg};
+    void *params[3] = {(void *)env_arg, &count_arg, (void *)cell};
     cairn_gpu_check("cuLaunchKernel", cu.launch(function, (unsigned)blocks, 1, 1, (unsigned)block, 1, 1, 0, NULL, params,
                                                 NULL));
     cairn_gpu_check("cuCtxSynchronize", cu.synchronize());
@@ -262,4 +263,37 @@ void cairn_rt_gpu_launch(int32_t kernel, const void *env, uint64_t env_bytes, ui
         if (fired > (uint32_t)cairn_gpu_message_count) cairn_rt_trap("device error: a device guard failed");
         cairn_rt_trap(cairn_gpu_messages[fired - 1]);
     }
+}
+
+/* A device region (`cairn_gpu_run` without a cell). */
+void cairn_rt_gpu_launch(int32_t kernel, const void *env, uint64_t env_bytes, uint64_t count, int32_t block,
+                         int32_t per_lane) {
+    cairn_gpu_run(kernel, env, env_bytes, count, block, per_lane, NULL);
+}
+
+/* A device `reduce` (language §25, §36): its total starts as `identity` (`size` bytes) in a
+ * device cell, the kernel's threads combine into the cell, and the total ends in `dest`. With
+ * `dest_device`, `dest` is the element `out[k]` in device memory and is the cell itself (the
+ * total stays on the device); else `dest` is host memory, the cell is allocated for the launch
+ * and the total copied back. A reduction of no indices leaves the identity. */
+void cairn_rt_gpu_fold(int32_t kernel, const void *env, uint64_t env_bytes, uint64_t count, int32_t block,
+                       int32_t per_lane, void *dest, int32_t dest_device, const void *identity, uint64_t size) {
+    pthread_mutex_lock(&cairn_gpu_lock);
+    cairn_gpu_ready();
+    cu_ptr cell = (cu_ptr)(uintptr_t)dest;
+    if (!dest_device) {
+        cu_result code = cu.alloc(&cell, (size_t)size);
+        if (code == CU_OUT_OF_MEMORY) cairn_rt_trap("allocation guard failed: no device memory for a reduction's total");
+        cairn_gpu_check("cuMemAlloc", code);
+    }
+    cairn_gpu_check("cuMemcpy", cu.copy(cell, (cu_ptr)(uintptr_t)identity, (size_t)size));
+    pthread_mutex_unlock(&cairn_gpu_lock);
+    cairn_gpu_run(kernel, env, env_bytes, count, block, per_lane, &cell);
+    if (dest_device) return;
+    pthread_mutex_lock(&cairn_gpu_lock);
+    cairn_gpu_ready();
+    cairn_gpu_check("cuMemcpy", cu.copy((cu_ptr)(uintptr_t)dest, cell, (size_t)size));
+    cairn_gpu_check("cuCtxSynchronize", cu.synchronize());
+    cairn_gpu_check("cuMemFree", cu.release(cell));
+    pthread_mutex_unlock(&cairn_gpu_lock);
 }

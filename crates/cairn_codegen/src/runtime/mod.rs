@@ -103,6 +103,7 @@ impl<'ctx> ModuleGen<'ctx, '_> {
         self.module.add_function("cairn_rt_gpu_alloc", gpu_alloc, Some(Linkage::External));
         self.runtime_fn("cairn_rt_gpu_copy", &[ptr, ptr, i64t]);
         self.runtime_fn("cairn_rt_gpu_launch", &[i32t, ptr, i64t, i64t, i32t, i32t]);
+        self.runtime_fn("cairn_rt_gpu_fold", &[i32t, ptr, i64t, i64t, i32t, i32t, ptr, i32t, ptr, i64t]);
         let index = self.ctx.i64_type().fn_type(&[i32t, ptr, i64t], false);
         self.module.add_function("cairn_rt_test_index", index, Some(Linkage::External));
     }

@@ -330,6 +330,11 @@ impl<'f> Machine<'f> {
                     other => unsupported(format!("a transfer into {other:?}")),
                 }
             }
+            // The in-order fold of emulation (language §41): the lane function over every index.
+            Inst::DeviceReduce { lane, env, count, dest, .. } => {
+                let args = [env.clone(), Operand::Const(Const::Int(0, IntTy::Usize)), count.clone()];
+                self.call_into(frame, lane, &args, Some(dest), depth)
+            }
             Inst::Parallel { lane, env, count, .. } => {
                 let args = [env.clone(), Operand::Const(Const::Int(0, IntTy::Usize)), count.clone()];
                 self.call_into(frame, lane, &args, None, depth)

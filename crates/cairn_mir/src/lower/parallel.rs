@@ -297,7 +297,13 @@ impl<'db> Lower<'db> {
     }
 
     /// Closes a lane function and keeps it beside this one.
-    fn finish_lane(&mut self, symbol: Arc<str>, mut inner: Lower<'_>, device: bool) {
+    fn finish_lane(&mut self, symbol: Arc<str>, inner: Lower<'_>, device: bool) {
+        self.finish_helper(symbol, inner, device, 3, MTy::Void);
+    }
+
+    /// Closes a function made for this one's lanes (`params` parameters, returning `ret`) and
+    /// keeps it beside this one.
+    fn finish_helper(&mut self, symbol: Arc<str>, mut inner: Lower<'_>, device: bool, params: u32, ret: MTy) {
         if inner.open() {
             inner.terminate(Terminator::Return(None));
         }
@@ -306,8 +312,8 @@ impl<'db> Lower<'db> {
             name: symbol.trim_start_matches("cairn.").into(),
             symbol,
             kind: FnKind::Function,
-            params: 3,
-            ret: MTy::Void,
+            params,
+            ret,
             locals: inner.locals,
             blocks,
             extents: Vec::new(),
@@ -348,8 +354,9 @@ impl<'db> Lower<'db> {
         let region =
             self.check.region(id).ok_or_else(|| LowerError("a collector the check did not record".into()))?.clone();
         let op = c.op.unwrap_or(ReduceOp::Add);
-        // A device collector folds in index order here, as emulation runs it (language §41).
-        self.folds_device |= region.device;
+        // A device `compact` or `scan` folds in index order here, as emulation runs it
+        // (language §41); a GPU build has no kernel for one yet. A device `reduce` has its own.
+        self.folds_device |= region.device && c.kind != CollectKind::Reduce;
         // The element a storing `reduce` writes: `k` evaluated once, before the lanes.
         let stored = match (c.kind, c.target) {
             (CollectKind::Reduce, Some(target)) => Some(self.place(target)?),
@@ -363,6 +370,18 @@ impl<'db> Lower<'db> {
             CollectKind::Compact => MTy::usize(),
             _ => self.mty_of(c.value),
         };
+        if region.device && c.kind == CollectKind::Reduce {
+            let (dest, dest_device) = match (stored, c.name) {
+                (Some(place), _) => (place, true),
+                (None, Some(name)) => {
+                    let local = self.new_local(Some(self.body.binder(name).clone()), ty.clone());
+                    self.bind(name, local);
+                    (Place::local(local), false)
+                }
+                (None, None) => return Err(LowerError("a reduce that neither binds nor stores".into())),
+            };
+            return self.device_reduce(id, c, op, &ty, n, &region, dest, dest_device);
+        }
         let result = match c.kind {
             CollectKind::Compact => self.compact(c, n)?,
             // A device collector folds in index order under emulation (language §41), whatever
@@ -403,6 +422,83 @@ impl<'db> Lower<'db> {
             self.assign(Place::local(local), Rvalue::Use(result));
             self.bind(name, local);
         }
+        Ok(())
+    }
+
+    /// A device `reduce` (`Inst::DeviceReduce`): a lane function returning the in-order fold of
+    /// its indices, and a function combining two totals with the collector's guard, which a GPU
+    /// build's kernel uses across threads.
+    #[allow(clippy::too_many_arguments)]
+    fn device_reduce(
+        &mut self,
+        id: StmtId,
+        c: &Collector,
+        op: ReduceOp,
+        ty: &MTy,
+        n: Operand,
+        region: &cairn_hir::check::Region,
+        dest: Place,
+        dest_device: bool,
+    ) -> R<()> {
+        let symbol: Arc<str> = Arc::from(format!("{}$lane{}", self.symbol, id.0));
+        let captures = self.captured(&region.captures)?;
+        let outer: Vec<Local> = captures.iter().map(|(_, l)| *l).collect();
+        let sized = self.views_of_extent(c.count);
+        let (env, mut inner, shared) = self.lane_env(&symbol, &outer, true)?;
+        inner.ret = ty.clone();
+        let mut proved = Vec::new();
+        for ((local_ref, outer_local), local) in captures.iter().zip(&shared) {
+            inner.bindings.insert(*local_ref, *local);
+            if sized.contains(outer_local) {
+                proved.push(*local);
+            }
+        }
+        self.assume_extents(&mut inner, &outer, &shared);
+        let counter = inner.new_local(Some(inner.body.binder(c.binder).clone()), MTy::usize());
+        inner.bind(c.binder, counter);
+        // The lanes run indices below the count only: the views of its extent hold each.
+        for view in proved {
+            inner.facts.push((counter, Bound::Len(view)));
+        }
+        let acc = inner.new_local(None, ty.clone());
+        inner.assign(Place::local(acc), Rvalue::Use(identity(op, ty)));
+        inner.index_loop(copy(Local(1)), copy(Local(2)), counter, |me| me.fold_yield(c, op, ty, acc))?;
+        inner.terminate(Terminator::Return(Some(copy(acc))));
+        self.finish_helper(symbol.clone(), inner, true, 3, ty.clone());
+        // `fold(a, b)`: the collector's combination, with its guard at the yield.
+        let fold: Arc<str> = Arc::from(format!("{symbol}$fold"));
+        let mut combine = Lower::new(self.db, self.body, self.check, ty.clone(), Ty::Void, fold.clone());
+        let a = combine.new_local(Some(Arc::from("a")), ty.clone());
+        let b = combine.new_local(Some(Arc::from("b")), ty.clone());
+        let both = combine.combine(op, ty, copy(a), copy(b), Some(c.value), true);
+        combine.terminate(Terminator::Return(Some(both)));
+        self.finish_helper(fold.clone(), combine, false, 2, ty.clone());
+        let (binop, checked) = match op {
+            ReduceOp::Add => (BinOp::Add, matches!(ty, MTy::Int(_))),
+            ReduceOp::AddWrap => (BinOp::Add, false),
+            ReduceOp::Mul | ReduceOp::MulWrap => (BinOp::Mul, false),
+            ReduceOp::And => (BinOp::And, false),
+            ReduceOp::Or => (BinOp::Or, false),
+            ReduceOp::Xor => (BinOp::Xor, false),
+            ReduceOp::Min => (BinOp::Min, false),
+            ReduceOp::Max => (BinOp::Max, false),
+        };
+        let Operand::Const(identity) = identity(op, ty) else {
+            return Err(LowerError("an identity that is not a constant".into()));
+        };
+        let schedule = self.schedule(id);
+        self.emit(Inst::DeviceReduce {
+            lane: symbol,
+            fold,
+            env,
+            count: n,
+            op: binop,
+            checked,
+            identity,
+            dest,
+            dest_device,
+            schedule,
+        });
         Ok(())
     }
 
