@@ -147,19 +147,10 @@ pub fn build_program(
             Stopped(1)
         })?;
     if let Some(target) = &device.gpu {
-        // A target LLVM cannot compile, and a device `scan` or `compact` (it folds on the host
-        // side of the emulation only: no kernel yet), are refused before anything is built.
-        let mir = cairn_mir::program_mir(workspace.db());
-        let refused = match crate::ptx::device_arch(target) {
-            Err((code, message)) => Some(cairn_diagnostics::Diagnostic::new(code, message)),
-            Ok(_) => mir.functions.iter().find(|f| f.folds_device).map(|function| cairn_diagnostics::Diagnostic::new(
-                "E-UNSUPPORTED",
-                format!(
-                    "{} has a device scan or compact, and this toolchain builds those for host threads only (they have no kernels yet; a device reduce has one): pass --emulate to run the program on host threads.",
-                    function.name
-                ),
-            )),
-        };
+        // A target LLVM cannot compile is refused before anything is built.
+        let refused = crate::ptx::device_arch(target)
+            .err()
+            .map(|(code, message)| cairn_diagnostics::Diagnostic::new(code, message));
         if let Some(diagnostic) = refused {
             if let Some(refusal) = cairn_diagnostics::Refusal::from_diagnostics(vec![diagnostic]) {
                 let lines = |file: Option<&str>, line: u32| workspace.line_text(file, line);

@@ -37,8 +37,7 @@ pub(crate) struct DeviceArgs {
     pub(crate) device_target: Option<String>,
     /// Build device work for host threads, judged against the device target (for correctness,
     /// never timing). Without it device work is built for a GPU: PTX launched through the CUDA
-    /// driver, loaded when the program runs (not yet run on a real GPU; a device `scan` or
-    /// `compact` needs this flag)
+    /// driver, loaded when the program runs (not yet run on a real GPU)
     #[arg(long)]
     pub(crate) emulate: bool,
 }

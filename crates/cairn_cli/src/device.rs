@@ -10,9 +10,8 @@
 //! exactly the requested size, a region runs on the lane pool, collectors fold in index order);
 //! a build without it is for a GPU: the device regions' PTX (LLVM's NVPTX back end) is embedded
 //! in the program, which launches it through the CUDA driver loaded at run time
-//! (`cairn_codegen`'s `gpu.rs` and `runtime/device.c`). A device `reduce` has a kernel of its
-//! own; a device `scan` or `compact` has none yet, so a GPU build of a program with one is
-//! `E-UNSUPPORTED` (`build.rs`). A program without
+//! (`cairn_codegen`'s `gpu.rs` and `runtime/device.c`); a target LLVM 19 lacks is
+//! `E-TARGET-TOOLKIT` (`build.rs`). A program without
 //! device work ignores both flags. This module links no back end (`cairn` and `cairn-serve`
 //! judge device work too); the PTX is made in `ptx.rs`.
 

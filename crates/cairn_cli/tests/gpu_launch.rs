@@ -316,27 +316,74 @@ fn a_missing_or_failing_driver_stops_the_program_with_a_message() {
     assert!(stderr.starts_with("allocation guard failed at prog.cairn:14:"), "{stderr}");
 }
 
+/// A device `scan` and a device `compact`: a region evaluates the yields (and the predicate)
+/// into device scratch, which crosses to the host, is folded there in index order, and crosses
+/// back into the output (a compact's front only); every scratch block is given back. The
+/// stand-in driver runs no kernel, so the scratch stays zeroed: the scan's total is 0 and the
+/// compact keeps nothing (its zero-length copy home is no driver call).
 #[test]
-fn a_device_scan_or_compact_builds_only_emulated() {
+fn a_device_scan_or_compact_goes_through_host_memory() {
     let scratch = Scratch::new("collectors");
+    fake_driver(&scratch.0);
     let source = "fn main() -> i32 {
   buffer d:u64[100]@device = zeroed;
   parallel i in 100 { d[i] = u64(i); }
   buffer p:u64[100]@device = zeroed;
-  let total = scan add_wrap p for i in 100 yield d[i];
-  println(total);
+  let total = scan add_wrap p parallel i in 100 yield d[i];
+  buffer e:u64[100]@device = zeroed;
+  let kept = compact e for i in 100 where d[i] % 2 == 0 yield d[i];
+  buffer h:u64[100] = zeroed;
+  transfer(h, p);
+  println(total, \" \", kept, \" \", h[99]);
   return 0;
 }
 ";
-    let file = scratch.path("scan.cairn");
-    std::fs::write(&file, source).expect("write");
-    let file = file.to_string_lossy().to_string();
-    let out = scratch.path("out").to_string_lossy().to_string();
-    let (status, record) = cairn(&["build", &file, "--device-target", "sm_90", "--out", &out]);
-    assert_eq!((status, record["code"].as_str()), (1, Some("E-UNSUPPORTED")), "{record}");
-    assert!(record["message"].as_str().is_some_and(|m| m.contains("--emulate")), "{record}");
-    let (status, record) = cairn(&["run", &file, "--device-target", "sm_90", "--emulate", "--out", &out]);
-    assert_eq!((status, record["stdout"].as_str()), (0, Some("4950\n")), "{record}");
+    let emulated = build(&scratch, "scan.cairn", source, true);
+    let (status, stdout, stderr) = run(&emulated, None, &[]);
+    assert_eq!((status, stdout.as_str()), (0, "4950 50 4950\n"), "{stderr}");
+    let program = build(&scratch, "scan.cairn", source, false);
+    let log = scratch.path("cuda.log");
+    let env = [("FAKE_CUDA_LOG", log.to_string_lossy().to_string())];
+    let (status, stdout, stderr) = run(&program, Some(&scratch.0), &env);
+    assert_eq!((status, stdout.as_str()), (0, "0 0 0\n"), "{stderr}");
+    let log = std::fs::read_to_string(&log).expect("the driver's log");
+    let launches = lines_starting(&log, "launch ");
+    assert_eq!(launches.len(), 3, "the fill, the scan's yields and the compact's: {log}");
+    assert!(launches[1].contains(" count 100 ") && launches[2].contains(" count 100 "), "{log}");
+    let events: Vec<&str> = log
+        .lines()
+        .filter(|l| {
+            l.starts_with("alloc ") || l.starts_with("copy ") || l.starts_with("free ") || l.starts_with("launch ")
+        })
+        .map(|l| if l.starts_with("launch ") { "launch" } else { l })
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "alloc 800",
+            "launch",
+            "alloc 800", // d; the fill; p
+            "alloc 800",
+            "launch",
+            "copy d2h 800",
+            "copy h2d 800",
+            "free 800",  // the scan's scratch
+            "alloc 800", // e
+            "alloc 100",
+            "alloc 800",
+            "launch",
+            "copy d2h 100",
+            "copy d2h 800",
+            "free 800",
+            "free 100",
+            "copy d2h 800",
+            "free 800",
+            "free 800",
+            "free 800",
+        ],
+        "{log}"
+    );
+    assert_eq!(log.lines().last(), Some("live 0"), "{log}");
 }
 
 /// A device `reduce` bound with `let`, one of a narrower type, and one stored into a device

@@ -584,10 +584,6 @@ pub struct Function {
     /// compiled into the PTX module as a kernel's body (`cairn_codegen::compile_ptx`), and for
     /// the host under `--emulate`.
     pub device: bool,
-    /// True when the function folds a device collector (`reduce`, `scan`, `compact` over
-    /// device memory) in index order on the calling thread: how emulation runs one (language
-    /// §41). No kernel does it yet, so a build for a GPU refuses such a function.
-    pub folds_device: bool,
 }
 
 /// What a view parameter's length equals.

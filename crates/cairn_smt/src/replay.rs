@@ -200,7 +200,6 @@ pub fn entry(target: &Function, inputs: &[WValue]) -> Result<Function, String> {
         blocks: b.blocks,
         extents: Vec::new(),
         device: false,
-        folds_device: false,
     })
 }
 

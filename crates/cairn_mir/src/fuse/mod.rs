@@ -274,7 +274,6 @@ fn fused_lane(
         blocks,
         extents: Vec::new(),
         device: false,
-        folds_device: false,
     }
 }
 

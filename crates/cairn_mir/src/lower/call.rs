@@ -497,7 +497,6 @@ impl Lower<'_> {
                 }],
                 extents: Vec::new(),
                 device: false,
-                folds_device: false,
             });
         }
         Operand::Const(Const::Fn(adapter))

@@ -138,7 +138,6 @@ impl Lower<'_> {
             blocks,
             extents: Vec::new(),
             device: false,
-            folds_device: inner.folds_device,
         };
         self.extra.extend(inner.extra);
         self.extra.push(function);
@@ -231,6 +230,5 @@ fn adapter_function(
         blocks: vec![Block { insts, anchors, term: Terminator::Return(result.map(copy)), term_anchor: None }],
         extents: Vec::new(),
         device: false,
-        folds_device: false,
     }
 }

@@ -81,7 +81,6 @@ pub(super) fn when_function<'db>(
         blocks,
         extents: Vec::new(),
         device: false,
-        folds_device: false,
     })
 }
 

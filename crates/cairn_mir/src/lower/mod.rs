@@ -314,7 +314,6 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function,
             blocks: Vec::new(),
             extents: Vec::new(),
             device: false,
-            folds_device: false,
         };
         return Ok((function, Vec::new()));
     }
@@ -420,7 +419,6 @@ fn lower_function<'db>(db: &'db dyn Db, instance: Instance<'db>) -> R<(Function,
         blocks,
         extents,
         device: false,
-        folds_device: lower.folds_device,
     };
     let mut extra = lower.extra;
     if fn_body(db, item).when.is_some() {
@@ -472,7 +470,6 @@ impl<'db> Lower<'db> {
             ret_ty,
             symbol,
             extra: Vec::new(),
-            folds_device: false,
             schedule: cairn_hir::plans::Schedule::default(),
             chains: Arc::from(Vec::new()),
             block_views: Vec::new(),
@@ -519,8 +516,6 @@ struct Lower<'db> {
     /// rule placed in the block (their bounds guards are proved).
     block_views: Vec<Local>,
     block_indices: Vec<ExprId>,
-    /// A device collector was folded in index order here (`Function::folds_device`).
-    folds_device: bool,
 }
 
 /// What a loop binder stays below.

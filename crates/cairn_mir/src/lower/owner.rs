@@ -302,7 +302,6 @@ impl Lower<'_> {
             }],
             extents: Vec::new(),
             device: false,
-            folds_device: false,
         });
         symbol
     }

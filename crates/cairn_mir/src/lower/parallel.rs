@@ -80,7 +80,7 @@ impl<'db> Lower<'db> {
 
     /// The view locals whose length is the value of `count` (an immutable name or a literal):
     /// view parameters whose extent is that parameter, and views whose type's extent is it.
-    fn views_of_extent(&self, count: ExprId) -> Vec<Local> {
+    pub(super) fn views_of_extent(&self, count: ExprId) -> Vec<Local> {
         let count = self.body.unparen(count);
         let mut out = Vec::new();
         match self.body.expr(count) {
@@ -193,7 +193,7 @@ impl<'db> Lower<'db> {
     /// Tells a lane function what the signature fixes of the views it shares: each view
     /// parameter's length is its extent parameter's value (`Inst::Assume`), so that LLVM can see
     /// an index below the extent is in bounds (`i + 1 < n` guarding `xs[i + 1]`).
-    fn assume_extents(&self, inner: &mut Lower<'_>, outer: &[Local], shared: &[Local]) {
+    pub(super) fn assume_extents(&self, inner: &mut Lower<'_>, outer: &[Local], shared: &[Local]) {
         for &(view, extent) in &self.extents {
             let (Some(v), Some(e)) = (outer.iter().position(|l| *l == view), outer.iter().position(|l| *l == extent))
             else {
@@ -207,7 +207,7 @@ impl<'db> Lower<'db> {
 
     /// The schedule a plan gives this function's regions (the defaults without one), and the
     /// fusion chain region `id` belongs to.
-    fn schedule(&self, id: StmtId) -> Schedule {
+    pub(super) fn schedule(&self, id: StmtId) -> Schedule {
         let chain = self.chains.iter().position(|c| c.contains(&id)).map(|c| c as u32);
         Schedule {
             grain: self.schedule.grain,
@@ -219,7 +219,7 @@ impl<'db> Lower<'db> {
     }
 
     /// The MIR locals of the outer bindings a region names.
-    fn captured(&self, captures: &[LocalRef]) -> R<Vec<(LocalRef, Local)>> {
+    pub(super) fn captured(&self, captures: &[LocalRef]) -> R<Vec<(LocalRef, Local)>> {
         captures
             .iter()
             .map(|r| {
@@ -239,7 +239,12 @@ impl<'db> Lower<'db> {
     /// pointer to the caller's stack would mean nothing, so a single borrow travels as the value
     /// it points at (lanes never write through one: the lane rules); device lanes write only
     /// through device views, which travel as copies anyway.
-    fn lane_env(&mut self, symbol: &Arc<str>, outer: &[Local], device: bool) -> R<(Operand, Lower<'db>, Vec<Local>)> {
+    pub(super) fn lane_env(
+        &mut self,
+        symbol: &Arc<str>,
+        outer: &[Local],
+        device: bool,
+    ) -> R<(Operand, Lower<'db>, Vec<Local>)> {
         let mut shared: Vec<Shared> = Vec::new();
         let mut values: Vec<Operand> = Vec::new();
         for &local in outer {
@@ -297,13 +302,20 @@ impl<'db> Lower<'db> {
     }
 
     /// Closes a lane function and keeps it beside this one.
-    fn finish_lane(&mut self, symbol: Arc<str>, inner: Lower<'_>, device: bool) {
+    pub(super) fn finish_lane(&mut self, symbol: Arc<str>, inner: Lower<'_>, device: bool) {
         self.finish_helper(symbol, inner, device, 3, MTy::Void);
     }
 
     /// Closes a function made for this one's lanes (`params` parameters, returning `ret`) and
     /// keeps it beside this one.
-    fn finish_helper(&mut self, symbol: Arc<str>, mut inner: Lower<'_>, device: bool, params: u32, ret: MTy) {
+    pub(super) fn finish_helper(
+        &mut self,
+        symbol: Arc<str>,
+        mut inner: Lower<'_>,
+        device: bool,
+        params: u32,
+        ret: MTy,
+    ) {
         if inner.open() {
             inner.terminate(Terminator::Return(None));
         }
@@ -318,7 +330,6 @@ impl<'db> Lower<'db> {
             blocks,
             extents: Vec::new(),
             device,
-            folds_device: inner.folds_device,
         };
         // A body lowered twice (a versioned lane) makes its closures twice, alike.
         for made in inner.extra {
@@ -330,7 +341,7 @@ impl<'db> Lower<'db> {
     }
 
     /// A loop of `counter` over `lo..hi` whose body `each` lowers.
-    fn index_loop(
+    pub(super) fn index_loop(
         &mut self,
         lo: Operand,
         hi: Operand,
@@ -354,9 +365,6 @@ impl<'db> Lower<'db> {
         let region =
             self.check.region(id).ok_or_else(|| LowerError("a collector the check did not record".into()))?.clone();
         let op = c.op.unwrap_or(ReduceOp::Add);
-        // A device `compact` or `scan` folds in index order here, as emulation runs it
-        // (language §41); a GPU build has no kernel for one yet. A device `reduce` has its own.
-        self.folds_device |= region.device && c.kind != CollectKind::Reduce;
         // The element a storing `reduce` writes: `k` evaluated once, before the lanes.
         let stored = match (c.kind, c.target) {
             (CollectKind::Reduce, Some(target)) => Some(self.place(target)?),
@@ -383,6 +391,10 @@ impl<'db> Lower<'db> {
             return self.device_reduce(id, c, op, &ty, n, &region, dest, dest_device);
         }
         let result = match c.kind {
+            CollectKind::Compact if region.device => self.device_compact(id, c, n, &region)?,
+            CollectKind::Scan { exclusive } if region.device => {
+                self.device_scan(id, c, op, &ty, exclusive, n, &region)?
+            }
             CollectKind::Compact => self.compact(c, n)?,
             // A device collector folds in index order under emulation (language §41), whatever
             // the keyword says.
@@ -425,91 +437,14 @@ impl<'db> Lower<'db> {
         Ok(())
     }
 
-    /// A device `reduce` (`Inst::DeviceReduce`): a lane function returning the in-order fold of
-    /// its indices, and a function combining two totals with the collector's guard, which a GPU
-    /// build's kernel uses across threads.
-    #[allow(clippy::too_many_arguments)]
-    fn device_reduce(
-        &mut self,
-        id: StmtId,
-        c: &Collector,
-        op: ReduceOp,
-        ty: &MTy,
-        n: Operand,
-        region: &cairn_hir::check::Region,
-        dest: Place,
-        dest_device: bool,
-    ) -> R<()> {
-        let symbol: Arc<str> = Arc::from(format!("{}$lane{}", self.symbol, id.0));
-        let captures = self.captured(&region.captures)?;
-        let outer: Vec<Local> = captures.iter().map(|(_, l)| *l).collect();
-        let sized = self.views_of_extent(c.count);
-        let (env, mut inner, shared) = self.lane_env(&symbol, &outer, true)?;
-        inner.ret = ty.clone();
-        let mut proved = Vec::new();
-        for ((local_ref, outer_local), local) in captures.iter().zip(&shared) {
-            inner.bindings.insert(*local_ref, *local);
-            if sized.contains(outer_local) {
-                proved.push(*local);
-            }
-        }
-        self.assume_extents(&mut inner, &outer, &shared);
-        let counter = inner.new_local(Some(inner.body.binder(c.binder).clone()), MTy::usize());
-        inner.bind(c.binder, counter);
-        // The lanes run indices below the count only: the views of its extent hold each.
-        for view in proved {
-            inner.facts.push((counter, Bound::Len(view)));
-        }
-        let acc = inner.new_local(None, ty.clone());
-        inner.assign(Place::local(acc), Rvalue::Use(identity(op, ty)));
-        inner.index_loop(copy(Local(1)), copy(Local(2)), counter, |me| me.fold_yield(c, op, ty, acc))?;
-        inner.terminate(Terminator::Return(Some(copy(acc))));
-        self.finish_helper(symbol.clone(), inner, true, 3, ty.clone());
-        // `fold(a, b)`: the collector's combination, with its guard at the yield.
-        let fold: Arc<str> = Arc::from(format!("{symbol}$fold"));
-        let mut combine = Lower::new(self.db, self.body, self.check, ty.clone(), Ty::Void, fold.clone());
-        let a = combine.new_local(Some(Arc::from("a")), ty.clone());
-        let b = combine.new_local(Some(Arc::from("b")), ty.clone());
-        let both = combine.combine(op, ty, copy(a), copy(b), Some(c.value), true);
-        combine.terminate(Terminator::Return(Some(both)));
-        self.finish_helper(fold.clone(), combine, false, 2, ty.clone());
-        let (binop, checked) = match op {
-            ReduceOp::Add => (BinOp::Add, matches!(ty, MTy::Int(_))),
-            ReduceOp::AddWrap => (BinOp::Add, false),
-            ReduceOp::Mul | ReduceOp::MulWrap => (BinOp::Mul, false),
-            ReduceOp::And => (BinOp::And, false),
-            ReduceOp::Or => (BinOp::Or, false),
-            ReduceOp::Xor => (BinOp::Xor, false),
-            ReduceOp::Min => (BinOp::Min, false),
-            ReduceOp::Max => (BinOp::Max, false),
-        };
-        let Operand::Const(identity) = identity(op, ty) else {
-            return Err(LowerError("an identity that is not a constant".into()));
-        };
-        let schedule = self.schedule(id);
-        self.emit(Inst::DeviceReduce {
-            lane: symbol,
-            fold,
-            env,
-            count: n,
-            op: binop,
-            checked,
-            identity,
-            dest,
-            dest_device,
-            schedule,
-        });
-        Ok(())
-    }
-
     /// The output place of a `compact` or `scan` (its name).
-    fn output(&mut self, c: &Collector) -> R<Place> {
+    pub(super) fn output(&mut self, c: &Collector) -> R<Place> {
         let target = c.target.ok_or_else(|| LowerError("a collector without its output".into()))?;
         self.place(target)
     }
 
     /// `acc = acc op yield(i)`.
-    fn fold_yield(&mut self, c: &Collector, op: ReduceOp, ty: &MTy, acc: Local) -> R<()> {
+    pub(super) fn fold_yield(&mut self, c: &Collector, op: ReduceOp, ty: &MTy, acc: Local) -> R<()> {
         let v = self.expr(c.value)?;
         let next = self.combine(op, ty, copy(acc), v, Some(c.value), true);
         self.assign(Place::local(acc), Rvalue::Use(next));
@@ -539,7 +474,7 @@ impl<'db> Lower<'db> {
     }
 
     /// `a op b`, with the overflow guard of checked unsigned `+` when `checked`.
-    fn combine(
+    pub(super) fn combine(
         &mut self,
         op: ReduceOp,
         ty: &MTy,
@@ -762,7 +697,7 @@ impl<'db> Lower<'db> {
 
 /// The operator's identity in `ty`: what an empty fold gives, and an exclusive scan's first
 /// element.
-fn identity(op: ReduceOp, ty: &MTy) -> Operand {
+pub(super) fn identity(op: ReduceOp, ty: &MTy) -> Operand {
     match ty {
         MTy::Int(int) => {
             let (min, max) = int.range();
