@@ -1,8 +1,8 @@
 //! The parallel regions of a function as tools show them (language §24; protocol §7.3): each
 //! `parallel` statement with a stable id `<function>@<8 hex>`, the first eight hex digits of the
 //! SHA-256 of the region's significant tokens (`compact_text`, so the id survives edits elsewhere, comments and
-//! reformatting; a second region of the same text gets `.2`, and so on), its kind (`host`: device
-//! regions are not built yet), its binder, its count as written, and where it starts.
+//! reformatting; a second region of the same text gets `.2`, and so on), its kind (`device` when its
+//! lanes are device lanes, language §36, else `host`), its binder, its count as written, and where it starts.
 
 use std::sync::Arc;
 
@@ -19,7 +19,8 @@ pub struct RegionFact {
     pub stmt: StmtId,
     /// `<function>@<8 hex syntax digest>`.
     pub id: Arc<str>,
-    /// `"host"` (`"device"` once device regions are built).
+    /// `"device"` when its lanes are device lanes (they index `@device` memory or call a
+    /// `kernel fn`), else `"host"`.
     pub kind: &'static str,
     pub binder: Arc<str>,
     /// The iteration count as written (significant tokens).
@@ -35,6 +36,7 @@ pub fn fn_regions(db: &dyn Db, function: Item) -> Arc<[RegionFact]> {
     let map = fn_source_map(db, function);
     let root = function.syntax(db).syntax_node();
     let name = crate::scope::Resolver::new(db).full_name(function);
+    let check = crate::requested::representative_check(db, function);
     let mut out: Vec<RegionFact> = Vec::new();
     let mut bases: Vec<String> = Vec::new();
     for (index, stmt) in body.stmts.iter().enumerate() {
@@ -60,7 +62,7 @@ pub fn fn_regions(db: &dyn Db, function: Item) -> Arc<[RegionFact]> {
         out.push(RegionFact {
             stmt: StmtId(index as u32),
             id: Arc::from(id),
-            kind: "host",
+            kind: if check.region(StmtId(index as u32)).is_some_and(|r| r.device) { "device" } else { "host" },
             binder: body.binder(*binder).clone(),
             count: Arc::from(count_text),
             offset: range.start(),

@@ -313,3 +313,18 @@ fn references_of_a_trait_member_are_its_impls_and_every_call_through_the_trait()
     assert_eq!(renamed.matches("size").count(), 6, "{renamed}");
     assert_eq!(renamed.matches("area").count(), 3, "{renamed}");
 }
+
+#[test]
+fn hover_on_a_parallel_keyword_says_where_its_lanes_run() {
+    // A host region runs on the lane pool; a device region's lanes are device lanes, shaped by
+    // the function's plan when built for a GPU.
+    let host = hover("fn fill(n:usize, out:rw<u32>[n]) {\n  p$0arallel i in n { out[i] = u32(i); }\n}\n");
+    assert!(host.contains("(host)") && host.contains("on the lane pool"), "{host}");
+    let device = hover(
+        "fn fill(n:usize, out:rw<u32>[n]@device) {\n  p$0arallel i in n { out[i] = u32(i); }\n}\nplan fill { block 128; per_lane 4; }\n",
+    );
+    assert!(device.contains("(device, `par:device`)"), "{device}");
+    assert!(device.contains("128 threads a block and 4 consecutive indices a thread (the plan's)"), "{device}");
+    let plain = hover("fn fill(n:usize, out:rw<u32>[n]@device) {\n  p$0arallel i in n { out[i] = u32(i); }\n}\n");
+    assert!(plain.contains("256 threads a block and one index a thread (no plan)"), "{plain}");
+}

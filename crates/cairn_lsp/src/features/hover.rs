@@ -80,6 +80,18 @@ fn region_hover(workspace: &Workspace, function: Item, relative: cairn_syntax::T
     let regions = cairn_hir::regions::fn_regions(db, function);
     let region = regions.iter().find(|r| r.offset == relative)?;
     let schedule = cairn_hir::plans::fn_schedule(db, function);
+    if region.kind == "device" {
+        let block = if schedule.block == 0 { 256 } else { schedule.block };
+        let per_lane = match schedule.per_lane {
+            0 | 1 => "one index a thread".to_string(),
+            k => format!("{k} consecutive indices a thread"),
+        };
+        let shaped = if schedule.block == 0 && schedule.per_lane == 0 { "no plan" } else { "the plan's" };
+        return Some(format!(
+            "`parallel` region `{}` (device, `par:device`): one lane per `{}` in `0..{}`, as device lanes — built for a GPU, a kernel of {block} threads a block and {per_lane} ({shaped}); with `--emulate`, on the host's lane pool. Lanes are race-free by the lane rules, and may touch only device memory (`cairn rules parallel`).",
+            region.id, region.binder, region.count
+        ));
+    }
     let plan = if *schedule == cairn_hir::plans::Schedule::default() {
         "no plan: claims of at least 8,192 elements, every lane of the pool".to_string()
     } else {
