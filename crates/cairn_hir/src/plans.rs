@@ -112,6 +112,29 @@ pub(crate) fn plan_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
     };
     let body = fn_body(db, function);
     let regions = parallel_statements(&body);
+    if regions.is_empty() && has_device_reduce(&body, check_fn(db, function)) {
+        // A device `reduce` is a kernel of its own: `block` and `per_lane` shape it.
+        let mut seen: Vec<&str> = Vec::new();
+        for item in def.items.iter() {
+            let word: &str = &item.word;
+            if seen.contains(&word) {
+                return refuse(format!("The plan for {written} sets `{word}` twice: keep one."));
+            }
+            seen.push(word);
+            let Some(&(_, lo, hi)) = DEVICE_ITEMS[..2].iter().find(|(w, _, _)| *w == word) else {
+                return refuse(format!(
+                    "{written} has no `parallel` statement, and the kernel of its device `reduce` takes only `block` and `per_lane`: remove `{word}`."
+                ));
+            };
+            if let Some(value) = item.value
+                && (!(lo..=hi).contains(&value) || (word == "block" && value % 32 != 0))
+            {
+                let shape = if word == "block" { ", a multiple of 32" } else { "" };
+                return refuse(format!("`{word} {value}` is out of range: `{word}` takes {lo} to {hi}{shape}."));
+            }
+        }
+        return None;
+    }
     if regions.is_empty() {
         return refuse(format!(
             "{written} has no `parallel` statement for a plan to split (a collector is split by its count alone): remove the plan, or write the loop as `parallel i in n {{ … }}`."
@@ -298,6 +321,14 @@ pub fn fusion_chains(db: &dyn Db, function: Item) -> Arc<[Arc<[StmtId]>]> {
         .map(Arc::from)
         .collect::<Vec<_>>();
     Arc::from(regions)
+}
+
+/// Whether a body has a device `reduce` (a collector whose lanes the check found are device
+/// lanes).
+fn has_device_reduce(body: &crate::body::Body, check: &FnCheck) -> bool {
+    check.regions.iter().any(|r| {
+        r.device && matches!(body.stmt(r.stmt), Stmt::Collect(c) if c.kind == crate::body::CollectKind::Reduce)
+    })
 }
 
 /// Every `parallel` statement of a body.
