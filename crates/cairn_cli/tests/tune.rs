@@ -488,3 +488,26 @@ fn a_profiler_reads_each_side_apart_from_timing_and_the_history_keeps_it() {
     assert_eq!(output.status.code(), Some(2));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A function whose regions are device lanes: the space is the kernel's `block` and `per_lane`
+/// (no host item, which the check would refuse), every candidate checks, and nothing is timed
+/// (device plans are timed only on a GPU, which this build does not do).
+#[test]
+fn device_regions_are_searched_over_block_and_per_lane() {
+    let dir = scratch("device");
+    std::fs::write(
+        dir.join("k.cairn"),
+        "fn scale(n:usize, y:rw<f32>[n]@device, x:ro<f32>[n]@device, a:f32) {\n  parallel i in n { y[i] = a * x[i]; }\n}\nfn main() -> i32 { return 0; }\n",
+    )
+    .expect("write");
+    let (record, status) = cairn(&dir, &["tune", "k.cairn", "--symbol", "scale", "--format", "json"]);
+    assert_eq!(status, 0, "{record}");
+    assert_eq!(record["space"]["configurations"], 16, "{record}");
+    assert_eq!(record["space"]["legal"], 16, "{record}");
+    let plans: Vec<&str> =
+        record["candidates"].as_array().expect("candidates").iter().filter_map(|c| c["plan"].as_str()).collect();
+    assert!(plans.contains(&"plan scale { block 128; per_lane 16; }"), "{plans:?}");
+    assert!(plans.iter().all(|p| !p.contains("grain") && !p.contains("lanes ")), "{plans:?}");
+    assert_eq!(record["chosen"], "(no plan for scale)", "{record}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -4,7 +4,8 @@
 //!
 //! The space is every combination of the items the function's regions take: `grain` (the
 //! runtime's choice, 1,024, 4,096, 16,384, 65,536), `lanes` (the runtime's choice, 1, 2, 4, … up
-//! to the host's lanes) and, with two regions or more, `fuse` (none, 2 … the regions). Candidates
+//! to the host's lanes) and, with two regions or more, `fuse` (none, 2 … the regions); device
+//! regions take `block` (128, 256, 512) and `per_lane` (1, 4, 16) instead. Candidates
 //! come in generation order — the empty plan, each single item, then combinations — and a
 //! candidate whose lowered code equals an earlier one's is `same_code` and shares its
 //! measurement. Each candidate is priced by `cairn predict`'s model (its parallel work over the
@@ -296,7 +297,8 @@ pub fn tune(workspace: &Workspace, request: &Request<'_>, runner: &dyn Runner) -
     let signature = cairn_hir::fn_signature(db, item);
     let shape = Shape::of(signature).map_err(|why| format!("{full}'s inputs cannot be made: {why}."))?;
     // The space, in generation order.
-    let space = configurations(regions, request.lanes);
+    let device = cairn_hir::regions::fn_regions(db, item).iter().filter(|r| r.kind == "device").count();
+    let space = configurations(regions - device, device, request.lanes);
     record.space.configurations = space.len();
     let mut refused: BTreeMap<String, Refused> = BTreeMap::new();
     let mut codes: Vec<(u64, String)> = Vec::new();
@@ -503,8 +505,10 @@ fn score(candidate: &Candidate) -> f64 {
 }
 
 /// Every configuration of the items, in generation order: the empty plan, single items, then
-/// combinations.
-fn configurations(regions: usize, lanes: u32) -> Vec<Vec<(&'static str, u64)>> {
+/// combinations. Host regions take `grain`, `lanes` and `fuse`; device regions (`device` of
+/// them) `block` (128, 256, 512) and `per_lane` (1, 4, 16), which shape their kernels.
+fn configurations(host: usize, device: usize, lanes: u32) -> Vec<Vec<(&'static str, u64)>> {
+    let regions = host + device;
     if regions == 0 {
         // No region: the empty plan alone (the implementations are the other candidates).
         return vec![Vec::new()];
@@ -521,15 +525,24 @@ fn configurations(regions: usize, lanes: u32) -> Vec<Vec<(&'static str, u64)>> {
     let fuses: Vec<u64> = if regions >= 2 { (2..=regions.min(16) as u64).collect() } else { Vec::new() };
     let with_none =
         |v: &[u64]| -> Vec<Option<u64>> { std::iter::once(None).chain(v.iter().copied().map(Some)).collect() };
+    let (blocks, per_lanes): (Vec<u64>, Vec<u64>) =
+        if device > 0 { (vec![128, 256, 512], vec![1, 4, 16]) } else { (Vec::new(), Vec::new()) };
+    // A function whose regions are all device lanes takes no host item (the check refuses one).
+    let (grains, lane_counts) = if host == 0 && device > 0 { (Vec::new(), Vec::new()) } else { (grains, lane_counts) };
     let mut all: Vec<Vec<(&'static str, u64)>> = Vec::new();
     for g in with_none(&grains) {
         for l in with_none(&lane_counts) {
             for f in with_none(&fuses) {
-                let items: Vec<(&'static str, u64)> = [("grain", g), ("lanes", l), ("fuse", f)]
-                    .into_iter()
-                    .filter_map(|(w, v)| v.map(|v| (w, v)))
-                    .collect();
-                all.push(items);
+                for b in with_none(&blocks) {
+                    for k in with_none(&per_lanes) {
+                        let items: Vec<(&'static str, u64)> =
+                            [("grain", g), ("lanes", l), ("fuse", f), ("block", b), ("per_lane", k)]
+                                .into_iter()
+                                .filter_map(|(w, v)| v.map(|v| (w, v)))
+                                .collect();
+                        all.push(items);
+                    }
+                }
             }
         }
     }
