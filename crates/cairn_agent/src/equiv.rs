@@ -113,9 +113,20 @@ impl Lowered {
         let mut stripped = strip(function);
         for block in &mut stripped.blocks {
             for inst in &mut block.insts {
-                if let Inst::Call { callee, .. } = inst {
-                    let d = self.digest(callee, memo, stack);
-                    *callee = Arc::from(d);
+                // A region's lanes and a device reduce's fold are code this function runs,
+                // named by symbol as a callee is.
+                match inst {
+                    Inst::Call { callee, .. } | Inst::Parallel { lane: callee, .. } => {
+                        let d = self.digest(callee, memo, stack);
+                        *callee = Arc::from(d);
+                    }
+                    Inst::DeviceReduce { lane, fold, .. } => {
+                        let d = self.digest(lane, memo, stack);
+                        *lane = Arc::from(d);
+                        let d = self.digest(fold, memo, stack);
+                        *fold = Arc::from(d);
+                    }
+                    _ => {}
                 }
             }
         }

@@ -174,6 +174,31 @@ fn a_changed_closure_changes_the_code_of_the_function_that_lends_it() {
     assert_ne!(out.status.code(), Some(0), "--require identical must fail: {record}");
 }
 
+/// A region's lanes and a device reduce's yield are code of the function that holds them: a
+/// change there is not `identical-code` (both were, when the digest followed calls only).
+#[test]
+fn a_changed_region_or_device_reduce_changes_its_function_s_code() {
+    let dir = scratch("lanes");
+    let text = |k: &str| {
+        format!(
+            "fn total(n:usize, xs:ro<u32>[n]@device) -> u64 {{\n  let s = reduce + parallel i in n yield u64(xs[i]) * {k};\n  return s;\n}}\nfn fill(n:usize, out:rw<u64>[n]) {{\n  parallel i in n {{ out[i] = u64(i) * {k}; }}\n}}\nfn main() -> i32 {{ return 0; }}\n"
+        )
+    };
+    std::fs::write(dir.join("old.cairn"), text("1")).unwrap();
+    std::fs::write(dir.join("new.cairn"), text("2")).unwrap();
+    std::fs::write(dir.join("same.cairn"), text("1")).unwrap();
+    let out = cairn().current_dir(&dir).args(["diff", "old.cairn", "new.cairn", "--format", "json"]).output().unwrap();
+    let record = json_of(&out);
+    for f in ["total", "fill"] {
+        assert_ne!(record["functions"][f]["class"], "identical-code", "{f}: {record}");
+    }
+    let out = cairn().current_dir(&dir).args(["diff", "old.cairn", "same.cairn", "--format", "json"]).output().unwrap();
+    let record = json_of(&out);
+    for f in ["total", "fill"] {
+        assert_eq!(record["functions"][f]["class"], "identical-code", "{f}: {record}");
+    }
+}
+
 /// A method of a trait's impl is a function of the program: classed by diff and covered by
 /// `verify --all` under its protocol name (they were left out).
 #[test]

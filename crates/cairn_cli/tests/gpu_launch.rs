@@ -453,3 +453,30 @@ fn a_device_reduce_launches_its_kernel_with_a_cell() {
     );
     assert!(log.contains("live 0"), "every block given back: {log}");
 }
+
+/// A device `reduce` inside a loop: the identity the runtime copies into the cell lives in the
+/// function's frame, made once (it was made at the reduce, so each pass took fresh stack and a
+/// long loop overflowed it: 600,000 passes here, 8 MiB of stack at 16 bytes a pass).
+#[test]
+fn a_device_reduce_in_a_long_loop_keeps_its_stack() {
+    let scratch = Scratch::new("loop");
+    fake_driver(&scratch.0);
+    let source = "fn f(n:usize, xs:ro<u32>[n]@device, rounds:usize) -> u64 {
+  let mut t:u64 = 0;
+  for r in 0..rounds {
+    let s = reduce add_wrap parallel i in n yield xs[i];
+    t = t + u64(s);
+  }
+  return t;
+}
+fn main() -> i32 {
+  buffer d:u32[10]@device = zeroed;
+  let a = f(10, d, 600000);
+  println(\"rounds \", a);
+  return 0;
+}
+";
+    let program = build(&scratch, "loop.cairn", source, false);
+    let (status, stdout, stderr) = run(&program, Some(&scratch.0), &[("FAKE_CUDA_FOLD", "1".to_string())]);
+    assert_eq!((status, stdout.as_str()), (0, "rounds 600000\n"), "{stderr}");
+}

@@ -145,7 +145,15 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
         let count = self.cx.builder.build_int_cast(count, i64t, "count")?;
         let (dest, ty) = self.place(dest)?;
         let start = self.operand(&Operand::Const(identity.clone()))?;
-        let start_slot = self.cx.builder.build_alloca(start.get_type(), "identity")?;
+        // In the entry block, as every local's slot: an alloca where the reduce stands would
+        // take fresh stack on each pass of a loop around it.
+        let entry = self.function.get_first_basic_block().expect("an entry block");
+        let at_entry = self.cx.ctx.create_builder();
+        match entry.get_terminator() {
+            Some(terminator) => at_entry.position_before(&terminator),
+            None => at_entry.position_at_end(entry),
+        }
+        let start_slot = at_entry.build_alloca(start.get_type(), "identity")?;
         self.cx.builder.build_store(start_slot, start)?;
         let size = self.cx.basic(&ty).size_of().expect("a sized total");
         let size = self.cx.builder.build_int_cast(size, i64t, "size")?;

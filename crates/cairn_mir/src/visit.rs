@@ -191,7 +191,9 @@ pub(crate) fn address_taken(function: &crate::Function) -> Vec<bool> {
 pub(crate) fn written(inst: &Inst) -> Option<Local> {
     match inst {
         Inst::Assign(place, _) | Inst::Drop(place) | Inst::Format { dst: place, .. } => Some(place.local),
-        Inst::Call { dst: Some(place), .. } | Inst::CallIndirect { dst: Some(place), .. } => Some(place.local),
+        Inst::Call { dst: Some(place), .. }
+        | Inst::CallIndirect { dst: Some(place), .. }
+        | Inst::DeviceReduce { dest: place, .. } => Some(place.local),
         _ => None,
     }
 }

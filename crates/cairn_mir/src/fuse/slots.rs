@@ -96,6 +96,7 @@ fn single_def(function: &Function, local: Local) -> Option<&Rvalue> {
                 }
                 Inst::Call { dst: Some(Place { local: l, .. }), .. }
                 | Inst::CallIndirect { dst: Some(Place { local: l, .. }), .. }
+                | Inst::DeviceReduce { dest: Place { local: l, .. }, .. }
                     if *l == local =>
                 {
                     writes += 1

@@ -142,7 +142,9 @@ impl<'f> Analysis<'f> {
                         writes[place.local.0 as usize] += 1;
                     }
                 }
-                Inst::Call { dst: Some(place), .. } | Inst::CallIndirect { dst: Some(place), .. }
+                Inst::Call { dst: Some(place), .. }
+                | Inst::CallIndirect { dst: Some(place), .. }
+                | Inst::DeviceReduce { dest: place, .. }
                     if place.proj.is_empty() =>
                 {
                     writes[place.local.0 as usize] += 1

@@ -27,7 +27,9 @@ impl Analysis<'_> {
             Inst::Assign(place, rvalue) if place.proj.is_empty() && self.tops[place.local.0 as usize].is_some() => {
                 self.assign(state, place.local, rvalue, pending.as_ref());
             }
-            Inst::Call { dst: Some(place), .. } | Inst::CallIndirect { dst: Some(place), .. } => {
+            Inst::Call { dst: Some(place), .. }
+            | Inst::CallIndirect { dst: Some(place), .. }
+            | Inst::DeviceReduce { dest: place, .. } => {
                 self.clobber(state, place);
             }
             Inst::Drop(place) => self.clobber(state, place),
