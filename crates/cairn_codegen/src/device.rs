@@ -96,6 +96,20 @@ pub fn fold_per_lane(schedule: &cairn_mir::Schedule) -> u32 {
     if schedule.per_lane == 0 { DEFAULT_FOLD_PER_LANE } else { schedule.per_lane }
 }
 
+/// Where a kernel's thread stands (`ModuleGen::thread_position`).
+pub(crate) struct ThreadPosition<'ctx> {
+    pub(crate) width: inkwell::values::IntValue<'ctx>,
+    pub(crate) thread: inkwell::values::IntValue<'ctx>,
+    pub(crate) block64: inkwell::values::IntValue<'ctx>,
+    pub(crate) width64: inkwell::values::IntValue<'ctx>,
+    pub(crate) thread64: inkwell::values::IntValue<'ctx>,
+}
+
+/// The threads of a block a region's `schedule` asks (a plan's `block`, else `DEFAULT_BLOCK`).
+pub fn block_of(schedule: &cairn_mir::Schedule) -> u32 {
+    if schedule.block == 0 { DEFAULT_BLOCK } else { schedule.block }
+}
+
 /// The device module's global holding where a failing device guard stores its trap number
 /// (`target::Trap::Flag`): the runtime points it at a word of host memory mapped for the device,
 /// which the host reads after each launch without a copy.
@@ -139,13 +153,12 @@ pub fn compile_ptx(
     let mut shapes: HashMap<&str, (u32, u32)> = HashMap::new();
     for function in functions {
         for inst in function.blocks.iter().flat_map(|b| &b.insts) {
-            let block = |s: &cairn_mir::Schedule| if s.block == 0 { DEFAULT_BLOCK } else { s.block };
             match inst {
                 Inst::Parallel { lane, schedule, .. } => {
-                    shapes.insert(lane, (schedule.per_lane.max(1), block(schedule)));
+                    shapes.insert(lane, (schedule.per_lane.max(1), block_of(schedule)));
                 }
                 Inst::DeviceReduce { lane, schedule, .. } => {
-                    shapes.insert(lane, (fold_per_lane(schedule), block(schedule)));
+                    shapes.insert(lane, (fold_per_lane(schedule), block_of(schedule)));
                 }
                 _ => {}
             }
@@ -200,11 +213,12 @@ pub fn compile_ptx(
 
 /// Each device `reduce`'s lane function, with what its kernel needs.
 fn fold_specs(functions: &[Arc<Function>]) -> HashMap<Arc<str>, FoldSpec> {
+    let rets: HashMap<&str, &cairn_mir::MTy> = functions.iter().map(|f| (&*f.symbol, &f.ret)).collect();
     let mut specs = HashMap::new();
     for function in functions {
         for inst in function.blocks.iter().flat_map(|b| &b.insts) {
             if let Inst::DeviceReduce { lane, fold, op, checked, identity, .. } = inst {
-                let Some(ty) = functions.iter().find(|f| f.symbol == *lane).map(|f| f.ret.clone()) else { continue };
+                let Some(ty) = rets.get(&**lane).map(|t| (*t).clone()) else { continue };
                 specs.insert(
                     lane.clone(),
                     FoldSpec { fold: fold.clone(), op: *op, checked: *checked, identity: identity.clone(), ty },
@@ -275,6 +289,50 @@ impl<'ctx> ModuleGen<'ctx, '_> {
         Ok(value.try_as_basic_value().basic().map_or(i32t.const_zero(), |v| v.into_int_value()))
     }
 
+    /// The `.entry` `name(env, n[, cell])`, declared: the environment record of `env_bytes`
+    /// bytes by value (`byval`, 8-aligned), the count, and for a device `reduce` the total's
+    /// cell (`cell`).
+    pub(crate) fn declare_kernel(
+        &mut self,
+        name: &str,
+        env_bytes: u64,
+        cell: bool,
+    ) -> inkwell::values::FunctionValue<'ctx> {
+        use inkwell::attributes::{Attribute, AttributeLoc};
+        use inkwell::types::AnyType;
+        let ptr = self.ptr();
+        let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![ptr.into(), self.ctx.i64_type().into()];
+        if cell {
+            params.push(ptr.into());
+        }
+        let kernel_ty = self.ctx.void_type().fn_type(&params, false);
+        let kernel = self.module.add_function(name, kernel_ty, Some(Linkage::External));
+        kernel.set_call_conventions(PTX_KERNEL);
+        let env_ty = self.ctx.i8_type().array_type(u32::try_from(env_bytes).unwrap_or(u32::MAX));
+        let byval =
+            self.ctx.create_type_attribute(Attribute::get_named_enum_kind_id("byval"), env_ty.as_any_type_enum());
+        kernel.add_attribute(AttributeLoc::Param(0), byval);
+        let align = self.ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("align"), 8);
+        kernel.add_attribute(AttributeLoc::Param(0), align);
+        kernel
+    }
+
+    /// This thread's block, block width and place in its block (`ctaid.x`, `ntid.x`, `tid.x`),
+    /// and each widened to 64 bits.
+    pub(crate) fn thread_position(&mut self) -> Result<ThreadPosition<'ctx>, inkwell::builder::BuilderError> {
+        let i64t = self.ctx.i64_type();
+        let block = self.sreg("ctaid.x")?;
+        let width = self.sreg("ntid.x")?;
+        let thread = self.sreg("tid.x")?;
+        Ok(ThreadPosition {
+            width,
+            thread,
+            block64: self.builder.build_int_z_extend(block, i64t, "block")?,
+            width64: self.builder.build_int_z_extend(width, i64t, "width")?,
+            thread64: self.builder.build_int_z_extend(thread, i64t, "thread")?,
+        })
+    }
+
     /// The `.entry` `name(env, n)` running the lane function `lane` over its thread's
     /// `per_lane` indices: `lo = (ctaid.x * ntid.x + tid.x) * per_lane`, `lane(env, lo, min(lo +
     /// per_lane, n))` when `lo < n`.
@@ -289,29 +347,14 @@ impl<'ctx> ModuleGen<'ctx, '_> {
         per_lane: u32,
         env_bytes: u64,
     ) -> Result<inkwell::values::FunctionValue<'ctx>, inkwell::builder::BuilderError> {
-        use inkwell::attributes::{Attribute, AttributeLoc};
-        use inkwell::types::AnyType;
         let i64t = self.ctx.i64_type();
-        let ptr = self.ptr();
-        let kernel_ty = self.ctx.void_type().fn_type(&[ptr.into(), i64t.into()], false);
-        let kernel = self.module.add_function(name, kernel_ty, Some(Linkage::External));
-        kernel.set_call_conventions(PTX_KERNEL);
-        let env_ty = self.ctx.i8_type().array_type(u32::try_from(env_bytes).unwrap_or(u32::MAX));
-        let byval =
-            self.ctx.create_type_attribute(Attribute::get_named_enum_kind_id("byval"), env_ty.as_any_type_enum());
-        kernel.add_attribute(AttributeLoc::Param(0), byval);
-        let align = self.ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("align"), 8);
-        kernel.add_attribute(AttributeLoc::Param(0), align);
+        let kernel = self.declare_kernel(name, env_bytes, false);
         let entry = self.ctx.append_basic_block(kernel, "entry");
         let run = self.ctx.append_basic_block(kernel, "run");
         let done = self.ctx.append_basic_block(kernel, "done");
         self.builder.position_at_end(entry);
-        let block = self.sreg("ctaid.x")?;
-        let width = self.sreg("ntid.x")?;
-        let thread = self.sreg("tid.x")?;
-        let block = self.builder.build_int_z_extend(block, i64t, "block")?;
-        let width = self.builder.build_int_z_extend(width, i64t, "width")?;
-        let thread = self.builder.build_int_z_extend(thread, i64t, "thread")?;
+        let at = self.thread_position()?;
+        let (block, width, thread) = (at.block64, at.width64, at.thread64);
         let base = self.builder.build_int_nuw_mul(block, width, "base")?;
         let thread_index = self.builder.build_int_nuw_add(base, thread, "thread_index")?;
         let k = i64t.const_int(u64::from(per_lane), false);

@@ -24,12 +24,11 @@
 //! stores its number into the trap flag and ends its thread (`exit`); the host then reports it,
 //! whatever the other threads of its warp computed.
 
-use cairn_mir::{BinOp, Const, FloatTy, MTy};
+use cairn_mir::{BinOp, Const, MTy};
 use inkwell::AddressSpace;
-use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::builder::BuilderError;
 use inkwell::module::Linkage;
-use inkwell::types::{AnyType, BasicType, BasicTypeEnum};
+use inkwell::types::{BasicType, BasicTypeEnum};
 use inkwell::values::{BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, AtomicRMWBinOp, IntPredicate};
 
@@ -65,18 +64,9 @@ impl<'ctx> ModuleGen<'ctx, '_> {
     ) -> B<FunctionValue<'ctx>> {
         let i64t = self.ctx.i64_type();
         let i32t = self.ctx.i32_type();
-        let ptr = self.ptr();
-        let kernel_ty = self.ctx.void_type().fn_type(&[ptr.into(), i64t.into(), ptr.into()], false);
-        let kernel = self.module.add_function(name, kernel_ty, Some(Linkage::External));
-        kernel.set_call_conventions(crate::target::PTX_KERNEL);
-        let env_ty = self.ctx.i8_type().array_type(u32::try_from(env_bytes).unwrap_or(u32::MAX));
-        let byval =
-            self.ctx.create_type_attribute(Attribute::get_named_enum_kind_id("byval"), env_ty.as_any_type_enum());
-        kernel.add_attribute(AttributeLoc::Param(0), byval);
-        let align = self.ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("align"), 8);
-        kernel.add_attribute(AttributeLoc::Param(0), align);
+        let kernel = self.declare_kernel(name, env_bytes, true);
         let ty = self.basic(&spec.ty);
-        let identity = self.fold_constant(&spec.identity);
+        let identity = self.scalar_constant(&spec.identity).unwrap_or_else(|| ty.const_zero());
         let lane_fn = self.functions[lane];
         let fold_fn = self.functions[&*spec.fold];
         let env = kernel.get_nth_param(0).expect("the environment").into_pointer_value();
@@ -88,12 +78,9 @@ impl<'ctx> ModuleGen<'ctx, '_> {
         let body = self.ctx.append_basic_block(kernel, "each");
         let join = self.ctx.append_basic_block(kernel, "join");
         self.builder.position_at_end(entry);
-        let block = self.sreg("ctaid.x")?;
-        let width = self.sreg("ntid.x")?;
-        let thread = self.sreg("tid.x")?;
-        let block64 = self.builder.build_int_z_extend(block, i64t, "block")?;
-        let width64 = self.builder.build_int_z_extend(width, i64t, "width")?;
-        let thread64 = self.builder.build_int_z_extend(thread, i64t, "thread")?;
+        let at = self.thread_position()?;
+        let (width, thread) = (at.width, at.thread);
+        let (block64, width64, thread64) = (at.block64, at.width64, at.thread64);
         let k = i64t.const_int(u64::from(per_lane), false);
         let span = self.builder.build_int_nuw_mul(width64, k, "span")?;
         let first = self.builder.build_int_nuw_mul(block64, span, "first")?;
@@ -315,18 +302,6 @@ impl<'ctx> ModuleGen<'ctx, '_> {
             BasicTypeEnum::IntType(i) => i.get_bit_width(),
             BasicTypeEnum::FloatType(f) if f == self.ctx.f32_type() => 32,
             _ => 64,
-        }
-    }
-
-    /// A total's constant (an identity).
-    fn fold_constant(&self, c: &Const) -> BasicValueEnum<'ctx> {
-        match c {
-            Const::Int(v, i) => self.int(*i).const_int(*v as u64, i.signed()).into(),
-            Const::Float(bits, FloatTy::F32) => {
-                self.ctx.f32_type().const_float(f32::from_bits(*bits as u32) as f64).into()
-            }
-            Const::Float(bits, FloatTy::F64) => self.ctx.f64_type().const_float(f64::from_bits(*bits)).into(),
-            _ => self.ctx.i64_type().const_zero().into(),
         }
     }
 

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use cairn_mir::{BinOp, BlockId, Const, FloatTy, Function, Inst, IntTy, MTy, Operand, Place, Proj, Terminator};
+use cairn_mir::{BinOp, BlockId, Const, Function, Inst, IntTy, MTy, Operand, Place, Proj, Terminator};
 use inkwell::basic_block::BasicBlock;
 use inkwell::debug_info::DIScope;
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
@@ -250,13 +250,10 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
     }
 
     fn constant(&mut self, c: &Const) -> BasicValueEnum<'ctx> {
-        let ctx = self.cx.ctx;
         match c {
-            Const::Int(v, i) => self.cx.int(*i).const_int(*v as u64, i.signed()).into(),
-            Const::Float(bits, FloatTy::F32) => ctx.f32_type().const_float(f32::from_bits(*bits as u32) as f64).into(),
-            Const::Float(bits, FloatTy::F64) => ctx.f64_type().const_float(f64::from_bits(*bits)).into(),
-            Const::Bool(b) => ctx.bool_type().const_int(u64::from(*b), false).into(),
-            Const::Tag(t, _) => ctx.i32_type().const_int(u64::from(*t), false).into(),
+            Const::Int(..) | Const::Float(..) | Const::Bool(_) | Const::Tag(..) => {
+                self.cx.scalar_constant(c).expect("a scalar constant")
+            }
             Const::Fn(symbol) => self.cx.functions[symbol].as_global_value().as_pointer_value().into(),
             Const::Str(bytes) => {
                 let data = self.cx.bytes(bytes);

@@ -15,9 +15,9 @@ use std::sync::Arc;
 use cairn_mir::{MTy, Memory, Operand};
 use inkwell::AddressSpace;
 use inkwell::module::Linkage;
-use inkwell::values::{BasicValueEnum, PointerValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, PointerValue};
 
-use crate::device::{DEFAULT_BLOCK, Ptx};
+use crate::device::{Ptx, block_of};
 use inkwell::types::BasicType;
 
 use crate::function::FnGen;
@@ -129,20 +129,12 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
         dest_device: bool,
         schedule: &cairn_mir::Schedule,
     ) -> G<bool> {
-        let Some(kernel) = self.cx.gpu.as_ref().and_then(|gpu| gpu.kernels.get(lane).copied()) else {
+        let per_lane = crate::device::fold_per_lane(schedule);
+        let Some(mut args) = self.launch_args(lane, env, count, block_of(schedule), per_lane)? else {
             return Ok(false);
-        };
-        let record = match self.operand_ty(env) {
-            MTy::Ptr(record) => (*record).clone(),
-            other => unreachable!("the verifier rejects an environment of type {other:?}"),
         };
         let i64t = self.cx.ctx.i64_type();
         let i32t = self.cx.ctx.i32_type();
-        let env_bytes = self.cx.basic(&record).size_of().expect("a sized environment");
-        let env_bytes = self.cx.builder.build_int_cast(env_bytes, i64t, "env_bytes")?;
-        let env = self.operand(env)?;
-        let count = self.operand(count)?.into_int_value();
-        let count = self.cx.builder.build_int_cast(count, i64t, "count")?;
         let (dest, ty) = self.place(dest)?;
         let start = self.operand(&Operand::Const(identity.clone()))?;
         // In the entry block, as every local's slot: an alloca where the reduce stands would
@@ -157,19 +149,12 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
         self.cx.builder.build_store(start_slot, start)?;
         let size = self.cx.basic(&ty).size_of().expect("a sized total");
         let size = self.cx.builder.build_int_cast(size, i64t, "size")?;
-        let block = if schedule.block == 0 { DEFAULT_BLOCK } else { schedule.block };
-        let args = [
-            i32t.const_int(u64::from(kernel), false).into(),
-            env.into(),
-            env_bytes.into(),
-            count.into(),
-            i32t.const_int(u64::from(block), false).into(),
-            i32t.const_int(u64::from(crate::device::fold_per_lane(schedule)), false).into(),
+        args.extend::<[BasicMetadataValueEnum<'ctx>; 4]>([
             dest.into(),
             i32t.const_int(u64::from(dest_device), false).into(),
             start_slot.into(),
             size.into(),
-        ];
+        ]);
         self.cx.builder.build_call(self.cx.rt("cairn_rt_gpu_fold"), &args, "")?;
         Ok(true)
     }
@@ -186,8 +171,27 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
         count: &Operand,
         schedule: &cairn_mir::Schedule,
     ) -> G<bool> {
-        let Some(kernel) = self.cx.gpu.as_ref().and_then(|gpu| gpu.kernels.get(lane).copied()) else {
+        let per_lane = schedule.per_lane.max(1);
+        let Some(args) = self.launch_args(lane, env, count, block_of(schedule), per_lane)? else {
             return Ok(false);
+        };
+        self.cx.builder.build_call(self.cx.rt("cairn_rt_gpu_launch"), &args, "")?;
+        Ok(true)
+    }
+
+    /// The arguments every launch of `lane`'s kernel starts with — its number, the environment
+    /// record and its size, the count, `block` and `per_lane` — or `None` when this is not a GPU
+    /// build or `lane` has no kernel.
+    fn launch_args(
+        &mut self,
+        lane: &Arc<str>,
+        env: &Operand,
+        count: &Operand,
+        block: u32,
+        per_lane: u32,
+    ) -> G<Option<Vec<BasicMetadataValueEnum<'ctx>>>> {
+        let Some(kernel) = self.cx.gpu.as_ref().and_then(|gpu| gpu.kernels.get(lane).copied()) else {
+            return Ok(None);
         };
         let record = match self.operand_ty(env) {
             MTy::Ptr(record) => (*record).clone(),
@@ -200,17 +204,13 @@ impl<'ctx> FnGen<'_, 'ctx, '_> {
         let env = self.operand(env)?;
         let count = self.operand(count)?.into_int_value();
         let count = self.cx.builder.build_int_cast(count, i64t, "count")?;
-        let launch = self.cx.rt("cairn_rt_gpu_launch");
-        let block = if schedule.block == 0 { DEFAULT_BLOCK } else { schedule.block };
-        let args = [
+        Ok(Some(vec![
             i32t.const_int(u64::from(kernel), false).into(),
             env.into(),
             env_bytes.into(),
             count.into(),
             i32t.const_int(u64::from(block), false).into(),
-            i32t.const_int(u64::from(schedule.per_lane.max(1)), false).into(),
-        ];
-        self.cx.builder.build_call(launch, &args, "")?;
-        Ok(true)
+            i32t.const_int(u64::from(per_lane), false).into(),
+        ]))
     }
 }

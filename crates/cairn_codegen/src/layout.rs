@@ -50,6 +50,22 @@ impl<'ctx> ModuleGen<'ctx, '_> {
         self.ty(ty).unwrap_or_else(|| self.ctx.i8_type().into())
     }
 
+    /// A scalar constant (an integer, float, `bool` or tag) as LLVM's; `None` for a function
+    /// or a string, which need the module.
+    pub(crate) fn scalar_constant(&self, c: &cairn_mir::Const) -> Option<inkwell::values::BasicValueEnum<'ctx>> {
+        use cairn_mir::Const;
+        Some(match c {
+            Const::Int(v, i) => self.int(*i).const_int(*v as u64, i.signed()).into(),
+            Const::Float(bits, FloatTy::F32) => {
+                self.ctx.f32_type().const_float(f32::from_bits(*bits as u32) as f64).into()
+            }
+            Const::Float(bits, FloatTy::F64) => self.ctx.f64_type().const_float(f64::from_bits(*bits)).into(),
+            Const::Bool(b) => self.ctx.bool_type().const_int(u64::from(*b), false).into(),
+            Const::Tag(t, _) => self.ctx.i32_type().const_int(u64::from(*t), false).into(),
+            Const::Fn(_) | Const::Str(_) => return None,
+        })
+    }
+
     pub(crate) fn ptr(&self) -> PointerType<'ctx> {
         self.ctx.ptr_type(AddressSpace::default())
     }

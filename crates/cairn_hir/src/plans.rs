@@ -112,30 +112,10 @@ pub(crate) fn plan_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
     };
     let body = fn_body(db, function);
     let regions = parallel_statements(&body);
-    if regions.is_empty() && has_device_reduce(&body, check_fn(db, function)) {
-        // A device `reduce` is a kernel of its own: `block` and `per_lane` shape it.
-        let mut seen: Vec<&str> = Vec::new();
-        for item in def.items.iter() {
-            let word: &str = &item.word;
-            if seen.contains(&word) {
-                return refuse(format!("The plan for {written} sets `{word}` twice: keep one."));
-            }
-            seen.push(word);
-            let Some(&(_, lo, hi)) = DEVICE_ITEMS[..2].iter().find(|(w, _, _)| *w == word) else {
-                return refuse(format!(
-                    "{written} has no `parallel` statement, and the kernel of its device `reduce` takes only `block` and `per_lane`: remove `{word}`."
-                ));
-            };
-            if let Some(value) = item.value
-                && (!(lo..=hi).contains(&value) || (word == "block" && value % 32 != 0))
-            {
-                let shape = if word == "block" { ", a multiple of 32" } else { "" };
-                return refuse(format!("`{word} {value}` is out of range: `{word}` takes {lo} to {hi}{shape}."));
-            }
-        }
-        return None;
-    }
-    if regions.is_empty() {
+    // A device `reduce` is a kernel of its own: `block` and `per_lane` shape it, even in a
+    // function with no region.
+    let reduce_only = regions.is_empty() && has_device_reduce(body, check_fn(db, function));
+    if regions.is_empty() && !reduce_only {
         return refuse(format!(
             "{written} has no `parallel` statement for a plan to split (a collector is split by its count alone): remove the plan, or write the loop as `parallel i in n {{ … }}`."
         ));
@@ -161,8 +141,13 @@ pub(crate) fn plan_refusal(db: &dyn Db, plan: Item) -> Option<Diag> {
             return refuse(format!("The plan for {written} sets `{word}` twice: keep one."));
         }
         seen.push(word);
+        if reduce_only && !matches!(word, "block" | "per_lane") {
+            return refuse(format!(
+                "{written} has no `parallel` statement, and the kernel of its device `reduce` takes only `block` and `per_lane`: remove `{word}`."
+            ));
+        }
         if let Some(&(_, lo, hi)) = DEVICE_ITEMS.iter().find(|(w, _, _)| *w == word) {
-            if device_regions.is_empty() {
+            if device_regions.is_empty() && !reduce_only {
                 return refuse(format!(
                     "`{word}` splits device regions, and {written} has none (its regions run on host threads): use `grain`, `lanes` or `fuse`."
                 ));

@@ -21,7 +21,7 @@ use cairn_hir::body::{Collector, ReduceOp};
 use super::parallel::identity;
 use super::*;
 
-impl Lower<'_> {
+impl<'db> Lower<'db> {
     /// `spawn …` of queued device work: under emulation the work runs to completion here, and
     /// the ticket holds nothing (`wait` has nothing left to do).
     pub(super) fn spawn(&mut self, work: cairn_hir::body::SpawnWork) -> R<Operand> {
@@ -87,26 +87,8 @@ impl Lower<'_> {
         dest: Place,
         dest_device: bool,
     ) -> R<()> {
-        let symbol: Arc<str> = Arc::from(format!("{}$lane{}", self.symbol, id.0));
-        let captures = self.captured(&region.captures)?;
-        let outer: Vec<Local> = captures.iter().map(|(_, l)| *l).collect();
-        let sized = self.views_of_extent(c.count);
-        let (env, mut inner, shared) = self.lane_env(&symbol, &outer, true)?;
+        let (symbol, env, mut inner, counter, _) = self.collector_lane(id, c, region, &[])?;
         inner.ret = ty.clone();
-        let mut proved = Vec::new();
-        for ((local_ref, outer_local), local) in captures.iter().zip(&shared) {
-            inner.bindings.insert(*local_ref, *local);
-            if sized.contains(outer_local) {
-                proved.push(*local);
-            }
-        }
-        self.assume_extents(&mut inner, &outer, &shared);
-        let counter = inner.new_local(Some(inner.body.binder(c.binder).clone()), MTy::usize());
-        inner.bind(c.binder, counter);
-        // The lanes run indices below the count only: the views of its extent hold each.
-        for view in proved {
-            inner.facts.push((counter, Bound::Len(view)));
-        }
         let acc = inner.new_local(None, ty.clone());
         inner.assign(Place::local(acc), Rvalue::Use(identity(op, ty)));
         inner.index_loop(copy(Local(1)), copy(Local(2)), counter, |me| me.fold_yield(c, op, ty, acc))?;
@@ -149,18 +131,18 @@ impl Lower<'_> {
         Ok(())
     }
 
-    /// A device region over `0..n` running the collector's binder: its lanes share the
-    /// collector's captures and `extra` (device scratch views, in order), and `each(me, i,
-    /// extras)` lowers the body for index `i`.
-    fn device_lanes(
+    /// The lane function of device collector `c`, begun: its symbol, the environment the caller
+    /// passes, the lowering (parameters `env`, `lo`, `hi`), the collector's binder bound to a
+    /// counter known to stay below the length of every view of the count's extent, and the
+    /// lane's locals of `extra` (more device views the lanes share, in order).
+    #[allow(clippy::type_complexity)]
+    fn collector_lane(
         &mut self,
         id: StmtId,
         c: &Collector,
         region: &cairn_hir::check::Region,
-        n: &Operand,
         extra: &[Local],
-        mut each: impl FnMut(&mut Lower<'_>, Local, &[Local]) -> R<()>,
-    ) -> R<()> {
+    ) -> R<(Arc<str>, Operand, Lower<'db>, Local, Vec<Local>)> {
         let symbol: Arc<str> = Arc::from(format!("{}$lane{}", self.symbol, id.0));
         let captures = self.captured(&region.captures)?;
         let mut outer: Vec<Local> = captures.iter().map(|(_, l)| *l).collect();
@@ -177,10 +159,27 @@ impl Lower<'_> {
         self.assume_extents(&mut inner, &outer, &shared);
         let counter = inner.new_local(Some(inner.body.binder(c.binder).clone()), MTy::usize());
         inner.bind(c.binder, counter);
+        // The lanes run indices below the count only: the views of its extent hold each.
         for view in proved {
             inner.facts.push((counter, Bound::Len(view)));
         }
         let extras = shared[captures.len()..].to_vec();
+        Ok((symbol, env, inner, counter, extras))
+    }
+
+    /// A device region over `0..n` running the collector's binder: its lanes share the
+    /// collector's captures and `extra` (device scratch views, in order), and `each(me, i,
+    /// extras)` lowers the body for index `i`.
+    fn device_lanes(
+        &mut self,
+        id: StmtId,
+        c: &Collector,
+        region: &cairn_hir::check::Region,
+        n: &Operand,
+        extra: &[Local],
+        mut each: impl FnMut(&mut Lower<'_>, Local, &[Local]) -> R<()>,
+    ) -> R<()> {
+        let (symbol, env, mut inner, counter, extras) = self.collector_lane(id, c, region, extra)?;
         inner.index_loop(copy(Local(1)), copy(Local(2)), counter, |me| each(me, counter, &extras))?;
         self.finish_lane(symbol.clone(), inner, true);
         let schedule = self.schedule(id);
